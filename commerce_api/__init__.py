@@ -1,0 +1,146 @@
+"""The Commerce API: a multi-tenant REST API for selling across marketplaces."""
+
+import ipaddress
+import logging
+
+from flask import Flask
+from flask_smorest import Api
+
+from .config import load_config
+from .db import db, init_database, is_postgres
+from .http import docs
+from .http import request as http_request
+from .http.envelope import JSONProvider
+from .http.errors import register_error_handlers
+from .http.schemas import ErrorSchema, StrictDecimal, StrictInteger
+
+API_DESCRIPTION = """A multi-tenant, multi-marketplace commerce API.
+
+Every endpoint except `GET /api/health` needs `Authorization: Bearer <API key or user JWT>`
+and `X-Tenant-ID: <tenant UUID>`. Every error has the shape
+`{"error": {"code": "...", "message": "...", "details": {}}}`.
+"""
+
+
+class CommerceApi(Api):
+    ERROR_SCHEMA = ErrorSchema
+
+    def _register_error_handlers(self):
+        register_error_handlers(self._app)
+
+
+def _blueprints():
+    from .health.routes import blp as health
+    from .products.routes import blp as products
+
+    blueprints = [health, products]
+    # Domains built by later issues register themselves here when present.
+    for module_name in (
+        "inventory.routes",
+        "orders.routes",
+        "marketplaces.routes",
+        "jobs.routes",
+        "pricing.routes",
+        "webhooks.routes",
+    ):
+        try:
+            module = __import__(f"{__name__}.{module_name}", fromlist=["blp"])
+        except ModuleNotFoundError as exc:
+            if not f"{__name__}.{module_name}".startswith(str(exc.name)):
+                raise
+            continue
+        blueprints.append(module.blp)
+    return blueprints
+
+
+def create_app(test_config=None):
+    """Build the Flask app: configuration, database, API, blueprints, error handling."""
+    app = Flask(__name__, instance_relative_config=True)
+    config = load_config()
+    if test_config:
+        config.update(test_config)
+    app.config.update(config)
+    app.config.update(
+        API_TITLE="Commerce API",
+        API_VERSION="v1",
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX=None,  # served by our own route, with the envelope conventions
+        JSON_SORT_KEYS=False,
+        MAX_CONTENT_LENGTH=None,  # checked by http.request.check_body with our envelope
+    )
+    logging.basicConfig(level=getattr(logging, str(config["LOG_LEVEL"]).upper(), logging.INFO))
+    app.json = JSONProvider(app)
+
+    database = init_database(config["DATABASE_URL"])
+
+    api = CommerceApi(
+        app,
+        spec_kwargs={
+            "info": {"description": API_DESCRIPTION},
+            "servers": [{"url": "/"}],
+        },
+    )
+    api.register_field(StrictDecimal, "number", None)
+    api.register_field(StrictInteger, "integer", None)
+    api.spec.components.security_scheme(
+        "bearerAuth", {"type": "http", "scheme": "bearer", "description": "API key or user JWT"}
+    )
+    api.spec.components.security_scheme(
+        "tenantId", {"type": "apiKey", "in": "header", "name": "X-Tenant-ID"}
+    )
+    for blueprint in _blueprints():
+        api.register_blueprint(blueprint)
+    app.register_blueprint(docs.bp)
+
+    app.extensions["commerce"] = {
+        "api": api,
+        "database": database,
+        "trusted_proxies": tuple(
+            ipaddress.ip_network(c.strip(), strict=False)
+            for c in str(config["TRUSTED_PROXIES"]).split(",")
+            if c.strip()
+        ),
+    }
+    _install_request_pipeline(app)
+    if is_postgres(database):
+
+        @app.teardown_request
+        def _release_connection(exc):
+            # return the connection to the pool; SQLite keeps one per thread (page cache)
+            if not db.is_closed():
+                db.close()
+
+    return app
+
+
+def _install_request_pipeline(app):
+    from .auth.middleware import authenticate, is_public_endpoint
+
+    hooks = [_h for _h in _load_extra_hooks()]
+
+    @app.before_request
+    def _before():
+        http_request.assign_request_id()
+        if not is_public_endpoint():
+            authenticate()
+            for hook in hooks:
+                hook()
+        http_request.check_body()
+        http_request.check_query_args()
+
+    @app.after_request
+    def _after(response):
+        return http_request.finish_response(response)
+
+
+def _load_extra_hooks():
+    """Per-request hooks that run after authentication (rate limits, when built)."""
+    hooks = []
+    try:
+        from .http.ratelimit import enforce_rate_limit
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.http.ratelimit":
+            raise
+    else:
+        hooks.append(enforce_rate_limit)
+    return hooks

@@ -1,0 +1,1 @@
+"""Authentication: API keys, user JWTs, tenants, scopes, IP allowlists."""

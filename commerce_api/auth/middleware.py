@@ -1,0 +1,247 @@
+"""Per-request authentication: who is calling, for which tenant, with which scopes."""
+
+import functools
+import ipaddress
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from flask import current_app, g, request
+
+from ..db import db
+from ..errors import ApiError
+from .jwt_tokens import decode_user_token
+from .services import KEY_PREFIX, hash_key
+
+
+@dataclass(frozen=True)
+class AuthContext:
+    tenant_id: str
+    plan: str
+    kind: str  # "api_key" or "user"
+    principal_id: str  # key id, or the JWT's sub
+    scopes: frozenset
+    created_by: str
+    rate_limit_per_minute: int | None = None
+    rate_limit_per_hour: int | None = None
+    extra: dict = field(default_factory=dict)
+
+    def has_scope(self, scope):
+        return scope in self.scopes
+
+
+class _TTLCache:
+    """A tiny per-process cache: what every request needs, for a few seconds."""
+
+    def __init__(self):
+        self._items = {}
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        item = self._items.get(key)
+        if item is None or item[0] < time.monotonic():
+            return None
+        return item[1]
+
+    def put(self, key, value, ttl):
+        with self._lock:
+            if len(self._items) > 10_000:
+                self._items.clear()
+            self._items[key] = (time.monotonic() + ttl, value)
+
+    def clear(self):
+        with self._lock:
+            self._items.clear()
+
+
+key_cache = _TTLCache()
+tenant_cache = _TTLCache()
+_MISSING = ("missing",)
+
+
+def _unauthenticated(reason, message):
+    return ApiError("UNAUTHENTICATED", message, details={"reason": reason})
+
+
+def _fetch_key(key_hash):
+    p = db.param
+    cursor = db.execute_sql(
+        "SELECT k.id, k.tenant_id, k.scopes, k.allowed_ips, k.expires_at, k.revoked_at,"
+        " k.rate_limit_per_minute, k.rate_limit_per_hour, t.plan"
+        f" FROM api_key k JOIN tenant t ON t.id = k.tenant_id WHERE k.key_hash = {p}",
+        (key_hash,),
+    )
+    row = cursor.fetchone()
+    if row is None:
+        return _MISSING
+    allowed = json.loads(row[3]) if row[3] else None
+    networks = tuple(ipaddress.ip_network(c) for c in allowed) if allowed else None
+    return {
+        "id": row[0],
+        "tenant_id": row[1],
+        "scopes": frozenset(row[2].split()),
+        "networks": networks,
+        "expires_at": row[4],
+        "revoked_at": row[5],
+        "rate_limit_per_minute": row[6],
+        "rate_limit_per_hour": row[7],
+        "plan": row[8],
+    }
+
+
+def _fetch_tenant_plan(tenant_id):
+    cursor = db.execute_sql(f"SELECT plan FROM tenant WHERE id = {db.param}", (tenant_id,))
+    row = cursor.fetchone()
+    return row[0] if row else _MISSING
+
+
+def client_ip():
+    """The peer address; X-Forwarded-For only from a declared trusted proxy."""
+    remote = request.remote_addr or "0.0.0.0"
+    trusted = current_app.extensions["commerce"]["trusted_proxies"]
+    if not trusted:
+        return remote
+    try:
+        chain = [remote]
+        forwarded = request.headers.get("X-Forwarded-For", "")
+        chain = [a.strip() for a in forwarded.split(",") if a.strip()] + [remote]
+        # walk from the nearest hop back while the hop is one of our proxies
+        for address in reversed(chain):
+            ip = ipaddress.ip_address(address)
+            if not any(ip in net for net in trusted):
+                return address
+        return chain[0]
+    except ValueError:
+        return remote
+
+
+def _tenant_header():
+    raw = request.headers.get("X-Tenant-ID")
+    if not raw:
+        raise ApiError("INVALID_TENANT_HEADER", "The X-Tenant-ID header is required.")
+    try:
+        return str(uuid.UUID(raw.strip()))
+    except ValueError:
+        raise ApiError("INVALID_TENANT_HEADER", "X-Tenant-ID must be a UUID.") from None
+
+
+def _authenticate_key(token, tenant_id, config):
+    key_hash = hash_key(token)
+    row = key_cache.get(key_hash)
+    if row is None:
+        row = _fetch_key(key_hash)
+        key_cache.put(key_hash, row, config["AUTH_CACHE_SECONDS"])
+    if row is _MISSING:
+        raise _unauthenticated("invalid", "The API key is not valid.")
+    now = time.time() * 1000
+    if row["revoked_at"] is not None:
+        raise _unauthenticated("revoked", "The API key has been revoked.")
+    if row["expires_at"] is not None and row["expires_at"] <= now:
+        raise _unauthenticated("expired", "The API key has expired.")
+    if row["tenant_id"] != tenant_id:
+        raise ApiError("TENANT_ACCESS_DENIED")
+    if row["networks"] is not None:
+        try:
+            ip = ipaddress.ip_address(client_ip())
+        except ValueError:
+            ip = None
+        if ip is None or not any(ip in net for net in row["networks"]):
+            raise ApiError("IP_NOT_ALLOWED", details={"ip": client_ip()})
+    return AuthContext(
+        tenant_id=tenant_id,
+        plan=row["plan"],
+        kind="api_key",
+        principal_id=row["id"],
+        scopes=row["scopes"],
+        created_by=f"key:{row['id']}",
+        rate_limit_per_minute=row["rate_limit_per_minute"],
+        rate_limit_per_hour=row["rate_limit_per_hour"],
+    )
+
+
+def _authenticate_user(token, tenant_id, config):
+    claims = decode_user_token(token, config)
+    tenants = claims.get("tenants") or []
+    if not isinstance(tenants, list) or tenant_id not in [str(t).lower() for t in tenants]:
+        raise ApiError("TENANT_ACCESS_DENIED")
+    plan = tenant_cache.get(tenant_id)
+    if plan is None:
+        plan = _fetch_tenant_plan(tenant_id)
+        tenant_cache.put(tenant_id, plan, config["AUTH_CACHE_SECONDS"])
+    if plan is _MISSING:
+        raise ApiError("TENANT_ACCESS_DENIED")
+    scope_claim = claims.get("scope") or ""
+    scopes = frozenset(scope_claim.split()) if isinstance(scope_claim, str) else frozenset()
+    sub = str(claims["sub"])
+    return AuthContext(
+        tenant_id=tenant_id,
+        plan=plan,
+        kind="user",
+        principal_id=sub,
+        scopes=scopes,
+        created_by=str(claims.get("email") or f"user:{sub}"),
+        extra={"claims": claims},
+    )
+
+
+def authenticate():
+    """Set ``g.auth`` for the request, or raise the 401/400/403 the caller deserves."""
+    header = request.headers.get("Authorization")
+    if not header:
+        raise _unauthenticated("missing", "The Authorization header is required.")
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise _unauthenticated("malformed", "Use 'Authorization: Bearer <token>'.")
+    config = current_app.config
+    if token.startswith(KEY_PREFIX):
+        tenant_id = _tenant_header()
+        g.auth = _authenticate_key(token, tenant_id, config)
+    elif token.count(".") == 2:
+        tenant_id = _tenant_header()
+        g.auth = _authenticate_user(token, tenant_id, config)
+    else:
+        raise _unauthenticated("malformed", "The token is neither an API key nor a JWT.")
+    return g.auth
+
+
+def is_public_endpoint():
+    view = current_app.view_functions.get(request.endpoint)
+    return (
+        view is None
+        or getattr(view, "_public", False)
+        or getattr(getattr(view, "view_class", None), "_public", False)
+    )
+
+
+def public(view):
+    """Mark a view (function or MethodView class) as needing no authentication."""
+    view._public = True
+    return view
+
+
+def require_scope(*scopes):
+    """Allow the request when the caller holds any of ``scopes``; else 403."""
+
+    def decorator(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            auth = g.auth
+            if not any(s in auth.scopes for s in scopes):
+                raise ApiError(
+                    "INSUFFICIENT_SCOPE",
+                    f"This request needs the {scopes[0]} scope.",
+                    details={"required_scope": scopes[0]},
+                )
+            return func(*args, **kwargs)
+
+        doc = wrapper.__dict__.setdefault("_apidoc", {})
+        doc.setdefault("manual_doc", {}).setdefault(
+            "security", [{"bearerAuth": [], "tenantId": []}]
+        )
+        wrapper._required_scopes = scopes
+        return wrapper
+
+    return decorator

@@ -1,0 +1,45 @@
+"""Tenants and API keys."""
+
+from peewee import BigIntegerField, CharField, ForeignKeyField, IntegerField, TextField
+
+from ..db import BaseModel, JSONField
+from ..timeutil import now_ms
+
+PLANS = ("starter", "growth", "enterprise")
+
+SCOPES = (
+    "products:read",
+    "products:write",
+    "orders:read",
+    "orders:write",
+    "inventory:read",
+    "inventory:write",
+    "pricing:read",
+    "pricing:write",
+    "ai-jobs:read",
+    "ai-jobs:write",
+    "webhooks:read",
+    "webhooks:write",
+)
+
+
+class Tenant(BaseModel):
+    id = CharField(primary_key=True, max_length=36)  # a UUID, as X-Tenant-ID carries it
+    name = CharField(max_length=200)
+    plan = CharField(max_length=20, default="starter")
+    created_at = BigIntegerField(default=now_ms)
+
+
+class ApiKey(BaseModel):
+    id = CharField(primary_key=True, max_length=40)
+    tenant = ForeignKeyField(Tenant, backref="api_keys", on_delete="CASCADE")
+    name = CharField(max_length=200)
+    key_hash = CharField(max_length=64, unique=True)
+    key_prefix = CharField(max_length=16)  # the first characters, to recognise a key in lists
+    scopes = TextField()  # space-separated
+    allowed_ips = JSONField(null=True)  # list of CIDRs
+    expires_at = BigIntegerField(null=True)
+    revoked_at = BigIntegerField(null=True)
+    rate_limit_per_minute = IntegerField(null=True)
+    rate_limit_per_hour = IntegerField(null=True)
+    created_at = BigIntegerField(default=now_ms)

@@ -1,0 +1,127 @@
+"""Tenants and API keys: create, list, revoke; no Flask here."""
+
+import hashlib
+import ipaddress
+import secrets
+import uuid
+
+from ..db import write_transaction
+from ..errors import ApiError, validation_error
+from ..ids import new_id
+from ..timeutil import format_ms, now_ms
+from .models import PLANS, SCOPES, ApiKey, Tenant
+
+KEY_PREFIX = "ck_"
+
+
+def hash_key(secret):
+    # Keys carry 240 random bits, so a fast hash is as strong as a slow one here.
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def parse_scopes(text):
+    """A comma or space list of scopes, or ``all``."""
+    if text.strip() == "all":
+        return list(SCOPES)
+    scopes = [s for s in text.replace(",", " ").split() if s]
+    unknown = [s for s in scopes if s not in SCOPES]
+    if unknown or not scopes:
+        raise validation_error({"scopes": [f"Unknown scope: {s}." for s in unknown] or ["Empty."]})
+    return sorted(set(scopes), key=SCOPES.index)
+
+
+def create_tenant(name, plan="starter", tenant_id=None):
+    if plan not in PLANS:
+        raise validation_error({"plan": [f"Must be one of {', '.join(PLANS)}."]})
+    tenant_id = tenant_id or str(uuid.uuid4())
+    with write_transaction():
+        tenant = Tenant.create(id=tenant_id, name=name, plan=plan, created_at=now_ms())
+    return tenant
+
+
+def set_plan(tenant_id, plan):
+    if plan not in PLANS:
+        raise validation_error({"plan": [f"Must be one of {', '.join(PLANS)}."]})
+    with write_transaction():
+        updated = Tenant.update(plan=plan).where(Tenant.id == tenant_id).execute()
+    if not updated:
+        raise ApiError("RESOURCE_NOT_FOUND", "The tenant does not exist.")
+    return Tenant.get_by_id(tenant_id)
+
+
+def get_tenant(tenant_id):
+    tenant = Tenant.get_or_none(Tenant.id == tenant_id)
+    if tenant is None:
+        raise ApiError("RESOURCE_NOT_FOUND", "The tenant does not exist.")
+    return tenant
+
+
+def create_key(
+    tenant_id,
+    name,
+    scopes,
+    expires_at=None,
+    allowed_ips=None,
+    rate_limit_per_minute=None,
+    rate_limit_per_hour=None,
+):
+    """Create an API key; returns ``(ApiKey, secret)``. The secret is never stored."""
+    tenant = get_tenant(tenant_id)
+    if (rate_limit_per_minute or rate_limit_per_hour) and tenant.plan != "enterprise":
+        raise validation_error(
+            {"rate_limit": ["Per-key rate limit overrides need the enterprise plan."]}
+        )
+    networks = []
+    for cidr in allowed_ips or []:
+        try:
+            networks.append(str(ipaddress.ip_network(cidr, strict=False)))
+        except ValueError:
+            raise validation_error({"allowed_ips": [f"Not a CIDR: {cidr}."]}) from None
+    secret = KEY_PREFIX + secrets.token_urlsafe(30)
+    with write_transaction():
+        key = ApiKey.create(
+            id=new_id("key"),
+            tenant=tenant.id,
+            name=name,
+            key_hash=hash_key(secret),
+            key_prefix=secret[:10],
+            scopes=" ".join(scopes),
+            allowed_ips=networks or None,
+            expires_at=expires_at,
+            rate_limit_per_minute=rate_limit_per_minute,
+            rate_limit_per_hour=rate_limit_per_hour,
+            created_at=now_ms(),
+        )
+    return key, secret
+
+
+def revoke_key(key_id):
+    with write_transaction():
+        updated = (
+            ApiKey.update(revoked_at=now_ms())
+            .where((ApiKey.id == key_id) & ApiKey.revoked_at.is_null())
+            .execute()
+        )
+    if not updated and not ApiKey.get_or_none(ApiKey.id == key_id):
+        raise ApiError("RESOURCE_NOT_FOUND", "The API key does not exist.")
+    return ApiKey.get_by_id(key_id)
+
+
+def list_keys(tenant_id):
+    return list(ApiKey.select().where(ApiKey.tenant == tenant_id).order_by(ApiKey.created_at))
+
+
+def serialize_key(key):
+    return {
+        "id": key.id,
+        "name": key.name,
+        "tenant_id": key.tenant_id,
+        "prefix": key.key_prefix,
+        "scopes": key.scopes.split(),
+        "allowed_ips": key.allowed_ips or [],
+        "expires_at": format_ms(key.expires_at),
+        "revoked_at": format_ms(key.revoked_at),
+        "rate_limit_per_minute": key.rate_limit_per_minute,
+        "rate_limit_per_hour": key.rate_limit_per_hour,
+        "created_at": format_ms(key.created_at),
+    }

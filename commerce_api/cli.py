@@ -1,0 +1,207 @@
+"""The ``commerce-api`` command (Flask's click CLI)."""
+
+import importlib
+import json
+import os
+
+import click
+from flask.cli import FlaskGroup, with_appcontext
+
+from . import create_app
+from .db import db
+from .timeutil import parse_timestamp
+
+
+def _create_app():
+    return create_app()
+
+
+@click.group(cls=FlaskGroup, create_app=_create_app, add_default_commands=False)
+def cli():
+    """Commerce API administration."""
+
+
+def emit_json(payload):
+    click.echo(json.dumps(payload, default=str))
+
+
+def fail(message):
+    raise click.ClickException(message)
+
+
+def run_service(func, *args, **kwargs):
+    """Call a service, turning its ApiError into a clean CLI error."""
+    from .errors import ApiError
+
+    try:
+        return func(*args, **kwargs)
+    except ApiError as error:
+        detail = f" {json.dumps(error.details)}" if error.details else ""
+        fail(f"{error.code}: {error.message}{detail}")
+
+
+@cli.command("init-db")
+@with_appcontext
+def init_db_command():
+    """Create or upgrade the schema (idempotent)."""
+    from .migrations import upgrade
+
+    with db.connection_context():
+        applied = upgrade(db.obj)
+    click.echo(f"schema up to date ({len(applied)} migration(s) applied)", err=True)
+
+
+@cli.group()
+def tenants():
+    """Manage tenants."""
+
+
+@tenants.command("create")
+@click.option("--name", required=True)
+@click.option("--plan", type=click.Choice(["starter", "growth", "enterprise"]), default="starter")
+@click.option("--json", "as_json", is_flag=True)
+@with_appcontext
+def tenants_create(name, plan, as_json):
+    """Create a tenant; prints its id (a UUID)."""
+    from .auth.services import create_tenant
+
+    tenant = run_service(create_tenant, name, plan)
+    payload = {"id": tenant.id, "name": tenant.name, "plan": tenant.plan}
+    emit_json(payload) if as_json else click.echo(f"tenant {tenant.id} ({name}, {plan})")
+
+
+@tenants.command("set-plan")
+@click.option("--tenant", "tenant_id", required=True)
+@click.option("--plan", type=click.Choice(["starter", "growth", "enterprise"]), required=True)
+@click.option("--json", "as_json", is_flag=True)
+@with_appcontext
+def tenants_set_plan(tenant_id, plan, as_json):
+    """Change a tenant's plan."""
+    from .auth.services import set_plan
+
+    tenant = run_service(set_plan, tenant_id, plan)
+    payload = {"id": tenant.id, "name": tenant.name, "plan": tenant.plan}
+    emit_json(payload) if as_json else click.echo(f"tenant {tenant.id} is now on {plan}")
+
+
+@cli.group()
+def keys():
+    """Manage API keys."""
+
+
+@keys.command("create")
+@click.option("--tenant", "tenant_id", required=True)
+@click.option("--name", required=True)
+@click.option("--scopes", required=True, help="Comma list of scopes, or 'all'.")
+@click.option("--expires-at", help="ISO 8601 timestamp.")
+@click.option("--allow-ip", "allow_ips", multiple=True, help="CIDR; repeat for more.")
+@click.option("--rate-limit-per-minute", type=click.IntRange(min=1))
+@click.option("--rate-limit-per-hour", type=click.IntRange(min=1))
+@click.option("--json", "as_json", is_flag=True)
+@with_appcontext
+def keys_create(
+    tenant_id,
+    name,
+    scopes,
+    expires_at,
+    allow_ips,
+    rate_limit_per_minute,
+    rate_limit_per_hour,
+    as_json,
+):
+    """Create an API key; the secret is shown only here."""
+    from .auth.services import create_key, parse_scopes, serialize_key
+
+    expires_ms = None
+    if expires_at:
+        try:
+            expires_ms = parse_timestamp(expires_at)
+        except ValueError:
+            fail(f"--expires-at is not an ISO 8601 timestamp: {expires_at}")
+    key, secret = run_service(
+        create_key,
+        tenant_id,
+        name,
+        run_service(parse_scopes, scopes),
+        expires_at=expires_ms,
+        allowed_ips=list(allow_ips),
+        rate_limit_per_minute=rate_limit_per_minute,
+        rate_limit_per_hour=rate_limit_per_hour,
+    )
+    payload = {**serialize_key(key), "key": secret}
+    if as_json:
+        emit_json(payload)
+    else:
+        click.echo(f"key id: {key.id}\nsecret: {secret}\n(the secret is not shown again)")
+
+
+@keys.command("list")
+@click.option("--tenant", "tenant_id", required=True)
+@click.option("--json", "as_json", is_flag=True)
+@with_appcontext
+def keys_list(tenant_id, as_json):
+    """List a tenant's keys (never their secrets)."""
+    from .auth.services import get_tenant, list_keys, serialize_key
+
+    run_service(get_tenant, tenant_id)
+    rows = [serialize_key(k) for k in list_keys(tenant_id)]
+    if as_json:
+        emit_json(rows)
+        return
+    for row in rows:
+        state = "revoked" if row["revoked_at"] else "active"
+        click.echo(
+            f"{row['id']}  {row['prefix']}...  {state:8}  {row['name']}  {','.join(row['scopes'])}"
+        )
+
+
+@keys.command("revoke")
+@click.argument("key_id")
+@click.option("--json", "as_json", is_flag=True)
+@with_appcontext
+def keys_revoke(key_id, as_json):
+    """Revoke a key (takes effect within the auth cache time, 5 s by default)."""
+    from .auth.services import revoke_key, serialize_key
+
+    key = run_service(revoke_key, key_id)
+    emit_json(serialize_key(key)) if as_json else click.echo(f"revoked {key_id}")
+
+
+@cli.command("serve")
+@click.option("--bind", default="127.0.0.1:8000", show_default=True)
+@click.option("--workers", type=int, default=2, show_default=True)
+@click.option("--with-worker", is_flag=True, help="Also run the job worker beside the API.")
+def serve_command(bind, workers, with_worker):
+    """Serve the API with gunicorn (and optionally the job worker)."""
+    from .serve import serve
+
+    serve(bind=bind, workers=workers, with_worker=with_worker)
+
+
+# Domain commands (warehouses, marketplaces, orders, worker, demo) register themselves.
+for _module in (
+    "demo",
+    "inventory.commands",
+    "marketplaces.commands",
+    "orders.commands",
+    "jobs.commands",
+):
+    try:
+        _mod = importlib.import_module(f"{__package__}.{_module}")
+    except ModuleNotFoundError as _exc:
+        if not f"{__package__}.{_module}".startswith(str(_exc.name)):
+            raise
+        continue
+    _mod.register(cli)
+
+
+def main():
+    os.environ.setdefault("FLASK_APP", "commerce_api")
+    cli.main(prog_name="commerce-api")
+
+
+if __name__ == "__main__":
+    main()
+
+
+__all__ = ["cli", "main", "emit_json", "fail", "run_service"]

@@ -1,0 +1,66 @@
+"""Configuration: safe defaults, overridden by ``COMMERCE_*`` environment variables."""
+
+import os
+
+DEFAULTS = {
+    # A SQLite file under ./instance/ unless a postgresql:// URL is given.
+    "DATABASE_URL": "sqlite:///instance/commerce.db",
+    "JWT_PUBLIC_KEY_FILE": None,
+    "JWT_JWKS_URL": None,
+    "JWT_ISSUER": None,
+    "JWT_AUDIENCE": None,
+    "JWT_LEEWAY_SECONDS": 30,
+    "MAX_BODY_BYTES": 1024 * 1024,
+    "TRUSTED_PROXIES": "",  # comma list of CIDRs whose X-Forwarded-For is believed
+    "AUTH_CACHE_SECONDS": 5,  # API key rows are cached this long; revocation waits at most this
+    "REDIS_URL": None,
+    "RATE_LIMIT_ENABLED": True,
+    "JOB_QUEUE_CAPACITY": 100,
+    "WORKER_LEASE_SECONDS": 30,
+    "WORKER_POLL_INTERVAL": 0.5,
+    "WORKER_SHUTDOWN_GRACE_SECONDS": 30,
+    "WORKER_MAX_ATTEMPTS": 4,  # the first try plus three retries
+    "ORDER_PULL_INTERVAL_SECONDS": 60,
+    "MARKETPLACE_CONNECT_TIMEOUT": 3.0,
+    "MARKETPLACE_READ_TIMEOUT": 10.0,
+    "WEBHOOK_ALLOW_PRIVATE_TARGETS": False,
+    "LOG_LEVEL": "INFO",
+}
+
+_INT_KEYS = {
+    "JWT_LEEWAY_SECONDS",
+    "MAX_BODY_BYTES",
+    "JOB_QUEUE_CAPACITY",
+    "WORKER_LEASE_SECONDS",
+    "WORKER_SHUTDOWN_GRACE_SECONDS",
+    "WORKER_MAX_ATTEMPTS",
+    "ORDER_PULL_INTERVAL_SECONDS",
+}
+_FLOAT_KEYS = {
+    "AUTH_CACHE_SECONDS",
+    "WORKER_POLL_INTERVAL",
+    "MARKETPLACE_CONNECT_TIMEOUT",
+    "MARKETPLACE_READ_TIMEOUT",
+}
+_BOOL_KEYS = {"RATE_LIMIT_ENABLED", "WEBHOOK_ALLOW_PRIVATE_TARGETS"}
+
+
+def _coerce(key, raw):
+    if key in _INT_KEYS:
+        return int(raw)
+    if key in _FLOAT_KEYS:
+        return float(raw)
+    if key in _BOOL_KEYS:
+        return raw.strip().lower() in ("1", "true", "yes", "on")
+    return raw
+
+
+def load_config(environ=None):
+    """Return the settings dict: defaults, then ``COMMERCE_<KEY>`` overrides."""
+    environ = os.environ if environ is None else environ
+    config = dict(DEFAULTS)
+    for key in DEFAULTS:
+        raw = environ.get("COMMERCE_" + key)
+        if raw is not None and raw != "":
+            config[key] = _coerce(key, raw)
+    return config

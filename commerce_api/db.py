@@ -1,0 +1,182 @@
+"""The database layer: a proxy the app factory binds, engine pragmas, transactions."""
+
+import json
+import os
+from contextlib import contextmanager
+from decimal import ROUND_HALF_UP, Decimal
+from urllib.parse import parse_qs, unquote, urlparse
+
+import peewee
+from playhouse.pool import PooledPostgresqlDatabase
+
+# Models bind to the proxy; create_app() (or the CLI, or a worker) decides the engine.
+db = peewee.DatabaseProxy()
+
+SQLITE_PRAGMAS = {
+    "journal_mode": "wal",
+    # Several gunicorn processes and workers share one file: wait for the writer, don't fail.
+    "busy_timeout": 15000,
+    "foreign_keys": 1,
+    "synchronous": "normal",
+    "cache_size": -32000,
+}
+
+CENTS = Decimal("0.01")
+
+
+class BaseModel(peewee.Model):
+    class Meta:
+        database = db
+        legacy_table_names = False
+
+
+class MoneyField(peewee.DecimalField):
+    """A decimal with two places; never a float in storage."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("max_digits", 14)
+        kwargs.setdefault("decimal_places", 2)
+        kwargs.setdefault("auto_round", True)
+        kwargs.setdefault("rounding", ROUND_HALF_UP)
+        super().__init__(*args, **kwargs)
+
+
+class JSONField(peewee.TextField):
+    """JSON stored as text on every engine (portable, and we never query inside it)."""
+
+    def db_value(self, value):
+        if value is None:
+            return None
+        return json.dumps(value, separators=(",", ":"), default=str)
+
+    def python_value(self, value):
+        if value is None:
+            return None
+        return json.loads(value)
+
+
+def is_postgres(database=None):
+    database = database or db.obj
+    return isinstance(database, peewee.PostgresqlDatabase)
+
+
+def make_database(url):
+    """Build (not connect) a peewee Database for a ``sqlite:///`` or ``postgresql://`` URL."""
+    parsed = urlparse(url)
+    if parsed.scheme == "sqlite":
+        path = unquote(parsed.path)
+        # sqlite:///relative/file.db and sqlite:////absolute/file.db, as SQLAlchemy spells them
+        path = path[1:] if path.startswith("/") else path
+        if path in ("", ":memory:"):
+            path = ":memory:"
+        else:
+            directory = os.path.dirname(os.path.abspath(path))
+            os.makedirs(directory, exist_ok=True)
+        return peewee.SqliteDatabase(path, pragmas=SQLITE_PRAGMAS, check_same_thread=False)
+    if parsed.scheme in ("postgres", "postgresql"):
+        options = {k: v[-1] for k, v in parse_qs(parsed.query).items()}
+        max_connections = int(options.pop("pool_size", 20))
+        return PooledPostgresqlDatabase(
+            unquote(parsed.path.lstrip("/")) or "postgres",
+            user=unquote(parsed.username) if parsed.username else None,
+            password=unquote(parsed.password) if parsed.password else None,
+            host=parsed.hostname or None,
+            port=parsed.port or None,
+            max_connections=max_connections,
+            stale_timeout=300,
+            timeout=30,
+            **options,
+        )
+    raise ValueError(f"unsupported database URL scheme: {parsed.scheme!r}")
+
+
+def init_database(url):
+    """Bind the proxy to the database named by ``url`` and return it."""
+    database = make_database(url)
+    db.initialize(database)
+    return database
+
+
+def write_transaction():
+    """A transaction that takes the write lock at once.
+
+    On SQLite, ``BEGIN IMMEDIATE`` avoids the deadlock of two readers upgrading to
+    writers (which SQLite answers with "database is locked" without waiting). On
+    PostgreSQL it is an ordinary transaction; callers lock rows with ``FOR UPDATE``.
+    Nested calls become savepoints.
+    """
+    if db.transaction_depth() == 0 and not is_postgres():
+        return db.atomic("IMMEDIATE")
+    return db.atomic()
+
+
+def for_update(query):
+    """Add ``FOR UPDATE`` on PostgreSQL (SQLite's immediate transaction already serializes)."""
+    return query.for_update() if is_postgres() else query
+
+
+@contextmanager
+def connection_scope():
+    """Open a connection for a block of work outside a request (CLI, worker)."""
+    opened = db.connect(reuse_if_open=True)
+    try:
+        yield
+    finally:
+        if opened:
+            db.close()
+
+
+def quantize_money(value):
+    return Decimal(value).quantize(CENTS, rounding=ROUND_HALF_UP)
+
+
+class PreparedQuery:
+    """A query built once by peewee and then run as plain SQL with parameters.
+
+    About two-thirds of a peewee ``Model.get`` is building the SQL string; hot paths
+    (authentication, single-row reads) build it once per engine instead. ``builder`` is
+    called with placeholder values and must use them in the order the SQL binds them.
+    """
+
+    def __init__(self, builder, nparams):
+        self.builder = builder
+        self.nparams = nparams
+        self._sql = {}
+        self._fields = None
+
+    def _compile(self):
+        key = id(db.obj)
+        compiled = self._sql.get(key)
+        if compiled is None:
+            query = self.builder(*[f"__p{i}__" for i in range(self.nparams)])
+            sql, params = query.sql()
+            if params != [f"__p{i}__" for i in range(self.nparams)]:
+                raise ValueError(f"builder binds {params!r}, not its placeholders in order")
+            fields = [getattr(node, "python_value", None) for node in query._returning]
+            names = [getattr(node, "name", None) for node in query._returning]
+            compiled = self._sql[key] = (sql, fields, names)
+        return compiled
+
+    def dicts(self, *params):
+        """All rows as dicts, each value converted as its peewee field would."""
+        sql, converters, names = self._compile()
+        rows = db.execute_sql(sql, params).fetchall()
+        return [
+            {
+                name: (conv(value) if conv is not None and value is not None else value)
+                for name, conv, value in zip(names, converters, row, strict=True)
+            }
+            for row in rows
+        ]
+
+    def first(self, *params):
+        rows = self.dicts(*params)
+        return rows[0] if rows else None
+
+
+def contains_text(column, term):
+    """Case-insensitive substring match, the same on SQLite and PostgreSQL."""
+    escaped = term.lower().replace("!", "!!").replace("%", "!%").replace("_", "!_")
+    return peewee.NodeList(
+        (peewee.fn.LOWER(column), peewee.SQL("LIKE"), f"%{escaped}%", peewee.SQL("ESCAPE '!'"))
+    )

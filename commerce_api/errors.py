@@ -1,0 +1,86 @@
+"""ApiError and the whole error-code catalogue: one place knows every code and its status."""
+
+# code -> (HTTP status, default message)
+CATALOGUE = {
+    # request layer
+    "VALIDATION_ERROR": (422, "The request is not valid."),
+    "INVALID_JSON": (400, "The request body is not valid JSON."),
+    "UNSUPPORTED_MEDIA_TYPE": (415, "Request bodies must be application/json."),
+    "PAYLOAD_TOO_LARGE": (413, "The request body is too large."),
+    "INVALID_CURSOR": (400, "The cursor is not valid."),
+    "RESOURCE_NOT_FOUND": (404, "The resource was not found."),
+    "METHOD_NOT_ALLOWED": (405, "The method is not allowed for this resource."),
+    "BAD_REQUEST": (400, "The request could not be understood."),
+    "INTERNAL_ERROR": (500, "An unexpected error occurred."),
+    "SERVICE_UNAVAILABLE": (503, "The service is temporarily unavailable."),
+    "IDEMPOTENCY_KEY_REUSED": (422, "The idempotency key was used with another request."),
+    "IDEMPOTENCY_KEY_IN_USE": (409, "A request with this idempotency key is in progress."),
+    # authentication and tenancy
+    "UNAUTHENTICATED": (401, "Authentication is required."),
+    "INVALID_TENANT_HEADER": (400, "X-Tenant-ID must be a tenant UUID."),
+    "TENANT_ACCESS_DENIED": (403, "The token has no access to this tenant."),
+    "IP_NOT_ALLOWED": (403, "The request comes from an address outside the key's allowlist."),
+    "INSUFFICIENT_SCOPE": (403, "The token lacks the required scope."),
+    "RATE_LIMITED": (429, "Rate limit exceeded."),
+    # products
+    "PRODUCT_NOT_FOUND": (404, "The product does not exist."),
+    "DUPLICATE_SKU": (409, "A product with this SKU already exists."),
+    "INVALID_GTIN": (422, "The GTIN/EAN/UPC is not valid."),
+    "OPEN_ORDERS_EXIST": (409, "The product has open orders."),
+    # orders and marketplaces
+    "ORDER_NOT_FOUND": (404, "The order does not exist."),
+    "INVALID_STATUS_TRANSITION": (422, "The order cannot move to the requested status."),
+    "ALREADY_SHIPPED": (409, "The order already has a confirmed shipment."),
+    "MARKETPLACE_REJECTION": (422, "The marketplace rejected the request."),
+    "MARKETPLACE_UNAVAILABLE": (503, "The marketplace could not be reached."),
+    "MARKETPLACE_NOT_CONNECTED": (422, "The marketplace is not connected for this tenant."),
+    "MARKETPLACE_ALREADY_CONNECTED": (409, "The marketplace is already connected."),
+    "CONNECTION_NOT_FOUND": (404, "The marketplace connection does not exist."),
+    # inventory
+    "INVENTORY_NOT_FOUND": (404, "The SKU has no inventory record."),
+    "WAREHOUSE_NOT_FOUND": (404, "The warehouse does not exist."),
+    "READONLY_WAREHOUSE": (403, "Marketplace-operated warehouses are read-only."),
+    "NEGATIVE_QUANTITY": (422, "The resulting quantity would be negative."),
+    "INSUFFICIENT_STOCK": (409, "Not enough available stock."),
+    # jobs
+    "JOB_NOT_FOUND": (404, "The job does not exist."),
+    "INVALID_JOB_TYPE": (422, "Unknown job type."),
+    "QUEUE_FULL": (429, "The job queue is at capacity; retry later."),
+    "JOB_NOT_CANCELLABLE": (409, "The job is not queued and cannot be cancelled."),
+    "JOB_TYPE_NOT_IMPLEMENTED": (422, "This job type has no handler yet."),
+    # pricing
+    "RULE_NOT_FOUND": (404, "The pricing rule does not exist."),
+    "RULE_CONFLICT": (409, "The rule conflicts with an existing rule at the same priority."),
+    "RECOMMENDATION_NOT_FOUND": (404, "The recommendation does not exist."),
+    "RECOMMENDATION_ALREADY_APPLIED": (409, "The recommendation has already been applied."),
+    "RECOMMENDATION_NOT_PENDING": (409, "The recommendation is not pending."),
+    # webhooks
+    "WEBHOOK_NOT_FOUND": (404, "The webhook endpoint does not exist."),
+    "DELIVERY_NOT_FOUND": (404, "The delivery does not exist."),
+}
+
+
+class ApiError(Exception):
+    """An error with a catalogue code; the error handler turns it into the envelope."""
+
+    def __init__(self, code, message=None, details=None, status=None, headers=None):
+        default_status, default_message = CATALOGUE[code]
+        super().__init__(message or default_message)
+        self.code = code
+        self.message = message or default_message
+        self.details = details or {}
+        self.status = status or default_status
+        self.headers = headers or {}
+
+    def to_dict(self):
+        return {"error": {"code": self.code, "message": self.message, "details": self.details}}
+
+
+def validation_error(fields, message="The request is not valid."):
+    """A VALIDATION_ERROR naming fields: ``{field: [message, ...]}``."""
+    normalized = {k: (v if isinstance(v, list | dict) else [v]) for k, v in fields.items()}
+    return ApiError("VALIDATION_ERROR", message, {"fields": normalized})
+
+
+def not_found(code, **details):
+    return ApiError(code, details=details)

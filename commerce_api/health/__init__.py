@@ -1,0 +1,1 @@
+"""The unauthenticated health check."""

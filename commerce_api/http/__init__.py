@@ -1,0 +1,1 @@
+"""HTTP conventions shared by every resource: envelope, errors, lists, request hygiene."""

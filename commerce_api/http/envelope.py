@@ -1,0 +1,47 @@
+"""JSON encoding and the ``{data}`` / ``{data, meta}`` envelopes."""
+
+import json
+from decimal import Decimal
+
+from flask import Response
+from flask.json.provider import DefaultJSONProvider
+
+
+def _default(value):
+    if isinstance(value, Decimal):
+        # Money is kept as Decimal and emitted as a JSON number with its two places.
+        return float(value)
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def dumps(payload):
+    return json.dumps(payload, default=_default, separators=(",", ":"), ensure_ascii=False)
+
+
+class JSONProvider(DefaultJSONProvider):
+    """Flask's provider, with Decimal as a number instead of a string."""
+
+    def dumps(self, obj, **kwargs):
+        kwargs.setdefault("default", _default)
+        kwargs.setdefault("ensure_ascii", False)
+        return json.dumps(obj, **kwargs)
+
+
+def json_response(payload, status=200, headers=None):
+    return Response(dumps(payload), status=status, headers=headers, mimetype="application/json")
+
+
+def one(data, status=200, headers=None):
+    """A single-resource response: ``{data: {...}}``."""
+    return json_response({"data": data}, status, headers)
+
+
+def many(data, meta, status=200):
+    """A list response: ``{data: [...], meta: {...}}``."""
+    return json_response({"data": data, "meta": meta}, status)
+
+
+def no_content():
+    return Response(status=204)

@@ -1,0 +1,97 @@
+"""Turn every error, from every layer, into ``{error: {code, message, details}}``."""
+
+import logging
+
+import peewee
+from flask import g, request
+from werkzeug.exceptions import HTTPException
+
+from ..errors import ApiError
+from .envelope import json_response
+
+log = logging.getLogger("commerce_api")
+
+_HTTP_CODES = {
+    400: "BAD_REQUEST",
+    401: "UNAUTHENTICATED",
+    404: "RESOURCE_NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    422: "VALIDATION_ERROR",
+    429: "RATE_LIMITED",
+    500: "INTERNAL_ERROR",
+    503: "SERVICE_UNAVAILABLE",
+}
+
+
+def error_response(error):
+    response = json_response(error.to_dict(), error.status, error.headers)
+    if error.status == 401:
+        response.headers.setdefault("WWW-Authenticate", 'Bearer realm="commerce-api"')
+    return response
+
+
+def _fields_from_webargs(messages):
+    """webargs reports ``{location: {field: [msg]}}``; the envelope wants ``{field: [msg]}``."""
+    fields = {}
+    for location_messages in messages.values():
+        if isinstance(location_messages, dict):
+            fields.update(location_messages)
+        else:
+            fields["_schema"] = location_messages
+    return fields
+
+
+def handle_api_error(error):
+    return error_response(error)
+
+
+def handle_http_exception(error):
+    data = getattr(error, "data", None) or {}
+    if error.code == 422 and "messages" in data:
+        fields = _fields_from_webargs(data["messages"])
+        api_error = ApiError("VALIDATION_ERROR", details={"fields": fields})
+    elif error.code == 400 and "messages" in data:
+        # webargs could not decode the body
+        api_error = ApiError("INVALID_JSON")
+    else:
+        code = _HTTP_CODES.get(error.code, "BAD_REQUEST" if error.code < 500 else "INTERNAL_ERROR")
+        status = error.code if error.code in _HTTP_CODES or error.code >= 400 else 400
+        message = None
+        if error.code == 404:
+            message = "The requested URL was not found."
+        elif error.code == 405:
+            message = f"The method {request.method} is not allowed for this resource."
+        api_error = ApiError(code, message=message, status=status)
+        if error.code == 405:
+            allowed = error.get_response().headers.get("Allow")
+            if allowed:
+                api_error.headers["Allow"] = allowed
+                api_error.details = {"allowed_methods": [m.strip() for m in allowed.split(",")]}
+    headers = data.get("headers")
+    if headers:
+        api_error.headers.update(headers)
+    return error_response(api_error)
+
+
+def handle_unexpected(error):
+    if isinstance(error, HTTPException):
+        return handle_http_exception(error)
+    if isinstance(error, ApiError):
+        return error_response(error)
+    if isinstance(error, peewee.OperationalError) and "locked" in str(error).lower():
+        log.warning("database busy (request %s): %s", getattr(g, "request_id", "-"), error)
+        return error_response(
+            ApiError(
+                "SERVICE_UNAVAILABLE", "The database is busy; retry.", headers={"Retry-After": "1"}
+            )
+        )
+    log.exception("unhandled error (request %s)", getattr(g, "request_id", "-"))
+    return error_response(ApiError("INTERNAL_ERROR"))
+
+
+def register_error_handlers(app):
+    app.register_error_handler(ApiError, handle_api_error)
+    app.register_error_handler(HTTPException, handle_http_exception)
+    app.register_error_handler(Exception, handle_unexpected)

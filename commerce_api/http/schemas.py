@@ -1,0 +1,66 @@
+"""Schemas shared by every resource: strict number fields and the error envelope."""
+
+import math
+from decimal import Decimal, InvalidOperation
+
+import marshmallow as ma
+
+
+class StrictDecimal(ma.fields.Field):
+    """A JSON number (not a string, not a boolean), finite, kept as Decimal with ``places``."""
+
+    default_error_messages = {
+        "invalid": "Not a valid number.",
+        "too_precise": "At most {places} decimal places.",
+    }
+
+    def __init__(self, places=2, **kwargs):
+        self.places = places
+        super().__init__(**kwargs)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
+            raise self.make_error("invalid")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self.make_error("invalid")
+        try:
+            number = Decimal(str(value))
+        except InvalidOperation:
+            raise self.make_error("invalid") from None
+        if number.as_tuple().exponent < -self.places and number != number.quantize(
+            Decimal(1).scaleb(-self.places)
+        ):
+            raise self.make_error("too_precise", places=self.places)
+        if abs(number) >= Decimal(10) ** 10:
+            raise self.make_error("invalid")
+        return number
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return None if value is None else float(value)
+
+
+class StrictInteger(ma.fields.Integer):
+    def __init__(self, **kwargs):
+        kwargs.setdefault("strict", True)
+        super().__init__(**kwargs)
+
+
+class ErrorBodySchema(ma.Schema):
+    code = ma.fields.String(required=True, metadata={"example": "VALIDATION_ERROR"})
+    message = ma.fields.String(required=True)
+    details = ma.fields.Dict(required=True)
+
+
+class ErrorSchema(ma.Schema):
+    """Every error: ``{error: {code, message, details}}``."""
+
+    error = ma.fields.Nested(ErrorBodySchema, required=True)
+
+
+class BulkErrorSchema(ma.Schema):
+    index = ma.fields.Integer()
+    sku = ma.fields.String()
+    order_id = ma.fields.String()
+    code = ma.fields.String()
+    message = ma.fields.String()
+    details = ma.fields.Dict()

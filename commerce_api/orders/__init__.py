@@ -1,0 +1,1 @@
+"""Orders collected from the marketplaces."""

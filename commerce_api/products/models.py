@@ -1,0 +1,65 @@
+"""Products and their per-marketplace listings."""
+
+from peewee import (
+    BigIntegerField,
+    CharField,
+    DecimalField,
+    ForeignKeyField,
+    IntegerField,
+    TextField,
+)
+
+from ..auth.models import Tenant
+from ..db import BaseModel, JSONField, MoneyField
+from ..timeutil import now_ms
+
+PRODUCT_STATUSES = ("active", "inactive", "draft", "archived")
+
+
+class Product(BaseModel):
+    id = CharField(primary_key=True, max_length=40)
+    tenant = ForeignKeyField(Tenant, on_delete="CASCADE", index=False)
+    sku = CharField(max_length=64)
+    title = CharField(max_length=500)
+    description = TextField(null=True)
+    status = CharField(max_length=16, default="draft")
+    gtin = CharField(max_length=14, null=True)
+    category = CharField(max_length=100, null=True)
+    cost_price = MoneyField(null=True)
+    weight_kg = DecimalField(max_digits=12, decimal_places=3, auto_round=True, null=True)
+    images = JSONField(default=list)
+    created_at = BigIntegerField(default=now_ms)
+    updated_at = BigIntegerField(default=now_ms)
+
+    class Meta:
+        indexes = (
+            (("tenant", "sku"), True),
+            (("tenant", "created_at", "id"), False),
+            (("tenant", "updated_at", "id"), False),
+            (("tenant", "title", "id"), False),
+            (("tenant", "status", "created_at", "id"), False),
+            (("tenant", "gtin"), False),
+        )
+
+
+class Listing(BaseModel):
+    """A product's listing on one marketplace, written by product sync."""
+
+    id = CharField(primary_key=True, max_length=40)
+    tenant = ForeignKeyField(Tenant, on_delete="CASCADE", index=False)
+    product = ForeignKeyField(Product, backref="listings", on_delete="CASCADE", index=False)
+    marketplace = CharField(max_length=64)
+    external_id = CharField(max_length=200, null=True)
+    price = MoneyField(null=True)
+    currency = CharField(max_length=3, null=True)
+    quantity = IntegerField(default=0)
+    status = CharField(max_length=32, default="active")
+    last_synced_at = BigIntegerField(null=True)
+    created_at = BigIntegerField(default=now_ms)
+    updated_at = BigIntegerField(default=now_ms)
+
+    class Meta:
+        indexes = (
+            (("product", "marketplace"), True),
+            (("tenant", "marketplace"), False),
+        )

@@ -1,0 +1,135 @@
+"""Products API: /api/products."""
+
+from flask import g
+from flask.views import MethodView
+
+from ..auth.middleware import require_scope
+from ..errors import ApiError
+from ..http.blueprint import Blueprint
+from ..http.envelope import json_response, many, no_content, one
+from ..http.lists import parse_fields, select_fields
+from . import services
+from .schemas import (
+    BulkItemSchema,
+    BulkResultEnvelopeSchema,
+    BulkUpdateSchema,
+    ProductCreateSchema,
+    ProductEnvelopeSchema,
+    ProductFieldsArgsSchema,
+    ProductListArgsSchema,
+    ProductListSchema,
+    ProductUpdateSchema,
+    SyncRequestSchema,
+    SyncResultEnvelopeSchema,
+)
+
+blp = Blueprint(
+    "products",
+    __name__,
+    url_prefix="/api/products",
+    description="The product catalog and its per-marketplace listings.",
+)
+
+DETAIL_FIELDS = services.PRODUCT_FIELDS + ("listings",)
+_bulk_item_schema = BulkItemSchema()
+
+
+@blp.route("")
+class ProductViews(MethodView):
+    @require_scope("products:read")
+    @blp.arguments(ProductListArgsSchema, location="query")
+    @blp.response(200, ProductListSchema)
+    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
+    def get(self, args):
+        """List products"""
+        fields = parse_fields(args.get("fields"), services.PRODUCT_FIELDS)
+        data, meta = services.list_products(g.auth.tenant_id, args)
+        return many([select_fields(item, fields) for item in data], meta)
+
+    @require_scope("products:write")
+    @blp.arguments(ProductCreateSchema)
+    @blp.response(201, ProductEnvelopeSchema)
+    @blp.errors("DUPLICATE_SKU", "INVALID_GTIN", body=True)
+    def post(self, data):
+        """Create a product"""
+        return one(services.create_product(g.auth.tenant_id, data), 201)
+
+
+@blp.route("/bulk")
+class ProductBulkViews(MethodView):
+    @require_scope("products:write")
+    @blp.arguments(BulkUpdateSchema)
+    @blp.response(200, BulkResultEnvelopeSchema)
+    @blp.errors(body=True)
+    def post(self, data):
+        """Update up to 100 products, each on its own"""
+        items = []
+        for item in data["updates"]:
+            if not isinstance(item, dict):
+                items.append({"error": _item_error({"_schema": ["Not an object."]})})
+                continue
+            try:
+                items.append(_bulk_item_schema.load(item))
+            except Exception as exc:  # marshmallow.ValidationError
+                messages = getattr(exc, "messages", None)
+                if messages is None:
+                    raise
+                entry = _item_error(messages)
+                sku = item.get("sku")
+                items.append({"sku": sku if isinstance(sku, str) else None, "error": entry})
+        return one(services.bulk_update(g.auth.tenant_id, items))
+
+
+def _item_error(messages):
+    return {
+        "code": "VALIDATION_ERROR",
+        "message": "The item is not valid.",
+        "details": {"fields": messages},
+    }
+
+
+@blp.route("/<string:sku>")
+class ProductBySkuViews(MethodView):
+    @require_scope("products:read")
+    @blp.arguments(ProductFieldsArgsSchema, location="query")
+    @blp.response(200, ProductEnvelopeSchema)
+    @blp.errors("PRODUCT_NOT_FOUND", "VALIDATION_ERROR")
+    def get(self, args, sku):
+        """Get a product with its listings"""
+        fields = parse_fields(args.get("fields"), DETAIL_FIELDS)
+        return one(select_fields(services.get_product(g.auth.tenant_id, sku), fields))
+
+    @require_scope("products:write")
+    @blp.arguments(ProductUpdateSchema)
+    @blp.response(200, ProductEnvelopeSchema)
+    @blp.errors("PRODUCT_NOT_FOUND", "INVALID_GTIN", "OPEN_ORDERS_EXIST", body=True)
+    def patch(self, data, sku):
+        """Update a product's fields"""
+        return one(services.update_product(g.auth.tenant_id, sku, data))
+
+    @require_scope("products:write")
+    @blp.response(204)
+    @blp.errors("PRODUCT_NOT_FOUND", "OPEN_ORDERS_EXIST")
+    def delete(self, sku):
+        """Archive a product (soft delete)"""
+        services.archive_product(g.auth.tenant_id, sku)
+        return no_content()
+
+
+@blp.route("/<string:sku>/sync")
+class ProductSyncViews(MethodView):
+    @require_scope("products:write")
+    @blp.arguments(SyncRequestSchema, required=False)
+    @blp.response(202, SyncResultEnvelopeSchema)
+    @blp.errors("PRODUCT_NOT_FOUND", "MARKETPLACE_NOT_CONNECTED", body=True)
+    def post(self, data, sku):
+        """Push a product to its marketplaces (queues a marketplace_sync job)"""
+        if data is None:
+            data = {}
+        result = services.request_sync(
+            g.auth.tenant_id, sku, data.get("marketplaces"), g.auth.created_by
+        )
+        return json_response({"data": result}, 202)
+
+
+__all__ = ["blp", "ApiError"]

@@ -1,0 +1,147 @@
+"""Product request and response schemas."""
+
+import marshmallow as ma
+
+from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema
+from ..http.schemas import BulkErrorSchema, StrictDecimal
+from .models import PRODUCT_STATUSES
+
+SKU_PATTERN = r"^[A-Za-z0-9._-]{1,64}$"
+
+
+class _Strict(ma.Schema):
+    class Meta:
+        unknown = ma.RAISE
+
+
+class ProductWritableFields(_Strict):
+    title = ma.fields.String(validate=ma.validate.Length(min=1, max=500))
+    description = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=10_000))
+    status = ma.fields.String(validate=ma.validate.OneOf(PRODUCT_STATUSES))
+    gtin = ma.fields.String(
+        allow_none=True,
+        metadata={"description": "GTIN-8, UPC-12, EAN-13 or GTIN-14 with a valid check digit."},
+    )
+    category = ma.fields.String(allow_none=True, validate=ma.validate.Length(min=1, max=100))
+    cost_price = StrictDecimal(
+        places=2, allow_none=True, validate=ma.validate.Range(min=0), metadata={"example": 12.5}
+    )
+    weight_kg = StrictDecimal(
+        places=3, allow_none=True, validate=ma.validate.Range(min=0), metadata={"example": 0.25}
+    )
+    images = ma.fields.List(
+        ma.fields.URL(schemes={"http", "https"}, validate=ma.validate.Length(max=2048)),
+        validate=ma.validate.Length(max=20),
+    )
+
+
+class ProductCreateSchema(ProductWritableFields):
+    sku = ma.fields.String(
+        required=True,
+        validate=ma.validate.Regexp(SKU_PATTERN, error="1-64 of A-Z a-z 0-9 . _ -"),
+    )
+    title = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=500))
+    status = ma.fields.String(load_default="draft", validate=ma.validate.OneOf(PRODUCT_STATUSES))
+
+
+class ProductUpdateSchema(ProductWritableFields):
+    """Only the fields present change; ``sku`` cannot change."""
+
+
+class BulkItemSchema(ProductWritableFields):
+    sku = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=64))
+
+
+class BulkUpdateSchema(_Strict):
+    updates = ma.fields.List(
+        ma.fields.Raw(metadata={"description": "`{sku, <fields to change>}`"}),
+        required=True,
+        validate=ma.validate.Length(min=1, max=100),
+        metadata={"description": "1 to 100 items of `{sku, <fields to change>}`."},
+    )
+
+
+class SyncRequestSchema(_Strict):
+    marketplaces = ma.fields.List(
+        ma.fields.String(validate=ma.validate.Length(min=1, max=64)),
+        validate=ma.validate.Length(min=1, max=20),
+        metadata={"description": "Marketplaces to push to; all connected ones when omitted."},
+    )
+
+
+class ProductListArgsSchema(ListArgsSchema):
+    status = ma.fields.String(validate=ma.validate.OneOf(PRODUCT_STATUSES))
+    marketplace = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
+    search = ma.fields.String(
+        validate=ma.validate.Length(min=1, max=200),
+        metadata={"description": "Words matched against title, SKU and GTIN."},
+    )
+    sort = ma.fields.String(
+        load_default="created_at",
+        validate=ma.validate.OneOf(["sku", "title", "created_at", "updated_at"]),
+    )
+
+
+class ProductFieldsArgsSchema(FieldsArgsSchema):
+    pass
+
+
+# Response documentation -------------------------------------------------------------
+
+
+class ListingSchema(ma.Schema):
+    marketplace = ma.fields.String()
+    external_id = ma.fields.String(allow_none=True)
+    price = ma.fields.Float(allow_none=True)
+    currency = ma.fields.String(allow_none=True)
+    quantity = ma.fields.Integer()
+    status = ma.fields.String()
+    last_synced_at = ma.fields.String(allow_none=True)
+
+
+class ProductSchema(ma.Schema):
+    id = ma.fields.String(metadata={"example": "prod_01JD3Q9Z7G0000000000000000"})
+    sku = ma.fields.String()
+    title = ma.fields.String()
+    description = ma.fields.String(allow_none=True)
+    status = ma.fields.String(validate=ma.validate.OneOf(PRODUCT_STATUSES))
+    gtin = ma.fields.String(allow_none=True)
+    category = ma.fields.String(allow_none=True)
+    cost_price = ma.fields.Float(allow_none=True)
+    weight_kg = ma.fields.Float(allow_none=True)
+    images = ma.fields.List(ma.fields.String())
+    created_at = ma.fields.String(metadata={"example": "2026-11-22T10:04:05.123Z"})
+    updated_at = ma.fields.String()
+
+
+class ProductDetailSchema(ProductSchema):
+    listings = ma.fields.List(ma.fields.Nested(ListingSchema))
+
+
+class ProductEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(ProductDetailSchema)
+
+
+class ProductListSchema(ma.Schema):
+    data = ma.fields.List(ma.fields.Nested(ProductSchema))
+    meta = ma.fields.Nested(MetaSchema)
+
+
+class BulkResultSchema(ma.Schema):
+    updated = ma.fields.Integer()
+    failed = ma.fields.Integer()
+    errors = ma.fields.List(ma.fields.Nested(BulkErrorSchema))
+
+
+class BulkResultEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(BulkResultSchema)
+
+
+class SyncResultSchema(ma.Schema):
+    job_id = ma.fields.String()
+    status = ma.fields.String()
+    marketplaces = ma.fields.List(ma.fields.String(), allow_none=True)
+
+
+class SyncResultEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(SyncResultSchema)

@@ -1,0 +1,297 @@
+"""Product rules: create, read, list, update, archive, bulk update, sync request."""
+
+from decimal import Decimal
+
+from peewee import IntegrityError
+from stdnum import ean
+
+from ..db import PreparedQuery, contains_text, write_transaction
+from ..errors import ApiError
+from ..events import emit
+from ..http.lists import paginate
+from ..ids import new_id
+from ..jobs.services import enqueue_job
+from ..orders.queries import sku_has_open_orders
+from ..timeutil import format_ms, now_ms
+from .models import Listing, Product
+
+PRODUCT_FIELDS = (
+    "id",
+    "sku",
+    "title",
+    "description",
+    "status",
+    "gtin",
+    "category",
+    "cost_price",
+    "weight_kg",
+    "images",
+    "created_at",
+    "updated_at",
+)
+SORT_FIELDS = {
+    "sku": Product.sku,
+    "title": Product.title,
+    "created_at": Product.created_at,
+    "updated_at": Product.updated_at,
+}
+MUTABLE_FIELDS = (
+    "title",
+    "description",
+    "status",
+    "gtin",
+    "category",
+    "cost_price",
+    "weight_kg",
+    "images",
+)
+
+
+def _number(value):
+    if value is None:
+        return None
+    return float(value) if isinstance(value, Decimal) else value
+
+
+def serialize_product(row, listings=None):
+    """A product (model or row dict) as the API shows it."""
+    get = row.get if isinstance(row, dict) else row.__data__.get
+    data = {
+        "id": get("id"),
+        "sku": get("sku"),
+        "title": get("title"),
+        "description": get("description"),
+        "status": get("status"),
+        "gtin": get("gtin"),
+        "category": get("category"),
+        "cost_price": _number(get("cost_price")),
+        "weight_kg": _number(get("weight_kg")),
+        "images": get("images") or [],
+        "created_at": format_ms(get("created_at")),
+        "updated_at": format_ms(get("updated_at")),
+    }
+    if listings is not None:
+        data["listings"] = [serialize_listing(item) for item in listings]
+    return data
+
+
+def serialize_listing(row):
+    get = row.get if isinstance(row, dict) else row.__data__.get
+    return {
+        "marketplace": get("marketplace"),
+        "external_id": get("external_id"),
+        "price": _number(get("price")),
+        "currency": get("currency"),
+        "quantity": get("quantity"),
+        "status": get("status"),
+        "last_synced_at": format_ms(get("last_synced_at")),
+    }
+
+
+def check_gtin(gtin):
+    """8, 12, 13 or 14 digits with a valid GS1 check digit, else INVALID_GTIN."""
+    if gtin is None:
+        return None
+    if not (isinstance(gtin, str) and gtin.isdigit() and len(gtin) in (8, 12, 13, 14)):
+        raise ApiError(
+            "INVALID_GTIN",
+            "A GTIN has 8, 12, 13 or 14 digits.",
+            details={"field": "gtin", "value": gtin},
+        )
+    if not ean.is_valid(gtin):
+        raise ApiError(
+            "INVALID_GTIN",
+            "The GTIN check digit is wrong.",
+            details={"field": "gtin", "value": gtin},
+        )
+    return gtin
+
+
+_by_sku = PreparedQuery(
+    lambda tenant, sku: Product.select().where((Product.tenant == tenant) & (Product.sku == sku)),
+    2,
+)
+_listings_of = PreparedQuery(
+    lambda product_id: (
+        Listing.select().where(Listing.product == product_id).order_by(Listing.marketplace)
+    ),
+    1,
+)
+
+
+def find_product(tenant_id, sku):
+    """The product row as a dict, or PRODUCT_NOT_FOUND."""
+    row = _by_sku.first(tenant_id, sku)
+    if row is None:
+        raise ApiError("PRODUCT_NOT_FOUND", details={"sku": sku})
+    return row
+
+
+def get_product(tenant_id, sku):
+    """The product with its listings."""
+    row = find_product(tenant_id, sku)
+    return serialize_product(row, _listings_of.dicts(row["id"]))
+
+
+def _locked_product(tenant_id, sku):
+    product = Product.select().where((Product.tenant == tenant_id) & (Product.sku == sku)).first()
+    if product is None:
+        raise ApiError("PRODUCT_NOT_FOUND", details={"sku": sku})
+    return product
+
+
+def create_product(tenant_id, data):
+    check_gtin(data.get("gtin"))
+    now = now_ms()
+    fields = {name: data[name] for name in MUTABLE_FIELDS if name in data}
+    fields.setdefault("status", "draft")
+    fields.setdefault("images", [])
+    try:
+        with write_transaction():
+            if (
+                Product.select()
+                .where((Product.tenant == tenant_id) & (Product.sku == data["sku"]))
+                .exists()
+            ):
+                raise ApiError("DUPLICATE_SKU", details={"sku": data["sku"]})
+            product = Product.create(
+                id=new_id("product"),
+                tenant=tenant_id,
+                sku=data["sku"],
+                created_at=now,
+                updated_at=now,
+                **fields,
+            )
+            body = serialize_product(product)
+            emit(tenant_id, "product.created", "product", product.id, body)
+    except IntegrityError:
+        # two creates raced past the existence check; the unique index decided
+        raise ApiError("DUPLICATE_SKU", details={"sku": data["sku"]}) from None
+    return body
+
+
+def _apply_update(tenant_id, sku, changes):
+    """Apply ``changes`` inside the caller's transaction; returns the serialized product."""
+    product = _locked_product(tenant_id, sku)
+    if "gtin" in changes:
+        check_gtin(changes["gtin"])
+    changed = {
+        name: value
+        for name, value in changes.items()
+        if name in MUTABLE_FIELDS and getattr(product, name) != value
+    }
+    # compare money and weights as numbers, not as representations
+    for name in ("cost_price", "weight_kg"):
+        old, new = product.__data__.get(name), changed.get(name)
+        if old is not None and new is not None and Decimal(str(new)) == Decimal(str(old)):
+            changed.pop(name)
+    if not changed:
+        return serialize_product(product)
+    archiving = changed.get("status") == "archived" and product.status != "archived"
+    if archiving and sku_has_open_orders(tenant_id, sku):
+        raise ApiError("OPEN_ORDERS_EXIST", details={"sku": sku})
+    changed["updated_at"] = now_ms()
+    Product.update(**changed).where(Product.id == product.id).execute()
+    for name, value in changed.items():
+        setattr(product, name, value)
+    product = Product.get_by_id(product.id)
+    body = serialize_product(product)
+    emit(
+        tenant_id,
+        "product.updated",
+        "product",
+        product.id,
+        {**body, "changed_fields": sorted(k for k in changed if k != "updated_at")},
+    )
+    if archiving:
+        emit(tenant_id, "product.archived", "product", product.id, body)
+    return body
+
+
+def update_product(tenant_id, sku, changes):
+    with write_transaction():
+        return _apply_update(tenant_id, sku, changes)
+
+
+def archive_product(tenant_id, sku):
+    """Soft delete: the product becomes ``archived`` unless it has open orders."""
+    with write_transaction():
+        product = _locked_product(tenant_id, sku)
+        if product.status == "archived":
+            return
+        if sku_has_open_orders(tenant_id, sku):
+            raise ApiError("OPEN_ORDERS_EXIST", details={"sku": sku})
+        now = now_ms()
+        Product.update(status="archived", updated_at=now).where(Product.id == product.id).execute()
+        product.status, product.updated_at = "archived", now
+        emit(tenant_id, "product.archived", "product", product.id, serialize_product(product))
+
+
+def bulk_update(tenant_id, items):
+    """Apply each ``{sku, ...changes}`` atomically on its own; report per item."""
+    updated, errors = 0, []
+    for index, item in enumerate(items):
+        if "error" in item:
+            errors.append({"index": index, "sku": item.get("sku"), **item["error"]})
+            continue
+        changes = {k: v for k, v in item.items() if k != "sku"}
+        try:
+            with write_transaction():
+                _apply_update(tenant_id, item["sku"], changes)
+            updated += 1
+        except ApiError as error:
+            errors.append(
+                {
+                    "index": index,
+                    "sku": item["sku"],
+                    "code": error.code,
+                    "message": error.message,
+                    "details": error.details,
+                }
+            )
+    return {"updated": updated, "failed": len(errors), "errors": errors}
+
+
+def list_products(tenant_id, args):
+    query = Product.select().where(Product.tenant == tenant_id)
+    status = args.get("status")
+    if status:
+        query = query.where(Product.status == status)
+    else:
+        query = query.where(Product.status != "archived")
+    if args.get("marketplace"):
+        listed = Listing.select(Listing.product).where(
+            (Listing.tenant == tenant_id) & (Listing.marketplace == args["marketplace"])
+        )
+        query = query.where(Product.id.in_(listed))
+    for term in (args.get("search") or "").split():
+        query = query.where(
+            contains_text(Product.title, term)
+            | contains_text(Product.sku, term)
+            | contains_text(Product.gtin, term)
+        )
+    sort = SORT_FIELDS[args.get("sort") or "created_at"]
+    rows, meta = paginate(
+        query,
+        sort_field=sort,
+        tiebreak=Product.id,
+        order=args.get("order") or "desc",
+        limit=args["limit"],
+        cursor=args.get("cursor"),
+        kind="products",
+    )
+    return [serialize_product(row) for row in rows], meta
+
+
+def request_sync(tenant_id, sku, marketplaces, created_by):
+    """Queue a ``marketplace_sync`` job for the product; returns its summary."""
+    with write_transaction():
+        product = _locked_product(tenant_id, sku)
+        job = enqueue_job(
+            tenant_id,
+            "marketplace_sync",
+            {"sku": product.sku, "product_id": product.id, "marketplaces": marketplaces},
+            created_by=created_by,
+            internal=True,
+        )
+    return {"job_id": job.id, "status": job.status, "marketplaces": marketplaces}

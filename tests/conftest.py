@@ -1,0 +1,114 @@
+"""Fixtures: one database per session (SQLite, or PostgreSQL when COMMERCE_DATABASE_URL
+names one), emptied before each test; ``app``, ``client``, ``runner``, ``tenant``, ``headers``.
+"""
+
+import os
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+from commerce_api import create_app
+from commerce_api.auth import middleware
+
+from . import dbutil
+from .factories import auth_headers, make_key, make_tenant
+
+BASE_URL = os.environ.get("COMMERCE_DATABASE_URL", "sqlite://")
+JWT_ISSUER = "https://idp.test/"
+JWT_AUDIENCE = "commerce-api"
+
+
+@pytest.fixture(scope="session")
+def jwt_keys(tmp_path_factory):
+    """An RSA and an EC key pair; both public keys in one PEM file, as an operator would."""
+    rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    ec_key = ec.generate_private_key(ec.SECP256R1())
+    path = tmp_path_factory.mktemp("jwt") / "public.pem"
+    pems = b"".join(
+        k.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        for k in (rsa_key, ec_key)
+    )
+    path.write_bytes(pems)
+    return {"rsa": rsa_key, "ec": ec_key, "public_file": str(path)}
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory):
+    url = dbutil.create_database(BASE_URL, str(tmp_path_factory.mktemp("db")))
+    dbutil.migrate(url)
+    yield url
+    from commerce_api.db import db
+
+    if not db.is_closed():
+        db.close()
+    if dbutil.is_postgres_url(url):
+        db.obj.close_all()
+    dbutil.drop_database(BASE_URL, url)
+
+
+@pytest.fixture(scope="session")
+def base_config(database_url, jwt_keys):
+    return {
+        "DATABASE_URL": database_url,
+        "JWT_PUBLIC_KEY_FILE": jwt_keys["public_file"],
+        "JWT_ISSUER": JWT_ISSUER,
+        "JWT_AUDIENCE": JWT_AUDIENCE,
+        "RATE_LIMIT_ENABLED": False,
+        "TESTING": True,
+    }
+
+
+@pytest.fixture(scope="session")
+def _session_app(base_config):
+    return create_app(base_config)
+
+
+@pytest.fixture
+def app(_session_app):
+    """The app, on an emptied database, with per-process caches cleared."""
+    from commerce_api.db import db
+
+    db.initialize(_session_app.extensions["commerce"]["database"])
+    with db.connection_context():
+        dbutil.truncate_all()
+    middleware.key_cache.clear()
+    middleware.tenant_cache.clear()
+    yield _session_app
+
+
+@pytest.fixture
+def make_app(base_config):
+    """Build an app with extra configuration (rebinds the database proxy)."""
+    apps = []
+
+    def factory(**overrides):
+        built = create_app({**base_config, **overrides})
+        apps.append(built)
+        return built
+
+    yield factory
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app):
+    return app.test_cli_runner()
+
+
+@pytest.fixture
+def tenant(app):
+    return make_tenant()
+
+
+@pytest.fixture
+def headers(tenant):
+    """Headers of an all-scopes key on ``tenant``."""
+    _, secret = make_key(tenant)
+    return auth_headers(tenant, secret)

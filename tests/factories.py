@@ -1,0 +1,51 @@
+"""Factories: tenants, keys, auth headers, products."""
+
+import itertools
+import uuid
+
+from commerce_api.auth.models import SCOPES
+from commerce_api.auth.services import create_key, create_tenant
+
+_counter = itertools.count(1)
+
+
+def make_tenant(plan="starter", name=None):
+    return create_tenant(name or f"Tenant {next(_counter)}", plan)
+
+
+def make_key(tenant, scopes=SCOPES, **kwargs):
+    """Create a key; returns ``(ApiKey, secret)``."""
+    return create_key(tenant.id, kwargs.pop("name", "test key"), list(scopes), **kwargs)
+
+
+def auth_headers(tenant, secret):
+    return {"Authorization": f"Bearer {secret}", "X-Tenant-ID": tenant.id}
+
+
+def headers_for(tenant=None, scopes=SCOPES, plan="starter", **kwargs):
+    """A new key on ``tenant`` (or a new tenant) and its request headers."""
+    tenant = tenant or make_tenant(plan)
+    _, secret = make_key(tenant, scopes, **kwargs)
+    return auth_headers(tenant, secret)
+
+
+def product_body(sku=None, **overrides):
+    body = {
+        "sku": sku or f"SKU-{uuid.uuid4().hex[:10]}",
+        "title": "Enamel mug",
+        "description": "A mug.",
+        "status": "active",
+        "gtin": "4006381333931",
+        "cost_price": 3.5,
+        "weight_kg": 0.35,
+        "images": ["https://img.example.com/mug.jpg"],
+    }
+    body.update(overrides)
+    return body
+
+
+def create_product(client, headers, **overrides):
+    body = product_body(**overrides)
+    response = client.post("/api/products", json=body, headers=headers)
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()["data"]
