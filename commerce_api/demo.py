@@ -1,0 +1,99 @@
+"""``commerce-api demo``: a demo tenant with a key, products, stock and orders (first run only)."""
+
+import json
+import os
+
+import click
+from flask import current_app
+from flask.cli import with_appcontext
+from stdnum import ean
+
+from .auth.models import SCOPES, Tenant
+from .auth.services import create_key, create_tenant
+from .products.models import Product
+from .products.services import create_product
+
+DEMO_PRODUCTS = (
+    ("MUG-ENAMEL-WHT", "Enamel mug, white, 350 ml", "kitchen", "6.90"),
+    ("MUG-ENAMEL-BLU", "Enamel mug, blue, 350 ml", "kitchen", "6.90"),
+    ("TEA-TOWEL-LIN", "Linen tea towel", "kitchen", "4.20"),
+    ("CANDLE-SOY-S", "Soy candle, small", "home", "3.10"),
+    ("CANDLE-SOY-L", "Soy candle, large", "home", "5.80"),
+    ("BLANKET-WOOL", "Wool blanket, 130 x 170 cm", "home", "38.00"),
+    ("NOTEBOOK-A5", "Dot-grid notebook, A5", "stationery", "2.75"),
+    ("PEN-BRASS", "Brass ballpoint pen", "stationery", "9.40"),
+    ("TOTE-CANVAS", "Canvas tote bag", "bags", "3.60"),
+    ("BOTTLE-STEEL", "Steel water bottle, 750 ml", "outdoor", "7.50"),
+)
+
+
+def _gtin(index):
+    body = f"400638{index:06d}"
+    return body + ean.calc_check_digit(body)
+
+
+def credentials_path():
+    return os.path.join(current_app.instance_path, "demo-credentials.json")
+
+
+def seed_demo():
+    """Create the demo tenant, key and catalogue once; return the saved credentials."""
+    path = credentials_path()
+    if os.path.exists(path):
+        with open(path) as handle:
+            saved = json.load(handle)
+        if Tenant.get_or_none(Tenant.id == saved["tenant_id"]) is not None:
+            return saved, False
+    tenant = create_tenant("Demo Store", "growth")
+    key, secret = create_key(tenant.id, "demo key", list(SCOPES))
+    for index, (sku, title, category, cost) in enumerate(DEMO_PRODUCTS, start=1):
+        if (
+            not Product.select()
+            .where((Product.tenant == tenant.id) & (Product.sku == sku))
+            .exists()
+        ):
+            create_product(
+                tenant.id,
+                {
+                    "sku": sku,
+                    "title": title,
+                    "status": "active",
+                    "category": category,
+                    "gtin": _gtin(index),
+                    "cost_price": cost,
+                    "images": [f"https://images.example.com/{sku.lower()}.jpg"],
+                },
+            )
+    for extra in _DEMO_EXTRAS:
+        extra(tenant.id)
+    saved = {"tenant_id": tenant.id, "api_key": secret, "key_id": key.id}
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
+        json.dump(saved, handle)
+    return saved, True
+
+
+# Other domains append functions ``extra(tenant_id)`` that seed their demo data
+# (stock, a sandbox marketplace connection and its orders).
+_DEMO_EXTRAS = []
+
+
+def register(cli):
+    @cli.command("demo")
+    @click.option("--json", "as_json", is_flag=True)
+    @with_appcontext
+    def demo_command(as_json):
+        """Seed a demo tenant (first run only) and print its API key and tenant id."""
+        saved, created = seed_demo()
+        if as_json:
+            click.echo(json.dumps(saved))
+            return
+        state = "created" if created else "already seeded"
+        click.echo(
+            f"Demo tenant {state}.\n"
+            f"  tenant id: {saved['tenant_id']}\n"
+            f"  API key:   {saved['api_key']}\n"
+            "Try:\n"
+            f'  curl -H "Authorization: Bearer {saved["api_key"]}" '
+            f'-H "X-Tenant-ID: {saved["tenant_id"]}" http://127.0.0.1:8000/api/products'
+        )

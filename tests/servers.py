@@ -1,0 +1,97 @@
+"""Real processes for concurrency, crash and rate-limit tests: gunicorn and workers on 127.0.0.1.
+
+Every process is started in its own process group, polled with time-outs, and killed on exit.
+"""
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import requests
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def process_env(database_url, **config):
+    """Environment for a child process: the test database and COMMERCE_* settings."""
+    env = dict(os.environ)
+    env["COMMERCE_DATABASE_URL"] = database_url
+    for key, value in config.items():
+        env[f"COMMERCE_{key}"] = str(value)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+def stop_process(proc, timeout=10):
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=timeout)
+
+
+@contextlib.contextmanager
+def gunicorn_server(database_url, workers=2, startup_timeout=30, **config):
+    """Run ``gunicorn wsgi:app`` on a free 127.0.0.1 port; yields the base URL."""
+    port = free_port()
+    cmd = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "--workers",
+        str(workers),
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--worker-class",
+        "sync",
+        "--timeout",
+        "60",
+        "--log-level",
+        "warning",
+        "wsgi:app",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=process_env(database_url, **config), start_new_session=True
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + startup_timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"gunicorn exited with {proc.returncode}")
+            try:
+                if requests.get(base + "/api/health", timeout=1).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("gunicorn did not start in time")
+            time.sleep(0.1)
+        yield base
+    finally:
+        stop_process(proc)
+
+
+def start_command(args, database_url, **config):
+    """Start ``commerce-api <args>`` in its own process group; the caller stops it."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "commerce_api.cli", *args],
+        cwd=ROOT,
+        env=process_env(database_url, **config),
+        start_new_session=True,
+    )
