@@ -115,6 +115,10 @@ def create_app(test_config=None):
 
 def _install_request_pipeline(app):
     from .auth.middleware import authenticate, is_public_endpoint
+    from .http import idempotency, ratelimit
+
+    ratelimit.init_app(app)  # the limiter (when enabled), used by enforce_rate_limit
+    idempotency.init_app(app)
 
     hooks = [_h for _h in _load_extra_hooks()]
 
@@ -127,9 +131,12 @@ def _install_request_pipeline(app):
                 hook()
         http_request.check_body()
         http_request.check_query_args()
+        return idempotency.begin_idempotent_request()  # None, or the stored response
 
     @app.after_request
     def _after(response):
+        idempotency.finish_idempotent_request(response)
+        ratelimit.add_rate_limit_headers(response)
         return http_request.finish_response(response)
 
 

@@ -95,8 +95,9 @@ def keys():
 @click.option("--scopes", required=True, help="Comma list of scopes, or 'all'.")
 @click.option("--expires-at", help="ISO 8601 timestamp.")
 @click.option("--allow-ip", "allow_ips", multiple=True, help="CIDR; repeat for more.")
-@click.option("--rate-limit-per-minute", type=click.IntRange(min=1))
-@click.option("--rate-limit-per-hour", type=click.IntRange(min=1))
+# the columns are 32-bit integers
+@click.option("--rate-limit-per-minute", type=click.IntRange(min=1, max=2**31 - 1))
+@click.option("--rate-limit-per-hour", type=click.IntRange(min=1, max=2**31 - 1))
 @click.option("--json", "as_json", is_flag=True)
 @with_appcontext
 def keys_create(

@@ -15,11 +15,18 @@ DEFAULTS = {
     "AUTH_CACHE_SECONDS": 5,  # API key rows are cached this long; revocation waits at most this
     "REDIS_URL": None,
     "RATE_LIMIT_ENABLED": True,
+    "RATE_LIMIT_KEY_PREFIX": "commerce:rl",  # Redis keys of the rate-limit counters
     "JOB_QUEUE_CAPACITY": 100,
     "WORKER_LEASE_SECONDS": 30,
     "WORKER_POLL_INTERVAL": 0.5,
     "WORKER_SHUTDOWN_GRACE_SECONDS": 30,
     "WORKER_MAX_ATTEMPTS": 4,  # the first try plus three retries
+    "WORKER_CONCURRENCY": 4,  # jobs one worker process runs at once (threads)
+    "WORKER_RETRY_BACKOFF_SECONDS": 5.0,  # first retry delay; doubles per attempt
+    "JOB_PRIORITY_AGING_SECONDS": 300,  # a waiting job gains one priority level per this
+    "JOB_DEFAULT_TIMEOUT_SECONDS": 600,  # for handlers that declare no TIMEOUT_SECONDS
+    "ENABLE_TEST_JOBS": False,  # test-only job types (test_noop, test_task); never in production
+    "TEST_JOBS_RECORD_FILE": None,  # where test_task records its executions
     "ORDER_PULL_INTERVAL_SECONDS": 60,
     "MARKETPLACE_CONNECT_TIMEOUT": 3.0,
     "MARKETPLACE_READ_TIMEOUT": 10.0,
@@ -34,15 +41,19 @@ _INT_KEYS = {
     "WORKER_LEASE_SECONDS",
     "WORKER_SHUTDOWN_GRACE_SECONDS",
     "WORKER_MAX_ATTEMPTS",
+    "WORKER_CONCURRENCY",
+    "JOB_PRIORITY_AGING_SECONDS",
+    "JOB_DEFAULT_TIMEOUT_SECONDS",
     "ORDER_PULL_INTERVAL_SECONDS",
 }
 _FLOAT_KEYS = {
     "AUTH_CACHE_SECONDS",
     "WORKER_POLL_INTERVAL",
+    "WORKER_RETRY_BACKOFF_SECONDS",
     "MARKETPLACE_CONNECT_TIMEOUT",
     "MARKETPLACE_READ_TIMEOUT",
 }
-_BOOL_KEYS = {"RATE_LIMIT_ENABLED", "WEBHOOK_ALLOW_PRIVATE_TARGETS"}
+_BOOL_KEYS = {"RATE_LIMIT_ENABLED", "WEBHOOK_ALLOW_PRIVATE_TARGETS", "ENABLE_TEST_JOBS"}
 
 
 def _coerce(key, raw):

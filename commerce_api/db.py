@@ -2,6 +2,7 @@
 
 import json
 import os
+import threading
 from contextlib import contextmanager
 from decimal import ROUND_HALF_UP, Decimal
 from urllib.parse import parse_qs, unquote, urlparse
@@ -72,7 +73,10 @@ def make_database(url):
         else:
             directory = os.path.dirname(os.path.abspath(path))
             os.makedirs(directory, exist_ok=True)
-        return peewee.SqliteDatabase(path, pragmas=SQLITE_PRAGMAS, check_same_thread=False)
+        database = peewee.SqliteDatabase(path, pragmas=SQLITE_PRAGMAS, check_same_thread=False)
+        # SQLite's LOWER() folds ASCII only; search folds every letter, as PostgreSQL does
+        database.register_function(_unicode_lower, "unicode_lower", 1, deterministic=True)
+        return database
     if parsed.scheme in ("postgres", "postgresql"):
         options = {k: v[-1] for k, v in parse_qs(parsed.query).items()}
         max_connections = int(options.pop("pool_size", 20))
@@ -153,30 +157,87 @@ class PreparedQuery:
             if params != [f"__p{i}__" for i in range(self.nparams)]:
                 raise ValueError(f"builder binds {params!r}, not its placeholders in order")
             fields = [getattr(node, "python_value", None) for node in query._returning]
-            names = [getattr(node, "name", None) for node in query._returning]
-            compiled = self._sql[key] = (sql, fields, names)
+            names = tuple(getattr(node, "name", None) for node in query._returning)
+            # per name, the last column of that name wins (as in a dict built in order)
+            last = {
+                name: (index, conv)
+                for index, (name, conv) in enumerate(zip(names, fields, strict=True))
+            }
+            converters = tuple(
+                (index, name, conv) for name, (index, conv) in last.items() if conv is not None
+            )
+            compiled = self._sql[key] = (sql, names, converters)
         return compiled
 
     def dicts(self, *params):
         """All rows as dicts, each value converted as its peewee field would."""
-        sql, converters, names = self._compile()
+        sql, names, converters = self._compile()
         rows = db.execute_sql(sql, params).fetchall()
-        return [
-            {
-                name: (conv(value) if conv is not None and value is not None else value)
-                for name, conv, value in zip(names, converters, row, strict=True)
-            }
-            for row in rows
-        ]
+        result = []
+        for row in rows:
+            item = dict(zip(names, row, strict=True))
+            for index, name, conv in converters:
+                value = row[index]
+                if value is not None:
+                    item[name] = conv(value)
+            result.append(item)
+        return result
 
     def first(self, *params):
         rows = self.dicts(*params)
         return rows[0] if rows else None
 
 
+class _CountMemo(threading.local):
+    """Counts remembered by one SQLite connection (one per thread) while nothing changed."""
+
+    conn = None
+    version = None
+    counts = None
+
+
+_count_memo = _CountMemo()
+
+
+def exact_count(query):
+    """``query.count()``, answered from memory when the database cannot have changed.
+
+    A list's ``total`` re-counts every matching row (about 10 ms for 100,000 products on
+    SQLite). On SQLite the count is remembered per connection and reused only while
+    ``PRAGMA data_version`` (commits by any other connection, in any process) and the
+    connection's own ``total_changes`` are unchanged, and never inside a transaction, so
+    the total stays exact. PostgreSQL always counts.
+    """
+    database = db.obj
+    if not isinstance(database, peewee.SqliteDatabase):
+        return query.count()
+    conn = database.connection()
+    if conn.in_transaction:
+        return query.count()
+    sql, params = query.sql()
+    try:
+        key = (sql, tuple(params))
+        hash(key)
+    except TypeError:
+        return query.count()
+    version = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+    memo = _count_memo
+    if memo.conn is not conn or memo.version != version or len(memo.counts) > 256:
+        memo.conn, memo.version, memo.counts = conn, version, {}
+    count = memo.counts.get(key)
+    if count is None:
+        count = memo.counts[key] = query.count()
+    return count
+
+
+def _unicode_lower(value):
+    return value.lower() if isinstance(value, str) else value
+
+
 def contains_text(column, term):
     """Case-insensitive substring match, the same on SQLite and PostgreSQL."""
     escaped = term.lower().replace("!", "!!").replace("%", "!%").replace("_", "!_")
+    lower = peewee.fn.LOWER if is_postgres() else peewee.fn.unicode_lower
     return peewee.NodeList(
-        (peewee.fn.LOWER(column), peewee.SQL("LIKE"), f"%{escaped}%", peewee.SQL("ESCAPE '!'"))
+        (lower(column), peewee.SQL("LIKE"), f"%{escaped}%", peewee.SQL("ESCAPE '!'"))
     )

@@ -2,6 +2,7 @@
 
 import json
 import os
+from decimal import Decimal
 
 import click
 from flask import current_app
@@ -36,14 +37,25 @@ def credentials_path():
     return os.path.join(current_app.instance_path, "demo-credentials.json")
 
 
+def _read_credentials(path):
+    """The saved demo credentials, or None when the file is missing or not ours."""
+    try:
+        with open(path) as handle:
+            saved = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    keys = ("tenant_id", "api_key", "key_id")
+    if not isinstance(saved, dict) or not all(isinstance(saved.get(k), str) for k in keys):
+        return None
+    return saved
+
+
 def seed_demo():
     """Create the demo tenant, key and catalogue once; return the saved credentials."""
     path = credentials_path()
-    if os.path.exists(path):
-        with open(path) as handle:
-            saved = json.load(handle)
-        if Tenant.get_or_none(Tenant.id == saved["tenant_id"]) is not None:
-            return saved, False
+    saved = _read_credentials(path)
+    if saved and Tenant.get_or_none(Tenant.id == saved["tenant_id"]) is not None:
+        return saved, False
     tenant = create_tenant("Demo Store", "growth")
     key, secret = create_key(tenant.id, "demo key", list(SCOPES))
     for index, (sku, title, category, cost) in enumerate(DEMO_PRODUCTS, start=1):
@@ -60,7 +72,7 @@ def seed_demo():
                     "status": "active",
                     "category": category,
                     "gtin": _gtin(index),
-                    "cost_price": cost,
+                    "cost_price": Decimal(cost),  # as the API schema loads it
                     "images": [f"https://images.example.com/{sku.lower()}.jpg"],
                 },
             )
@@ -76,6 +88,26 @@ def seed_demo():
 # Other domains append functions ``extra(tenant_id)`` that seed their demo data
 # (stock, a sandbox marketplace connection and its orders).
 _DEMO_EXTRAS = []
+
+
+def _seed_inventory(tenant_id):
+    # first of the extras: demo orders reserve this stock
+    from .inventory.demo import seed_demo_inventory
+
+    seed_demo_inventory(tenant_id)
+
+
+_DEMO_EXTRAS.append(_seed_inventory)
+
+
+def _seed_marketplace(tenant_id):
+    # after the stock: the sandbox's first orders reserve it
+    from .marketplaces.demo import seed_demo_marketplace
+
+    seed_demo_marketplace(tenant_id)
+
+
+_DEMO_EXTRAS.append(_seed_marketplace)
 
 
 def register(cli):

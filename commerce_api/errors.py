@@ -15,6 +15,7 @@ CATALOGUE = {
     "SERVICE_UNAVAILABLE": (503, "The service is temporarily unavailable."),
     "IDEMPOTENCY_KEY_REUSED": (422, "The idempotency key was used with another request."),
     "IDEMPOTENCY_KEY_IN_USE": (409, "A request with this idempotency key is in progress."),
+    "INVALID_IDEMPOTENCY_KEY": (400, "Idempotency-Key must be 1 to 255 printable characters."),
     # authentication and tenancy
     "UNAUTHENTICATED": (401, "Authentication is required."),
     "INVALID_TENANT_HEADER": (400, "X-Tenant-ID must be a tenant UUID."),
@@ -42,6 +43,8 @@ CATALOGUE = {
     "READONLY_WAREHOUSE": (403, "Marketplace-operated warehouses are read-only."),
     "NEGATIVE_QUANTITY": (422, "The resulting quantity would be negative."),
     "INSUFFICIENT_STOCK": (409, "Not enough available stock."),
+    "WAREHOUSE_INACTIVE": (409, "The warehouse is inactive."),
+    "WAREHOUSE_NOT_EMPTY": (409, "The warehouse still holds stock."),
     # jobs
     "JOB_NOT_FOUND": (404, "The job does not exist."),
     "INVALID_JOB_TYPE": (422, "Unknown job type."),

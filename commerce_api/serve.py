@@ -41,7 +41,11 @@ def gunicorn_options(bind, workers):
 def serve(bind="127.0.0.1:8000", workers=2, with_worker=False):
     worker = None
     if with_worker:
-        worker = subprocess.Popen([sys.executable, "-m", "commerce_api.cli", "worker"])
+        # Its own session: Ctrl-C reaches gunicorn only, and the SIGTERM below is then the
+        # worker's one and only (graceful) signal; a second signal would make it exit at once.
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "commerce_api.cli", "worker"], start_new_session=True
+        )
     try:
         GunicornApp(gunicorn_options(bind, workers)).run()
     finally:

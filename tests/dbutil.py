@@ -66,7 +66,12 @@ def truncate_all():
     if not tables:
         return
     if db.obj.__class__.__name__.endswith("PostgresqlDatabase"):
-        db.execute_sql("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " CASCADE")
+        # DELETE of a few rows is far cheaper than TRUNCATE of ~20 tables (which takes
+        # exclusive locks and rewrites files); replica mode skips the foreign-key triggers.
+        with db.atomic():
+            db.execute_sql("SET LOCAL session_replication_role = replica")
+            for table in tables:
+                db.execute_sql(f'DELETE FROM "{table}"')
     else:
         db.execute_sql("PRAGMA foreign_keys = OFF")
         try:

@@ -49,3 +49,25 @@ def create_product(client, headers, **overrides):
     response = client.post("/api/products", json=body, headers=headers)
     assert response.status_code == 201, response.get_json()
     return response.get_json()["data"]
+
+
+def snapshot():
+    """Every row of the tables a product, auth or CLI request can touch, as sorted JSON text.
+
+    Compare a snapshot taken before a refused request with one taken after: equal means the
+    request changed nothing (the event outbox and the job table included).
+    """
+    import json
+
+    from commerce_api.auth.models import ApiKey, Tenant
+    from commerce_api.events.models import Event
+    from commerce_api.jobs.models import Job
+    from commerce_api.orders.models import Order, OrderLine
+    from commerce_api.products.models import Listing, Product
+
+    return {
+        model._meta.table_name: sorted(
+            json.dumps(row, sort_keys=True, default=str) for row in model.select().dicts()
+        )
+        for model in (Tenant, ApiKey, Product, Listing, Order, OrderLine, Job, Event)
+    }

@@ -26,6 +26,7 @@ def process_env(database_url, **config):
     """Environment for a child process: the test database and COMMERCE_* settings."""
     env = dict(os.environ)
     env["COMMERCE_DATABASE_URL"] = database_url
+    env["COMMERCE_RATE_LIMIT_ENABLED"] = "0"  # as in the test config: on where a test asks
     for key, value in config.items():
         env[f"COMMERCE_{key}"] = str(value)
     env.setdefault("PYTHONUNBUFFERED", "1")

@@ -59,6 +59,7 @@ class _TTLCache:
 key_cache = _TTLCache()
 tenant_cache = _TTLCache()
 _MISSING = ("missing",)
+MAX_CREATED_BY = 200  # the narrowest created_by column (jobs)
 
 
 def _unauthenticated(reason, message):
@@ -127,7 +128,7 @@ def _tenant_header():
         raise ApiError("INVALID_TENANT_HEADER", "X-Tenant-ID must be a UUID.") from None
 
 
-def _authenticate_key(token, tenant_id, config):
+def _authenticate_key(token, config):
     key_hash = hash_key(token)
     row = key_cache.get(key_hash)
     if row is None:
@@ -140,6 +141,8 @@ def _authenticate_key(token, tenant_id, config):
         raise _unauthenticated("revoked", "The API key has been revoked.")
     if row["expires_at"] is not None and row["expires_at"] <= now:
         raise _unauthenticated("expired", "The API key has expired.")
+    # the token is valid: only now does the tenant header matter (401 before 400)
+    tenant_id = _tenant_header()
     if row["tenant_id"] != tenant_id:
         raise ApiError("TENANT_ACCESS_DENIED")
     if row["networks"] is not None:
@@ -147,6 +150,8 @@ def _authenticate_key(token, tenant_id, config):
             ip = ipaddress.ip_address(client_ip())
         except ValueError:
             ip = None
+        if ip is not None and ip.version == 6 and ip.ipv4_mapped:
+            ip = ip.ipv4_mapped  # an IPv4 peer on a dual-stack socket
         if ip is None or not any(ip in net for net in row["networks"]):
             raise ApiError("IP_NOT_ALLOWED", details={"ip": client_ip()})
     return AuthContext(
@@ -161,8 +166,9 @@ def _authenticate_key(token, tenant_id, config):
     )
 
 
-def _authenticate_user(token, tenant_id, config):
+def _authenticate_user(token, config):
     claims = decode_user_token(token, config)
+    tenant_id = _tenant_header()
     tenants = claims.get("tenants") or []
     if not isinstance(tenants, list) or tenant_id not in [str(t).lower() for t in tenants]:
         raise ApiError("TENANT_ACCESS_DENIED")
@@ -181,9 +187,16 @@ def _authenticate_user(token, tenant_id, config):
         kind="user",
         principal_id=sub,
         scopes=scopes,
-        created_by=str(claims.get("email") or f"user:{sub}"),
+        created_by=_user_created_by(claims.get("email"), sub),
         extra={"claims": claims},
     )
+
+
+def _user_created_by(email, sub):
+    """The user's email, or ``user:<sub>`` when the token has none that fits a record."""
+    if isinstance(email, str) and 0 < len(email) <= MAX_CREATED_BY and email.isprintable():
+        return email
+    return f"user:{sub}"[:MAX_CREATED_BY]
 
 
 def authenticate():
@@ -197,11 +210,9 @@ def authenticate():
         raise _unauthenticated("malformed", "Use 'Authorization: Bearer <token>'.")
     config = current_app.config
     if token.startswith(KEY_PREFIX):
-        tenant_id = _tenant_header()
-        g.auth = _authenticate_key(token, tenant_id, config)
+        g.auth = _authenticate_key(token, config)
     elif token.count(".") == 2:
-        tenant_id = _tenant_header()
-        g.auth = _authenticate_user(token, tenant_id, config)
+        g.auth = _authenticate_user(token, config)
     else:
         raise _unauthenticated("malformed", "The token is neither an API key nor a JWT.")
     return g.auth

@@ -30,7 +30,16 @@ def parse_scopes(text):
     return sorted(set(scopes), key=SCOPES.index)
 
 
+def _check_name(name):
+    """A display name: 1-200 characters once trimmed."""
+    name = name.strip() if isinstance(name, str) else ""
+    if not name or len(name) > 200 or not name.isprintable():
+        raise validation_error({"name": ["1 to 200 printable characters."]})
+    return name
+
+
 def create_tenant(name, plan="starter", tenant_id=None):
+    name = _check_name(name)
     if plan not in PLANS:
         raise validation_error({"plan": [f"Must be one of {', '.join(PLANS)}."]})
     tenant_id = tenant_id or str(uuid.uuid4())
@@ -66,6 +75,9 @@ def create_key(
     rate_limit_per_hour=None,
 ):
     """Create an API key; returns ``(ApiKey, secret)``. The secret is never stored."""
+    name = _check_name(name)
+    if expires_at is not None and expires_at <= now_ms():
+        raise validation_error({"expires_at": ["Must be in the future."]})
     tenant = get_tenant(tenant_id)
     if (rate_limit_per_minute or rate_limit_per_hour) and tenant.plan != "enterprise":
         raise validation_error(

@@ -2,12 +2,18 @@
 
 import base64
 import binascii
+import hashlib
 import json
+import math
+from decimal import Decimal
 
 import marshmallow as ma
-from peewee import Tuple
+from peewee import BooleanField, DecimalField, FloatField, IntegerField, Tuple
 
+from ..db import exact_count
 from ..errors import ApiError, validation_error
+
+MAX_CURSOR = 1000  # characters; longer is not a cursor we issued
 
 
 class ListArgsSchema(ma.Schema):
@@ -22,8 +28,8 @@ class ListArgsSchema(ma.Schema):
         metadata={"description": "Page size (1-200, default 50)."},
     )
     cursor = ma.fields.String(
+        # no length rule here: a cursor we did not issue is INVALID_CURSOR (400), not 422
         metadata={"description": "The `nextCursor` of the previous page."},
-        validate=ma.validate.Length(max=1000),
     )
     order = ma.fields.String(
         load_default="desc",
@@ -79,25 +85,68 @@ def encode_cursor(payload):
 
 
 def decode_cursor(cursor):
+    if len(cursor) > MAX_CURSOR:
+        raise ApiError("INVALID_CURSOR")
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         payload = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
+    except (ValueError, binascii.Error, UnicodeDecodeError, RecursionError):
         raise ApiError("INVALID_CURSOR") from None
     if not isinstance(payload, dict):
         raise ApiError("INVALID_CURSOR")
     return payload
 
 
-def paginate(query, *, sort_field, tiebreak, order, limit, cursor, kind, count=True):
+def _scope_digest(scope):
+    if scope is None:
+        return None
+    text = json.dumps(scope, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _cursor_value(field, value):
+    """A stored value as a cursor carries it (JSON: int, or text for decimals)."""
+    return str(value) if isinstance(field, DecimalField) and value is not None else value
+
+
+def _key_value(field, value):
+    """A cursor's value back as the column's type; INVALID_CURSOR when it cannot be one.
+
+    A crafted cursor must never reach the database with a value of another type (PostgreSQL
+    refuses to compare text with an integer), out of range, or holding NUL.
+    """
+    if isinstance(field, BooleanField):
+        if isinstance(value, bool):
+            return value
+    elif isinstance(field, IntegerField | FloatField):
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if isinstance(field, IntegerField) and number and not isinstance(value, int):
+            number = False  # a float for an integer column
+        if number and math.isfinite(value) and -(2**63) <= value < 2**63:
+            return value
+    elif isinstance(value, str) and len(value) <= MAX_CURSOR and "\x00" not in value:
+        if not isinstance(field, DecimalField):
+            return value
+        try:
+            number = Decimal(value)
+        except ArithmeticError:
+            number = None
+        if number is not None and number.is_finite():
+            return number
+    raise ApiError("INVALID_CURSOR")
+
+
+def paginate(query, *, sort_field, tiebreak, order, limit, cursor, kind, count=True, scope=None):
     """Return ``(rows, meta)`` for one page of ``query`` ordered by (sort_field, tiebreak).
 
     The cursor carries the last row's exact stored values, so pages stay stable while
-    rows are added; it is bound to the list (``kind``), the sort and the order.
+    rows are added; it is bound to the list (``kind``), the sort, the order and ``scope``
+    (the tenant and filters that shaped ``query``, when the caller gives them).
     """
     sort_name = sort_field.name
     page = 1
     filtered = query
+    digest = _scope_digest(scope)
     if cursor:
         payload = decode_cursor(cursor)
         key = payload.get("k")
@@ -105,13 +154,15 @@ def paginate(query, *, sort_field, tiebreak, order, limit, cursor, kind, count=T
             payload.get("l") != kind
             or payload.get("s") != sort_name
             or payload.get("o") != order
+            or payload.get("f") != digest
             or not isinstance(key, list)
             or len(key) != 2
             or not isinstance(payload.get("p"), int)
+            or isinstance(payload["p"], bool)
             or payload["p"] < 2
-            or not all(isinstance(v, str | int) and not isinstance(v, bool) for v in key)
         ):
             raise ApiError("INVALID_CURSOR")
+        key = [_key_value(sort_field, key[0]), _key_value(tiebreak, key[1])]
         page = payload["p"]
         if sort_field is tiebreak:
             condition = tiebreak > key[1] if order == "asc" else tiebreak < key[1]
@@ -132,15 +183,15 @@ def paginate(query, *, sort_field, tiebreak, order, limit, cursor, kind, count=T
     if len(rows) > limit:
         rows = rows[:limit]
         last = rows[-1]
-        next_cursor = encode_cursor(
-            {
-                "l": kind,
-                "s": sort_name,
-                "o": order,
-                "p": page + 1,
-                "k": [getattr(last, sort_name), getattr(last, tiebreak.name)],
-            }
-        )
-    total = query.order_by().count() if count else None
+        if isinstance(last, dict):  # a ``.dicts()`` query
+            key = [last[sort_name], last[tiebreak.name]]
+        else:
+            key = [getattr(last, sort_name), getattr(last, tiebreak.name)]
+        key = [_cursor_value(sort_field, key[0]), _cursor_value(tiebreak, key[1])]
+        payload = {"l": kind, "s": sort_name, "o": order, "p": page + 1, "k": key}
+        if digest is not None:
+            payload["f"] = digest
+        next_cursor = encode_cursor(payload)
+    total = exact_count(query.order_by()) if count else None
     meta = {"total": total, "page": page, "limit": limit, "nextCursor": next_cursor}
     return rows, meta

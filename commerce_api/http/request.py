@@ -4,6 +4,7 @@ import json
 
 from flask import current_app, g, request
 from ulid import ULID
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from ..errors import ApiError, validation_error
 
@@ -21,13 +22,19 @@ def assign_request_id():
 
 def check_body():
     """Refuse oversized, non-JSON and malformed bodies before any view runs."""
-    if request.method not in BODY_METHODS:
+    if request.method not in BODY_METHODS or request.routing_exception is not None:
+        # an unknown path or a wrong method is answered as such (404/405), whatever the body
         return
     limit = current_app.config["MAX_BODY_BYTES"]
     length = request.content_length
     if length is not None and length > limit:
         raise ApiError("PAYLOAD_TOO_LARGE", details={"max_bytes": limit})
-    raw = request.get_data(cache=True)
+    # A body without Content-Length (chunked) is read only up to the limit, never whole.
+    request.max_content_length = limit
+    try:
+        raw = request.get_data(cache=True)
+    except RequestEntityTooLarge:
+        raise ApiError("PAYLOAD_TOO_LARGE", details={"max_bytes": limit}) from None
     if len(raw) > limit:
         raise ApiError("PAYLOAD_TOO_LARGE", details={"max_bytes": limit})
     if not raw:
@@ -37,25 +44,88 @@ def check_body():
             "UNSUPPORTED_MEDIA_TYPE", details={"content_type": request.content_type or None}
         )
     try:
-        json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ApiError("INVALID_JSON", details={"reason": f"Not UTF-8: {exc}"[:200]}) from None
+    try:
+        document = json.loads(text)
+    except RecursionError:
+        raise ApiError("INVALID_JSON", details={"reason": "Nested too deeply."}) from None
+    except ValueError as exc:
         raise ApiError("INVALID_JSON", details={"reason": str(exc)[:200]}) from None
+    if "\\u" in text:  # NUL and lone surrogates can only arrive as \u escapes
+        _check_storable_text(document)
+
+
+def _check_storable_text(document):
+    """Strings the databases can store: no lone UTF-16 surrogates (400), no NUL (422)."""
+    stack = [("", document)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            items = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            _check_string(path, value)
+            continue
+        for name, item in items:
+            _check_string(path or "_schema", name)
+            stack.append((f"{path}.{name}" if path else str(name), item))
+
+
+def _check_string(path, value):
+    if not isinstance(value, str) or value.isascii() and "\x00" not in value:
+        return
+    if any("\ud800" <= char <= "\udfff" for char in value):
+        raise ApiError(
+            "INVALID_JSON", details={"reason": f"Lone UTF-16 surrogate in {path or 'the body'}."}
+        )
+    if "\x00" in value:
+        raise validation_error({path or "_schema": ["Must not contain the NUL character."]})
+
+
+def _refuses_query_args(view, method):
+    """True when the view's ``method`` is documented and declares no query arguments."""
+    view_class = getattr(view, "view_class", None)
+    handler = getattr(view_class, method.lower(), None) if view_class else view
+    apidoc = getattr(handler, "_apidoc", None)
+    if apidoc is None:
+        return False
+    arguments = apidoc.get("arguments", {}).get("parameters", [])
+    return not any(p.get("in") == "query" for p in arguments)
 
 
 def check_query_args():
-    """Views that declare no query arguments accept none (webargs checks the others)."""
-    if not request.args or request.url_rule is None:
+    """Views that declare no query arguments accept none (webargs checks the others).
+
+    No text in the path or the query may hold NUL, which no database stores or matches.
+    """
+    if request.url_rule is None:
         return
+    if any(
+        "\x00" in value for value in (request.view_args or {}).values() if isinstance(value, str)
+    ):
+        raise ApiError("RESOURCE_NOT_FOUND", "The requested URL was not found.")
+    if not request.args:
+        return
+    nul = [name for name, value in request.args.items(multi=True) if "\x00" in name + value]
+    if nul:
+        raise validation_error({name: ["Must not contain the NUL character."] for name in nul})
     view = current_app.view_functions.get(request.endpoint)
-    view_class = getattr(view, "view_class", None)
-    handler = getattr(view_class, request.method.lower(), None) if view_class else view
-    apidoc = getattr(handler, "_apidoc", None)
-    if apidoc is None:
-        return
-    arguments = apidoc.get("arguments", {}).get("parameters", [])
-    if any(p.get("in") == "query" for p in arguments):
-        return
-    raise validation_error({name: ["Unknown field."] for name in request.args})
+    # decided once per view and method (views do not change once the app is built)
+    decided = getattr(view, "_refuses_query_args", None)
+    if decided is None:
+        decided = {}
+        try:
+            view._refuses_query_args = decided
+        except AttributeError:
+            pass
+    refuses = decided.get(request.method)
+    if refuses is None:
+        refuses = decided[request.method] = _refuses_query_args(view, request.method)
+    if refuses:
+        raise validation_error({name: ["Unknown field."] for name in request.args})
 
 
 def finish_response(response):

@@ -10,3 +10,12 @@ class JobFailed(Exception):
         self.message = message
         self.retryable = retryable
         self.details = details or {}
+
+
+class JobLost(Exception):
+    """Raised by ``ctx.heartbeat()`` when the worker no longer holds the job's lease.
+
+    The lease ran out (the job was returned to the queue or failed with WORKER_TIMEOUT) or
+    the worker is giving the job back at shutdown; whatever the handler returns now would
+    be refused, so it may as well stop.
+    """

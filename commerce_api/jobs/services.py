@@ -1,9 +1,25 @@
-"""Dispatch and read jobs (the worker side lives in queue.py)."""
+"""Dispatch, read, list and cancel jobs (the worker side lives in queue.py)."""
 
-from ..db import write_transaction
+import fcntl
+import math
+import os
+import threading
+import time
+from contextlib import contextmanager
+
+import marshmallow as ma
+from flask import current_app, has_app_context
+
+from ..auth.models import Tenant
+from ..config import load_config
+from ..db import JSONField, db, for_update, is_postgres, write_transaction
+from ..errors import ApiError, validation_error
+from ..http.lists import paginate
 from ..ids import new_id
-from ..timeutil import format_ms, now_ms
-from .models import PRIORITIES, Job
+from ..timeutil import date_end_ms, date_start_ms, format_ms, now_ms
+from . import handlers
+from .models import HELD, PRIORITIES, Job, WorkerProcess
+from .schemas import DEFAULT_PARAMS_SCHEMAS
 
 # Typical durations (seconds) used for estimated_completion_at.
 TYPICAL_SECONDS = {
@@ -14,29 +30,575 @@ TYPICAL_SECONDS = {
     "competitor_scan": 37,
     "listing_optimize": 75,
     "marketplace_sync": 5,
+    "order_cancellation": 5,
+    "test_noop": 1,
+    "test_task": 1,
 }
+DEFAULT_TYPICAL_SECONDS = 60
+
+# PostgreSQL workers LISTEN on this channel; dispatch NOTIFYs it (delivered at commit).
+NOTIFY_CHANNEL = "commerce_jobs"
+
+JOB_FIELDS = (
+    "id",
+    "type",
+    "status",
+    "priority",
+    "params",
+    "attempts",
+    "created_at",
+    "estimated_completion_at",
+    "started_at",
+    "completed_at",
+    "duration_seconds",
+    "result",
+    "error",
+    "failed_at",
+    "cancelled_at",
+    "cancel_reason",
+    "batch_id",
+    "batch_index",
+)
+
+
+def settings():
+    """The app's configuration, or the environment's outside an app (scripts)."""
+    return current_app.config if has_app_context() else load_config()
+
+
+def typical_ms(job_type):
+    return TYPICAL_SECONDS.get(job_type, DEFAULT_TYPICAL_SECONDS) * 1000
+
+
+def aging_ms(config=None):
+    return int((config or settings())["JOB_PRIORITY_AGING_SECONDS"]) * 1000
+
+
+def claim_key_for(run_at, rank, config=None):
+    """Queue order: one aging window per priority level below high (see models.Job)."""
+    return run_at + rank * aging_ms(config)
+
+
+def timeout_seconds_for(job_type, config=None):
+    config = config or settings()
+    handler = handlers.load_handler(job_type, config)
+    timeout = getattr(handler, "TIMEOUT_SECONDS", None) if handler is not None else None
+    return int(timeout or config["JOB_DEFAULT_TIMEOUT_SECONDS"])
+
+
+# SQLite lets one connection write at a time, and one that finds the lock taken sleeps in
+# SQLite's busy handler: 1 ms, then 2, 5, 10... even when the lock frees after 50 us. The
+# job writers (dispatch and the worker's threads and processes) queue on a lock of their
+# own instead, which wakes the next writer the moment it is released: a thread lock inside
+# the process, and an flock(2) on a file beside the database between processes. Other
+# writers don't take it; against them SQLite's busy handler still applies.
+_thread_writer = threading.Lock()
+_lock_files = {}  # id(database) -> file descriptor, or None (in-memory database)
+
+
+def _lock_file():
+    key = id(db.obj)
+    if key not in _lock_files:
+        path = getattr(db.obj, "database", ":memory:")
+        fd = None
+        if path and path != ":memory:" and not path.startswith("file:"):
+            try:
+                fd = os.open(f"{path}-queue.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError:
+                fd = None
+        _lock_files[key] = fd
+    return _lock_files[key]
+
+
+@contextmanager
+def queue_writer():
+    """Hold the job writers' lock (SQLite only; PostgreSQL locks rows)."""
+    if is_postgres():
+        yield
+        return
+    with _thread_writer:
+        fd = _lock_file()
+        if fd is None:
+            yield
+            return
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+@contextmanager
+def job_write():
+    """A write transaction of the job queue: the writers' lock first (when no transaction
+    is open yet: the lock is always taken before SQLite's, never while holding it), then
+    BEGIN IMMEDIATE. On PostgreSQL an ordinary transaction."""
+    if is_postgres() or db.transaction_depth() > 0:
+        with write_transaction():
+            yield
+        return
+    with queue_writer(), write_transaction():
+        yield
+
+
+def notify_workers():
+    """Wake PostgreSQL workers at commit; SQLite workers notice the commit by themselves."""
+    if is_postgres():
+        db.execute_sql(f"NOTIFY {NOTIFY_CHANNEL}")
+
+
+# Estimates ------------------------------------------------------------------------------
+
+SNAPSHOT_SECONDS = 1.0
+
+
+class _QueueSnapshot:
+    """The queue as one process last counted it (once a second), plus what this process
+    dispatched since: an estimate costs no query on the dispatch path."""
+
+    def __init__(self, now, config):
+        self.expires = time.monotonic() + SNAPSHOT_SECONDS
+        self.queued = [0] * len(PRIORITIES)  # claimable queued jobs per priority rank
+        self.queued_work = 0  # their typical durations, ms
+        self.running = self.running_work = 0
+        rows = db.execute_sql(
+            "SELECT type, status, priority_rank, COUNT(*) FROM job WHERE status IN"
+            f" ('queued', 'running') AND run_at < {db.param} GROUP BY type, status, priority_rank",
+            (HELD,),
+        ).fetchall()
+        for job_type, status, rank, count in rows:
+            if status == "queued":
+                self.queued[min(max(rank, 0), len(self.queued) - 1)] += count
+                self.queued_work += typical_ms(job_type) * count
+            else:
+                self.running += count
+                # on average a running job is half done
+                self.running_work += typical_ms(job_type) * count // 2
+        alive_after = now - 3 * int(config["WORKER_LEASE_SECONDS"]) * 1000
+        slots = (
+            WorkerProcess.select(WorkerProcess.concurrency)
+            .where(
+                (WorkerProcess.last_seen_at >= alive_after) & (WorkerProcess.stopping == False)  # noqa: E712
+            )
+            .tuples()
+        )
+        self.slots = max(1, sum(row[0] for row in slots))
+
+    def estimate(self, job_type, rank, now, record):
+        ahead = sum(self.queued[: rank + 1])
+        total = sum(self.queued)
+        mean = self.queued_work / total if total else DEFAULT_TYPICAL_SECONDS * 1000
+        # a free slot takes the job at once; otherwise the work ahead is shared by all slots
+        if ahead + self.running < self.slots:
+            wait = 0
+        else:
+            wait = (ahead * mean + self.running_work) / self.slots
+        if record:
+            self.queued[rank] += 1
+            self.queued_work += typical_ms(job_type)
+        return int(now + wait + typical_ms(job_type))
+
+
+_snapshot_lock = threading.Lock()
+_snapshots = {}  # id(database) -> _QueueSnapshot
+
+
+def reset_estimates():
+    """Forget the cached queue snapshot (tests, after emptying the tables)."""
+    with _snapshot_lock:
+        _snapshots.clear()
+
+
+def estimate_completion(job_type, rank, now, config=None, record=True):
+    """When a job of priority ``rank`` dispatched now should complete.
+
+    The work ahead (queued jobs of the same or a higher priority, each costed at the mean
+    typical duration of the queue, plus half the typical duration of each running job)
+    spread over the live slots (workers seen in the last three leases; at least one),
+    plus the type's typical duration. Older lower-priority jobs that aging moves ahead are
+    not counted: it is an estimate.
+    """
+    config = config or settings()
+    key = id(db.obj)
+    snapshot = _snapshots.get(key)
+    if snapshot is None or snapshot.expires < time.monotonic():
+        snapshot = _QueueSnapshot(now, config)
+        with _snapshot_lock:
+            _snapshots[key] = snapshot
+    with _snapshot_lock:
+        return snapshot.estimate(job_type, rank, now, record)
+
+
+# Dispatch -------------------------------------------------------------------------------
+
+
+def _job_row(
+    tenant_id,
+    job_type,
+    params,
+    priority,
+    created_by,
+    internal,
+    now,
+    config,
+    batch_id=None,
+    batch_position=None,
+    sequential=False,
+    held=False,
+    estimate=None,
+):
+    rank = PRIORITIES[priority]
+    run_at = HELD if held else now
+    claim_key = HELD if held else claim_key_for(now, rank, config)
+    if estimate is None:
+        estimate = estimate_completion(job_type, rank, now, config)
+    row = dict(
+        id=new_id("job"),
+        tenant_id=tenant_id,
+        type=job_type,
+        internal=internal,
+        status="queued",
+        priority=priority,
+        priority_rank=rank,
+        params=params,
+        result=None,
+        error=None,
+        last_error=None,
+        attempts=0,
+        max_attempts=int(config["WORKER_MAX_ATTEMPTS"]),
+        timeout_seconds=timeout_seconds_for(job_type, config),
+        run_at=run_at,
+        claim_key=claim_key,
+        batch_id=batch_id,
+        batch_position=batch_position,
+        batch_sequential=sequential,
+        worker_id=None,
+        lease_expires_at=None,
+        deadline_at=None,
+        cancel_reason=None,
+        created_by=created_by,
+        created_at=now,
+        updated_at=now,
+        estimated_completion_at=estimate,
+        started_at=None,
+        completed_at=None,
+    )
+    values = [row[name] for name in _INSERT_NAMES]
+    for index, convert in _INSERT_CONVERTERS:
+        values[index] = convert(values[index])
+    job = Job(__no_default__=True)
+    job.__data__ = row
+    return job, values
+
+
+def _insert_job(*args, **kwargs):
+    """Build and insert a job row (inside the caller's transaction)."""
+    job, values = _job_row(*args, **kwargs)
+    db.execute_sql(_insert_sql(), values)
+    return job
+
+
+_INSERT_FIELDS = tuple(Job._meta.sorted_fields)
+_INSERT_NAMES = tuple(field.name for field in _INSERT_FIELDS)
+# the only values that need the field's conversion (JSON text); the rest go as they are
+_INSERT_CONVERTERS = tuple(
+    (index, field.db_value)
+    for index, field in enumerate(_INSERT_FIELDS)
+    if isinstance(field, JSONField)
+)
+_insert_statements = {}
+
+
+def _insert_sql():
+    """The INSERT, built once per engine: peewee would spend ~0.6 ms composing this
+    30-column statement on every dispatch (PERFORMANCE.md: hot paths build SQL once)."""
+    key = id(db.obj)
+    sql = _insert_statements.get(key)
+    if sql is None:
+        columns = ", ".join(f'"{field.column_name}"' for field in _INSERT_FIELDS)
+        marks = ", ".join([db.param] * len(_INSERT_FIELDS))
+        sql = _insert_statements[key] = f'INSERT INTO "job" ({columns}) VALUES ({marks})'
+    return sql
 
 
 def enqueue_job(tenant_id, job_type, params, priority="normal", created_by=None, internal=False):
-    """Insert a queued job; call inside the caller's transaction when it has one."""
+    """Insert a queued job; call inside the caller's transaction when it has one.
+
+    No type, params or capacity checks: this is for the service's own (internal) jobs.
+    """
+    config = settings()
     now = now_ms()
-    with write_transaction():
-        job = Job.create(
-            id=new_id("job"),
-            tenant_id=tenant_id,
-            type=job_type,
-            internal=internal,
-            status="queued",
-            priority=priority,
-            priority_rank=PRIORITIES[priority],
-            params=params,
-            created_by=created_by,
-            created_at=now,
-            updated_at=now,
-            run_at=now,
-            estimated_completion_at=now + TYPICAL_SECONDS.get(job_type, 60) * 1000,
+    if db.transaction_depth() == 0 and not is_postgres():
+        # one INSERT is atomic by itself: no BEGIN/COMMIT round trips (SQLite workers
+        # notice the commit through data_version, nothing to notify)
+        job, values = _job_row(
+            tenant_id, job_type, params, priority, created_by, internal, now, config
         )
+        with queue_writer():
+            db.execute_sql(_insert_sql(), values)
+        return job
+    with job_write():
+        job = _insert_job(tenant_id, job_type, params, priority, created_by, internal, now, config)
+        notify_workers()
     return job
+
+
+def _check_public_type(job_type, config, index=None):
+    allowed = handlers.public_job_types(config)
+    if job_type not in allowed:
+        details = {"type": job_type, "allowed": list(allowed)}
+        if index is not None:
+            details["index"] = index
+        raise ApiError("INVALID_JOB_TYPE", f"Unknown job type: {job_type!r}.", details=details)
+
+
+def params_schema_for(job_type, config=None):
+    handler = handlers.load_handler(job_type, config)
+    if handler is not None and getattr(handler, "PARAMS_SCHEMA", None) is not None:
+        return handler.PARAMS_SCHEMA
+    return DEFAULT_PARAMS_SCHEMAS.get(job_type)
+
+
+def validate_params(job_type, params, config=None):
+    """The params as stored (defaults filled in), or raise ma.ValidationError."""
+    schema_class = params_schema_for(job_type, config)
+    if schema_class is None:
+        return params
+    schema = schema_class() if isinstance(schema_class, type) else schema_class
+    loaded = schema.load(params, unknown=ma.RAISE)
+    try:
+        dumped = schema.dump(loaded)
+    except Exception:  # a schema whose load builds objects: keep what the caller sent
+        return params
+    return dumped if isinstance(dumped, dict) else params
+
+
+def _retry_after(tenant_id, now, config):
+    """Seconds until the tenant's next queued job should start (1-60)."""
+    first = (
+        Job.select(Job.type, Job.priority, Job.claim_key)
+        .where(
+            (Job.tenant_id == tenant_id)
+            & (Job.status == "queued")
+            & (Job.internal == False)  # noqa: E712
+            & (Job.run_at < HELD)
+        )
+        .order_by(Job.claim_key, Job.id)
+        .first()
+    )
+    if first is None:
+        return 5
+    rank = PRIORITIES.get(first.priority, 1)
+    start = estimate_completion(first.type, rank, now, config, record=False)
+    start -= typical_ms(first.type)
+    return max(1, min(60, math.ceil((start - now) / 1000)))
+
+
+def _check_capacity(tenant_id, adding, now, config):
+    """Refuse with QUEUE_FULL when the tenant's queued (public) jobs would pass capacity."""
+    # PostgreSQL: serialize dispatches of one tenant on its row, so two concurrent
+    # requests cannot both see room for one more (SQLite's immediate transaction does it).
+    for_update(Tenant.select(Tenant.id).where(Tenant.id == tenant_id)).execute()
+    capacity = int(config["JOB_QUEUE_CAPACITY"])
+    queued = (
+        Job.select()
+        .where(
+            (Job.tenant_id == tenant_id) & (Job.status == "queued") & (Job.internal == False)  # noqa: E712
+        )
+        .count()
+    )
+    if queued + adding > capacity:
+        retry_after = _retry_after(tenant_id, now, config)
+        raise ApiError(
+            "QUEUE_FULL",
+            details={
+                "capacity": capacity,
+                "queued": queued,
+                "requested": adding,
+                "retry_after_seconds": retry_after,
+            },
+            headers={"Retry-After": str(retry_after)},
+        )
+
+
+def dispatch_job(tenant_id, data, created_by=None):
+    """``POST /api/ai-jobs``: check type, params and capacity, then queue the job."""
+    config = settings()
+    job_type = data["type"]
+    _check_public_type(job_type, config)
+    try:
+        params = validate_params(job_type, data.get("params") or {}, config)
+    except ma.ValidationError as exc:
+        raise validation_error({"params": exc.messages}, "The job params are not valid.") from None
+    now = now_ms()
+    with job_write():
+        _check_capacity(tenant_id, 1, now, config)
+        job = _insert_job(
+            tenant_id,
+            job_type,
+            params,
+            data.get("priority") or "normal",
+            created_by,
+            False,
+            now,
+            config,
+        )
+        notify_workers()
+    return serialize_job(job)
+
+
+def dispatch_batch(tenant_id, items, sequential=False, created_by=None):
+    """``POST /api/ai-jobs/batch``: all jobs are queued, or none (one transaction)."""
+    config = settings()
+    for index, item in enumerate(items):
+        _check_public_type(item["type"], config, index)
+    loaded, errors = [], {}
+    for index, item in enumerate(items):
+        try:
+            loaded.append(validate_params(item["type"], item.get("params") or {}, config))
+        except ma.ValidationError as exc:
+            errors[str(index)] = {"params": exc.messages}
+    if errors:
+        raise validation_error({"jobs": errors}, "Some job params are not valid.")
+    batch_id = new_id("batch")
+    now = now_ms()
+    jobs = []
+    with job_write():
+        _check_capacity(tenant_id, len(items), now, config)
+        previous_estimate = None
+        for position, (item, params) in enumerate(zip(items, loaded, strict=True)):
+            held = sequential and position > 0
+            estimate = None
+            if held:  # runs once the one before it completed
+                estimate = previous_estimate + typical_ms(item["type"])
+            job = _insert_job(
+                tenant_id,
+                item["type"],
+                params,
+                item.get("priority") or "normal",
+                created_by,
+                False,
+                now,
+                config,
+                batch_id=batch_id,
+                batch_position=position,
+                sequential=sequential,
+                held=held,
+                estimate=estimate,
+            )
+            previous_estimate = job.estimated_completion_at
+            jobs.append(job)
+        notify_workers()
+    return {
+        "batch_id": batch_id,
+        "sequential": sequential,
+        "jobs": [
+            {
+                "id": job.id,
+                "type": job.type,
+                "status": job.status,
+                "priority": job.priority,
+                "estimated_completion_at": format_ms(job.estimated_completion_at),
+            }
+            for job in jobs
+        ],
+    }
+
+
+# Read, list, cancel ---------------------------------------------------------------------
+
+
+def _job_of_tenant(tenant_id, job_id, lock=False):
+    query = Job.select().where((Job.id == job_id) & (Job.tenant_id == tenant_id))
+    job = (for_update(query) if lock else query).first()
+    if job is None:
+        raise ApiError("JOB_NOT_FOUND", details={"job_id": job_id})
+    return job
+
+
+def get_job(tenant_id, job_id):
+    """A job of the tenant (internal jobs included), or JOB_NOT_FOUND."""
+    return serialize_job(_job_of_tenant(tenant_id, job_id))
+
+
+def list_jobs(tenant_id, args):
+    """The tenant's jobs, newest first; internal jobs only when ``type`` names them."""
+    config = settings()
+    query = Job.select().where(Job.tenant_id == tenant_id)
+    job_type = args.get("type")
+    if job_type:
+        if job_type not in handlers.known_job_types(config):
+            raise validation_error({"type": [f"Unknown job type: {job_type!r}."]})
+        query = query.where(Job.type == job_type)
+    else:
+        query = query.where(Job.internal == False)  # noqa: E712
+    if args.get("status"):
+        query = query.where(Job.status == args["status"])
+    if args.get("priority"):
+        query = query.where(Job.priority == args["priority"])
+    if args.get("batch_id"):
+        query = query.where(Job.batch_id == args["batch_id"])
+    if args.get("start_date"):
+        query = query.where(Job.created_at >= date_start_ms(args["start_date"]))
+    if args.get("end_date"):
+        query = query.where(Job.created_at <= date_end_ms(args["end_date"]))
+    rows, meta = paginate(
+        query,
+        sort_field=Job.created_at,
+        tiebreak=Job.id,
+        order=args.get("order") or "desc",
+        limit=args["limit"],
+        cursor=args.get("cursor"),
+        kind="ai_jobs",
+    )
+    return [serialize_job(row) for row in rows], meta
+
+
+def cancel_batch_rest(job, reason, now):
+    """Cancel the queued jobs after ``job`` in its sequential batch."""
+    if not (job.batch_id and job.batch_sequential):
+        return 0
+    return (
+        Job.update(status="cancelled", cancel_reason=reason, completed_at=now, updated_at=now)
+        .where(
+            (Job.batch_id == job.batch_id)
+            & (Job.batch_position > job.batch_position)
+            & (Job.status == "queued")
+        )
+        .execute()
+    )
+
+
+def cancel_job(tenant_id, job_id):
+    """Cancel a queued job (``DELETE /api/ai-jobs/:jobId``); running or finished: 409."""
+    now = now_ms()
+    with job_write():
+        job = _job_of_tenant(tenant_id, job_id, lock=True)
+        if job.internal:
+            raise ApiError(
+                "JOB_NOT_CANCELLABLE",
+                "Internal jobs cannot be cancelled.",
+                details={"job_id": job.id, "status": job.status, "reason": "internal"},
+            )
+        if job.status != "queued":
+            raise ApiError(
+                "JOB_NOT_CANCELLABLE",
+                f"The job is {job.status}; only queued jobs can be cancelled.",
+                details={"job_id": job.id, "status": job.status},
+            )
+        changed = (
+            Job.update(
+                status="cancelled", cancel_reason="requested", completed_at=now, updated_at=now
+            )
+            .where((Job.id == job.id) & (Job.status == "queued"))
+            .execute()
+        )
+        if not changed:  # claimed between the read and the write (not possible under the lock)
+            raise ApiError("JOB_NOT_CANCELLABLE", details={"job_id": job.id, "status": "running"})
+        cancel_batch_rest(job, "batch_predecessor_cancelled", now)
+
+
+# Representation -------------------------------------------------------------------------
 
 
 def serialize_job(job):
@@ -46,6 +608,7 @@ def serialize_job(job):
         "status": job.status,
         "priority": job.priority,
         "params": job.params,
+        "attempts": job.attempts,
         "created_at": format_ms(job.created_at),
         "estimated_completion_at": format_ms(job.estimated_completion_at),
     }
@@ -53,10 +616,16 @@ def serialize_job(job):
         data["started_at"] = format_ms(job.started_at)
     if job.status == "completed":
         data["completed_at"] = format_ms(job.completed_at)
-        data["duration_seconds"] = int(round((job.completed_at - job.started_at) / 1000))
+        started = job.started_at if job.started_at is not None else job.completed_at
+        data["duration_seconds"] = int(round((job.completed_at - started) / 1000))
         data["result"] = job.result
-    if job.status == "failed":
+    elif job.status == "failed":
         data["error"] = job.error
+        data["failed_at"] = format_ms(job.completed_at)
+    elif job.status == "cancelled":
+        data["cancelled_at"] = format_ms(job.completed_at)
+        data["cancel_reason"] = job.cancel_reason
     if job.batch_id:
         data["batch_id"] = job.batch_id
+        data["batch_index"] = job.batch_position
     return data

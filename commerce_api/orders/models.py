@@ -1,6 +1,13 @@
-"""Orders and their lines (the Orders issue fills in the rest of this domain)."""
+"""Orders, their lines and their returns."""
 
-from peewee import BigIntegerField, CharField, ForeignKeyField, IntegerField
+from peewee import (
+    BigIntegerField,
+    BooleanField,
+    CharField,
+    ForeignKeyField,
+    IntegerField,
+    TextField,
+)
 
 from ..auth.models import Tenant
 from ..db import BaseModel, JSONField, MoneyField
@@ -17,6 +24,15 @@ ORDER_STATUSES = (
 )
 OPEN_STATUSES = ("pending", "confirmed", "processing")
 FULFILLMENT_METHODS = ("FBM", "FBA", "FBS")
+# Orders we fulfil from our own warehouses, so their stock is reserved while they are open.
+RESERVING_METHODS = ("FBM", "FBS")
+CANCELLATION_REASONS = (
+    "customer_request",
+    "out_of_stock",
+    "pricing_error",
+    "fraud_suspected",
+    "other",
+)
 
 
 class Order(BaseModel):
@@ -33,7 +49,12 @@ class Order(BaseModel):
     shipping_address = JSONField(null=True)
     shipment = JSONField(null=True)
     cancellation = JSONField(null=True)
-    has_returns = IntegerField(default=0)
+    has_returns = BooleanField(default=False)
+    # An open FBM/FBS order whose lines could not all be reserved (not enough stock when
+    # it arrived); the order is recorded all the same, see docs/decisions.md.
+    stock_shortage = BooleanField(default=False)
+    reserved = JSONField(default=dict)  # {sku: quantity} held for this order (reference = id)
+    source = CharField(max_length=16, default="pull")  # pull, import
     created_at = BigIntegerField(default=now_ms)
     updated_at = BigIntegerField(default=now_ms)
 
@@ -41,7 +62,8 @@ class Order(BaseModel):
         indexes = (
             (("tenant", "marketplace", "external_order_id"), True),
             (("tenant", "placed_at", "id"), False),
-            (("tenant", "status", "placed_at"), False),
+            (("tenant", "updated_at", "id"), False),
+            (("tenant", "status", "placed_at", "id"), False),
         )
 
 
@@ -59,4 +81,30 @@ class OrderLine(BaseModel):
     shipped_quantity = IntegerField(default=0)
 
     class Meta:
-        indexes = ((("tenant", "sku"), False),)
+        indexes = (
+            (("tenant", "sku"), False),
+            (("order", "external_line_item_id"), True),
+        )
+
+
+class OrderReturn(BaseModel):
+    """A return reported by the marketplace with its order (``ret_`` ids)."""
+
+    id = CharField(primary_key=True, max_length=40)
+    order = ForeignKeyField(Order, backref="returns", on_delete="CASCADE")
+    tenant = ForeignKeyField(Tenant, on_delete="CASCADE", index=False)
+    # what identifies the same return when the order arrives again (no external id)
+    dedupe_key = CharField(max_length=64)
+    sku = CharField(max_length=64)
+    quantity = IntegerField()
+    reason = CharField(max_length=64, null=True)
+    reason_text = TextField(null=True)
+    returned_at = BigIntegerField()  # the return's created_at in the API
+    created_at = BigIntegerField(default=now_ms)
+
+    class Meta:
+        table_name = "order_return"
+        indexes = (
+            (("order", "dedupe_key"), True),
+            (("tenant", "created_at"), False),
+        )

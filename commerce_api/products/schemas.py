@@ -1,5 +1,7 @@
 """Product request and response schemas."""
 
+from decimal import Decimal
+
 import marshmallow as ma
 
 from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema
@@ -7,6 +9,7 @@ from ..http.schemas import BulkErrorSchema, StrictDecimal
 from .models import PRODUCT_STATUSES
 
 SKU_PATTERN = r"^[A-Za-z0-9._-]{1,64}$"
+MAX_WEIGHT_KG = Decimal("999999999.999")
 
 
 class _Strict(ma.Schema):
@@ -27,7 +30,11 @@ class ProductWritableFields(_Strict):
         places=2, allow_none=True, validate=ma.validate.Range(min=0), metadata={"example": 12.5}
     )
     weight_kg = StrictDecimal(
-        places=3, allow_none=True, validate=ma.validate.Range(min=0), metadata={"example": 0.25}
+        places=3,
+        allow_none=True,
+        # the column holds 12 digits, 3 of them decimals
+        validate=ma.validate.Range(min=0, max=MAX_WEIGHT_KG),
+        metadata={"example": 0.25},
     )
     images = ma.fields.List(
         ma.fields.URL(schemes={"http", "https"}, validate=ma.validate.Length(max=2048)),

@@ -5,7 +5,7 @@ from decimal import Decimal
 from peewee import IntegrityError
 from stdnum import ean
 
-from ..db import PreparedQuery, contains_text, write_transaction
+from ..db import PreparedQuery, contains_text, for_update, write_transaction
 from ..errors import ApiError
 from ..events import emit
 from ..http.lists import paginate
@@ -92,7 +92,9 @@ def check_gtin(gtin):
     """8, 12, 13 or 14 digits with a valid GS1 check digit, else INVALID_GTIN."""
     if gtin is None:
         return None
-    if not (isinstance(gtin, str) and gtin.isdigit() and len(gtin) in (8, 12, 13, 14)):
+    if not (
+        isinstance(gtin, str) and gtin.isascii() and gtin.isdigit() and len(gtin) in (8, 12, 13, 14)
+    ):
         raise ApiError(
             "INVALID_GTIN",
             "A GTIN has 8, 12, 13 or 14 digits.",
@@ -134,7 +136,9 @@ def get_product(tenant_id, sku):
 
 
 def _locked_product(tenant_id, sku):
-    product = Product.select().where((Product.tenant == tenant_id) & (Product.sku == sku)).first()
+    """The product, locked for the caller's transaction (concurrent changes wait their turn)."""
+    query = Product.select().where((Product.tenant == tenant_id) & (Product.sku == sku))
+    product = for_update(query).first()
     if product is None:
         raise ApiError("PRODUCT_NOT_FOUND", details={"sku": sku})
     return product
@@ -253,7 +257,8 @@ def bulk_update(tenant_id, items):
 
 
 def list_products(tenant_id, args):
-    query = Product.select().where(Product.tenant == tenant_id)
+    # rows as dicts: a model instance per row costs more than its serialization
+    query = Product.select().where(Product.tenant == tenant_id).dicts()
     status = args.get("status")
     if status:
         query = query.where(Product.status == status)
@@ -279,14 +284,20 @@ def list_products(tenant_id, args):
         limit=args["limit"],
         cursor=args.get("cursor"),
         kind="products",
+        # a cursor only continues the query (tenant and filters) that issued it
+        scope=[tenant_id, status, args.get("marketplace"), args.get("search")],
     )
     return [serialize_product(row) for row in rows], meta
 
 
 def request_sync(tenant_id, sku, marketplaces, created_by):
     """Queue a ``marketplace_sync`` job for the product; returns its summary."""
+    from ..marketplaces.services import resolve_sync_marketplaces
+
     with write_transaction():
         product = _locked_product(tenant_id, sku)
+        # each named marketplace must be connected (422); none named: every connected one
+        marketplaces = resolve_sync_marketplaces(tenant_id, marketplaces)
         job = enqueue_job(
             tenant_id,
             "marketplace_sync",

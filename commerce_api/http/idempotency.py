@@ -1,0 +1,309 @@
+"""``Idempotency-Key`` on POST, with Stripe's semantics.
+
+Within 24 hours, a request with the same key, path and body as an earlier one gets the
+earlier response again (status, body and its headers, plus ``Idempotent-Replayed: true``)
+without running again; the same key with another path or body gives 422
+``IDEMPOTENCY_KEY_REUSED``; while the first request runs, others with its key get 409
+``IDEMPOTENCY_KEY_IN_USE``. Keys belong to one tenant and one principal (API key or user).
+
+The layer runs after authentication, the rate limit and the body checks: a request refused
+there never claims its key. Stored are the outcomes of requests that ran: 2xx and the
+domain's 4xx. Not stored (the key is released and a retry runs again): 5xx, 401/403, 429,
+and request validation errors (400, 413, 415, 422 ``VALIDATION_ERROR``), which by the
+project's rules changed nothing. See docs/decisions.md, "Rate limits and idempotency".
+"""
+
+import hashlib
+import json
+import logging
+import secrets
+import time
+
+from flask import Response, current_app, g, request
+from peewee import BigIntegerField, CharField, CompositeKey, DatabaseError, IntegerField, TextField
+
+from ..db import BaseModel, JSONField, db
+from ..errors import ApiError
+from ..timeutil import now_ms
+
+log = logging.getLogger(__name__)
+
+HEADER = "Idempotency-Key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+MAX_KEY_LENGTH = 255
+TTL_MS = 24 * 3600 * 1000
+# A claim older than this belongs to a request that died (gunicorn kills a worker after 60 s):
+# a retry with the same body may take it over.
+LOCK_MS = 90 * 1000
+PURGE_INTERVAL_SECONDS = 60
+
+# Responses to requests that were refused before doing anything: the client fixes the
+# request and may retry it with the same key.
+NOT_STORED_STATUSES = frozenset((401, 403, 429))
+NOT_STORED_CODES = frozenset(
+    (
+        "VALIDATION_ERROR",
+        "INVALID_JSON",
+        "UNSUPPORTED_MEDIA_TYPE",
+        "PAYLOAD_TOO_LARGE",
+        "BAD_REQUEST",
+        "INVALID_CURSOR",
+        "METHOD_NOT_ALLOWED",
+        "IDEMPOTENCY_KEY_IN_USE",
+        "IDEMPOTENCY_KEY_REUSED",
+        "INVALID_IDEMPOTENCY_KEY",
+    )
+)
+# Headers that belong to one delivery, not to the stored result.
+UNSTORED_HEADERS = frozenset(
+    (
+        "content-length",
+        "date",
+        "server",
+        "connection",
+        "transfer-encoding",
+        "set-cookie",
+        "x-request-id",
+        "retry-after",
+        REPLAYED_HEADER.lower(),
+    )
+)
+
+
+class IdempotencyRecord(BaseModel):
+    """A claimed key and, once the request finished, its response."""
+
+    tenant_id = CharField(max_length=36)
+    principal = CharField(max_length=255)  # "key:<key id>" or "user:<sub>"
+    idempotency_key = CharField(max_length=MAX_KEY_LENGTH)
+    fingerprint = CharField(max_length=64)  # sha256 of method, path, query and JSON body
+    state = CharField(max_length=12)  # in_progress | done
+    lock_token = CharField(max_length=32, null=True)
+    status_code = IntegerField(null=True)
+    response_headers = JSONField(null=True)  # [[name, value], ...]
+    response_body = TextField(null=True)
+    created_at = BigIntegerField()
+    locked_at = BigIntegerField()
+    expires_at = BigIntegerField(index=True)
+
+    class Meta:
+        primary_key = CompositeKey("tenant_id", "principal", "idempotency_key")
+
+
+def _claim_sql(p):
+    # Insert the claim, or take over a row whose 24 hours are over, or a stale claim of the
+    # same request; a live row with a result or a live claim is left alone (no row returned).
+    return (
+        "INSERT INTO idempotency_record AS r (tenant_id, principal, idempotency_key,"
+        " fingerprint, state, lock_token, status_code, response_headers, response_body,"
+        " created_at, locked_at, expires_at)"
+        f" VALUES ({p}, {p}, {p}, {p}, 'in_progress', {p}, NULL, NULL, NULL, {p}, {p}, {p})"
+        " ON CONFLICT (tenant_id, principal, idempotency_key) DO UPDATE SET"
+        " fingerprint = excluded.fingerprint, state = 'in_progress',"
+        " lock_token = excluded.lock_token, status_code = NULL, response_headers = NULL,"
+        " response_body = NULL, created_at = excluded.created_at,"
+        " locked_at = excluded.locked_at, expires_at = excluded.expires_at"
+        f" WHERE r.expires_at <= {p} OR (r.state = 'in_progress' AND r.locked_at <= {p}"
+        " AND r.fingerprint = excluded.fingerprint)"
+        " RETURNING lock_token"
+    )
+
+
+def _purge_sql(p):
+    return (
+        "DELETE FROM idempotency_record WHERE (tenant_id, principal, idempotency_key) IN"
+        " (SELECT tenant_id, principal, idempotency_key FROM idempotency_record"
+        f" WHERE expires_at <= {p} LIMIT 1000)"
+    )
+
+
+class IdempotencyStore:
+    """Claims, results and expiry of idempotency keys; ``clock`` (epoch ms) is replaceable."""
+
+    def __init__(self, clock=now_ms):
+        self.clock = clock
+        self._sql = {p: (_claim_sql(p), _purge_sql(p)) for p in ("?", "%s")}
+        self._next_purge = 0.0
+
+    def claim(self, tenant_id, principal, key, fingerprint):
+        """Claim the key for this request: its lock token, or None if the key is taken."""
+        claim_sql, purge_sql = self._sql[db.param]
+        now = self.clock()
+        token = secrets.token_hex(16)
+        params = (tenant_id, principal, key, fingerprint, token, now, now, now + TTL_MS)
+        rows = db.execute_sql(claim_sql, (*params, now, now - LOCK_MS)).fetchall()
+        if time.monotonic() >= self._next_purge:
+            self._next_purge = time.monotonic() + PURGE_INTERVAL_SECONDS
+            db.execute_sql(purge_sql, (now,))
+        return token if rows and rows[0][0] == token else None
+
+    def find(self, tenant_id, principal, key):
+        """The live (unexpired) record of the key, or None."""
+        return (
+            IdempotencyRecord.select()
+            .where(
+                (IdempotencyRecord.tenant_id == tenant_id)
+                & (IdempotencyRecord.principal == principal)
+                & (IdempotencyRecord.idempotency_key == key)
+                & (IdempotencyRecord.expires_at > self.clock())
+            )
+            .first()
+        )
+
+    def complete(self, claim, status, headers, body):
+        """Store the response of the claimed request."""
+        tenant_id, principal, key, token = claim
+        (
+            IdempotencyRecord.update(
+                state="done",
+                lock_token=None,
+                status_code=status,
+                response_headers=headers,
+                response_body=body,
+            )
+            .where(
+                (IdempotencyRecord.tenant_id == tenant_id)
+                & (IdempotencyRecord.principal == principal)
+                & (IdempotencyRecord.idempotency_key == key)
+                & (IdempotencyRecord.lock_token == token)
+            )
+            .execute()
+        )
+
+    def release(self, claim):
+        """Forget the claim: the request stored nothing and may be retried with its key."""
+        tenant_id, principal, key, token = claim
+        (
+            IdempotencyRecord.delete()
+            .where(
+                (IdempotencyRecord.tenant_id == tenant_id)
+                & (IdempotencyRecord.principal == principal)
+                & (IdempotencyRecord.idempotency_key == key)
+                & (IdempotencyRecord.lock_token == token)
+            )
+            .execute()
+        )
+
+    def purge(self):
+        """Delete the records whose 24 hours are over (at most 1,000 per call)."""
+        return db.execute_sql(self._sql[db.param][1], (self.clock(),)).rowcount
+
+
+def principal_of(auth):
+    if auth.kind == "api_key":
+        return f"key:{auth.principal_id}"
+    principal = f"user:{auth.principal_id}"
+    if len(principal) > 255:
+        principal = "user:" + hashlib.sha256(auth.principal_id.encode()).hexdigest()
+    return principal
+
+
+def _valid_key(raw):
+    if not 1 <= len(raw) <= MAX_KEY_LENGTH:
+        reason = f"{HEADER} must be 1 to {MAX_KEY_LENGTH} characters."
+    elif not all(" " <= ch <= "~" for ch in raw):
+        reason = f"{HEADER} must be printable ASCII."
+    else:
+        return raw
+    raise ApiError("INVALID_IDEMPOTENCY_KEY", reason, details={"header": HEADER})
+
+
+def fingerprint():
+    """The request's identity: method, path, query string and the body as canonical JSON."""
+    raw = request.get_data(cache=True)
+    # the body checks ran first, so a non-empty body is valid JSON
+    body = json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":")) if raw else ""
+    digest = hashlib.sha256()
+    for part in (request.method, request.path, request.query_string.decode("latin-1"), body):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _replay(record):
+    headers = [tuple(pair) for pair in record.response_headers or []]
+    response = Response(record.response_body or "", status=record.status_code, headers=headers)
+    response.headers[REPLAYED_HEADER] = "true"
+    return response
+
+
+def begin_idempotent_request():
+    """Claim the request's key, or answer with the stored response, 409 or 422."""
+    if request.method != "POST":
+        return None
+    raw = request.headers.get(HEADER)
+    auth = g.get("auth")
+    if raw is None or auth is None:
+        return None
+    key = _valid_key(raw)
+    store = current_app.extensions["commerce"]["idempotency"]
+    principal = principal_of(auth)
+    digest = fingerprint()
+    for _ in range(3):
+        token = store.claim(auth.tenant_id, principal, key, digest)
+        if token is not None:
+            g.idempotency_claim = (auth.tenant_id, principal, key, token)
+            return None
+        record = store.find(auth.tenant_id, principal, key)
+        if record is None:  # released or expired in between: claim again
+            continue
+        if record.fingerprint != digest:
+            raise ApiError(
+                "IDEMPOTENCY_KEY_REUSED",
+                "This idempotency key was used with another request (path or body).",
+                details={"idempotency_key": key},
+            )
+        if record.state != "done":
+            break
+        return _replay(record)
+    raise ApiError(
+        "IDEMPOTENCY_KEY_IN_USE",
+        "A request with this idempotency key is still in progress; retry later.",
+        details={"idempotency_key": key},
+        headers={"Retry-After": "1"},
+    )
+
+
+def _should_store(response):
+    status = response.status_code
+    if status >= 500 or status in NOT_STORED_STATUSES:
+        return False
+    if status >= 400:
+        try:
+            code = json.loads(response.get_data())["error"]["code"]
+        except (ValueError, KeyError, TypeError):
+            return True
+        return code not in NOT_STORED_CODES
+    return True
+
+
+def _stored_headers(response):
+    return [
+        [name, value]
+        for name, value in response.headers.items()
+        if name.lower() not in UNSTORED_HEADERS and not name.lower().startswith("x-ratelimit-")
+    ]
+
+
+def finish_idempotent_request(response):
+    """Store the claimed request's response, or release the claim."""
+    claim = g.pop("idempotency_claim", None)
+    if claim is None:
+        return response
+    store = current_app.extensions["commerce"]["idempotency"]
+    try:
+        if _should_store(response):
+            body = response.get_data(as_text=True)
+            store.complete(claim, response.status_code, _stored_headers(response), body)
+        else:
+            store.release(claim)
+    except DatabaseError:
+        # The work is done and its response goes out; the claim stays until LOCK_MS passes.
+        log.exception("could not store the idempotent response (request %s)", g.request_id)
+    return response
+
+
+def init_app(app):
+    """The app's store; the request pipeline calls ``begin_idempotent_request`` after its
+    checks and ``finish_idempotent_request`` on every response."""
+    app.extensions["commerce"]["idempotency"] = IdempotencyStore()

@@ -1,0 +1,354 @@
+"""Per-key rate limits, counted once for every process and host (the database, or Redis).
+
+Each caller has two fixed windows aligned to the clock, the current minute and the current
+hour (the ``limits`` package's fixed-window model, with its ``RateLimitItem`` limits). One
+atomic statement per request counts the request in both windows, or in neither when either
+window is full: a refused request changes nothing. The statement returns the counts, so the
+``X-RateLimit-*`` headers cost no extra read. See docs/decisions.md, "Rate limits and
+idempotency", for why this is not one of the ``limits`` strategies.
+"""
+
+import hashlib
+import logging
+import math
+import time
+import weakref
+from typing import NamedTuple
+
+from flask import current_app, g
+from limits import RateLimitItemPerHour, RateLimitItemPerMinute
+from peewee import BigIntegerField, CharField, DatabaseError, IntegerField
+
+from ..db import BaseModel, db
+from ..errors import ApiError
+
+log = logging.getLogger(__name__)
+
+# (per minute, per hour) by plan; SPEC "Limits".
+PLAN_LIMITS = {
+    "starter": (RateLimitItemPerMinute(60), RateLimitItemPerHour(1_000)),
+    "growth": (RateLimitItemPerMinute(300), RateLimitItemPerHour(10_000)),
+    "enterprise": (RateLimitItemPerMinute(1_000), RateLimitItemPerHour(100_000)),
+}
+WINDOW_NAMES = ("minute", "hour")
+WINDOW_SECONDS = tuple(item.get_expiry() for item in PLAN_LIMITS["starter"])  # (60, 3600)
+OVERRIDE_PLAN = "enterprise"  # per-key overrides apply on this plan only
+PURGE_INTERVAL_SECONDS = 300  # how often one process deletes counters of past hours
+REDIS_RETRY_SECONDS = 5  # after a Redis failure, requests pass uncounted this long
+
+
+class RateLimitCounter(BaseModel):
+    """One row per caller: the current minute and hour windows and their counts."""
+
+    counter_key = CharField(primary_key=True, max_length=255)
+    minute_window = BigIntegerField()  # Unix time // 60
+    minute_count = IntegerField()
+    hour_window = BigIntegerField()  # Unix time // 3600
+    hour_count = IntegerField()
+
+
+class Decision(NamedTuple):
+    """The outcome of one request, for the window closest to running out."""
+
+    allowed: bool
+    limit: int
+    remaining: int
+    reset: int  # Unix time in seconds when that window resets
+    window: str
+    retry_after: int | None  # seconds, when refused
+
+
+class CounterUnavailable(Exception):
+    """The shared counter could not be reached (Redis down); the request is not counted."""
+
+
+def limits_for(auth):
+    """(per minute, per hour) for the caller: the plan's, or an Enterprise key's overrides."""
+    minute, hour = PLAN_LIMITS.get(auth.plan, PLAN_LIMITS["starter"])
+    per_minute, per_hour = minute.amount, hour.amount
+    if auth.plan == OVERRIDE_PLAN:
+        # a key keeps its override columns after a downgrade; they count on Enterprise only
+        per_minute = auth.rate_limit_per_minute or per_minute
+        per_hour = auth.rate_limit_per_hour or per_hour
+    return per_minute, per_hour
+
+
+def counter_key(auth):
+    """Per API key; per user (the JWT's sub) within the tenant whose plan applies."""
+    if auth.kind == "api_key":
+        return f"k:{auth.principal_id}"
+    key = f"u:{auth.tenant_id}:{auth.principal_id}"
+    if len(key) > 200:
+        key = "u:" + hashlib.sha256(key.encode()).hexdigest()
+    return key
+
+
+def _acquire_sql(p):
+    # ``>=`` rather than ``=`` on the windows: a host whose clock lags a little counts into
+    # the newer window another host opened instead of resetting it.
+    return (
+        "INSERT INTO rate_limit_counter AS c"
+        " (counter_key, minute_window, minute_count, hour_window, hour_count)"
+        f" VALUES ({p}, {p}, 1, {p}, 1)"
+        " ON CONFLICT (counter_key) DO UPDATE SET"
+        " minute_count = CASE WHEN c.minute_window >= excluded.minute_window"
+        " THEN c.minute_count + 1 ELSE 1 END,"
+        " minute_window = CASE WHEN c.minute_window > excluded.minute_window"
+        " THEN c.minute_window ELSE excluded.minute_window END,"
+        " hour_count = CASE WHEN c.hour_window >= excluded.hour_window"
+        " THEN c.hour_count + 1 ELSE 1 END,"
+        " hour_window = CASE WHEN c.hour_window > excluded.hour_window"
+        " THEN c.hour_window ELSE excluded.hour_window END"
+        f" WHERE (c.minute_window < excluded.minute_window OR c.minute_count < {p})"
+        f" AND (c.hour_window < excluded.hour_window OR c.hour_count < {p})"
+        " RETURNING minute_window, minute_count, hour_window, hour_count"
+    )
+
+
+def _read_sql(p):
+    return (
+        "SELECT minute_window, minute_count, hour_window, hour_count"
+        f" FROM rate_limit_counter WHERE counter_key = {p}"
+    )
+
+
+def _numbered(sql):
+    """``%s`` placeholders as ``$1, $2, ...`` (PostgreSQL's PREPARE)."""
+    parts = sql.split("%s")
+    return parts[0] + "".join(f"${i}{part}" for i, part in enumerate(parts[1:], 1))
+
+
+# PostgreSQL parses and plans a statement sent as text every time; the prepared one saves a
+# quarter of the round trip. (A pooler that drops session state, like pgbouncer in transaction
+# mode, loses it: then the process goes back to plain SQL.)
+_PG_PREPARE = "PREPARE commerce_rl_acquire (text, bigint, bigint, integer, integer) AS " + (
+    _numbered(_acquire_sql("%s"))
+)
+_PG_EXECUTE = "EXECUTE commerce_rl_acquire (%s, %s, %s, %s, %s)"
+_PG_UNDEFINED_PREPARED = "26000"  # invalid_sql_statement_name
+_PG_DUPLICATE_PREPARED = "42P05"
+
+
+def _pgcode(exc):
+    return getattr(getattr(exc, "orig", None), "pgcode", None)  # peewee keeps the driver's error
+
+
+def _purge_sql(p):
+    return (
+        "DELETE FROM rate_limit_counter WHERE counter_key IN"
+        f" (SELECT counter_key FROM rate_limit_counter WHERE hour_window < {p} LIMIT 1000)"
+    )
+
+
+class DatabaseCounter:
+    """Counters in the ``rate_limit_counter`` table: one UPSERT per request.
+
+    On SQLite the write lock is held for that one autocommit statement only; on PostgreSQL
+    the table is UNLOGGED (counters are worth nothing after a crash), so the commit does not
+    wait for a WAL flush.
+    """
+
+    def __init__(self):
+        self._sql = {p: (_acquire_sql(p), _read_sql(p), _purge_sql(p)) for p in ("?", "%s")}
+        self._next_purge = 0.0
+        self._prepared = weakref.WeakSet()  # PostgreSQL connections holding _PG_PREPARE
+        self._use_prepared = True
+
+    def acquire(self, key, windows, amounts):
+        """Count one request in both windows if both have room.
+
+        Returns ``(allowed, ((minute_window, count), (hour_window, count)))``: the counts
+        after this request when allowed, else the current ones.
+        """
+        acquire, read, purge = self._sql[db.param]
+        minute, hour = windows
+        params = (key, minute, hour, amounts[0], amounts[1])
+        if acquire is self._sql["%s"][0] and self._use_prepared:
+            rows = self._execute_prepared(acquire, params)
+        else:
+            rows = db.execute_sql(acquire, params).fetchall()
+        if rows:
+            row = rows[0]
+            if time.monotonic() >= self._next_purge:
+                self._purge(purge, hour)
+            return True, ((row[0], row[1]), (row[2], row[3]))
+        rows = db.execute_sql(read, (key,)).fetchall()
+        if not rows:  # deleted by a purge in between: nothing counted
+            return False, ((minute, 0), (hour, 0))
+        row = rows[0]
+        return False, (
+            (row[0], row[1]) if row[0] >= minute else (minute, 0),
+            (row[2], row[3]) if row[2] >= hour else (hour, 0),
+        )
+
+    def _execute_prepared(self, plain, params):
+        connection = db.connection()
+        try:
+            if connection not in self._prepared:
+                try:
+                    db.execute_sql(_PG_PREPARE)
+                except DatabaseError as exc:
+                    if _pgcode(exc) != _PG_DUPLICATE_PREPARED:
+                        raise
+                self._prepared.add(connection)
+            return db.execute_sql(_PG_EXECUTE, params).fetchall()
+        except DatabaseError as exc:
+            if _pgcode(exc) != _PG_UNDEFINED_PREPARED:
+                raise
+            log.info("prepared statements do not survive here; rate limits use plain SQL")
+            self._use_prepared = False
+            return db.execute_sql(plain, params).fetchall()
+
+    def _purge(self, sql, hour):
+        self._next_purge = time.monotonic() + PURGE_INTERVAL_SECONDS
+        # rows untouched since before the previous hour hold no live count
+        db.execute_sql(sql, (hour - 1,))
+
+
+_REDIS_ACQUIRE = """
+local counts = {}
+local allowed = 1
+for i = 1, #KEYS do
+    counts[i] = tonumber(redis.call('GET', KEYS[i]) or '0')
+    if counts[i] >= tonumber(ARGV[i]) then allowed = 0 end
+end
+if allowed == 1 then
+    for i = 1, #KEYS do
+        counts[i] = redis.call('INCR', KEYS[i])
+        if counts[i] == 1 then redis.call('EXPIRE', KEYS[i], ARGV[#KEYS + i]) end
+    end
+end
+return {allowed, counts[1], counts[2]}
+"""
+
+
+class RedisCounter:
+    """Counters in Redis (``COMMERCE_REDIS_URL``): one Lua script call per request.
+
+    The connection comes from the ``limits`` package's Redis storage, which understands
+    ``redis://``, ``rediss://``, ``redis+unix://``, ``redis+sentinel://`` and
+    ``redis+cluster://`` URLs. Keys are ``<prefix>:{<caller>}:<seconds>:<window>``; the
+    braces keep a caller's keys in one cluster slot, as a multi-key script needs.
+    """
+
+    def __init__(self, url, prefix):
+        from limits.storage import storage_from_string
+
+        self.prefix = prefix
+        self.storage = storage_from_string(
+            url, key_prefix=prefix, socket_timeout=0.5, socket_connect_timeout=0.5
+        )
+        self.client = self.storage.get_connection()
+        self._script = self.client.register_script(_REDIS_ACQUIRE)
+        self._errors = self.storage.base_exceptions
+        self._down_until = 0.0
+
+    def keys(self, key, windows):
+        return [
+            f"{self.prefix}:{{{key}}}:{seconds}:{window}"
+            for seconds, window in zip(WINDOW_SECONDS, windows, strict=True)
+        ]
+
+    def acquire(self, key, windows, amounts):
+        if time.monotonic() < self._down_until:
+            raise CounterUnavailable("redis marked down")
+        # a key lives one window past its own, whatever clock the caller injected
+        ttls = [seconds * 2 for seconds in WINDOW_SECONDS]
+        try:
+            allowed, minute, hour = self._script(
+                keys=self.keys(key, windows), args=[*amounts, *ttls]
+            )
+        except self._errors as exc:
+            self._down_until = time.monotonic() + REDIS_RETRY_SECONDS
+            raise CounterUnavailable(str(exc)) from exc
+        return allowed == 1, ((windows[0], int(minute)), (windows[1], int(hour)))
+
+
+class RateLimiter:
+    """Counts requests per caller; ``clock`` (Unix seconds) can be replaced by tests."""
+
+    def __init__(self, counter, clock=time.time):
+        self.counter = counter
+        self.clock = clock
+
+    def hit(self, auth):
+        """Count one request of ``auth``'s caller; None when the counter is unreachable."""
+        amounts = limits_for(auth)
+        key = counter_key(auth)
+        now = self.clock()
+        windows = (int(now // WINDOW_SECONDS[0]), int(now // WINDOW_SECONDS[1]))
+        try:
+            for _ in range(3):
+                allowed, state = self.counter.acquire(key, windows, amounts)
+                # refused with no full window: a window rolled over in between; count again
+                if allowed or any(c >= a for (_, c), a in zip(state, amounts, strict=True)):
+                    break
+        except CounterUnavailable as exc:
+            log.warning("rate limit not counted (counter unavailable): %s", exc)
+            return None
+        return _decide(allowed, state, amounts, now)
+
+
+def _decide(allowed, state, amounts, now):
+    """Headers for the window closest to running out (on a tie, the later reset)."""
+    best = None
+    retry_at = None
+    for (window, count), amount, seconds, name in zip(
+        state, amounts, WINDOW_SECONDS, WINDOW_NAMES, strict=True
+    ):
+        reset = (window + 1) * seconds
+        remaining = amount - count if count < amount else 0
+        if best is None or (remaining, -reset) < (best[2], -best[3]):
+            best = (name, amount, remaining, reset)
+        if not allowed and count >= amount:
+            retry_at = reset if retry_at is None else max(retry_at, reset)
+    name, amount, remaining, reset = best
+    retry_after = None
+    if not allowed:
+        retry_after = max(1, math.ceil((retry_at if retry_at is not None else now) - now))
+    return Decision(allowed, amount, remaining, reset, name, retry_after)
+
+
+def enforce_rate_limit():
+    """Count the authenticated request; 429 ``RATE_LIMITED`` over either window."""
+    limiter = current_app.extensions["commerce"].get("rate_limiter")
+    if limiter is None:
+        return
+    decision = limiter.hit(g.auth)
+    if decision is None:
+        return
+    g.rate_limit = decision
+    if not decision.allowed:
+        raise ApiError(
+            "RATE_LIMITED",
+            f"Rate limit exceeded: {decision.limit} requests per {decision.window}.",
+            details={
+                "limit": decision.limit,
+                "window": decision.window,
+                "retry_after": decision.retry_after,
+            },
+            headers={"Retry-After": str(decision.retry_after)},
+        )
+
+
+def add_rate_limit_headers(response):
+    """``X-RateLimit-*`` on every response to a counted request, errors included."""
+    decision = g.get("rate_limit")
+    if decision is not None:
+        headers = response.headers
+        headers["X-RateLimit-Limit"] = str(decision.limit)
+        headers["X-RateLimit-Remaining"] = str(decision.remaining)
+        headers["X-RateLimit-Reset"] = str(decision.reset)
+    return response
+
+
+def init_app(app):
+    """Build the app's limiter when ``RATE_LIMIT_ENABLED`` (the pipeline adds the headers)."""
+    if not app.config.get("RATE_LIMIT_ENABLED"):
+        return
+    url = app.config.get("REDIS_URL")
+    if url:
+        counter = RedisCounter(url, app.config.get("RATE_LIMIT_KEY_PREFIX") or "commerce:rl")
+    else:
+        counter = DatabaseCounter()
+    app.extensions["commerce"]["rate_limiter"] = RateLimiter(counter)

@@ -1,0 +1,1 @@
+"""Stock across warehouses: stock levels, the adjustments ledger and reservations."""

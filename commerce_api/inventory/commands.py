@@ -1,0 +1,58 @@
+"""``commerce-api warehouses ...``: manage a tenant's warehouses from the command line."""
+
+import click
+from flask.cli import with_appcontext
+
+
+def register(cli):
+    from ..cli import emit_json, run_service
+
+    @cli.group()
+    def warehouses():
+        """Manage warehouses."""
+
+    @warehouses.command("create")
+    @click.option("--tenant", "tenant_id", required=True)
+    @click.option("--name", required=True)
+    @click.option("--type", "kind", type=click.Choice(["own", "FBA", "FBS"]), default="own")
+    @click.option("--marketplace", help="The marketplace operating an FBA/FBS warehouse.")
+    @click.option("--address")
+    @click.option("--inactive", is_flag=True, help="Create it inactive.")
+    @click.option("--json", "as_json", is_flag=True)
+    @with_appcontext
+    def warehouses_create(tenant_id, name, kind, marketplace, address, inactive, as_json):
+        """Create a warehouse (own, or marketplace-operated and read-only); prints its id."""
+        from .services import create_warehouse
+
+        data = {"name": name, "type": kind, "marketplace": marketplace, "address": address}
+        data["is_active"] = not inactive
+        warehouse = run_service(create_warehouse, tenant_id, data)
+        if as_json:
+            emit_json(warehouse)
+        else:
+            click.echo(f"warehouse {warehouse['id']} ({warehouse['name']}, {warehouse['type']})")
+
+    @warehouses.command("list")
+    @click.option("--tenant", "tenant_id", required=True)
+    @click.option("--json", "as_json", is_flag=True)
+    @with_appcontext
+    def warehouses_list(tenant_id, as_json):
+        """List a tenant's warehouses."""
+        from ..auth.services import get_tenant
+        from .models import Warehouse
+        from .services import serialize_warehouse
+
+        run_service(get_tenant, tenant_id)
+        rows = [
+            serialize_warehouse(w)
+            for w in Warehouse.select()
+            .where(Warehouse.tenant == tenant_id)
+            .order_by(Warehouse.created_at, Warehouse.id)
+        ]
+        if as_json:
+            emit_json(rows)
+            return
+        for row in rows:
+            state = "active" if row["is_active"] else "inactive"
+            extra = f" ({row['marketplace']})" if row["marketplace"] else ""
+            click.echo(f"{row['id']}  {row['type']:4}{extra}  {state:8}  {row['name']}")

@@ -1,0 +1,192 @@
+"""Inventory API: /api/inventory (records, stock levels, the ledger, warehouses)."""
+
+import marshmallow as ma
+from flask import g
+from flask.views import MethodView
+
+from ..auth.middleware import require_scope
+from ..http.blueprint import Blueprint
+from ..http.envelope import many, one
+from ..http.lists import parse_fields, select_fields
+from . import services
+from .schemas import (
+    AdjustmentListArgsSchema,
+    AdjustmentListSchema,
+    BulkStockItemSchema,
+    BulkStockResultEnvelopeSchema,
+    BulkStockSchema,
+    InventoryListArgsSchema,
+    InventoryListSchema,
+    InventoryRecordEnvelopeSchema,
+    RecordFieldsArgsSchema,
+    SafetyStockSchema,
+    StockSetSchema,
+    WarehouseCreateSchema,
+    WarehouseEnvelopeSchema,
+    WarehouseListArgsSchema,
+    WarehouseListSchema,
+    WarehouseUpdateSchema,
+)
+
+blp = Blueprint(
+    "inventory",
+    __name__,
+    url_prefix="/api/inventory",
+    description="Stock per SKU across warehouses, its adjustments ledger, and warehouses.",
+)
+
+_bulk_item_schema = BulkStockItemSchema()
+
+
+def _record_fields(args):
+    return parse_fields(args.get("fields"), services.RECORD_FIELDS, always=("sku",))
+
+
+@blp.route("")
+class InventoryViews(MethodView):
+    @require_scope("inventory:read")
+    @blp.arguments(InventoryListArgsSchema, location="query")
+    @blp.response(200, InventoryListSchema)
+    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR", "WAREHOUSE_NOT_FOUND")
+    def get(self, args):
+        """List inventory records"""
+        fields = _record_fields(args)
+        data, meta = services.list_records(g.auth.tenant_id, args)
+        return many([select_fields(item, fields) for item in data], meta)
+
+
+@blp.route("/warehouses")
+class WarehouseViews(MethodView):
+    @require_scope("inventory:read")
+    @blp.arguments(WarehouseListArgsSchema, location="query")
+    @blp.response(200, WarehouseListSchema)
+    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
+    def get(self, args):
+        """List the tenant's warehouses"""
+        fields = parse_fields(args.get("fields"), services.WAREHOUSE_FIELDS)
+        data, meta = services.list_warehouses(g.auth.tenant_id, args)
+        return many([select_fields(item, fields) for item in data], meta)
+
+    @require_scope("inventory:write")
+    @blp.arguments(WarehouseCreateSchema)
+    @blp.response(201, WarehouseEnvelopeSchema)
+    @blp.errors(body=True)
+    def post(self, data):
+        """Create an own warehouse"""
+        return one(services.create_warehouse(g.auth.tenant_id, data), 201)
+
+
+@blp.route("/warehouses/<string:warehouse_id>")
+class WarehouseByIdViews(MethodView):
+    @require_scope("inventory:read")
+    @blp.response(200, WarehouseEnvelopeSchema)
+    @blp.errors("WAREHOUSE_NOT_FOUND")
+    def get(self, warehouse_id):
+        """Get a warehouse"""
+        warehouse = services.get_warehouse(g.auth.tenant_id, warehouse_id)
+        return one(services.serialize_warehouse(warehouse))
+
+    @require_scope("inventory:write")
+    @blp.arguments(WarehouseUpdateSchema)
+    @blp.response(200, WarehouseEnvelopeSchema)
+    @blp.errors("WAREHOUSE_NOT_FOUND", "READONLY_WAREHOUSE", "WAREHOUSE_NOT_EMPTY", body=True)
+    def patch(self, data, warehouse_id):
+        """Rename, re-address, activate or deactivate an own warehouse"""
+        return one(services.update_warehouse(g.auth.tenant_id, warehouse_id, data))
+
+
+@blp.route("/bulk")
+class InventoryBulkViews(MethodView):
+    @require_scope("inventory:write")
+    @blp.arguments(BulkStockSchema)
+    @blp.response(200, BulkStockResultEnvelopeSchema)
+    @blp.errors(body=True)
+    def post(self, data):
+        """Set on-hand stock for up to 500 (SKU, warehouse) pairs, each on its own"""
+        items = []
+        for index, raw in enumerate(data["updates"]):
+            if not isinstance(raw, dict):
+                items.append(
+                    {"index": index, "error": _item_error({"_schema": ["Not an object."]})}
+                )
+                continue
+            try:
+                item = _bulk_item_schema.load(raw)
+            except ma.ValidationError as exc:
+                sku = raw.get("sku")
+                items.append(
+                    {
+                        "index": index,
+                        "sku": sku if isinstance(sku, str) else None,
+                        "error": _item_error(exc.messages),
+                    }
+                )
+                continue
+            item["index"] = index
+            items.append(item)
+        return one(services.bulk_set_stock(g.auth.tenant_id, items, g.auth.created_by))
+
+
+def _item_error(messages):
+    return {
+        "code": "VALIDATION_ERROR",
+        "message": "The item is not valid.",
+        "details": {"fields": messages},
+    }
+
+
+@blp.route("/<string:sku>")
+class InventoryBySkuViews(MethodView):
+    @require_scope("inventory:read")
+    @blp.arguments(RecordFieldsArgsSchema, location="query")
+    @blp.response(200, InventoryRecordEnvelopeSchema)
+    @blp.errors("PRODUCT_NOT_FOUND", "INVENTORY_NOT_FOUND", "VALIDATION_ERROR")
+    def get(self, args, sku):
+        """Get a SKU's inventory record with its per-warehouse stock"""
+        fields = _record_fields(args)
+        return one(select_fields(services.get_record(g.auth.tenant_id, sku), fields))
+
+    @require_scope("inventory:write")
+    @blp.arguments(StockSetSchema)
+    @blp.response(200, InventoryRecordEnvelopeSchema)
+    @blp.errors(
+        "PRODUCT_NOT_FOUND",
+        "WAREHOUSE_NOT_FOUND",
+        "READONLY_WAREHOUSE",
+        "WAREHOUSE_INACTIVE",
+        "NEGATIVE_QUANTITY",
+        body=True,
+    )
+    def put(self, data, sku):
+        """Set the on-hand stock of a SKU in one warehouse (writes an adjustment)"""
+        return one(services.set_stock(g.auth.tenant_id, sku, data, g.auth.created_by))
+
+    @require_scope("inventory:write")
+    @blp.arguments(SafetyStockSchema)
+    @blp.response(200, InventoryRecordEnvelopeSchema)
+    @blp.errors("PRODUCT_NOT_FOUND", body=True)
+    def patch(self, data, sku):
+        """Set a SKU's safety stock"""
+        record = services.set_safety_stock(
+            g.auth.tenant_id, sku, data["safety_stock"], g.auth.created_by
+        )
+        return one(record)
+
+
+@blp.route("/<string:sku>/adjustments")
+class AdjustmentViews(MethodView):
+    @require_scope("inventory:read")
+    @blp.arguments(AdjustmentListArgsSchema, location="query")
+    @blp.response(200, AdjustmentListSchema)
+    @blp.errors(
+        "PRODUCT_NOT_FOUND",
+        "INVENTORY_NOT_FOUND",
+        "WAREHOUSE_NOT_FOUND",
+        "INVALID_CURSOR",
+        "VALIDATION_ERROR",
+    )
+    def get(self, args, sku):
+        """List a SKU's stock adjustments (the ledger)"""
+        fields = parse_fields(args.get("fields"), services.ADJUSTMENT_FIELDS)
+        data, meta = services.list_adjustments(g.auth.tenant_id, sku, args)
+        return many([select_fields(item, fields) for item in data], meta)

@@ -1,0 +1,241 @@
+"""Inventory request and response schemas."""
+
+import marshmallow as ma
+
+from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema
+from ..http.schemas import BulkErrorSchema, StrictInteger
+from .models import CALLER_REASONS, INVENTORY_STATUSES, MAX_QUANTITY, REASONS, WAREHOUSE_TYPES
+
+MAX_BULK_ITEMS = 500
+
+
+class _Strict(ma.Schema):
+    class Meta:
+        unknown = ma.RAISE
+
+
+class StrictBoolean(ma.fields.Boolean):
+    """A JSON ``true``/``false`` only (not 1, "yes" or "true")."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
+def _quantity(**kwargs):
+    return StrictInteger(
+        validate=ma.validate.Range(max=MAX_QUANTITY),
+        metadata={
+            "description": "Absolute on-hand level to set. A negative value, or one below "
+            "what is reserved, gives `NEGATIVE_QUANTITY`.",
+            "example": 120,
+        },
+        **kwargs,
+    )
+
+
+class StockSetSchema(_Strict):
+    """``PUT /api/inventory/:sku``."""
+
+    warehouse_id = ma.fields.String(
+        required=True,
+        validate=ma.validate.Length(min=1, max=40),
+        metadata={"example": "wh_01JD3Q9Z7G0000000000000000"},
+    )
+    quantity = _quantity(required=True)
+    reason = ma.fields.String(
+        required=True,
+        validate=ma.validate.OneOf(CALLER_REASONS),
+        metadata={"description": "One of: " + ", ".join(CALLER_REASONS) + "."},
+    )
+    note = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=1000))
+
+
+class BulkStockItemSchema(StockSetSchema):
+    sku = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=64))
+
+
+class BulkStockSchema(_Strict):
+    updates = ma.fields.List(
+        ma.fields.Raw(metadata={"description": "`{sku, warehouse_id, quantity, reason, note}`"}),
+        required=True,
+        validate=ma.validate.Length(min=1, max=MAX_BULK_ITEMS),
+        metadata={
+            "description": "1 to 500 items of `{sku, warehouse_id, quantity, reason, note}`; "
+            "each is applied on its own."
+        },
+    )
+
+
+class SafetyStockSchema(_Strict):
+    """``PATCH /api/inventory/:sku``."""
+
+    safety_stock = StrictInteger(
+        required=True,
+        validate=ma.validate.Range(min=0, max=MAX_QUANTITY),
+        metadata={"description": "Available stock at or below which the SKU is `low`."},
+    )
+
+
+class WarehouseCreateSchema(_Strict):
+    name = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=200))
+    address = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=500))
+    type = ma.fields.String(
+        load_default="own",
+        validate=ma.validate.OneOf(
+            ["own"],
+            error="Only own warehouses are created here; FBA and FBS warehouses belong to "
+            "their marketplace connection.",
+        ),
+    )
+    is_active = StrictBoolean(load_default=True)
+
+
+class WarehouseUpdateSchema(_Strict):
+    name = ma.fields.String(validate=ma.validate.Length(min=1, max=200))
+    address = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=500))
+    is_active = StrictBoolean(
+        metadata={"description": "A warehouse that holds stock cannot be deactivated."}
+    )
+
+
+class InventoryListArgsSchema(ListArgsSchema):
+    status = ma.fields.String(validate=ma.validate.OneOf(INVENTORY_STATUSES))
+    warehouse_id = ma.fields.String(
+        validate=ma.validate.Length(min=1, max=40),
+        metadata={"description": "Only SKUs with a stock row in this warehouse."},
+    )
+    sku = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
+    sort = ma.fields.String(
+        load_default="sku",
+        validate=ma.validate.OneOf(["sku", "updated_at", "total_available"]),
+    )
+    order = ma.fields.String(
+        load_default="asc",
+        validate=ma.validate.OneOf(["asc", "desc"]),
+        metadata={"description": "Sort direction (default asc)."},
+    )
+
+
+class WarehouseListArgsSchema(ListArgsSchema):
+    type = ma.fields.String(validate=ma.validate.OneOf(WAREHOUSE_TYPES))
+    is_active = ma.fields.Boolean()
+    order = ma.fields.String(
+        load_default="asc",
+        validate=ma.validate.OneOf(["asc", "desc"]),
+        metadata={"description": "Creation order (default asc)."},
+    )
+
+
+class AdjustmentListArgsSchema(ListArgsSchema):
+    start_date = ma.fields.Date(metadata={"description": "Created on or after (UTC date)."})
+    end_date = ma.fields.Date(metadata={"description": "Created on or before (UTC date)."})
+    warehouse_id = ma.fields.String(validate=ma.validate.Length(min=1, max=40))
+    reason = ma.fields.String(validate=ma.validate.OneOf(REASONS))
+    quantity_type = ma.fields.String(
+        load_default="on_hand",
+        validate=ma.validate.OneOf(["on_hand", "reserved", "all"]),
+        metadata={
+            "description": "Which quantity's changes to list: `on_hand` (default), "
+            "`reserved` (reservations, releases, shipments) or `all`."
+        },
+    )
+
+    @ma.validates_schema
+    def _dates_in_order(self, data, **kwargs):
+        start, end = data.get("start_date"), data.get("end_date")
+        if start and end and start > end:
+            raise ma.ValidationError("Must not be before start_date.", "end_date")
+
+
+class RecordFieldsArgsSchema(FieldsArgsSchema):
+    pass
+
+
+# Response documentation -------------------------------------------------------------
+
+
+class WarehouseEntrySchema(ma.Schema):
+    warehouse_id = ma.fields.String()
+    name = ma.fields.String()
+    type = ma.fields.String(validate=ma.validate.OneOf(WAREHOUSE_TYPES))
+    on_hand = ma.fields.Integer()
+    reserved = ma.fields.Integer()
+    available = ma.fields.Integer()
+
+
+class InventoryRecordSchema(ma.Schema):
+    sku = ma.fields.String()
+    title = ma.fields.String()
+    product_id = ma.fields.String()
+    total_on_hand = ma.fields.Integer()
+    total_reserved = ma.fields.Integer()
+    total_available = ma.fields.Integer()
+    safety_stock = ma.fields.Integer()
+    status = ma.fields.String(validate=ma.validate.OneOf(INVENTORY_STATUSES))
+    warehouses = ma.fields.List(ma.fields.Nested(WarehouseEntrySchema))
+    updated_at = ma.fields.String(metadata={"example": "2026-11-22T10:04:05.123Z"})
+
+
+class InventoryRecordEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(InventoryRecordSchema)
+
+
+class InventoryListSchema(ma.Schema):
+    data = ma.fields.List(ma.fields.Nested(InventoryRecordSchema))
+    meta = ma.fields.Nested(MetaSchema)
+
+
+class WarehouseSchema(ma.Schema):
+    id = ma.fields.String(metadata={"example": "wh_01JD3Q9Z7G0000000000000000"})
+    name = ma.fields.String()
+    address = ma.fields.String(allow_none=True)
+    type = ma.fields.String(validate=ma.validate.OneOf(WAREHOUSE_TYPES))
+    marketplace = ma.fields.String(allow_none=True)
+    is_active = ma.fields.Boolean()
+    is_readonly = ma.fields.Boolean()
+    created_at = ma.fields.String()
+    updated_at = ma.fields.String()
+
+
+class WarehouseEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(WarehouseSchema)
+
+
+class WarehouseListSchema(ma.Schema):
+    data = ma.fields.List(ma.fields.Nested(WarehouseSchema))
+    meta = ma.fields.Nested(MetaSchema)
+
+
+class AdjustmentSchema(ma.Schema):
+    id = ma.fields.String(metadata={"example": "adj_01JD3Q9Z7G0000000000000000"})
+    sku = ma.fields.String()
+    warehouse_id = ma.fields.String()
+    quantity_type = ma.fields.String(validate=ma.validate.OneOf(["on_hand", "reserved"]))
+    before_quantity = ma.fields.Integer()
+    after_quantity = ma.fields.Integer()
+    delta = ma.fields.Integer()
+    reason = ma.fields.String(validate=ma.validate.OneOf(REASONS))
+    note = ma.fields.String(allow_none=True)
+    reference = ma.fields.String(allow_none=True)
+    sequence = ma.fields.Integer(
+        metadata={"description": "Place in its stock row's ledger (1, 2, 3, ...)."}
+    )
+    created_by = ma.fields.String(allow_none=True)
+    created_at = ma.fields.String()
+
+
+class AdjustmentListSchema(ma.Schema):
+    data = ma.fields.List(ma.fields.Nested(AdjustmentSchema))
+    meta = ma.fields.Nested(MetaSchema)
+
+
+class BulkStockResultSchema(ma.Schema):
+    updated = ma.fields.Integer()
+    failed = ma.fields.Integer()
+    errors = ma.fields.List(ma.fields.Nested(BulkErrorSchema))
+
+
+class BulkStockResultEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(BulkStockResultSchema)

@@ -1,0 +1,557 @@
+"""Inventory rules: warehouses, inventory records, setting stock, the adjustments ledger."""
+
+import peewee
+
+from ..auth.models import Tenant
+from ..db import db, is_postgres, write_transaction
+from ..errors import ApiError, validation_error
+from ..http.lists import paginate
+from ..ids import new_id
+from ..products.models import Product
+from ..timeutil import date_end_ms, date_start_ms, format_ms, now_ms
+from .ledger import StockLedger, compute_status, lock_warehouses, serialize_adjustment
+from .models import (
+    MARKETPLACE_TYPES,
+    MAX_QUANTITY,
+    Adjustment,
+    InventorySummary,
+    Stock,
+    Warehouse,
+)
+
+RECORD_FIELDS = (
+    "sku",
+    "title",
+    "product_id",
+    "total_on_hand",
+    "total_reserved",
+    "total_available",
+    "safety_stock",
+    "status",
+    "warehouses",
+    "updated_at",
+)
+WAREHOUSE_FIELDS = (
+    "id",
+    "name",
+    "address",
+    "type",
+    "marketplace",
+    "is_active",
+    "is_readonly",
+    "created_at",
+    "updated_at",
+)
+ADJUSTMENT_FIELDS = (
+    "id",
+    "sku",
+    "warehouse_id",
+    "quantity_type",
+    "before_quantity",
+    "after_quantity",
+    "delta",
+    "reason",
+    "note",
+    "reference",
+    "sequence",
+    "created_by",
+    "created_at",
+)
+RECORD_SORTS = {
+    "sku": InventorySummary.sku,
+    "updated_at": InventorySummary.updated_at,
+    "total_available": InventorySummary.total_available,
+}
+_RETRYABLE_PG_CODES = ("40P01", "40001")  # deadlock detected, serialization failure
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+def run_with_retry(func, *args, attempts=3, **kwargs):
+    """Run a transaction of our own again when PostgreSQL aborted it for a deadlock.
+
+    Only the outermost transaction is retried; inside a caller's transaction the error
+    propagates to the caller, whose transaction is the one to retry.
+    """
+    for attempt in range(attempts):
+        try:
+            return func(*args, **kwargs)
+        except peewee.OperationalError as exc:
+            # peewee keeps the driver's exception as ``orig`` (psycopg2 sets ``pgcode``)
+            original = getattr(exc, "orig", None) or exc.__context__
+            code = getattr(original, "pgcode", None)
+            if (
+                attempt + 1 == attempts
+                or db.transaction_depth() > 0
+                or code not in _RETRYABLE_PG_CODES
+            ):
+                raise
+    raise AssertionError("unreachable")
+
+
+def find_product(tenant_id, sku):
+    """``(product id, title)`` of the tenant's SKU, or PRODUCT_NOT_FOUND."""
+    row = (
+        Product.select(Product.id, Product.title)
+        .where((Product.tenant == tenant_id) & (Product.sku == sku))
+        .tuples()
+        .first()
+    )
+    if row is None:
+        raise ApiError("PRODUCT_NOT_FOUND", details={"sku": sku})
+    return row
+
+
+def _warehouse_not_found(warehouse_id):
+    return ApiError("WAREHOUSE_NOT_FOUND", details={"warehouse_id": warehouse_id})
+
+
+def _check_warehouse_filter(tenant_id, warehouse_id):
+    if warehouse_id is None:
+        return
+    exists = (
+        Warehouse.select(Warehouse.id)
+        .where((Warehouse.tenant == tenant_id) & (Warehouse.id == warehouse_id))
+        .exists()
+    )
+    if not exists:
+        raise _warehouse_not_found(warehouse_id)
+
+
+# -- warehouses ------------------------------------------------------------------------
+
+
+def serialize_warehouse(warehouse):
+    return {
+        "id": warehouse.id,
+        "name": warehouse.name,
+        "address": warehouse.address,
+        "type": warehouse.type,
+        "marketplace": warehouse.marketplace,
+        "is_active": bool(warehouse.is_active),
+        "is_readonly": warehouse.is_readonly,
+        "created_at": format_ms(warehouse.created_at),
+        "updated_at": format_ms(warehouse.updated_at),
+    }
+
+
+def get_warehouse(tenant_id, warehouse_id):
+    warehouse = Warehouse.get_or_none(
+        (Warehouse.tenant == tenant_id) & (Warehouse.id == warehouse_id)
+    )
+    if warehouse is None:
+        raise _warehouse_not_found(warehouse_id)
+    return warehouse
+
+
+def create_warehouse(tenant_id, data):
+    """Create a warehouse: ``own``, or marketplace-operated (``FBA``/``FBS``, read-only)."""
+    kind = data.get("type", "own")
+    marketplace = data.get("marketplace")
+    errors = {}
+    if kind not in ("own", *MARKETPLACE_TYPES):
+        errors["type"] = ["Must be one of: own, FBA, FBS."]
+    elif kind in MARKETPLACE_TYPES and not marketplace:
+        errors["marketplace"] = [f"A {kind} warehouse names its marketplace."]
+    elif kind == "own" and marketplace:
+        errors["marketplace"] = ["Only FBA and FBS warehouses belong to a marketplace."]
+    name = (data.get("name") or "").strip()
+    if not name or len(name) > 200:
+        errors["name"] = ["1 to 200 characters."]
+    if errors:
+        raise validation_error(errors)
+    now = now_ms()
+    with write_transaction():
+        if not Tenant.select().where(Tenant.id == tenant_id).exists():
+            raise ApiError("RESOURCE_NOT_FOUND", "The tenant does not exist.")
+        warehouse = Warehouse.create(
+            id=new_id("warehouse"),
+            tenant=tenant_id,
+            name=name,
+            type=kind,
+            marketplace=marketplace,
+            address=data.get("address"),
+            is_active=data.get("is_active", True),
+            created_at=now,
+            updated_at=now,
+        )
+    return serialize_warehouse(warehouse)
+
+
+def update_warehouse(tenant_id, warehouse_id, changes):
+    """Rename, re-address, activate or deactivate one of the tenant's own warehouses.
+
+    Marketplace warehouses are read-only; a warehouse that still holds stock cannot be
+    deactivated (WAREHOUSE_NOT_EMPTY), so inactive warehouses never hold stock.
+    """
+    with write_transaction():
+        query = Warehouse.select().where(
+            (Warehouse.tenant == tenant_id) & (Warehouse.id == warehouse_id)
+        )
+        warehouse = (query.for_update() if is_postgres() else query).first()
+        if warehouse is None:
+            raise _warehouse_not_found(warehouse_id)
+        if warehouse.is_readonly:
+            raise ApiError(
+                "READONLY_WAREHOUSE",
+                "Marketplace-operated warehouses are managed by their marketplace.",
+                details={"warehouse_id": warehouse_id},
+            )
+        changed = {k: v for k, v in changes.items() if getattr(warehouse, k) != v}
+        if "name" in changed:
+            changed["name"] = changed["name"].strip()
+            if not changed["name"]:
+                raise validation_error({"name": ["1 to 200 characters."]})
+        if not changed:
+            return serialize_warehouse(warehouse)
+        if changed.get("is_active") is False:
+            holding = (
+                Stock.select(Stock.id)
+                .where(
+                    (Stock.warehouse == warehouse_id) & ((Stock.on_hand > 0) | (Stock.reserved > 0))
+                )
+                .exists()
+            )
+            if holding:
+                raise ApiError(
+                    "WAREHOUSE_NOT_EMPTY",
+                    "Set its stock to zero before deactivating the warehouse.",
+                    details={"warehouse_id": warehouse_id},
+                )
+        changed["updated_at"] = now_ms()
+        Warehouse.update(**changed).where(Warehouse.id == warehouse_id).execute()
+        for name, value in changed.items():
+            setattr(warehouse, name, value)
+    return serialize_warehouse(warehouse)
+
+
+def list_warehouses(tenant_id, args):
+    query = Warehouse.select().where(Warehouse.tenant == tenant_id)
+    if args.get("type"):
+        query = query.where(Warehouse.type == args["type"])
+    if args.get("is_active") is not None:
+        query = query.where(Warehouse.is_active == args["is_active"])
+    rows, meta = paginate(
+        query,
+        sort_field=Warehouse.created_at,
+        tiebreak=Warehouse.id,
+        order=args.get("order") or "asc",
+        limit=args["limit"],
+        cursor=args.get("cursor"),
+        kind="warehouses",
+    )
+    return [serialize_warehouse(row) for row in rows], meta
+
+
+# -- inventory records -----------------------------------------------------------------
+
+
+def _entries(product_ids):
+    """Per-warehouse entries of the given products: product id -> [entry]."""
+    entries = {pid: [] for pid in product_ids}
+    if not product_ids:
+        return entries
+    query = (
+        Stock.select(
+            Stock.product,
+            Stock.warehouse,
+            Warehouse.name,
+            Warehouse.type,
+            Stock.on_hand,
+            Stock.reserved,
+        )
+        .join(Warehouse)
+        .where(Stock.product.in_(list(product_ids)))
+        .order_by(Warehouse.created_at, Warehouse.id)
+        .tuples()
+    )
+    for product_id, warehouse_id, name, kind, on_hand, reserved in query:
+        entries[product_id].append(
+            {
+                "warehouse_id": warehouse_id,
+                "name": name,
+                "type": kind,
+                "on_hand": on_hand,
+                "reserved": reserved,
+                "available": on_hand - reserved,
+            }
+        )
+    return entries
+
+
+def serialize_record(summary, title, entries):
+    return {
+        "sku": summary.sku,
+        "title": title,
+        "product_id": summary.product_id,
+        "total_on_hand": summary.total_on_hand,
+        "total_reserved": summary.total_reserved,
+        "total_available": summary.total_available,
+        "safety_stock": summary.safety_stock,
+        "status": summary.status,
+        "warehouses": entries,
+        "updated_at": format_ms(summary.updated_at),
+    }
+
+
+def _records():
+    """Records with their product's title as ``.title`` (flat, so ``product_id`` stays)."""
+    return (
+        InventorySummary.select(InventorySummary, Product.title.alias("title"))
+        .join(Product)
+        .objects()
+    )
+
+
+def _summary_of(tenant_id, sku):
+    """The SKU's record row, PRODUCT_NOT_FOUND for an unknown SKU, or INVENTORY_NOT_FOUND
+    for a product that has never had stock or a safety stock set."""
+    row = (
+        _records()
+        .where((InventorySummary.tenant == tenant_id) & (InventorySummary.sku == sku))
+        .first()
+    )
+    if row is None:
+        find_product(tenant_id, sku)
+        raise ApiError("INVENTORY_NOT_FOUND", details={"sku": sku})
+    return row
+
+
+def get_record(tenant_id, sku):
+    summary = _summary_of(tenant_id, sku)
+    entries = _entries([summary.product_id])[summary.product_id]
+    return serialize_record(summary, summary.title, entries)
+
+
+def list_records(tenant_id, args):
+    query = _records().where(InventorySummary.tenant == tenant_id)
+    if args.get("status"):
+        query = query.where(InventorySummary.status == args["status"])
+    if args.get("sku"):
+        query = query.where(InventorySummary.sku == args["sku"])
+    warehouse_id = args.get("warehouse_id")
+    if warehouse_id:
+        _check_warehouse_filter(tenant_id, warehouse_id)
+        stocked = Stock.select(Stock.product).where(Stock.warehouse == warehouse_id)
+        query = query.where(InventorySummary.product.in_(stocked))
+    sort = args.get("sort") or "sku"
+    rows, meta = paginate(
+        query,
+        sort_field=RECORD_SORTS[sort],
+        tiebreak=InventorySummary.sku,
+        order=args.get("order") or "asc",
+        limit=args["limit"],
+        cursor=args.get("cursor"),
+        kind="inventory",
+    )
+    entries = _entries([row.product_id for row in rows])
+    return [serialize_record(row, row.title, entries[row.product_id]) for row in rows], meta
+
+
+def set_safety_stock(tenant_id, sku, safety_stock, created_by):
+    """Set a SKU's safety stock (creating its inventory record if needed)."""
+
+    def apply():
+        with write_transaction():
+            product_id, _ = find_product(tenant_id, sku)
+            ledger = StockLedger(tenant_id, created_by)
+            ledger.lock({product_id: sku}, warehouse_ids=(), create=())
+            summary = ledger.summaries.get(product_id)
+            if summary is None:
+                _create_empty_summary(tenant_id, product_id, sku)
+                ledger.lock({product_id: sku}, warehouse_ids=())
+                summary = ledger.summaries[product_id]
+            ledger.set_safety_stock(summary, safety_stock)
+            ledger.flush()
+
+    run_with_retry(apply)
+    return get_record(tenant_id, sku)
+
+
+def _create_empty_summary(tenant_id, product_id, sku):
+    now = now_ms()
+    (
+        InventorySummary.insert(
+            product=product_id,
+            tenant=tenant_id,
+            sku=sku,
+            status=compute_status(0, 0),
+            created_at=now,
+            updated_at=now,
+        )
+        .on_conflict_ignore()
+        .execute()
+    )
+
+
+# -- setting stock (PUT and bulk) --------------------------------------------------------
+
+
+def _item_error(item, error):
+    return {
+        "index": item["index"],
+        "sku": item.get("sku"),
+        "code": error.code,
+        "message": error.message,
+        "details": error.details,
+    }
+
+
+def _apply_set_items(tenant_id, items, created_by):
+    """Set on_hand for each item ``{index, sku, warehouse_id, quantity, reason, note}``.
+
+    One transaction for the whole batch. Everything an item needs is read once and locked
+    up front (products, warehouses, records, stock rows); each item is then checked and
+    applied in memory in request order, and all writes go out together at the end. An
+    item that fails changes nothing (its checks run before any change of it), so each
+    item is atomic on its own. Returns ``(applied count, errors)``.
+    """
+    errors = []
+    with write_transaction():
+        skus = sorted({item["sku"] for item in items})
+        products = {}
+        for start in range(0, len(skus), 400):
+            chunk = skus[start : start + 400]
+            for product_id, sku in (
+                Product.select(Product.id, Product.sku)
+                .where((Product.tenant == tenant_id) & Product.sku.in_(chunk))
+                .tuples()
+            ):
+                products[sku] = product_id
+        warehouses = lock_warehouses(tenant_id, {item["warehouse_id"] for item in items})
+        valid = []
+        for item in items:
+            error = _precheck(item, products, warehouses)
+            if error is not None:
+                errors.append(_item_error(item, error))
+            else:
+                valid.append(item)
+        applied = 0
+        if valid:
+            ledger = StockLedger(tenant_id, created_by)
+            pairs = {(products[i["sku"]], i["warehouse_id"]) for i in valid}
+            ledger.lock(
+                {products[i["sku"]]: i["sku"] for i in valid},
+                warehouse_ids=sorted({w for _, w in pairs}),
+                create=pairs,
+            )
+            for item in valid:
+                row = ledger.stocks[(products[item["sku"]], item["warehouse_id"])]
+                if item["quantity"] < row.reserved:
+                    errors.append(
+                        _item_error(
+                            item,
+                            ApiError(
+                                "NEGATIVE_QUANTITY",
+                                "On hand cannot be set below the reserved quantity.",
+                                details={
+                                    "sku": item["sku"],
+                                    "warehouse_id": item["warehouse_id"],
+                                    "quantity": item["quantity"],
+                                    "reserved": row.reserved,
+                                },
+                            ),
+                        )
+                    )
+                    continue
+                ledger.change(row, "on_hand", item["quantity"], item["reason"], item.get("note"))
+                applied += 1
+            ledger.flush()
+    errors.sort(key=lambda e: e["index"])
+    return applied, errors
+
+
+def _precheck(item, products, warehouses):
+    """What can be refused before any lock on stock: the item's ApiError or None."""
+    if item["quantity"] < 0:
+        return ApiError(
+            "NEGATIVE_QUANTITY",
+            "The quantity cannot be negative.",
+            details={"sku": item["sku"], "quantity": item["quantity"]},
+        )
+    if item["sku"] not in products:
+        return ApiError("PRODUCT_NOT_FOUND", details={"sku": item["sku"]})
+    warehouse = warehouses.get(item["warehouse_id"])
+    if warehouse is None:
+        return _warehouse_not_found(item["warehouse_id"])
+    if warehouse.is_readonly:
+        return ApiError(
+            "READONLY_WAREHOUSE",
+            f"{warehouse.type} stock is reported by the marketplace and cannot be set.",
+            details={"warehouse_id": warehouse.id, "type": warehouse.type},
+        )
+    if not warehouse.is_active:
+        return ApiError("WAREHOUSE_INACTIVE", details={"warehouse_id": warehouse.id})
+    return None
+
+
+def set_stock(tenant_id, sku, data, created_by):
+    """``PUT /api/inventory/:sku``: set on_hand in one warehouse; returns the record."""
+    item = {**data, "sku": sku, "index": 0}
+    _, errors = run_with_retry(_apply_set_items, tenant_id, [item], created_by)
+    if errors:
+        error = errors[0]
+        raise ApiError(error["code"], error["message"], error["details"])
+    return get_record(tenant_id, sku)
+
+
+def bulk_set_stock(tenant_id, items, created_by):
+    """Set on_hand for up to 500 items, each on its own; report per item."""
+    prechecked = [item for item in items if "error" not in item]
+    invalid = [
+        {"index": item["index"], "sku": item.get("sku"), **item["error"]}
+        for item in items
+        if "error" in item
+    ]
+    applied, errors = 0, []
+    if prechecked:
+        applied, errors = run_with_retry(_apply_set_items, tenant_id, prechecked, created_by)
+    errors = sorted(invalid + errors, key=lambda e: e["index"])
+    return {"updated": applied, "failed": len(errors), "errors": errors}
+
+
+# -- the ledger --------------------------------------------------------------------------
+
+
+def list_adjustments(tenant_id, sku, args):
+    summary = _summary_of(tenant_id, sku)
+    query = Adjustment.select().where(
+        (Adjustment.tenant == tenant_id) & (Adjustment.product == summary.product_id)
+    )
+    quantity_type = args.get("quantity_type") or "on_hand"
+    if quantity_type != "all":
+        query = query.where(Adjustment.quantity_type == quantity_type)
+    if args.get("warehouse_id"):
+        _check_warehouse_filter(tenant_id, args["warehouse_id"])
+        query = query.where(Adjustment.warehouse == args["warehouse_id"])
+    if args.get("reason"):
+        query = query.where(Adjustment.reason == args["reason"])
+    if args.get("start_date"):
+        query = query.where(Adjustment.created_at >= date_start_ms(args["start_date"]))
+    if args.get("end_date"):
+        query = query.where(Adjustment.created_at <= date_end_ms(args["end_date"]))
+    rows, meta = paginate(
+        query,
+        sort_field=Adjustment.created_at,
+        tiebreak=Adjustment.id,
+        order=args.get("order") or "desc",
+        limit=args["limit"],
+        cursor=args.get("cursor"),
+        kind="adjustments",
+    )
+    return [serialize_adjustment(row) for row in rows], meta
+
+
+__all__ = [
+    "MAX_QUANTITY",
+    "bulk_set_stock",
+    "create_warehouse",
+    "get_record",
+    "list_adjustments",
+    "list_records",
+    "list_warehouses",
+    "set_safety_stock",
+    "set_stock",
+    "update_warehouse",
+]

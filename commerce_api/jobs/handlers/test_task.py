@@ -1,0 +1,62 @@
+"""Test-only job type (``ENABLE_TEST_JOBS``): sleeps, fails or records on request.
+
+Records ``start``/``end`` lines (job id, attempt, worker id, time) to the file named by
+``TEST_JOBS_RECORD_FILE`` when ``record`` is true, so tests in other processes can see
+every execution.
+"""
+
+import os
+import time
+
+import marshmallow as ma
+
+from ..errors import JobFailed
+from ..schemas import StrictBoolean
+
+TIMEOUT_SECONDS = 60
+
+
+class PARAMS_SCHEMA(ma.Schema):  # noqa: N801 (the handler contract's name)
+    class Meta:
+        unknown = ma.RAISE
+
+    sleep = ma.fields.Float(load_default=0.0, validate=ma.validate.Range(min=0, max=30))
+    fail = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
+    retryable = StrictBoolean(load_default=False)
+    fail_attempts = ma.fields.Integer(
+        validate=ma.validate.Range(min=0, max=10),
+        metadata={"description": "Fail (retryably) while the attempt is at most this."},
+    )
+    crash = StrictBoolean(load_default=False)
+    record = StrictBoolean(load_default=False)
+    result = ma.fields.Dict()
+
+
+def _record(ctx, event, job):
+    path = ctx.config.get("TEST_JOBS_RECORD_FILE")
+    if not path:
+        return
+    line = f"{event} {job.id} {job.attempts} {ctx.worker_id} {time.time():.6f}\n"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, line.encode())  # one O_APPEND write: lines never interleave
+    finally:
+        os.close(fd)
+
+
+def run(job, ctx):
+    params = job.params or {}
+    if params.get("record"):
+        _record(ctx, "start", job)
+    deadline = time.monotonic() + float(params.get("sleep") or 0)
+    while time.monotonic() < deadline:
+        time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+    if params.get("crash"):
+        raise RuntimeError("test_task crashed on purpose")
+    if params.get("fail_attempts") is not None and job.attempts <= params["fail_attempts"]:
+        raise JobFailed("TEST_FAILURE", f"attempt {job.attempts} fails", retryable=True)
+    if params.get("fail"):
+        raise JobFailed(params["fail"], "test_task failed on purpose", params.get("retryable"))
+    if params.get("record"):
+        _record(ctx, "end", job)
+    return {"attempt": job.attempts, "worker_id": ctx.worker_id, **(params.get("result") or {})}

@@ -1,0 +1,589 @@
+"""The worker side of the job table: claim, lease, finish, sweep, give back; periodic locks.
+
+Every state change a worker makes is a conditional UPDATE fenced by
+``(status = 'running', worker_id, attempts)``: a worker that lost its lease (the sweeper
+gave the job to someone else, or failed it) changes nothing, whatever it finishes later.
+"""
+
+import json
+import logging
+import random
+from decimal import Decimal
+
+from peewee import BooleanField, Case
+
+from ..db import JSONField, db, is_postgres
+from ..events import emit
+from ..events.models import Event
+from ..ids import new_id
+from ..timeutil import now_ms
+from .models import HELD, Job, PeriodicTask, WorkerProcess
+from .services import (
+    aging_ms,
+    cancel_batch_rest,
+    job_write,
+    notify_workers,
+    serialize_job,
+    settings,
+)
+
+log = logging.getLogger("commerce_api.jobs")
+
+MAX_BACKOFF_SECONDS = 3600
+
+
+# Claim ----------------------------------------------------------------------------------
+
+
+def claim_jobs(worker_id, limit, lease_ms, now=None):
+    """Take up to ``limit`` due jobs, high > normal > low and FIFO, in one statement.
+
+    SQLite: ``UPDATE ... WHERE id IN (SELECT ... LIMIT n) RETURNING`` inside BEGIN
+    IMMEDIATE, so claims of all processes are serialized. PostgreSQL: the due rows are
+    selected ``FOR UPDATE SKIP LOCKED`` in a materialized CTE, so concurrent workers take
+    different rows without waiting for each other.
+    """
+    with job_write():
+        return claim_in_transaction(worker_id, limit, lease_ms, now)
+
+
+_JOB_FIELDS = tuple(Job._meta.sorted_fields)
+_JOB_COLUMNS = tuple(field.column_name for field in _JOB_FIELDS)
+# only these need converting from what the driver returns (JSON text, 0/1 on SQLite)
+_CONVERTERS = tuple(
+    (index, field.python_value)
+    for index, field in enumerate(_JOB_FIELDS)
+    if isinstance(field, JSONField | BooleanField)
+)
+_claim_statements = {}
+
+
+def _claim_sql():
+    """The claim statement, built once per engine (it runs for every claim)."""
+    key = id(db.obj)
+    sql = _claim_statements.get(key)
+    if sql is not None:
+        return sql
+    p = db.param
+    setting = (
+        f"status = 'running', worker_id = {p}, attempts = attempts + 1, started_at = {p},"
+        f" deadline_at = timeout_seconds * 1000 + {p},"
+        f" lease_expires_at = CASE WHEN timeout_seconds * 1000 + {p} < {p}"
+        f" THEN timeout_seconds * 1000 + {p} ELSE {p} END, updated_at = {p}"
+    )
+    due = (
+        "SELECT id FROM job WHERE status = 'queued' AND run_at <= "
+        f"{p} ORDER BY claim_key, id LIMIT {p}"
+    )
+    if is_postgres():
+        columns = ", ".join(f'job."{c}"' for c in _JOB_COLUMNS)
+        # A materialized CTE runs the locking SELECT exactly once; as an IN (subquery)
+        # the planner may re-run it per row, and with SKIP LOCKED each run finds others.
+        sql = (
+            f"WITH due AS MATERIALIZED ({due} FOR UPDATE SKIP LOCKED) "
+            f"UPDATE job SET {setting} FROM due"
+            f" WHERE job.id = due.id AND job.status = 'queued' RETURNING {columns}"
+        )
+    else:
+        columns = ", ".join(f'"{c}"' for c in _JOB_COLUMNS)
+        sql = (
+            f"UPDATE job SET {setting} WHERE id IN ({due}) AND status = 'queued'"
+            f" RETURNING {columns}"
+        )
+    _claim_statements[key] = sql
+    return sql
+
+
+def job_from_row(row):
+    """A Job built from a full row in column order (no peewee query building)."""
+    values = list(row)
+    for index, convert in _CONVERTERS:
+        if values[index] is not None:
+            values[index] = convert(values[index])
+    job = Job(__no_default__=True)
+    job.__data__ = dict(zip((f.name for f in _JOB_FIELDS), values, strict=True))
+    return job
+
+
+def claim_in_transaction(worker_id, limit, lease_ms, now=None):
+    """The claim, inside the caller's write transaction."""
+    now = now_ms() if now is None else now
+    lease_until = now + lease_ms
+    setting = (worker_id, now, now, now, lease_until, now, lease_until, now)
+    due = (now, limit)
+    params = due + setting if is_postgres() else setting + due
+    rows = db.execute_sql(_claim_sql(), params).fetchall()
+    jobs = [job_from_row(row) for row in rows]
+    jobs.sort(key=lambda job: (job.claim_key, job.id))
+    return jobs
+
+
+def step(worker_id, outcomes, claim_limit, lease_ms):
+    """Write finished jobs' outcomes and claim the next jobs, in one transaction.
+
+    ``outcomes``: ``("complete", prepare_completion(...))`` or ``("fail", (job, code,
+    message, retryable, details))`` items. Returns ``(results, jobs)``: per outcome
+    "completed", "failed", "retrying", or None (the worker had lost the job).
+    """
+    completions = [payload for kind, payload in outcomes if kind == "complete"]
+    with job_write():
+        now = now_ms()
+        done = iter(write_completions(completions, now) if completions else ())
+        results = []
+        for kind, payload in outcomes:
+            if kind == "complete":
+                results.append("completed" if next(done) else None)
+            else:
+                job, code, message, retryable, details = payload
+                results.append(
+                    record_failure(job, worker_id, code, message, retryable, details, now)
+                )
+        jobs = claim_in_transaction(worker_id, claim_limit, lease_ms, now) if claim_limit else []
+    return results, jobs
+
+
+def has_due_jobs(now=None):
+    """A cheap read-only probe: is any job claimable now?"""
+    now = now_ms() if now is None else now
+    return (
+        Job.select(Job.id).where((Job.status == "queued") & (Job.run_at <= now)).limit(1).exists()
+    )
+
+
+# Leases ---------------------------------------------------------------------------------
+
+
+def renew_leases(worker_id, held, lease_ms, now=None):
+    """Extend the leases of ``held`` ``[(job_id, attempt)]``; return the pairs still held.
+
+    A lease is never extended past the attempt's deadline (started + the type's
+    time-out): a hung job's lease then runs out and the sweeper takes it.
+    """
+    if not held:
+        return set()
+    now = now_ms() if now is None else now
+    lease_until = now + lease_ms
+    query = (
+        Job.update(
+            lease_expires_at=Case(
+                None, [(Job.deadline_at < lease_until, Job.deadline_at)], lease_until
+            )
+        )
+        .where(
+            Job.id.in_([job_id for job_id, _ in held])
+            & (Job.worker_id == worker_id)
+            & (Job.status == "running")
+        )
+        .returning(Job.id, Job.attempts)
+    )
+    with job_write():
+        rows = list(query.tuples().execute())
+    return {(job_id, attempts) for job_id, attempts in rows} & set(held)
+
+
+# Finish ---------------------------------------------------------------------------------
+
+
+def _fence(job, worker_id):
+    return (
+        (Job.id == job.id)
+        & (Job.status == "running")
+        & (Job.worker_id == worker_id)
+        & (Job.attempts == job.attempts)
+    )
+
+
+def _jsonable(value):
+    def default(item):
+        if isinstance(item, Decimal):
+            return float(item)
+        if isinstance(item, set | frozenset | tuple):
+            return list(item)
+        raise TypeError(f"{type(item).__name__} is not JSON serializable")
+
+    return json.loads(json.dumps(value, default=default))
+
+
+def release_next(job, now):
+    """Make the job after ``job`` in its sequential batch claimable."""
+    if not (job.batch_id and job.batch_sequential):
+        return 0
+    released = (
+        Job.update(
+            run_at=now,
+            # its place in the queue is that of the batch's dispatch, not of this moment
+            claim_key=Job.created_at + Job.priority_rank * aging_ms(),
+            updated_at=now,
+        )
+        .where(
+            (Job.batch_id == job.batch_id)
+            & (Job.batch_position == job.batch_position + 1)
+            & (Job.status == "queued")
+            & (Job.run_at == HELD)
+        )
+        .execute()
+    )
+    if released:
+        notify_workers()
+    return released
+
+
+def complete_job(job, worker_id, result, now=None):
+    """Record success; False when the worker no longer holds the job (nothing changes)."""
+    prepared = prepare_completion(job, worker_id, jsonable_result(result), now)
+    with job_write():
+        return write_completions([prepared])[0]
+
+
+def jsonable_result(result):
+    """The handler's result as plain JSON (Decimal -> number); TypeError when it is not."""
+    return _jsonable(result if result is not None else {})
+
+
+_EVENT_FIELDS = tuple(Event._meta.sorted_fields)
+_statements = {}
+
+
+def _statement(name):
+    """Hot statements, built once per engine (peewee would compose them on every call)."""
+    key = (name, id(db.obj))
+    sql = _statements.get(key)
+    if sql is None:
+        p = db.param
+        if name == "complete":
+            sql = (
+                f"UPDATE job SET status = 'completed', result = {p}, completed_at = {p},"
+                " lease_expires_at = NULL, deadline_at = NULL, last_error = NULL,"
+                f" updated_at = {p}"
+                f" WHERE id = {p} AND status = 'running' AND worker_id = {p} AND attempts = {p}"
+            )
+        else:  # the outbox row
+            columns = ", ".join(f'"{field.column_name}"' for field in _EVENT_FIELDS)
+            marks = ", ".join([p] * len(_EVENT_FIELDS))
+            sql = f'INSERT INTO "{Event._meta.table_name}" ({columns}) VALUES ({marks})'
+        _statements[key] = sql
+    return sql
+
+
+def prepare_completion(job, worker_id, result, now=None):
+    """Everything a completion writes, computed before the transaction opens (so the
+    write lock is held for the statements only)."""
+    now = now_ms() if now is None else now
+    job.status, job.result, job.completed_at = "completed", result, now
+    job.lease_expires_at = job.deadline_at = job.last_error = None
+    fence = (job.id, worker_id, job.attempts)
+    return job, (Job.result.db_value(result), now, now, *fence), completed_event_row(job, now)
+
+
+def completed_event_row(job, now):
+    """The outbox row ``events.emit(tenant, "ai_job.completed", "ai_job", job.id, data)``
+    writes, as statement parameters.
+
+    emit() composes its INSERT with peewee on every call (~200 us, more than all the rest
+    of a short job's bookkeeping), so completions, the worker's hot path, write the same
+    row with a statement built once, in the same transaction as the status change
+    (tests/test_jobs_runtime.py checks the rows match). Failures go through emit().
+    """
+    values = {
+        "id": new_id("event"),
+        "tenant_id": job.tenant_id,
+        "type": "ai_job.completed",
+        "resource_type": "ai_job",
+        "resource_id": job.id,
+        "data": serialize_job(job),
+        "created_at": now,
+    }
+    for field in _EVENT_FIELDS:  # a column added later gets its default, as create() does
+        if field.name not in values:
+            values[field.name] = field.default() if callable(field.default) else field.default
+    return [field.db_value(values[field.name]) for field in _EVENT_FIELDS]
+
+
+def _landed(prepared):
+    """Which of the completions just written landed (the rest had lost their lease)."""
+    p = db.param
+    ours = set()
+    for job, params, _ in prepared:
+        row = db.execute_sql(
+            f"SELECT 1 FROM job WHERE id = {p} AND status = 'completed' AND worker_id = {p}"
+            f" AND attempts = {p} AND completed_at = {p}",
+            (job.id, params[4], job.attempts, params[1]),
+        ).fetchone()
+        if row:
+            ours.add(job.id)
+    return [job.id in ours for job, _, _ in prepared]
+
+
+def write_completions(prepared, now=None):
+    """Inside the caller's transaction: the fenced updates, their outbox rows and the
+    release of sequential-batch successors; a list of booleans (False: lease lost)."""
+    if db.transaction_depth() == 0:
+        raise RuntimeError("completions must be written inside a transaction")
+    update = _statement("complete")
+    if len(prepared) == 1:
+        changed = [db.execute_sql(update, prepared[0][1]).rowcount == 1]
+    else:
+        # one executemany (the statement stepped in C): when every fenced update landed,
+        # as is usual, that is all; otherwise ask which ones did
+        cursor = db.cursor()
+        cursor.executemany(update, [params for _, params, _ in prepared])
+        everyone = cursor.rowcount == len(prepared)
+        changed = [True] * len(prepared) if everyone else _landed(prepared)
+    events = [event for (_, _, event), ok in zip(prepared, changed, strict=True) if ok]
+    if events:
+        db.cursor().executemany(_statement("event"), events)
+    for (job, _, _), ok in zip(prepared, changed, strict=True):
+        if ok and job.batch_sequential:
+            release_next(job, job.completed_at if now is None else now)
+    return changed
+
+
+def backoff_ms(attempt, config=None):
+    """Exponential: base, 2 x base, 4 x base, ... (capped), plus up to 10% jitter."""
+    base = float((config or settings())["WORKER_RETRY_BACKOFF_SECONDS"])
+    seconds = min(MAX_BACKOFF_SECONDS, base * 2 ** max(0, attempt - 1))
+    return int(seconds * 1000 * (1 + random.random() * 0.1))
+
+
+def fail_attempt(job, worker_id, code, message, retryable, details=None, now=None, fence=None):
+    """End the current attempt with an error: back to the queue after a backoff while
+    attempts remain and the error is retryable, else ``failed`` (event, batch cancelled).
+
+    Returns "retrying", "failed", or None when the worker no longer held the job.
+    """
+    with job_write():
+        return record_failure(job, worker_id, code, message, retryable, details, now, fence)
+
+
+def record_failure(job, worker_id, code, message, retryable, details=None, now=None, fence=None):
+    """``fail_attempt`` inside the caller's transaction."""
+    now = now_ms() if now is None else now
+    condition = _fence(job, worker_id) if fence is None else fence
+    error = {"code": code, "message": message, "retry_count": max(0, job.attempts - 1)}
+    if details:
+        error["details"] = details
+    final = not retryable or job.attempts >= job.max_attempts
+    if final:
+        changed = (
+            Job.update(
+                status="failed",
+                error=error,
+                last_error=error,
+                completed_at=now,
+                lease_expires_at=None,
+                deadline_at=None,
+                updated_at=now,
+            )
+            .where(condition)
+            .execute()
+        )
+        if not changed:
+            return None
+        job.status, job.error, job.last_error, job.completed_at = "failed", error, error, now
+        job.lease_expires_at = job.deadline_at = None
+        emit(job.tenant_id, "ai_job.failed", "ai_job", job.id, serialize_job(job))
+        cancel_batch_rest(job, "batch_predecessor_failed", now)
+        return "failed"
+    run_at = now + backoff_ms(job.attempts)
+    changed = (
+        Job.update(
+            status="queued",
+            last_error=error,
+            run_at=run_at,
+            claim_key=run_at + job.priority_rank * aging_ms(),
+            worker_id=None,
+            lease_expires_at=None,
+            deadline_at=None,
+            updated_at=now,
+        )
+        .where(condition)
+        .execute()
+    )
+    return "retrying" if changed else None
+
+
+def give_back(job, worker_id, now=None):
+    """Return a running job to the queue without spending its attempt (graceful shutdown).
+
+    It keeps its claim_key, so it goes back to its place at the head of the queue.
+    """
+    now = now_ms() if now is None else now
+    with job_write():
+        changed = (
+            Job.update(
+                status="queued",
+                attempts=Job.attempts - 1,
+                worker_id=None,
+                lease_expires_at=None,
+                deadline_at=None,
+                updated_at=now,
+            )
+            .where(_fence(job, worker_id))
+            .execute()
+        )
+        if changed:
+            notify_workers()
+    return bool(changed)
+
+
+# Sweep ----------------------------------------------------------------------------------
+
+
+def sweep_expired_leases(now=None, limit=100):
+    """Jobs whose lease ran out (worker killed, hung, or past the type's time-out): count a
+    ``WORKER_TIMEOUT`` attempt; retried with backoff, or failed once attempts are used up.
+
+    Returns ``{"retrying": n, "failed": n}``. Safe to run on every worker at once: each
+    change is fenced by the expired lease it saw.
+    """
+    now = now_ms() if now is None else now
+    expired = list(
+        Job.select()
+        .where((Job.status == "running") & (Job.lease_expires_at < now))
+        .order_by(Job.lease_expires_at)
+        .limit(limit)
+    )
+    counts = {"retrying": 0, "failed": 0}
+    for job in expired:
+        timed_out = job.deadline_at is not None and job.lease_expires_at >= job.deadline_at
+        if timed_out:
+            message = f"The job did not finish within its time-out of {job.timeout_seconds} s."
+        else:
+            message = "The worker running the job stopped answering (its lease ran out)."
+        fence = _fence(job, job.worker_id) & (Job.lease_expires_at < now)
+        outcome = fail_attempt(
+            job,
+            job.worker_id,
+            "WORKER_TIMEOUT",
+            message,
+            retryable=True,
+            details={"reason": "timeout" if timed_out else "lease_expired"},
+            now=now,
+            fence=fence,
+        )
+        if outcome:
+            counts[outcome] += 1
+            log.warning(
+                "job %s (%s) attempt %s: %s -> %s", job.id, job.type, job.attempts, message, outcome
+            )
+    return counts
+
+
+# Workers --------------------------------------------------------------------------------
+
+
+def register_worker(worker_id, hostname, pid, concurrency, now=None):
+    now = now_ms() if now is None else now
+    with job_write():
+        WorkerProcess.insert(
+            id=worker_id,
+            hostname=hostname[:255],
+            pid=pid,
+            concurrency=concurrency,
+            started_at=now,
+            last_seen_at=now,
+        ).execute()
+
+
+def touch_worker(worker_id, stopping=False, now=None):
+    now = now_ms() if now is None else now
+    with job_write():
+        WorkerProcess.update(last_seen_at=now, stopping=stopping).where(
+            WorkerProcess.id == worker_id
+        ).execute()
+
+
+def deregister_worker(worker_id):
+    with job_write():
+        WorkerProcess.delete().where(WorkerProcess.id == worker_id).execute()
+
+
+def prune_workers(older_than_ms, now=None):
+    """Forget workers not seen for a while (they were killed; their jobs are swept)."""
+    now = now_ms() if now is None else now
+    with job_write():
+        return (
+            WorkerProcess.delete().where(WorkerProcess.last_seen_at < now - older_than_ms).execute()
+        )
+
+
+# Periodic tasks -------------------------------------------------------------------------
+
+
+def ensure_periodic_rows(tasks, now=None):
+    """One row per registered task (first run due at once); intervals follow the code."""
+    now = now_ms() if now is None else now
+    with job_write():
+        for name, (interval, _func) in tasks.items():
+            PeriodicTask.insert(
+                name=name, interval_seconds=int(interval), next_run_at=now
+            ).on_conflict_ignore().execute()
+            PeriodicTask.update(interval_seconds=int(interval)).where(
+                (PeriodicTask.name == name) & (PeriodicTask.interval_seconds != int(interval))
+            ).execute()
+
+
+def due_periodic_tasks(names, now=None):
+    now = now_ms() if now is None else now
+    if not names:
+        return []
+    rows = (
+        PeriodicTask.select(PeriodicTask.name)
+        .where(
+            PeriodicTask.name.in_(list(names))
+            & (PeriodicTask.next_run_at <= now)
+            & (PeriodicTask.locked_until.is_null() | (PeriodicTask.locked_until < now))
+        )
+        .tuples()
+    )
+    return [row[0] for row in rows]
+
+
+def claim_periodic(name, worker_id, lock_ms, now=None):
+    """Take the fleet-wide run lock of a due task; True when this worker should run it."""
+    now = now_ms() if now is None else now
+    with job_write():
+        changed = (
+            PeriodicTask.update(
+                locked_by=worker_id,
+                locked_until=now + lock_ms,
+                last_started_at=now,
+                next_run_at=now + PeriodicTask.interval_seconds * 1000,
+            )
+            .where(
+                (PeriodicTask.name == name)
+                & (PeriodicTask.next_run_at <= now)
+                & (PeriodicTask.locked_until.is_null() | (PeriodicTask.locked_until < now))
+            )
+            .execute()
+        )
+    return bool(changed)
+
+
+def renew_periodic_locks(names, worker_id, lock_ms, now=None):
+    if not names:
+        return
+    now = now_ms() if now is None else now
+    with job_write():
+        PeriodicTask.update(locked_until=now + lock_ms).where(
+            PeriodicTask.name.in_(list(names)) & (PeriodicTask.locked_by == worker_id)
+        ).execute()
+
+
+def finish_periodic(name, worker_id, error=None, now=None, rerun=False):
+    """Release the run lock; ``rerun`` makes the task due again at once (run cut short)."""
+    now = now_ms() if now is None else now
+    values = {
+        PeriodicTask.locked_by: None,
+        PeriodicTask.locked_until: None,
+        PeriodicTask.last_finished_at: now,
+        PeriodicTask.last_error: error[:4000] if error else None,
+    }
+    if rerun:
+        values[PeriodicTask.next_run_at] = now
+    else:
+        values[PeriodicTask.run_count] = PeriodicTask.run_count + 1
+    with job_write():
+        PeriodicTask.update(values).where(
+            (PeriodicTask.name == name) & (PeriodicTask.locked_by == worker_id)
+        ).execute()

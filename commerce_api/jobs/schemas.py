@@ -1,0 +1,221 @@
+"""AI job request and response schemas, and the params schema of each job type.
+
+A handler module's ``PARAMS_SCHEMA`` wins; the schemas here check the params of the job
+types whose handlers later issues build, so dispatch validates them from day one.
+"""
+
+import marshmallow as ma
+
+from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema
+from .models import JOB_STATUSES, PRIORITIES
+
+SKU = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
+MARKETPLACE = ma.validate.Length(min=1, max=64)
+
+
+class _Strict(ma.Schema):
+    class Meta:
+        unknown = ma.RAISE
+
+
+class StrictBoolean(ma.fields.Boolean):
+    """JSON true or false only (not "yes", 1 or "true")."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
+def _skus(required, maximum):
+    return ma.fields.List(
+        ma.fields.String(validate=ma.validate.Length(min=1, max=64)),
+        required=required,
+        validate=ma.validate.Length(min=1, max=maximum),
+    )
+
+
+# Params of each public job type --------------------------------------------------------
+
+
+class PricingRecalculateParams(_Strict):
+    skus = _skus(required=True, maximum=1000)
+    marketplace = ma.fields.String(validate=MARKETPLACE)
+    apply = StrictBoolean(load_default=False)
+
+
+class ReviewSentimentParams(_Strict):
+    skus = _skus(required=False, maximum=1000)
+    marketplace = ma.fields.String(validate=MARKETPLACE)
+    since = ma.fields.AwareDateTime(metadata={"description": "Only reviews since this time."})
+
+
+class ReturnClassifyParams(_Strict):
+    skus = _skus(required=False, maximum=1000)
+    marketplace = ma.fields.String(validate=MARKETPLACE)
+    start_date = ma.fields.Date()
+    end_date = ma.fields.Date()
+
+    @ma.validates_schema
+    def _dates(self, data, **kwargs):
+        if (
+            data.get("start_date")
+            and data.get("end_date")
+            and data["start_date"] > data["end_date"]
+        ):
+            raise ma.ValidationError("Must not be after end_date.", "start_date")
+
+
+class LlmVisibilityScoreParams(_Strict):
+    skus = _skus(required=True, maximum=100)
+    queries = ma.fields.List(
+        ma.fields.String(validate=ma.validate.Length(min=1, max=500)),
+        validate=ma.validate.Length(min=1, max=20),
+    )
+    assistants = ma.fields.List(
+        ma.fields.String(validate=ma.validate.Length(min=1, max=64)),
+        validate=ma.validate.Length(min=1, max=10),
+    )
+
+
+class CompetitorScanParams(_Strict):
+    skus = _skus(required=True, maximum=500)
+    marketplace = ma.fields.String(validate=MARKETPLACE)
+
+
+class ListingOptimizeParams(_Strict):
+    skus = _skus(required=True, maximum=100)
+    marketplace = ma.fields.String(validate=MARKETPLACE)
+
+
+DEFAULT_PARAMS_SCHEMAS = {
+    "pricing_recalculate": PricingRecalculateParams,
+    "review_sentiment": ReviewSentimentParams,
+    "return_classify": ReturnClassifyParams,
+    "llm_visibility_score": LlmVisibilityScoreParams,
+    "competitor_scan": CompetitorScanParams,
+    "listing_optimize": ListingOptimizeParams,
+}
+
+
+# Requests -----------------------------------------------------------------------------
+
+PRIORITY = ma.fields.String(
+    load_default="normal",
+    validate=ma.validate.OneOf(list(PRIORITIES)),
+    metadata={"description": "`high` jobs are taken first, then `normal`, then `low`."},
+)
+
+
+class JobCreateSchema(_Strict):
+    type = ma.fields.String(
+        required=True,
+        validate=ma.validate.Length(min=1, max=64),
+        metadata={"example": "pricing_recalculate"},
+    )
+    params = ma.fields.Dict(
+        keys=ma.fields.String(),
+        load_default=dict,
+        metadata={"description": "Type-specific input, checked against the type's schema."},
+    )
+    priority = PRIORITY
+
+
+class BatchItemSchema(JobCreateSchema):
+    pass
+
+
+class BatchCreateSchema(_Strict):
+    jobs = ma.fields.List(
+        ma.fields.Nested(BatchItemSchema),
+        required=True,
+        validate=ma.validate.Length(min=1, max=20),
+        metadata={"description": "1 to 20 jobs of `{type, params, priority}`."},
+    )
+    sequential = StrictBoolean(
+        load_default=False,
+        metadata={
+            "description": "Run the jobs one after another; a failure or cancellation "
+            "cancels the jobs after it."
+        },
+    )
+
+
+class JobListArgsSchema(ListArgsSchema):
+    type = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
+    status = ma.fields.String(validate=ma.validate.OneOf(JOB_STATUSES))
+    priority = ma.fields.String(validate=ma.validate.OneOf(list(PRIORITIES)))
+    batch_id = ma.fields.String(validate=ma.validate.Length(min=1, max=40))
+    start_date = ma.fields.Date(metadata={"description": "Created on or after (UTC date)."})
+    end_date = ma.fields.Date(metadata={"description": "Created on or before (UTC date)."})
+
+    @ma.validates_schema
+    def _dates(self, data, **kwargs):
+        if (
+            data.get("start_date")
+            and data.get("end_date")
+            and data["start_date"] > data["end_date"]
+        ):
+            raise ma.ValidationError("Must not be after end_date.", "start_date")
+
+
+class JobFieldsArgsSchema(FieldsArgsSchema):
+    pass
+
+
+# Response documentation ---------------------------------------------------------------
+
+
+class JobErrorSchema(ma.Schema):
+    code = ma.fields.String(metadata={"example": "WORKER_TIMEOUT"})
+    message = ma.fields.String()
+    retry_count = ma.fields.Integer()
+    details = ma.fields.Dict()
+
+
+class JobSchema(ma.Schema):
+    id = ma.fields.String(metadata={"example": "job_01JD3Q9Z7G0000000000000000"})
+    type = ma.fields.String()
+    status = ma.fields.String(validate=ma.validate.OneOf(JOB_STATUSES))
+    priority = ma.fields.String()
+    params = ma.fields.Dict()
+    attempts = ma.fields.Integer()
+    created_at = ma.fields.String(metadata={"example": "2026-11-22T10:04:05.123Z"})
+    estimated_completion_at = ma.fields.String(allow_none=True)
+    started_at = ma.fields.String()
+    completed_at = ma.fields.String()
+    duration_seconds = ma.fields.Integer()
+    result = ma.fields.Dict()
+    error = ma.fields.Nested(JobErrorSchema)
+    failed_at = ma.fields.String()
+    cancelled_at = ma.fields.String()
+    cancel_reason = ma.fields.String()
+    batch_id = ma.fields.String()
+    batch_position = ma.fields.Integer()
+
+
+class JobEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(JobSchema)
+
+
+class JobListSchema(ma.Schema):
+    data = ma.fields.List(ma.fields.Nested(JobSchema))
+    meta = ma.fields.Nested(MetaSchema)
+
+
+class BatchJobSchema(ma.Schema):
+    id = ma.fields.String()
+    type = ma.fields.String()
+    status = ma.fields.String()
+    priority = ma.fields.String()
+    estimated_completion_at = ma.fields.String()
+
+
+class BatchSchema(ma.Schema):
+    batch_id = ma.fields.String(metadata={"example": "batch_01JD3Q9Z7G0000000000000000"})
+    sequential = ma.fields.Boolean()
+    jobs = ma.fields.List(ma.fields.Nested(BatchJobSchema))
+
+
+class BatchEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(BatchSchema)

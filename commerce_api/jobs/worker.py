@@ -1,0 +1,808 @@
+"""The job worker: one process, N runner threads, a heartbeat thread and a main loop.
+
+- Each runner claims its own jobs and writes outcomes together with its next claim, in
+  one transaction (the claim itself is one statement, see queue.claim_in_transaction).
+  Long jobs are claimed one at a time. Jobs of types that recently ran in a few
+  milliseconds are claimed up to BATCH_SIZE at a time and their outcomes written in one
+  transaction; a runner that gets stuck in a long job hands its unstarted jobs back to
+  the queue and has its finished outcomes written (by the heartbeat thread).
+- The main loop sweeps expired leases, starts due periodic tasks, and wakes idle runners
+  when new work is signalled: PostgreSQL LISTEN/NOTIFY; on SQLite a change of
+  ``PRAGMA data_version`` followed by a read-only probe; and every poll interval.
+- The heartbeat thread renews the leases of the jobs held (and of running periodic tasks)
+  every third of the lease. A job the renewal no longer finds was taken away: its runner
+  is abandoned (its late outcome would be refused by the fence anyway) and replaced.
+- SIGTERM/SIGINT: claim nothing new, let running jobs finish within the grace period,
+  give the rest back without spending an attempt, exit 0. A second signal exits at once.
+"""
+
+import collections
+import importlib
+import logging
+import os
+import random
+import secrets
+import select
+import signal
+import socket
+import threading
+import time
+import traceback
+
+from ..db import db, is_postgres
+from . import handlers
+from . import queue as jobqueue
+from .errors import JobFailed, JobLost
+from .periodic import PERIODIC_MODULES, TASKS
+from .services import NOTIFY_CHANNEL
+
+log = logging.getLogger("commerce_api.worker")
+
+SQLITE_PROBE_SECONDS = 0.01  # how often an idle SQLite worker checks data_version
+PERIODIC_CHECK_SECONDS = 1.0
+PRUNE_WORKERS_SECONDS = 60.0
+# Short jobs (no-ops, cache hits) are claimed several at a time by a runner, and their
+# outcomes written together with the next claim: one transaction for many jobs. A job type
+# is short when its recent runs took less than this on average; unknown types are long.
+SHORT_JOB_SECONDS = 0.005
+BATCH_SIZE = 16
+BUSY_SECONDS = 1.0  # a runner busy this long hands its unstarted jobs and outcomes back
+
+
+def load_periodic_modules(modules=PERIODIC_MODULES):
+    """Import the modules that register periodic tasks; a module not built yet is skipped."""
+    loaded = []
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and name.startswith(exc.name):
+                log.info("periodic module %s is not present; skipped", name)
+                continue
+            raise
+        loaded.append(name)
+    return loaded
+
+
+class JobContext:
+    """What a handler gets besides the job: heartbeat, worker id, attempt."""
+
+    def __init__(self, worker, entry):
+        self._worker = worker
+        self._entry = entry
+        self.worker_id = worker.id
+        self.attempt = entry.job.attempts
+        self.config = worker.app.config
+        self._last_renewal = time.monotonic()
+
+    @property
+    def lost(self):
+        return self._entry.lost
+
+    @property
+    def log(self):
+        return logging.getLogger(f"commerce_api.jobs.{self._entry.job.type}")
+
+    def heartbeat(self):
+        """Renew the lease now; raise JobLost when the job is no longer ours."""
+        if self._entry.lost:
+            raise JobLost(self._entry.job.id)
+        # the heartbeat thread renews anyway; don't hammer the database from tight loops
+        if time.monotonic() - self._last_renewal < min(1.0, self._worker.lease_seconds / 10):
+            return
+        self._last_renewal = time.monotonic()
+        job = self._entry.job
+        held = jobqueue.renew_leases(
+            self._worker.id, [(job.id, job.attempts)], self._worker.lease_ms
+        )
+        if not held:
+            self._worker._mark_lost(self._entry)
+            raise JobLost(job.id)
+
+
+class _Entry:
+    """A job this process holds: prefetched, or running on a runner."""
+
+    __slots__ = ("job", "runner", "lost")
+
+    def __init__(self, job):
+        self.job = job
+        self.runner = None
+        self.lost = False  # taken away (lease ran out) or given back: its outcome is void
+
+    @property
+    def key(self):
+        return (self.job.id, self.job.attempts)
+
+
+class _Runner:
+    def __init__(self, worker, number):
+        self.abandoned = False
+        self.idle = False
+        self.current = None  # the entry it runs now
+        self.busy_since = 0.0
+        self.drained = False  # its last claim emptied the queue
+        self.local = collections.deque()  # claimed by it, not started yet
+        self.pending = []  # (entry, outcome) finished, not written yet
+        self.thread = threading.Thread(
+            target=worker._runner_main, args=(self,), name=f"job-runner-{number}", daemon=True
+        )
+
+
+class Worker:
+    def __init__(
+        self,
+        app,
+        concurrency=None,
+        poll_interval=None,
+        once=False,
+        install_signals=True,
+        grace_seconds=None,
+    ):
+        config = app.config
+        self.app = app
+        self.concurrency = max(1, int(concurrency or config["WORKER_CONCURRENCY"]))
+        interval = poll_interval if poll_interval is not None else config["WORKER_POLL_INTERVAL"]
+        self.poll_interval = max(0.01, float(interval))
+        self.once = once
+        self.install_signals = install_signals
+        self.lease_seconds = float(config["WORKER_LEASE_SECONDS"])
+        self.lease_ms = int(self.lease_seconds * 1000)
+        self.heartbeat_seconds = max(0.05, self.lease_seconds / 3)
+        self.sweep_seconds = max(0.1, self.lease_seconds / 2)
+        grace = grace_seconds
+        if grace is None:
+            grace = config["WORKER_SHUTDOWN_GRACE_SECONDS"]
+        self.grace_seconds = float(grace)
+        self.id = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+        self.max_abandoned = self.concurrency * 4
+
+        self._lock = threading.Lock()
+        self._work_ready = threading.Condition(self._lock)  # idle runners wait here
+        self._inflight = {}  # (job id, attempt) -> _Entry: every job this process holds
+        self._wake_generation = 0
+        self._durations = {}  # job type -> recent duration in seconds (moving average)
+        self._runners = []
+        self._runner_count = 0
+        self._periodic = {}  # task name -> thread, for runs of this process
+        self._tasks = {}
+        self._stopping = threading.Event()
+        self._stop_heartbeat = threading.Event()
+        self._signals = 0
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._listen = None
+        self._previous_handlers = {}
+        self._opened_connection = False
+        self._notified = False
+        self._data_version = None
+        self._heartbeat_thread = None
+        self.stats = {"completed": 0, "failed": 0, "retried": 0, "lost": 0, "given_back": 0}
+
+    # Public ---------------------------------------------------------------------------
+
+    def run(self):
+        """Run until stopped (or, with ``once``, until nothing is due); returns 0."""
+        with self.app.app_context():
+            try:
+                self._start()
+                self._loop()
+            finally:
+                self._shutdown()
+        return 0
+
+    def stop(self):
+        """Ask the worker to stop gracefully (what SIGTERM does)."""
+        self._stopping.set()
+        self._wake()
+        with self._work_ready:
+            self._wake_generation += 1
+            self._work_ready.notify_all()
+
+    def _count(self, name, n=1):
+        with self._lock:
+            self.stats[name] += n
+
+    # Start and stop -------------------------------------------------------------------
+
+    def _start(self):
+        if self.install_signals and threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                self._previous_handlers[signum] = signal.signal(signum, self._on_signal)
+        load_periodic_modules()
+        self._tasks = dict(TASKS)
+        self._opened_connection = db.connect(reuse_if_open=True)
+        jobqueue.register_worker(self.id, socket.gethostname(), os.getpid(), self.concurrency)
+        if self._tasks:
+            jobqueue.ensure_periodic_rows(self._tasks)
+        self._open_listener()
+        self._heartbeat_thread = threading.Thread(
+            target=self._heartbeat_main, name="job-heartbeat", daemon=True
+        )
+        self._heartbeat_thread.start()
+        for _ in range(self.concurrency):
+            self._add_runner()
+        log.info(
+            "worker %s started: concurrency %s, lease %ss, poll %ss, %s periodic task(s)%s",
+            self.id,
+            self.concurrency,
+            self.lease_seconds,
+            self.poll_interval,
+            len(self._tasks),
+            " (once)" if self.once else "",
+        )
+
+    def _on_signal(self, signum, frame):
+        self._signals += 1
+        if self._signals > 1:
+            # the second signal: leave now; running jobs come back through their leases
+            os.write(2, b"worker: second signal, exiting at once\n")
+            os._exit(1)
+        log.info("worker %s: %s, finishing running jobs", self.id, signal.Signals(signum).name)
+        self.stop()
+
+    def _shutdown(self):
+        self.stop()
+        self._guard(jobqueue.touch_worker, self.id, True)
+        deadline = time.monotonic() + self.grace_seconds
+        while time.monotonic() < deadline and (self._held() or self._periodic_alive()):
+            self._wait(min(0.05, max(0.0, deadline - time.monotonic())))
+        self._flush_stuck(0)  # finished work is written, not given back
+        with self._lock:
+            leftovers = [e for e in self._inflight.values() if not e.lost]
+            for entry in leftovers:
+                entry.lost = True  # its runner's outcome must not land any more
+                del self._inflight[entry.key]
+        self._give_back(leftovers)
+        for name, thread in list(self._periodic.items()):
+            if thread.is_alive():
+                self._guard(
+                    jobqueue.finish_periodic,
+                    name,
+                    self.id,
+                    "interrupted by worker shutdown",
+                    None,
+                    True,
+                )
+        self._stop_heartbeat.set()
+        self._guard(jobqueue.deregister_worker, self.id)
+        if self._listen is not None:
+            try:
+                self._listen.close()
+            except Exception:
+                pass
+        if self._opened_connection and not db.is_closed():
+            db.close()
+        for signum, handler in self._previous_handlers.items():
+            signal.signal(signum, handler)
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        log.info("worker %s stopped: %s", self.id, self.stats)
+
+    def _give_back(self, entries):
+        for entry in entries:
+            try:
+                if jobqueue.give_back(entry.job, self.id):
+                    self._count("given_back")
+                    log.info("job %s given back to the queue", entry.job.id)
+            except Exception:
+                log.exception("job %s: give back failed; its lease will run out", entry.job.id)
+
+    # The main loop --------------------------------------------------------------------
+
+    def _loop(self):
+        next_sweep = 0.0
+        next_periodic = 0.0
+        next_prune = time.monotonic() + PRUNE_WORKERS_SECONDS
+        next_poll = time.monotonic() + self.poll_interval
+        while not self._stopping.is_set():
+            now = time.monotonic()
+            if now >= next_sweep:
+                swept = self._guard(jobqueue.sweep_expired_leases)
+                if swept and swept["retrying"]:
+                    self._notify_runners()
+                next_sweep = now + self.sweep_seconds * random.uniform(0.8, 1.2)
+            if now >= next_prune:
+                self._guard(jobqueue.prune_workers, 10 * self.lease_ms + 60_000)
+                next_prune = now + PRUNE_WORKERS_SECONDS
+            if self._tasks and now >= next_periodic:
+                self._start_due_periodic()
+                next_periodic = now + PERIODIC_CHECK_SECONDS
+            if (
+                self.once
+                and self._all_idle()
+                and not self._guard(jobqueue.has_due_jobs)
+                and self._all_idle()  # still: nobody woke up meanwhile
+            ):
+                break
+            if now >= next_poll:
+                # due retries, and anything no signal announced (a read-only probe)
+                if self._any_idle() and self._guard(jobqueue.has_due_jobs):
+                    self._notify_runners()
+                next_poll = now + self.poll_interval
+            timeout = min(next_sweep, next_poll) - time.monotonic()
+            if self._tasks:
+                timeout = min(timeout, next_periodic - time.monotonic())
+            if self.once:
+                timeout = min(timeout, 0.02)
+            if self._wait_for_work(max(0.0, timeout)):
+                self._notify_runners()
+
+    def _all_idle(self):
+        """(--once) Every runner waits for work and nothing is held or running."""
+        with self._lock:
+            runners_idle = all(r.idle for r in self._runners if not r.abandoned)
+            held = any(not e.lost for e in self._inflight.values())
+        if not runners_idle or held or self._periodic_alive():
+            return False
+        return not (self._tasks and jobqueue.due_periodic_tasks(list(self._tasks)))
+
+    def _guard(self, func, *args):
+        """Run a maintenance step; a database error is logged, never fatal."""
+        try:
+            return func(*args)
+        except Exception:
+            log.exception("worker %s: %s failed", self.id, getattr(func, "__name__", func))
+            time.sleep(min(1.0, self.poll_interval))
+            return None
+
+    # Waiting and waking ---------------------------------------------------------------
+
+    def _notify_runners(self, count=1):
+        """Wake idle runners; one is enough, since a runner whose claim came back full
+        wakes the next (so a burst wakes them all, a single job only one)."""
+        with self._work_ready:
+            self._wake_generation += 1
+            self._work_ready.notify(count)
+
+    def _wake(self):
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:
+            pass
+
+    def _drain_wake(self):
+        try:
+            while os.read(self._wake_r, 512):
+                pass
+        except OSError:
+            pass
+
+    def _wait(self, timeout):
+        try:
+            select.select([self._wake_r], [], [], timeout)
+        except (OSError, ValueError):
+            time.sleep(timeout)
+        self._drain_wake()
+
+    def _wait_for_work(self, timeout):
+        """Sleep up to ``timeout``; True when new work may have arrived meanwhile."""
+        if self._stopping.is_set():
+            return False
+        if self._listen is not None:
+            try:
+                readable, _, _ = select.select([self._wake_r, self._listen], [], [], timeout)
+            except (OSError, ValueError):
+                readable = []
+                time.sleep(timeout)
+            self._drain_wake()
+            if self._listen in readable:
+                self._poll_listener()
+            notified, self._notified = self._notified, False
+            return notified
+        if is_postgres():  # no LISTEN connection: the poll interval decides
+            self._wait(timeout)
+            return False
+        # SQLite: watch data_version (a pragma, microseconds) until something commits
+        deadline = time.monotonic() + timeout
+        while not self._stopping.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            readable, _, _ = select.select(
+                [self._wake_r], [], [], min(SQLITE_PROBE_SECONDS, remaining)
+            )
+            if readable:
+                self._drain_wake()
+                return False
+            if self._any_idle() and self._data_changed():
+                return bool(self._guard(jobqueue.has_due_jobs))
+        return False
+
+    def _any_idle(self):
+        with self._lock:
+            return any(r.idle for r in self._runners)
+
+    def _data_changed(self):
+        try:
+            version = db.execute_sql("PRAGMA data_version").fetchone()[0]
+        except Exception:
+            return True
+        changed = self._data_version is not None and version != self._data_version
+        self._data_version = version
+        return changed
+
+    def _poll_listener(self):
+        try:
+            self._listen.poll()
+        except Exception:
+            log.exception("worker %s: LISTEN connection failed; polling", self.id)
+            self._listen = None
+            self._notified = True
+            return
+        if self._listen.notifies:
+            self._listen.notifies.clear()
+            self._notified = True
+
+    def _open_listener(self):
+        if not is_postgres():
+            return
+        try:
+            import psycopg2
+
+            params = dict(db.obj.connect_params)
+            connection = psycopg2.connect(dbname=db.obj.database, **params)
+            connection.autocommit = True
+            with connection.cursor() as cursor:
+                cursor.execute(f"LISTEN {NOTIFY_CHANNEL}")
+            self._listen = connection
+        except Exception:
+            log.exception(
+                "worker %s: LISTEN failed; polling every %ss", self.id, self.poll_interval
+            )
+            self._listen = None
+
+    # Runners --------------------------------------------------------------------------
+
+    def _held(self):
+        with self._lock:
+            return [e for e in self._inflight.values() if not e.lost]
+
+    def _periodic_alive(self):
+        return any(thread.is_alive() for thread in self._periodic.values())
+
+    def _add_runner(self):
+        self._runner_count += 1
+        runner = _Runner(self, self._runner_count)
+        with self._lock:
+            self._runners.append(runner)
+        runner.thread.start()
+        return runner
+
+    def _is_short(self, job_type):
+        return self._durations.get(job_type, 1.0) < SHORT_JOB_SECONDS
+
+    def _claim_size(self):
+        durations = list(self._durations.values())
+        if durations and max(durations) < SHORT_JOB_SECONDS:
+            return BATCH_SIZE
+        return 1
+
+    def _accept(self, runner, jobs):
+        entries = [_Entry(job) for job in jobs]
+        with self._lock:
+            for entry in entries:
+                entry.runner = runner
+                self._inflight[entry.key] = entry
+            runner.local.extend(entries)
+        return bool(entries)
+
+    def _release(self, entry):
+        with self._lock:
+            if self._inflight.get(entry.key) is entry:
+                del self._inflight[entry.key]
+        if self._stopping.is_set():
+            self._wake()  # the shutdown waits for this
+
+    def _idle_wait(self, runner, generation):
+        """Wait for a wake-up newer than ``generation``."""
+        with self._work_ready:
+            runner.idle = True
+            try:
+                if self._wake_generation == generation and not self._stopping.is_set():
+                    # the main loop wakes us; the time-out is only a safety net
+                    self._work_ready.wait(max(5.0, self.poll_interval))
+            finally:
+                runner.idle = False
+
+    def _mark_lost(self, entry):
+        """The job was taken from us: refuse its outcome, and replace its runner if stuck."""
+        with self._lock:
+            if entry.lost or self._inflight.get(entry.key) is not entry:
+                return
+            entry.lost = True
+            del self._inflight[entry.key]
+            runner = entry.runner
+            replace = runner is not None and runner.current is entry and not runner.abandoned
+            if replace:
+                runner.abandoned = True
+            hung = sum(1 for r in self._runners if r.abandoned and r.thread.is_alive())
+        self._count("lost")
+        log.warning("job %s attempt %s: lease lost", entry.job.id, entry.job.attempts)
+        if replace:
+            self._flush_runner(runner)  # its unstarted jobs and finished outcomes
+            if self._stopping.is_set():
+                pass
+            elif hung <= self.max_abandoned:
+                self._add_runner()
+            else:
+                log.error("worker %s: %s hung runners; not replacing any more", self.id, hung)
+        self._wake()
+
+    def _runner_main(self, runner):
+        with self.app.app_context():
+            try:
+                self._runner_loop(runner)
+            except Exception:
+                log.exception("worker %s: a runner failed", self.id)
+            finally:
+                self._flush_runner(runner)
+                if not db.is_closed():
+                    db.close()
+
+    def _runner_loop(self, runner):
+        while True:
+            entry = self._next_local(runner)
+            if entry is None:
+                stopping = self._stopping.is_set() or runner.abandoned
+                with self._lock:
+                    generation = self._wake_generation
+                # After a claim that emptied the queue, don't claim again at once: wait
+                # for the main loop's signal (a commit, then a due job). Claiming in a
+                # loop as jobs trickle in would hold the write lock for one or two jobs
+                # at a time, starving whoever dispatches them.
+                claim = not stopping and not runner.drained
+                runner.drained = False
+                if not self._write_and_claim(runner, claim=claim):
+                    if stopping:
+                        return
+                    if is_postgres() and not db.is_closed():
+                        db.close()  # back to the pool while idle
+                    self._idle_wait(runner, generation)
+                continue
+            if runner.pending and not self._is_short(entry.job.type):
+                self._write_pending(runner)  # don't hold finished work back behind this one
+            with self._lock:
+                runner.current, runner.busy_since = entry, time.monotonic()
+            outcome = self._run(entry)
+            with self._lock:
+                runner.current = None
+                if outcome is not None:
+                    runner.pending.append(outcome)
+            if not self._is_short(entry.job.type) or len(runner.pending) >= BATCH_SIZE:
+                self._write_pending(runner)
+            if runner.abandoned:
+                return
+
+    def _next_local(self, runner):
+        """The runner's next claimed job, or None; nothing new once stopping."""
+        with self._lock:
+            if self._stopping.is_set() or runner.abandoned:
+                leftovers = [e for e in runner.local if not e.lost]
+                runner.local.clear()
+            else:
+                while runner.local:
+                    entry = runner.local.popleft()
+                    if not entry.lost:
+                        return entry
+                return None
+        if leftovers:  # claimed but not started: back to the queue at once
+            for entry in leftovers:
+                entry.lost = True
+                self._release(entry)
+            self._give_back(leftovers)
+        return None
+
+    def _take_pending(self, runner):
+        with self._lock:
+            pending, runner.pending = runner.pending, []
+        return pending
+
+    def _write_and_claim(self, runner, claim):
+        """Write the runner's outcomes and claim its next jobs; True when it got some."""
+        pending = self._take_pending(runner)
+        limit = self._claim_size() if claim else 0
+        if not pending and not limit:
+            return False
+        try:
+            results, jobs = jobqueue.step(self.id, [o for _, o in pending], limit, self.lease_ms)
+        except Exception:
+            log.exception("worker %s: writing outcomes or claiming failed", self.id)
+            for entry, _ in pending:  # their leases run out and the sweeper retries them
+                self._release(entry)
+            time.sleep(min(1.0, self.poll_interval))
+            return False
+        self._report(pending, results)
+        if limit and len(jobs) == limit:
+            self._notify_runners()  # more may be waiting: wake the next runner
+        runner.drained = bool(limit) and 0 < len(jobs) < limit
+        return self._accept(runner, jobs)
+
+    def _write_pending(self, runner):
+        pending = self._take_pending(runner)
+        if not pending:
+            return
+        try:
+            results, _ = jobqueue.step(self.id, [o for _, o in pending], 0, self.lease_ms)
+        except Exception:
+            log.exception("worker %s: writing %s outcome(s) failed", self.id, len(pending))
+            for entry, _ in pending:
+                self._release(entry)
+            return
+        self._report(pending, results)
+
+    def _flush_runner(self, runner):
+        """Give back a runner's unstarted jobs and write its finished outcomes."""
+        with self._lock:
+            leftovers = [e for e in runner.local if not e.lost]
+            runner.local.clear()
+            for entry in leftovers:
+                entry.lost = True
+                self._inflight.pop(entry.key, None)
+        self._give_back(leftovers)
+        self._write_pending(runner)
+
+    def _flush_stuck(self, busy_seconds):
+        """Runners stuck in one job for ``busy_seconds``: flush what they hold besides."""
+        now = time.monotonic()
+        with self._lock:
+            stuck = [
+                r
+                for r in self._runners
+                if r.current is not None
+                and now - r.busy_since >= busy_seconds
+                and (r.local or r.pending)
+            ]
+        for runner in stuck:
+            self._flush_runner(runner)
+
+    def _run(self, entry):
+        """Run the handler; ``(entry, outcome)`` to write, or None (the job was lost)."""
+        job = entry.job
+        started = time.monotonic()
+        outcome = self._outcome_of(entry)
+        elapsed = time.monotonic() - started
+        previous = self._durations.get(job.type)
+        self._durations[job.type] = elapsed if previous is None else 0.8 * previous + 0.2 * elapsed
+        if outcome is None or entry.lost:
+            if entry.lost and outcome is not None:
+                log.warning(
+                    "job %s attempt %s: finished after its lease was lost; outcome dropped",
+                    job.id,
+                    job.attempts,
+                )
+            self._release(entry)
+            return None
+        if outcome[0] == "complete":
+            payload = jobqueue.prepare_completion(job, self.id, outcome[1])
+        else:
+            payload = (job, *outcome[1])
+        return (entry, (outcome[0], payload))
+
+    def _outcome_of(self, entry):
+        job = entry.job
+        handler = handlers.load_handler(job.type, self.app.config)
+        if handler is None:
+            message = f"Job type {job.type!r} has no handler yet; it cannot run."
+            return ("fail", ("JOB_TYPE_NOT_IMPLEMENTED", message, False, None))
+        try:
+            result = handler.run(job, JobContext(self, entry))
+        except JobLost:
+            log.info("job %s: stopped after losing its lease", job.id)
+            return None
+        except JobFailed as failure:
+            return ("fail", (failure.code, failure.message, failure.retryable, failure.details))
+        except Exception:
+            log.error("job %s (%s) raised:\n%s", job.id, job.type, traceback.format_exc())
+            return (
+                "fail",
+                ("INTERNAL_ERROR", "The job failed with an unexpected error.", True, None),
+            )
+        if result is not None and not isinstance(result, dict):
+            message = "The job handler returned something other than an object."
+            return ("fail", ("INTERNAL_ERROR", message, False, None))
+        try:
+            return ("complete", jobqueue.jsonable_result(result))
+        except (TypeError, ValueError) as exc:
+            log.error("job %s: result is not JSON: %s", job.id, exc)
+            message = "The job result could not be stored."
+            return ("fail", ("INTERNAL_ERROR", message, False, None))
+
+    def _report(self, pending, results):
+        for (entry, (_kind, payload)), result in zip(pending, results, strict=True):
+            self._release(entry)
+            job = entry.job
+            if result == "completed":
+                self._count("completed")
+            elif result is None:
+                log.warning(
+                    "job %s attempt %s: the lease was lost before its outcome was written",
+                    job.id,
+                    job.attempts,
+                )
+            else:
+                self._count("failed" if result == "failed" else "retried")
+                log.warning(
+                    "job %s (%s) attempt %s: %s: %s -> %s",
+                    job.id,
+                    job.type,
+                    job.attempts,
+                    payload[1],
+                    payload[2],
+                    result,
+                )
+
+    # Heartbeat ------------------------------------------------------------------------
+
+    def _heartbeat_main(self):
+        with self.app.app_context():
+            try:
+                while not self._stop_heartbeat.wait(self.heartbeat_seconds):
+                    try:
+                        self._heartbeat_once()
+                    except Exception:
+                        log.exception("worker %s: heartbeat failed", self.id)
+            finally:
+                if not db.is_closed():
+                    db.close()
+
+    def _heartbeat_once(self):
+        self._flush_stuck(BUSY_SECONDS)
+        with self._lock:
+            entries = [e for e in self._inflight.values() if not e.lost]
+        if entries:
+            held = jobqueue.renew_leases(self.id, [e.key for e in entries], self.lease_ms)
+            for entry in entries:
+                if entry.key not in held:
+                    self._mark_lost(entry)
+        running = [name for name, thread in self._periodic.items() if thread.is_alive()]
+        if running:
+            jobqueue.renew_periodic_locks(running, self.id, self._periodic_lock_ms())
+        jobqueue.touch_worker(self.id, self._stopping.is_set())
+        if is_postgres() and not db.is_closed():
+            db.close()
+
+    # Periodic tasks -------------------------------------------------------------------
+
+    def _periodic_lock_ms(self):
+        return max(self.lease_ms, 1000)
+
+    def _start_due_periodic(self):
+        names = [
+            name
+            for name in self._tasks
+            if name not in self._periodic or not self._periodic[name].is_alive()
+        ]
+        due = self._guard(jobqueue.due_periodic_tasks, names) or []
+        for name in due:
+            if not self._guard(jobqueue.claim_periodic, name, self.id, self._periodic_lock_ms()):
+                continue
+            thread = threading.Thread(
+                target=self._periodic_main, args=(name,), name=f"periodic-{name}", daemon=True
+            )
+            self._periodic[name] = thread
+            thread.start()
+
+    def _periodic_main(self, name):
+        _interval, func = self._tasks[name]
+        error = None
+        with self.app.app_context():
+            try:
+                started = time.monotonic()
+                func()
+                log.info("periodic %s done in %.2fs", name, time.monotonic() - started)
+            except Exception:
+                error = traceback.format_exc()
+                log.error("periodic %s failed:\n%s", name, error)
+            finally:
+                try:
+                    jobqueue.finish_periodic(name, self.id, error)
+                except Exception:
+                    log.exception("periodic %s: could not release its lock", name)
+                if not db.is_closed():
+                    db.close()
+        self._wake()

@@ -1,0 +1,1 @@
+"""Marketplace connections and their connectors (sandbox, http)."""

@@ -1,0 +1,82 @@
+"""The connector interface every marketplace adapter implements.
+
+A connector talks to one marketplace on behalf of one connection (one tenant). It knows
+nothing of our database transactions: callers read what they need, call the connector with
+no write transaction open, then apply the outcome in a transaction of their own.
+
+Failures are reported with two exceptions only:
+- ``MarketplaceRejection``: the marketplace answered and said no (a final answer);
+- ``MarketplaceUnavailable``: no usable answer (refused connection, time-out, 5xx, 429,
+  a body that is not the contract's JSON); trying again later may work.
+"""
+
+from dataclasses import dataclass, field
+
+
+class ConnectorError(Exception):
+    """Base class of connector failures."""
+
+    def __init__(self, message, code=None, details=None):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.details = details or {}
+
+
+class MarketplaceRejection(ConnectorError):
+    """The marketplace refused the request; ``code`` is the marketplace's reason."""
+
+
+class MarketplaceUnavailable(ConnectorError):
+    """The marketplace could not be reached or gave no usable answer."""
+
+    def __init__(self, message, code="UNREACHABLE", details=None, retry_after=None):
+        super().__init__(message, code, details)
+        self.retry_after = retry_after
+
+
+@dataclass
+class OrderPage:
+    """One page of new and changed orders, in the import shape (docs/connector-http.md)."""
+
+    orders: list
+    cursor: str | None  # give it back to fetch_orders to continue after this page
+    has_more: bool = False
+    errors: list = field(default_factory=list)
+
+
+class Connector:
+    """What a marketplace adapter does. Every method may raise the two errors above."""
+
+    name = "base"
+
+    def __init__(self, connection, settings=None):
+        self.connection = connection
+        self.settings = settings or {}
+
+    def push_product(self, product):
+        """Create or update the product's listing; returns ``{external_id, status, price,
+        currency, quantity}``."""
+        raise NotImplementedError
+
+    def confirm_shipment(self, order, shipment):
+        """Confirm a shipment of ``order``; returns ``{confirmation_id}``."""
+        raise NotImplementedError
+
+    def request_cancellation(self, order, reason):
+        """Ask to cancel ``order``; returns ``{status: approved|rejected|pending, message}``."""
+        raise NotImplementedError
+
+    def fetch_orders(self, cursor):
+        """New and changed orders after ``cursor`` (None: from the beginning): an OrderPage."""
+        raise NotImplementedError
+
+    def fetch_competitor_prices(self, skus):
+        """Competitor offers for ``skus``: a list of ``{sku, competitor, price, shipping,
+        landed_price, currency, is_buy_box_winner, condition, observed_at}``."""
+        raise NotImplementedError
+
+    def fetch_inventory(self):
+        """Stock the marketplace holds in its own warehouses (FBA/FBS): a list of
+        ``{sku, on_hand, warehouse_type}``."""
+        raise NotImplementedError

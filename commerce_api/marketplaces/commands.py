@@ -1,0 +1,123 @@
+"""``commerce-api marketplaces ...``: connect marketplaces and pull their orders."""
+
+import click
+from flask.cli import with_appcontext
+
+
+def _parse_settings(pairs):
+    settings = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(f"expected NAME=VALUE, got {pair!r}", param_hint="--setting")
+        try:
+            settings[name] = int(value)
+        except ValueError:
+            raise click.BadParameter(f"{name} takes an integer", param_hint="--setting") from None
+    return settings
+
+
+def register(cli):
+    from ..cli import emit_json, fail, run_service
+
+    @cli.group()
+    def marketplaces():
+        """Manage marketplace connections."""
+
+    @marketplaces.command("connect")
+    @click.option("--tenant", "tenant_id", required=True)
+    @click.option(
+        "--marketplace", required=True, help="The marketplace's identifier, e.g. amazon_us."
+    )
+    @click.option("--connector", type=click.Choice(["sandbox", "http"]), required=True)
+    @click.option("--base-url", help="http connector: the marketplace adapter's base URL.")
+    @click.option("--api-token", help="http connector: sent as 'Authorization: Bearer <token>'.")
+    @click.option(
+        "--setting",
+        "settings",
+        multiple=True,
+        metavar="NAME=VALUE",
+        help="sandbox connector: initial_orders, orders_per_pull, max_orders.",
+    )
+    @click.option("--json", "as_json", is_flag=True)
+    @with_appcontext
+    def marketplaces_connect(
+        tenant_id, marketplace, connector, base_url, api_token, settings, as_json
+    ):
+        """Connect a marketplace for a tenant (the operator may use private addresses)."""
+        from .services import connect_marketplace, serialize_connection
+
+        connection = run_service(
+            connect_marketplace,
+            tenant_id,
+            marketplace,
+            connector,
+            base_url=base_url,
+            api_token=api_token,
+            settings=_parse_settings(settings),
+            created_by="cli",
+            allow_private=True,
+        )
+        payload = serialize_connection(connection)
+        if as_json:
+            emit_json(payload)
+        else:
+            click.echo(f"connection {connection.id} ({marketplace}, {connector})")
+
+    @marketplaces.command("list")
+    @click.option("--tenant", "tenant_id", required=True)
+    @click.option("--json", "as_json", is_flag=True)
+    @with_appcontext
+    def marketplaces_list(tenant_id, as_json):
+        """List a tenant's marketplace connections."""
+        from ..auth.services import get_tenant
+        from .models import MarketplaceConnection
+        from .services import serialize_connection
+
+        run_service(get_tenant, tenant_id)
+        rows = [
+            serialize_connection(row)
+            for row in MarketplaceConnection.select()
+            .where(MarketplaceConnection.tenant == tenant_id)
+            .order_by(MarketplaceConnection.created_at, MarketplaceConnection.id)
+        ]
+        if as_json:
+            emit_json(rows)
+            return
+        for row in rows:
+            pulled = row["last_pull_at"] or "never"
+            click.echo(
+                f"{row['id']}  {row['marketplace']:20} {row['connector']:8} {row['status']:8} "
+                f"last pull: {pulled} {row['last_pull_status'] or ''}"
+            )
+
+    @marketplaces.command("pull")
+    @click.option("--tenant", "tenant_id", required=True)
+    @click.option("--marketplace", help="Only this marketplace (default: every active one).")
+    @click.option("--json", "as_json", is_flag=True)
+    @with_appcontext
+    def marketplaces_pull(tenant_id, marketplace, as_json):
+        """Pull new and changed orders now (the worker does it periodically)."""
+        from ..auth.services import get_tenant
+        from .models import MarketplaceConnection
+        from .pulls import pull_connection
+
+        run_service(get_tenant, tenant_id)
+        query = MarketplaceConnection.select().where(
+            (MarketplaceConnection.tenant == tenant_id) & (MarketplaceConnection.status == "active")
+        )
+        if marketplace:
+            query = query.where(MarketplaceConnection.marketplace == marketplace)
+        connections = list(query.order_by(MarketplaceConnection.marketplace))
+        if not connections:
+            fail("MARKETPLACE_NOT_CONNECTED: no active connection to pull")
+        results = [pull_connection(connection) for connection in connections]
+        if as_json:
+            emit_json(results)
+            return
+        for result in results:
+            click.echo(
+                f"{result['marketplace']}: {result['status']}, {result['created']} new, "
+                f"{result['updated']} updated, {result['unchanged']} unchanged, "
+                f"{result['failed']} failed"
+            )

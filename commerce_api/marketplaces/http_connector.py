@@ -1,0 +1,236 @@
+"""The ``http`` connector: JSON over HTTP to an operator-given base URL.
+
+The wire contract (paths, bodies, how answers map to our outcomes) is in
+``docs/connector-http.md``; keep the two in step.
+"""
+
+import json
+from urllib.parse import quote, urlparse
+
+import requests
+
+from .base import Connector, MarketplaceRejection, MarketplaceUnavailable, OrderPage
+from .registry import setting
+
+USER_AGENT = "commerce-api/0.1 (+connector-http)"
+MAX_RESPONSE_BYTES = 5 * 1024 * 1024
+PAGE_SIZE = 100
+# Answers that say "not now" rather than "no": the request may be tried again later.
+UNAVAILABLE_STATUSES = frozenset({401, 403, 407, 408, 425, 429})
+
+
+class HttpConnector(Connector):
+    name = "http"
+
+    def _timeouts(self):
+        return (
+            float(setting("MARKETPLACE_CONNECT_TIMEOUT")),
+            float(setting("MARKETPLACE_READ_TIMEOUT")),
+        )
+
+    def _headers(self, idempotency_key=None):
+        headers = {
+            "Accept": "application/json",
+            "User-Agent": USER_AGENT,
+            "X-Commerce-Connection": self.connection.id,
+            "X-Commerce-Marketplace": self.connection.marketplace,
+        }
+        if self.connection.api_token:
+            headers["Authorization"] = f"Bearer {self.connection.api_token}"
+        if idempotency_key:
+            headers["Idempotency-Key"] = idempotency_key
+        return headers
+
+    def _check_target(self):
+        if self.connection.allow_private:
+            return
+        from .services import check_public_host
+
+        host = urlparse(self.connection.base_url).hostname
+        try:
+            check_public_host(host)
+        except ValueError as exc:
+            raise MarketplaceUnavailable(str(exc), code="TARGET_NOT_ALLOWED") from None
+
+    def _request(self, method, path, *, body=None, params=None, idempotency_key=None):
+        """Send one request; return the decoded JSON object of a 2xx answer."""
+        self._check_target()
+        url = self.connection.base_url.rstrip("/") + path
+        kwargs = {
+            "params": params,
+            "headers": self._headers(idempotency_key),
+            "timeout": self._timeouts(),
+            "allow_redirects": False,
+            "stream": True,
+        }
+        if body is not None:
+            kwargs["data"] = json.dumps(body, separators=(",", ":"))
+            kwargs["headers"]["Content-Type"] = "application/json"
+        try:
+            with requests.request(method, url, **kwargs) as response:
+                raw = self._read(response)
+                status = response.status_code
+                retry_after = response.headers.get("Retry-After")
+        except requests.Timeout as exc:
+            raise MarketplaceUnavailable(
+                "The marketplace did not answer in time.",
+                code="TIMEOUT",
+                details={"error": str(exc)[:300]},
+            ) from None
+        except requests.ConnectionError as exc:
+            raise MarketplaceUnavailable(
+                "The marketplace refused or dropped the connection.",
+                code="CONNECTION_FAILED",
+                details={"error": str(exc)[:300]},
+            ) from None
+        except requests.RequestException as exc:
+            raise MarketplaceUnavailable(
+                "The request to the marketplace failed.",
+                code="REQUEST_FAILED",
+                details={"error": str(exc)[:300]},
+            ) from None
+        payload = self._decode(raw)
+        if 200 <= status < 300:
+            if not isinstance(payload, dict):
+                raise MarketplaceUnavailable(
+                    "The marketplace's answer is not a JSON object.",
+                    code="INVALID_RESPONSE",
+                    details={"http_status": status},
+                )
+            return payload
+        error = payload.get("error") if isinstance(payload, dict) else None
+        error = error if isinstance(error, dict) else {}
+        code = str(error.get("code") or f"HTTP_{status}")[:64]
+        message = str(error.get("message") or f"The marketplace answered HTTP {status}.")[:500]
+        details = {"http_status": status}
+        if status >= 500 or status in UNAVAILABLE_STATUSES or 300 <= status < 400:
+            raise MarketplaceUnavailable(
+                message, code=code, details=details, retry_after=_retry_after(retry_after)
+            )
+        raise MarketplaceRejection(message, code=code, details=details)
+
+    @staticmethod
+    def _read(response):
+        chunks, size = [], 0
+        for chunk in response.iter_content(65536):
+            size += len(chunk)
+            if size > MAX_RESPONSE_BYTES:
+                raise MarketplaceUnavailable(
+                    "The marketplace's answer is too large.", code="INVALID_RESPONSE"
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    @staticmethod
+    def _decode(raw):
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            return None
+
+    # the interface ------------------------------------------------------------------------
+
+    def push_product(self, product):
+        answer = self._request(
+            "PUT",
+            "/products/" + quote(product["sku"], safe=""),
+            body=product,
+        )
+        external_id = answer.get("external_id")
+        if not isinstance(external_id, str) or not external_id:
+            raise MarketplaceUnavailable("The answer has no external_id.", code="INVALID_RESPONSE")
+        return {
+            "external_id": external_id[:200],
+            "status": str(answer.get("status") or "active")[:32],
+            "price": _number(answer.get("price"), product.get("price")),
+            "currency": (answer.get("currency") or product.get("currency")),
+            "quantity": _integer(answer.get("quantity"), product.get("quantity")),
+        }
+
+    def confirm_shipment(self, order, shipment):
+        body = {
+            "carrier": shipment["carrier"],
+            "tracking_number": shipment["tracking_number"],
+            "shipped_date": shipment["shipped_date"],
+            "line_items": shipment["line_items"],
+        }
+        answer = self._request(
+            "POST",
+            "/orders/" + quote(order["external_order_id"], safe="") + "/shipment",
+            body=body,
+            idempotency_key=shipment.get("idempotency_key"),
+        )
+        confirmation = answer.get("confirmation_id")
+        return {"confirmation_id": str(confirmation)[:200] if confirmation is not None else None}
+
+    def request_cancellation(self, order, reason):
+        answer = self._request(
+            "POST",
+            "/orders/" + quote(order["external_order_id"], safe="") + "/cancellation",
+            body={"reason": reason},
+            idempotency_key=f"{order['id']}:cancellation:{order.get('requested_at')}",
+        )
+        status = answer.get("status")
+        if status not in ("approved", "rejected", "pending"):
+            raise MarketplaceUnavailable(
+                "The answer's status is not approved, rejected or pending.",
+                code="INVALID_RESPONSE",
+            )
+        return {"status": status, "message": str(answer.get("message") or "")[:500] or None}
+
+    def fetch_orders(self, cursor):
+        params = {"limit": PAGE_SIZE}
+        if cursor:
+            params["cursor"] = cursor
+        answer = self._request("GET", "/orders", params=params)
+        orders = answer.get("orders")
+        if not isinstance(orders, list):
+            raise MarketplaceUnavailable("The answer has no orders list.", code="INVALID_RESPONSE")
+        next_cursor = answer.get("next_cursor")
+        if next_cursor is not None and not isinstance(next_cursor, str | int):
+            raise MarketplaceUnavailable("next_cursor is not a string.", code="INVALID_RESPONSE")
+        return OrderPage(
+            orders=orders,
+            cursor=str(next_cursor) if next_cursor is not None else cursor,
+            has_more=bool(answer.get("has_more")) and next_cursor is not None,
+        )
+
+    def fetch_inventory(self):
+        answer = self._request("GET", "/inventory")
+        items = answer.get("items")
+        if not isinstance(items, list):
+            raise MarketplaceUnavailable("The answer has no items list.", code="INVALID_RESPONSE")
+        return [item for item in items if isinstance(item, dict)]
+
+    def fetch_competitor_prices(self, skus):
+        answer = self._request("GET", "/competitor-prices", params={"sku": list(skus)})
+        prices = answer.get("prices")
+        if not isinstance(prices, list):
+            raise MarketplaceUnavailable("The answer has no prices list.", code="INVALID_RESPONSE")
+        return [
+            {**item, "marketplace": self.connection.marketplace}
+            for item in prices
+            if isinstance(item, dict)
+        ]
+
+
+def _retry_after(value):
+    try:
+        seconds = int(str(value).strip())
+    except (TypeError, ValueError):
+        return None
+    return max(1, min(seconds, 3600))
+
+
+def _number(value, default):
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    return default
+
+
+def _integer(value, default):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return default

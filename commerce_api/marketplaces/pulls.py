@@ -1,0 +1,169 @@
+"""Order pulls: bring new and changed orders (and marketplace stock) from a connection.
+
+A pull reads pages from the connector with no transaction open, applies each order in its
+own transaction (an upsert by (marketplace, external_order_id), so a page seen twice
+changes nothing), and moves the connection's cursor on after each page. A crash between
+the two only means the page is read again.
+"""
+
+import logging
+
+from ..db import write_transaction
+from ..errors import ApiError
+from ..timeutil import now_ms
+from .base import MarketplaceRejection, MarketplaceUnavailable
+from .models import MarketplaceConnection
+from .registry import get_connector
+
+log = logging.getLogger("commerce_api.marketplaces")
+
+MAX_PAGES_PER_PULL = 20
+MAX_ERRORS_KEPT = 20
+
+
+def _save_cursor(connection_id, cursor):
+    with write_transaction():
+        MarketplaceConnection.update(pull_cursor=cursor, updated_at=now_ms()).where(
+            MarketplaceConnection.id == connection_id
+        ).execute()
+
+
+def _finish(connection_id, status, error):
+    with write_transaction():
+        MarketplaceConnection.update(
+            last_pull_at=now_ms(),
+            last_pull_status=status,
+            last_pull_error=(error or None) and str(error)[:2000],
+        ).where(MarketplaceConnection.id == connection_id).execute()
+
+
+def pull_connection(connection, *, inventory=True, heartbeat=None):
+    """Pull one connection now; returns a summary of what changed."""
+    from ..orders.services import upsert_order
+
+    connector = get_connector(connection)
+    summary = {
+        "connection_id": connection.id,
+        "marketplace": connection.marketplace,
+        "created": 0,
+        "updated": 0,
+        "unchanged": 0,
+        "failed": 0,
+        "errors": [],
+        "inventory_updated": 0,
+        "status": "ok",
+    }
+    cursor = connection.pull_cursor
+    created_by = f"marketplace:{connection.marketplace}"
+    try:
+        for _ in range(MAX_PAGES_PER_PULL):
+            if heartbeat is not None:
+                heartbeat()
+            page = connector.fetch_orders(cursor)
+            for raw in page.orders:
+                try:
+                    outcome, _ = upsert_order(
+                        connection.tenant_id,
+                        raw,
+                        source="pull",
+                        connection=connection,
+                        created_by=created_by,
+                    )
+                    summary[outcome] += 1
+                except ApiError as error:
+                    # a malformed order must not stop the others (nor block the cursor)
+                    summary["failed"] += 1
+                    if len(summary["errors"]) < MAX_ERRORS_KEPT:
+                        summary["errors"].append(
+                            {
+                                "external_order_id": raw.get("external_order_id")
+                                if isinstance(raw, dict)
+                                else None,
+                                "code": error.code,
+                                "message": error.message,
+                                "details": error.details,
+                            }
+                        )
+            if page.cursor != cursor:
+                cursor = page.cursor
+                _save_cursor(connection.id, cursor)
+            if not page.has_more:
+                break
+        if inventory:
+            summary["inventory_updated"] = sync_marketplace_stock(connection, connector)
+    except (MarketplaceUnavailable, MarketplaceRejection) as exc:
+        summary["status"] = "unavailable" if isinstance(exc, MarketplaceUnavailable) else "error"
+        summary["error"] = {"code": exc.code, "message": exc.message}
+    status = summary["status"]
+    if status == "ok" and summary["failed"]:
+        status = "partial"
+        summary["status"] = status
+    error = summary.get("error", {}).get("message")
+    if status == "partial":
+        error = f"{summary['failed']} order(s) could not be applied: " + "; ".join(
+            f"{e['external_order_id']}: {e['code']}" for e in summary["errors"][:5]
+        )
+    _finish(connection.id, status, error)
+    return summary
+
+
+def sync_marketplace_stock(connection, connector):
+    """Write the stock a marketplace holds (FBA/FBS) into its warehouses.
+
+    Only warehouses the operator created for this marketplace are filled (``warehouses
+    create --type FBA --marketplace M``); stock of unknown SKUs is skipped.
+    """
+    try:
+        from ..inventory.models import Warehouse
+        from ..inventory.reservations import set_marketplace_stock
+    except ModuleNotFoundError:
+        return 0
+    warehouses = {
+        w.type: w
+        for w in Warehouse.select()
+        .where(
+            (Warehouse.tenant == connection.tenant_id)
+            & (Warehouse.marketplace == connection.marketplace)
+            & (Warehouse.type.in_(("FBA", "FBS")))
+            & (Warehouse.is_active == True)  # noqa: E712 (SQL)
+        )
+        .order_by(Warehouse.created_at.desc())
+    }
+    if not warehouses:
+        return 0
+    updated = 0
+    for item in connector.fetch_inventory():
+        warehouse = warehouses.get(item.get("warehouse_type") or "FBA")
+        sku, on_hand = item.get("sku"), item.get("on_hand")
+        if warehouse is None or not isinstance(sku, str):
+            continue
+        try:
+            if set_marketplace_stock(
+                connection.tenant_id,
+                warehouse.id,
+                sku,
+                on_hand,
+                created_by=f"marketplace:{connection.marketplace}",
+            ):
+                updated += 1
+        except ApiError as error:
+            log.info("stock of %s on %s skipped: %s", sku, connection.marketplace, error.code)
+    return updated
+
+
+def pull_all(heartbeat=None):
+    """Pull every active connection of every tenant (the periodic task)."""
+    results = []
+    connections = list(
+        MarketplaceConnection.select()
+        .where(MarketplaceConnection.status == "active")
+        .order_by(MarketplaceConnection.created_at)
+    )
+    for connection in connections:
+        try:
+            results.append(pull_connection(connection, heartbeat=heartbeat))
+        except Exception:
+            # one broken connection must not stop the pulls of the others
+            log.exception("order pull of %s failed", connection.id)
+            _finish(connection.id, "error", "Internal error during the pull; see the logs.")
+    return results

@@ -1,0 +1,83 @@
+"""Marketplace connections API: /api/marketplaces."""
+
+from flask import g
+from flask.views import MethodView
+
+from ..auth.middleware import require_scope
+from ..http.blueprint import Blueprint
+from ..http.envelope import many, one
+from ..http.lists import parse_fields, select_fields
+from . import services
+from .schemas import (
+    ConnectionCreateSchema,
+    ConnectionEnvelopeSchema,
+    ConnectionListArgsSchema,
+    ConnectionListSchema,
+    SyncHistoryArgsSchema,
+    SyncHistoryListSchema,
+)
+
+blp = Blueprint(
+    "marketplaces",
+    __name__,
+    url_prefix="/api/marketplaces",
+    description="The tenant's marketplace connections and the sync history.",
+)
+
+READ_SCOPES = ("orders:read", "products:read")
+
+
+@blp.route("")
+class MarketplaceViews(MethodView):
+    @require_scope(*READ_SCOPES)
+    @blp.arguments(ConnectionListArgsSchema, location="query")
+    @blp.response(200, ConnectionListSchema)
+    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
+    def get(self, args):
+        """List the tenant's marketplace connections"""
+        fields = parse_fields(args.get("fields"), services.CONNECTION_FIELDS)
+        data, meta = services.list_connections(g.auth.tenant_id, args)
+        return many([select_fields(item, fields) for item in data], meta)
+
+    @require_scope("products:write")
+    @blp.arguments(ConnectionCreateSchema)
+    @blp.response(201, ConnectionEnvelopeSchema)
+    @blp.errors("MARKETPLACE_ALREADY_CONNECTED", body=True)
+    def post(self, data):
+        """Connect a marketplace"""
+        connection = services.connect_marketplace(
+            g.auth.tenant_id,
+            data["marketplace"],
+            data["connector"],
+            base_url=data.get("base_url"),
+            api_token=data.get("api_token"),
+            settings=data.get("settings"),
+            created_by=g.auth.created_by,
+            # a tenant may not point the service at private or loopback addresses
+            allow_private=False,
+        )
+        return one(services.serialize_connection(connection), 201)
+
+
+@blp.route("/sync-history")
+class SyncHistoryViews(MethodView):
+    @require_scope(*READ_SCOPES)
+    @blp.arguments(SyncHistoryArgsSchema, location="query")
+    @blp.response(200, SyncHistoryListSchema)
+    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
+    def get(self, args):
+        """List exchanges with the marketplaces (pushes and received orders)"""
+        fields = parse_fields(args.get("fields"), services.ATTEMPT_FIELDS)
+        data, meta = services.list_attempts(g.auth.tenant_id, args)
+        return many([select_fields(item, fields) for item in data], meta)
+
+
+@blp.route("/<string:connection_id>")
+class MarketplaceByIdViews(MethodView):
+    @require_scope(*READ_SCOPES)
+    @blp.response(200, ConnectionEnvelopeSchema)
+    @blp.errors("CONNECTION_NOT_FOUND")
+    def get(self, connection_id):
+        """Get a marketplace connection"""
+        connection = services.get_connection(g.auth.tenant_id, connection_id)
+        return one(services.serialize_connection(connection))

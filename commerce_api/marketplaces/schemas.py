@@ -1,0 +1,92 @@
+"""Marketplace connection and sync-history schemas."""
+
+import marshmallow as ma
+
+from ..http.lists import ListArgsSchema, MetaSchema
+from .models import ATTEMPT_STATUSES, CONNECTION_STATUSES, CONNECTORS
+from .services import MARKETPLACE_PATTERN
+
+
+class _Strict(ma.Schema):
+    class Meta:
+        unknown = ma.RAISE
+
+
+class ConnectionCreateSchema(_Strict):
+    marketplace = ma.fields.String(
+        required=True,
+        validate=ma.validate.Regexp(MARKETPLACE_PATTERN, error="1-64 of A-Z a-z 0-9 . _ -"),
+        metadata={"example": "amazon_us"},
+    )
+    connector = ma.fields.String(required=True, validate=ma.validate.OneOf(CONNECTORS))
+    base_url = ma.fields.String(
+        validate=ma.validate.Length(min=1, max=2048),
+        metadata={"description": "http connector: the marketplace adapter's base URL (public)."},
+    )
+    api_token = ma.fields.String(
+        load_only=True,
+        validate=ma.validate.Length(min=1, max=2000),
+        metadata={"description": "http connector: sent as a Bearer token; never shown again."},
+    )
+    settings = ma.fields.Dict(
+        metadata={"description": "sandbox connector: initial_orders, orders_per_pull, max_orders."}
+    )
+
+
+class ConnectionListArgsSchema(ListArgsSchema):
+    connector = ma.fields.String(validate=ma.validate.OneOf(CONNECTORS))
+    status = ma.fields.String(validate=ma.validate.OneOf(CONNECTION_STATUSES))
+
+
+class SyncHistoryArgsSchema(ListArgsSchema):
+    resource_type = ma.fields.String(validate=ma.validate.OneOf(("order", "product")))
+    order_id = ma.fields.String(validate=ma.validate.Length(min=1, max=80))
+    sku = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
+    marketplace = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
+    status = ma.fields.String(validate=ma.validate.OneOf(ATTEMPT_STATUSES))
+    operation = ma.fields.String(validate=ma.validate.Length(min=1, max=32))
+
+
+class ConnectionSchema(ma.Schema):
+    id = ma.fields.String(metadata={"example": "mkc_01JD3Q9Z7G0000000000000000"})
+    marketplace = ma.fields.String()
+    connector = ma.fields.String()
+    base_url = ma.fields.String(allow_none=True)
+    status = ma.fields.String()
+    settings = ma.fields.Dict()
+    has_api_token = ma.fields.Boolean()
+    last_pull_at = ma.fields.String(allow_none=True)
+    last_pull_status = ma.fields.String(allow_none=True)
+    last_pull_error = ma.fields.String(allow_none=True)
+    created_at = ma.fields.String()
+    updated_at = ma.fields.String()
+
+
+class ConnectionEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(ConnectionSchema)
+
+
+class ConnectionListSchema(ma.Schema):
+    data = ma.fields.List(ma.fields.Nested(ConnectionSchema))
+    meta = ma.fields.Nested(MetaSchema)
+
+
+class SyncAttemptSchema(ma.Schema):
+    id = ma.fields.String(metadata={"example": "syn_01JD3Q9Z7G0000000000000000"})
+    marketplace = ma.fields.String()
+    resource_type = ma.fields.String()
+    resource_id = ma.fields.String()
+    sku = ma.fields.String(allow_none=True)
+    operation = ma.fields.String()
+    direction = ma.fields.String()
+    status = ma.fields.String()
+    error = ma.fields.Dict(allow_none=True)
+    details = ma.fields.Dict()
+    duration_ms = ma.fields.Integer(allow_none=True)
+    created_by = ma.fields.String(allow_none=True)
+    created_at = ma.fields.String()
+
+
+class SyncHistoryListSchema(ma.Schema):
+    data = ma.fields.List(ma.fields.Nested(SyncAttemptSchema))
+    meta = ma.fields.Nested(MetaSchema)

@@ -1,0 +1,516 @@
+"""Marketplace connections, the sync history, and calling a marketplace safely.
+
+No Flask here. A marketplace is always called with no database transaction open (on SQLite
+a write transaction held over a network call would block every other writer): callers read,
+call through ``call_marketplace``, then apply the outcome in a transaction that re-checks
+the state. The attempt itself is recorded in its own short transaction, so the sync history
+keeps failed attempts even though the change they were for was not made.
+"""
+
+import ipaddress
+import logging
+import re
+import socket
+import time
+from urllib.parse import urlparse
+
+from peewee import IntegrityError
+
+from ..auth.models import Tenant
+from ..db import db, write_transaction
+from ..errors import ApiError, validation_error
+from ..http.lists import paginate
+from ..ids import new_id
+from ..timeutil import format_ms, now_ms
+from .base import ConnectorError, MarketplaceRejection, MarketplaceUnavailable
+from .models import CONNECTORS, MarketplaceConnection, SyncAttempt
+from .registry import get_connector
+
+log = logging.getLogger("commerce_api.marketplaces")
+
+MARKETPLACE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+DEFAULT_RETRY_AFTER = 30  # seconds, when the marketplace gives no Retry-After of its own
+SANDBOX_SETTINGS = {
+    # name: (default, minimum, maximum)
+    "initial_orders": (8, 0, 100),
+    "orders_per_pull": (2, 0, 50),
+    "max_orders": (500, 0, 100_000),
+}
+CONNECTION_FIELDS = (
+    "id",
+    "marketplace",
+    "connector",
+    "base_url",
+    "status",
+    "settings",
+    "has_api_token",
+    "last_pull_at",
+    "last_pull_status",
+    "last_pull_error",
+    "created_at",
+    "updated_at",
+)
+ATTEMPT_FIELDS = (
+    "id",
+    "marketplace",
+    "resource_type",
+    "resource_id",
+    "sku",
+    "operation",
+    "direction",
+    "status",
+    "error",
+    "details",
+    "duration_ms",
+    "created_by",
+    "created_at",
+)
+
+
+# Connections ----------------------------------------------------------------------------
+
+
+def serialize_connection(connection):
+    return {
+        "id": connection.id,
+        "marketplace": connection.marketplace,
+        "connector": connection.connector,
+        "base_url": connection.base_url,
+        "status": connection.status,
+        "settings": connection.settings or {},
+        "has_api_token": bool(connection.api_token),
+        "last_pull_at": format_ms(connection.last_pull_at),
+        "last_pull_status": connection.last_pull_status,
+        "last_pull_error": connection.last_pull_error,
+        "created_at": format_ms(connection.created_at),
+        "updated_at": format_ms(connection.updated_at),
+    }
+
+
+def _is_public_address(address):
+    ip = ipaddress.ip_address(address)
+    return not (
+        ip.is_private
+        or ip.is_loopback
+        or ip.is_link_local
+        or ip.is_multicast
+        or ip.is_reserved
+        or ip.is_unspecified
+    )
+
+
+def check_public_host(host):
+    """Raise ValueError unless every address ``host`` resolves to is a public one."""
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError) as exc:
+        raise ValueError(f"The host {host} does not resolve.") from exc
+    addresses = {info[4][0] for info in infos}
+    private = sorted(a for a in addresses if not _is_public_address(a.split("%")[0]))
+    if private:
+        raise ValueError(f"The host {host} resolves to a private or loopback address.")
+
+
+def _check_base_url(base_url, allow_private):
+    parsed = urlparse(base_url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise validation_error({"base_url": ["An http(s) URL with a host is required."]})
+    if parsed.query or parsed.fragment:
+        raise validation_error({"base_url": ["The base URL takes no query or fragment."]})
+    if not allow_private:
+        try:
+            check_public_host(parsed.hostname)
+        except ValueError as exc:
+            raise validation_error({"base_url": [str(exc)]}) from None
+    return base_url.rstrip("/")
+
+
+def _check_settings(connector, settings):
+    settings = dict(settings or {})
+    if connector != "sandbox":
+        if settings:
+            raise validation_error({"settings": ["Only the sandbox connector takes settings."]})
+        return {}
+    errors = {}
+    for name, value in settings.items():
+        if name not in SANDBOX_SETTINGS:
+            errors[name] = ["Unknown setting."]
+            continue
+        _, low, high = SANDBOX_SETTINGS[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            errors[name] = [f"An integer from {low} to {high}."]
+    if errors:
+        raise validation_error({"settings": errors})
+    return {name: settings.get(name, default) for name, (default, _, _) in SANDBOX_SETTINGS.items()}
+
+
+def connect_marketplace(
+    tenant_id,
+    marketplace,
+    connector,
+    *,
+    base_url=None,
+    api_token=None,
+    settings=None,
+    created_by=None,
+    allow_private=False,
+):
+    """Register a marketplace connection for the tenant; one per marketplace."""
+    if not isinstance(marketplace, str) or not MARKETPLACE_PATTERN.match(marketplace):
+        raise validation_error(
+            {"marketplace": ["1-64 of A-Z a-z 0-9 . _ -, not starting with . _ -"]}
+        )
+    if connector not in CONNECTORS:
+        raise validation_error({"connector": [f"One of: {', '.join(CONNECTORS)}."]})
+    if connector == "http":
+        if not base_url:
+            raise validation_error({"base_url": ["Required for the http connector."]})
+        base_url = _check_base_url(base_url, allow_private)
+    else:
+        if base_url:
+            raise validation_error({"base_url": ["The sandbox connector takes no base URL."]})
+        if api_token:
+            raise validation_error({"api_token": ["The sandbox connector takes no token."]})
+    settings = _check_settings(connector, settings)
+    now = now_ms()
+    try:
+        with write_transaction():
+            if not Tenant.select().where(Tenant.id == tenant_id).exists():
+                raise ApiError("RESOURCE_NOT_FOUND", "The tenant does not exist.")
+            if (
+                MarketplaceConnection.select()
+                .where(
+                    (MarketplaceConnection.tenant == tenant_id)
+                    & (MarketplaceConnection.marketplace == marketplace)
+                )
+                .exists()
+            ):
+                raise ApiError(
+                    "MARKETPLACE_ALREADY_CONNECTED", details={"marketplace": marketplace}
+                )
+            connection = MarketplaceConnection.create(
+                id=new_id("connection"),
+                tenant=tenant_id,
+                marketplace=marketplace,
+                connector=connector,
+                base_url=base_url,
+                api_token=api_token or None,
+                allow_private=allow_private,
+                status="active",
+                settings=settings,
+                state={},
+                created_by=created_by,
+                created_at=now,
+                updated_at=now,
+            )
+    except IntegrityError:
+        raise ApiError(
+            "MARKETPLACE_ALREADY_CONNECTED", details={"marketplace": marketplace}
+        ) from None
+    return connection
+
+
+def list_connections(tenant_id, args):
+    query = MarketplaceConnection.select().where(MarketplaceConnection.tenant == tenant_id)
+    if args.get("connector"):
+        query = query.where(MarketplaceConnection.connector == args["connector"])
+    if args.get("status"):
+        query = query.where(MarketplaceConnection.status == args["status"])
+    rows, meta = paginate(
+        query,
+        sort_field=MarketplaceConnection.created_at,
+        tiebreak=MarketplaceConnection.id,
+        order=args.get("order") or "desc",
+        limit=args["limit"],
+        cursor=args.get("cursor"),
+        kind="marketplaces",
+        scope=[tenant_id, args.get("connector"), args.get("status")],
+    )
+    return [serialize_connection(row) for row in rows], meta
+
+
+def get_connection(tenant_id, connection_id):
+    connection = MarketplaceConnection.get_or_none(
+        (MarketplaceConnection.id == connection_id) & (MarketplaceConnection.tenant == tenant_id)
+    )
+    if connection is None:
+        raise ApiError("CONNECTION_NOT_FOUND", details={"id": connection_id})
+    return connection
+
+
+def connection_for(tenant_id, marketplace, active_only=True):
+    """The tenant's connection to ``marketplace``, or None."""
+    query = MarketplaceConnection.select().where(
+        (MarketplaceConnection.tenant == tenant_id)
+        & (MarketplaceConnection.marketplace == marketplace)
+    )
+    if active_only:
+        query = query.where(MarketplaceConnection.status == "active")
+    return query.first()
+
+
+def require_connection(tenant_id, marketplace):
+    connection = connection_for(tenant_id, marketplace)
+    if connection is None:
+        raise ApiError(
+            "MARKETPLACE_NOT_CONNECTED",
+            f"The marketplace {marketplace} is not connected for this tenant.",
+            details={"marketplaces": [marketplace]},
+        )
+    return connection
+
+
+def connected_marketplaces(tenant_id):
+    """The tenant's active marketplaces, sorted."""
+    return [
+        row.marketplace
+        for row in MarketplaceConnection.select(MarketplaceConnection.marketplace)
+        .where(
+            (MarketplaceConnection.tenant == tenant_id) & (MarketplaceConnection.status == "active")
+        )
+        .order_by(MarketplaceConnection.marketplace)
+    ]
+
+
+def resolve_sync_marketplaces(tenant_id, requested):
+    """The marketplaces a product sync pushes to: the requested ones (each must be
+    connected) or, when none are named, every connected one."""
+    connected = connected_marketplaces(tenant_id)
+    if requested is None:
+        if not connected:
+            raise ApiError(
+                "MARKETPLACE_NOT_CONNECTED",
+                "The tenant has no connected marketplace to sync to.",
+                details={"marketplaces": []},
+            )
+        return connected
+    wanted = list(dict.fromkeys(requested))
+    missing = [name for name in wanted if name not in connected]
+    if missing:
+        raise ApiError(
+            "MARKETPLACE_NOT_CONNECTED",
+            "Not connected for this tenant: " + ", ".join(missing) + ".",
+            details={"marketplaces": missing, "connected": connected},
+        )
+    return wanted
+
+
+# The sync history ---------------------------------------------------------------------
+
+
+def record_attempt(
+    connection,
+    *,
+    tenant_id=None,
+    marketplace=None,
+    resource_type,
+    resource_id,
+    operation,
+    status,
+    sku=None,
+    direction="outbound",
+    error_code=None,
+    error_message=None,
+    details=None,
+    duration_ms=None,
+    created_by=None,
+):
+    """Write one sync-history row (inside the caller's transaction, or its own)."""
+    with write_transaction():
+        return SyncAttempt.create(
+            id=new_id("sync"),
+            tenant=tenant_id or connection.tenant_id,
+            connection_id=connection.id if connection is not None else None,
+            marketplace=marketplace or connection.marketplace,
+            resource_type=resource_type,
+            resource_id=resource_id,
+            sku=sku,
+            operation=operation,
+            direction=direction,
+            status=status,
+            error_code=error_code,
+            error_message=(error_message or None) and str(error_message)[:2000],
+            details=details,
+            duration_ms=duration_ms,
+            created_by=created_by,
+            created_at=now_ms(),
+        )
+
+
+def serialize_attempt(row):
+    get = row.get if isinstance(row, dict) else row.__data__.get
+    error = None
+    if get("error_code") or get("error_message"):
+        error = {"code": get("error_code"), "message": get("error_message")}
+    return {
+        "id": get("id"),
+        "marketplace": get("marketplace"),
+        "resource_type": get("resource_type"),
+        "resource_id": get("resource_id"),
+        "sku": get("sku"),
+        "operation": get("operation"),
+        "direction": get("direction"),
+        "status": get("status"),
+        "error": error,
+        "details": get("details") or {},
+        "duration_ms": get("duration_ms"),
+        "created_by": get("created_by"),
+        "created_at": format_ms(get("created_at")),
+    }
+
+
+def attempts_for(tenant_id, resource_type, resource_id, limit=50):
+    """The latest sync-history rows of one order or product, newest first."""
+    rows = (
+        SyncAttempt.select()
+        .where(
+            (SyncAttempt.tenant == tenant_id)
+            & (SyncAttempt.resource_type == resource_type)
+            & (SyncAttempt.resource_id == resource_id)
+        )
+        .order_by(SyncAttempt.created_at.desc(), SyncAttempt.id.desc())
+        .limit(limit)
+    )
+    return [serialize_attempt(row) for row in rows]
+
+
+def list_attempts(tenant_id, args):
+    query = SyncAttempt.select().where(SyncAttempt.tenant == tenant_id)
+    for name in ("resource_type", "marketplace", "status", "operation", "sku"):
+        if args.get(name):
+            query = query.where(getattr(SyncAttempt, name) == args[name])
+    if args.get("order_id"):
+        query = query.where(
+            (SyncAttempt.resource_type == "order") & (SyncAttempt.resource_id == args["order_id"])
+        )
+    rows, meta = paginate(
+        query,
+        sort_field=SyncAttempt.created_at,
+        tiebreak=SyncAttempt.id,
+        order=args.get("order") or "desc",
+        limit=args["limit"],
+        cursor=args.get("cursor"),
+        kind="sync_history",
+        scope=[tenant_id]
+        + [
+            args.get(name)
+            for name in ("resource_type", "marketplace", "status", "operation", "sku", "order_id")
+        ],
+    )
+    return [serialize_attempt(row) for row in rows], meta
+
+
+# Calling a marketplace ----------------------------------------------------------------
+
+
+def call_marketplace(
+    connection,
+    operation,
+    call,
+    *,
+    resource_type,
+    resource_id,
+    sku=None,
+    created_by=None,
+    details=None,
+):
+    """Run ``call(connector)`` and record the attempt; returns ``(result, attempt)``.
+
+    A rejection becomes 422 ``MARKETPLACE_REJECTION`` and an unreachable marketplace 503
+    ``MARKETPLACE_UNAVAILABLE`` with ``Retry-After``; in both cases the attempt row is the
+    only thing written.
+    """
+    if db.transaction_depth() > 0:
+        # a write transaction held over a network call blocks every writer on SQLite
+        raise RuntimeError("call_marketplace() must not run inside a database transaction")
+    connector = get_connector(connection)
+    started = time.monotonic()
+    outcome = {"status": "succeeded", "error_code": None, "error_message": None}
+    try:
+        result = call(connector)
+    except MarketplaceRejection as exc:
+        outcome = {"status": "rejected", "error_code": exc.code, "error_message": exc.message}
+        error = ApiError(
+            "MARKETPLACE_REJECTION",
+            f"{connection.marketplace} rejected the request: {exc.message}",
+            details={
+                "marketplace": connection.marketplace,
+                "operation": operation,
+                "marketplace_code": exc.code,
+                "marketplace_message": exc.message,
+                **({"marketplace_details": exc.details} if exc.details else {}),
+            },
+        )
+    except MarketplaceUnavailable as exc:
+        outcome = {"status": "unavailable", "error_code": exc.code, "error_message": exc.message}
+        retry_after = int(exc.retry_after or DEFAULT_RETRY_AFTER)
+        error = ApiError(
+            "MARKETPLACE_UNAVAILABLE",
+            f"{connection.marketplace} could not be reached: {exc.message}",
+            details={
+                "marketplace": connection.marketplace,
+                "operation": operation,
+                "reason": exc.code,
+                "retry_after": retry_after,
+            },
+            headers={"Retry-After": str(retry_after)},
+        )
+    except ConnectorError as exc:  # a subclass we do not know: treat as unavailable
+        outcome = {"status": "failed", "error_code": exc.code, "error_message": exc.message}
+        error = ApiError(
+            "MARKETPLACE_UNAVAILABLE",
+            f"{connection.marketplace}: {exc.message}",
+            details={"marketplace": connection.marketplace, "operation": operation},
+            headers={"Retry-After": str(DEFAULT_RETRY_AFTER)},
+        )
+    except Exception as exc:
+        # a bug in a connector: keep the trace of the attempt, then let it surface
+        _record(
+            connection,
+            operation,
+            resource_type,
+            resource_id,
+            sku,
+            created_by,
+            details,
+            started,
+            {
+                "status": "failed",
+                "error_code": "INTERNAL_ERROR",
+                "error_message": type(exc).__name__,
+            },
+        )
+        raise
+    else:
+        error = None
+    attempt = _record(
+        connection,
+        operation,
+        resource_type,
+        resource_id,
+        sku,
+        created_by,
+        details,
+        started,
+        outcome,
+    )
+    if error is not None:
+        error.details["attempt_id"] = attempt.id
+        raise error
+    return result, attempt
+
+
+def _record(
+    connection, operation, resource_type, resource_id, sku, created_by, details, started, outcome
+):
+    return record_attempt(
+        connection,
+        resource_type=resource_type,
+        resource_id=resource_id,
+        sku=sku,
+        operation=operation,
+        created_by=created_by,
+        details=details,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        **outcome,
+    )

@@ -1,0 +1,102 @@
+"""Orders API: /api/orders."""
+
+from flask import g
+from flask.views import MethodView
+
+from ..auth.middleware import require_scope
+from ..http.blueprint import Blueprint
+from ..http.envelope import many, one
+from ..http.lists import parse_fields, select_fields
+from . import services
+from .schemas import (
+    BulkShipmentEnvelopeSchema,
+    BulkShipmentSchema,
+    CancelSchema,
+    OrderEnvelopeSchema,
+    OrderFieldsArgsSchema,
+    OrderListArgsSchema,
+    OrderListSchema,
+    ShipmentSchema,
+)
+
+blp = Blueprint(
+    "orders",
+    __name__,
+    url_prefix="/api/orders",
+    description="Orders collected from the marketplaces: shipment and cancellation.",
+)
+
+
+@blp.route("")
+class OrderViews(MethodView):
+    @require_scope("orders:read")
+    @blp.arguments(OrderListArgsSchema, location="query")
+    @blp.response(200, OrderListSchema)
+    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
+    def get(self, args):
+        """List orders"""
+        fields = parse_fields(args.get("fields"), services.ORDER_FIELDS)
+        data, meta = services.list_orders(g.auth.tenant_id, args)
+        return many([select_fields(item, fields) for item in data], meta)
+
+
+@blp.route("/bulk-shipment")
+class OrderBulkShipmentViews(MethodView):
+    @require_scope("orders:write")
+    @blp.arguments(BulkShipmentSchema)
+    @blp.response(200, BulkShipmentEnvelopeSchema)
+    @blp.errors(body=True)
+    def post(self, data):
+        """Confirm up to 100 shipments, each on its own"""
+        return one(
+            services.bulk_confirm_shipment(g.auth.tenant_id, data["shipments"], g.auth.created_by)
+        )
+
+
+@blp.route("/<string:order_id>")
+class OrderByIdViews(MethodView):
+    @require_scope("orders:read")
+    @blp.arguments(OrderFieldsArgsSchema, location="query")
+    @blp.response(200, OrderEnvelopeSchema)
+    @blp.errors("ORDER_NOT_FOUND", "VALIDATION_ERROR")
+    def get(self, args, order_id):
+        """Get an order with its shipping address, returns and sync history"""
+        fields = parse_fields(args.get("fields"), services.DETAIL_FIELDS)
+        return one(select_fields(services.get_order(g.auth.tenant_id, order_id), fields))
+
+
+@blp.route("/<string:order_id>/shipment")
+class OrderShipmentViews(MethodView):
+    @require_scope("orders:write")
+    @blp.arguments(ShipmentSchema)
+    @blp.response(200, OrderEnvelopeSchema)
+    @blp.errors(
+        "ORDER_NOT_FOUND",
+        "ALREADY_SHIPPED",
+        "INVALID_STATUS_TRANSITION",
+        "MARKETPLACE_REJECTION",
+        "MARKETPLACE_UNAVAILABLE",
+        "MARKETPLACE_NOT_CONNECTED",
+        body=True,
+    )
+    def post(self, data, order_id):
+        """Confirm the order's shipment (pushed to the marketplace at once)"""
+        return one(services.confirm_shipment(g.auth.tenant_id, order_id, data, g.auth.created_by))
+
+
+@blp.route("/<string:order_id>/cancel")
+class OrderCancelViews(MethodView):
+    @require_scope("orders:write")
+    @blp.arguments(CancelSchema)
+    @blp.response(202, OrderEnvelopeSchema)
+    @blp.errors(
+        "ORDER_NOT_FOUND", "INVALID_STATUS_TRANSITION", "MARKETPLACE_NOT_CONNECTED", body=True
+    )
+    def post(self, data, order_id):
+        """Request the order's cancellation (the marketplace decides)"""
+        return one(
+            services.request_cancellation(
+                g.auth.tenant_id, order_id, data["reason"], g.auth.created_by
+            ),
+            202,
+        )

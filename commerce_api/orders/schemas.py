@@ -1,0 +1,264 @@
+"""Order request, import and response schemas."""
+
+import marshmallow as ma
+
+from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema
+from ..http.schemas import BulkErrorSchema, StrictDecimal, StrictInteger
+from ..marketplaces.schemas import SyncAttemptSchema
+from ..timeutil import parse_timestamp
+from .models import CANCELLATION_REASONS, FULFILLMENT_METHODS, ORDER_STATUSES
+
+BULK_SHIPMENT_MAX = 100
+
+
+class _Strict(ma.Schema):
+    class Meta:
+        unknown = ma.RAISE
+
+
+class Timestamp(ma.fields.String):
+    """An ISO 8601 timestamp (a date alone means its midnight UTC), loaded as epoch ms."""
+
+    default_error_messages = {"invalid_timestamp": "Not an ISO 8601 timestamp."}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        try:
+            return parse_timestamp(text)
+        except (ValueError, OverflowError):
+            raise self.make_error("invalid_timestamp") from None
+
+
+# Import shape (orders import, and what connectors deliver) ----------------------------
+
+
+class AddressSchema(_Strict):
+    name = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=200))
+    line1 = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=200))
+    line2 = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=200))
+    city = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=100))
+    region = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=100))
+    postal_code = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=20))
+    country = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=2, min=2))
+
+
+class ImportLineSchema(_Strict):
+    external_line_item_id = ma.fields.String(validate=ma.validate.Length(min=1, max=200))
+    sku = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=64))
+    title = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=500))
+    quantity = StrictInteger(required=True, validate=ma.validate.Range(min=1, max=100_000))
+    unit_price = StrictDecimal(places=2, load_default=None, validate=ma.validate.Range(min=0))
+    line_total = StrictDecimal(places=2, load_default=None, validate=ma.validate.Range(min=0))
+    # read-only fields of the API's own output, accepted and ignored on import
+    shipped_quantity = ma.fields.Raw(load_only=True)
+
+
+class ImportReturnSchema(_Strict):
+    sku = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=64))
+    quantity = StrictInteger(required=True, validate=ma.validate.Range(min=1, max=100_000))
+    reason = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=64))
+    reason_text = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=2000))
+    created_at = Timestamp(required=True)
+    id = ma.fields.Raw(load_only=True)  # ignored: ours are assigned
+
+
+class ImportOrderSchema(_Strict):
+    """One order as a file or a marketplace delivers it."""
+
+    external_order_id = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=200))
+    marketplace = ma.fields.String(
+        required=True, validate=ma.validate.Regexp(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    )
+    status = ma.fields.String(load_default="pending", validate=ma.validate.OneOf(ORDER_STATUSES))
+    fulfillment_method = ma.fields.String(
+        load_default="FBM", validate=ma.validate.OneOf(FULFILLMENT_METHODS)
+    )
+    total_amount = StrictDecimal(places=2, load_default=None, validate=ma.validate.Range(min=0))
+    currency = ma.fields.String(
+        load_default="USD", validate=ma.validate.Regexp(r"^[A-Z]{3}$", error="A 3-letter code.")
+    )
+    created_at = Timestamp(required=True, metadata={"description": "Placement time."})
+    line_items = ma.fields.List(
+        ma.fields.Nested(ImportLineSchema),
+        required=True,
+        validate=ma.validate.Length(min=1, max=500),
+    )
+    shipping_address = ma.fields.Nested(AddressSchema, allow_none=True, load_default=None)
+    returns = ma.fields.List(
+        ma.fields.Nested(ImportReturnSchema),
+        load_default=list,
+        validate=ma.validate.Length(max=500),
+    )
+    # a marketplace's answer to our cancellation request, when it decides later
+    cancellation_status = ma.fields.String(
+        allow_none=True, validate=ma.validate.OneOf(("approved", "rejected", "pending"))
+    )
+    # read-only fields of the API's own output, accepted and ignored on import
+    id = ma.fields.Raw(load_only=True)
+    updated_at = ma.fields.Raw(load_only=True)
+    has_returns = ma.fields.Raw(load_only=True)
+    stock_shortage = ma.fields.Raw(load_only=True)
+    shipment = ma.fields.Raw(load_only=True)
+    cancellation = ma.fields.Raw(load_only=True)
+    sync_history = ma.fields.Raw(load_only=True)
+
+    @ma.validates_schema
+    def _lines_unique(self, data, **kwargs):
+        ids = [line.get("external_line_item_id") for line in data.get("line_items") or []]
+        given = [i for i in ids if i is not None]
+        if len(given) != len(set(given)):
+            raise ma.ValidationError(
+                "external_line_item_id values must be unique within an order.", "line_items"
+            )
+
+
+# Requests ----------------------------------------------------------------------------
+
+
+class OrderListArgsSchema(ListArgsSchema):
+    status = ma.fields.String(validate=ma.validate.OneOf(ORDER_STATUSES))
+    marketplace = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
+    fulfillment_method = ma.fields.String(validate=ma.validate.OneOf(FULFILLMENT_METHODS))
+    start_date = ma.fields.Date(
+        metadata={"description": "Placed on or after this date (ISO 8601, UTC)."}
+    )
+    end_date = ma.fields.Date(
+        metadata={"description": "Placed on or before this date (ISO 8601, UTC, inclusive)."}
+    )
+    has_returns = ma.fields.Boolean()
+    sort = ma.fields.String(
+        load_default="created_at",
+        validate=ma.validate.OneOf(["created_at", "updated_at"]),
+        metadata={"description": "`created_at` (placement time, default) or `updated_at`."},
+    )
+
+    @ma.validates_schema
+    def _dates_in_order(self, data, **kwargs):
+        start, end = data.get("start_date"), data.get("end_date")
+        if start and end and start > end:
+            raise ma.ValidationError("end_date is before start_date.", "end_date")
+
+
+class OrderFieldsArgsSchema(FieldsArgsSchema):
+    pass
+
+
+class ShipmentLineSchema(_Strict):
+    external_line_item_id = ma.fields.String(
+        required=True, validate=ma.validate.Length(min=1, max=200)
+    )
+    quantity = StrictInteger(required=True, validate=ma.validate.Range(min=1))
+
+
+class ShipmentSchema(_Strict):
+    carrier = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=100))
+    tracking_number = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=100))
+    shipped_date = Timestamp(
+        metadata={"description": "When the parcel left (ISO 8601); now when omitted."}
+    )
+    line_items = ma.fields.List(
+        ma.fields.Nested(ShipmentLineSchema),
+        validate=ma.validate.Length(min=1, max=500),
+        metadata={"description": "Lines and quantities shipped; every line when omitted."},
+    )
+
+
+class BulkShipmentItemSchema(ShipmentSchema):
+    order_id = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=80))
+
+
+class BulkShipmentSchema(_Strict):
+    shipments = ma.fields.List(
+        ma.fields.Raw(metadata={"description": "`{order_id, carrier, tracking_number, ...}`"}),
+        required=True,
+        validate=ma.validate.Length(min=1, max=BULK_SHIPMENT_MAX),
+        metadata={"description": f"1 to {BULK_SHIPMENT_MAX} shipments, each applied on its own."},
+    )
+
+
+class CancelSchema(_Strict):
+    reason = ma.fields.String(required=True, validate=ma.validate.OneOf(CANCELLATION_REASONS))
+
+
+# Responses (documentation) -------------------------------------------------------------
+
+
+class LineItemSchema(ma.Schema):
+    external_line_item_id = ma.fields.String()
+    sku = ma.fields.String()
+    title = ma.fields.String(allow_none=True)
+    quantity = ma.fields.Integer()
+    unit_price = ma.fields.Float()
+    line_total = ma.fields.Float()
+    shipped_quantity = ma.fields.Integer()
+
+
+class ReturnSchema(ma.Schema):
+    id = ma.fields.String(metadata={"example": "ret_01JD3Q9Z7G0000000000000000"})
+    sku = ma.fields.String()
+    quantity = ma.fields.Integer()
+    reason = ma.fields.String(allow_none=True)
+    reason_text = ma.fields.String(allow_none=True)
+    created_at = ma.fields.String()
+
+
+class CancellationSchema(ma.Schema):
+    status = ma.fields.String(validate=ma.validate.OneOf(("requested", "approved", "rejected")))
+    reason = ma.fields.String()
+    requested_at = ma.fields.String()
+    requested_by = ma.fields.String(allow_none=True)
+    decided_at = ma.fields.String(allow_none=True)
+    message = ma.fields.String(allow_none=True)
+    job_id = ma.fields.String(allow_none=True)
+
+
+class ShipmentInfoSchema(ma.Schema):
+    carrier = ma.fields.String()
+    tracking_number = ma.fields.String()
+    shipped_date = ma.fields.String()
+    line_items = ma.fields.List(ma.fields.Nested(ShipmentLineSchema))
+    confirmation_id = ma.fields.String(allow_none=True)
+    confirmed_at = ma.fields.String()
+    confirmed_by = ma.fields.String(allow_none=True)
+
+
+class OrderSchema(ma.Schema):
+    id = ma.fields.String(metadata={"example": "ord_01JD3Q9Z7G0000000000000000"})
+    external_order_id = ma.fields.String()
+    marketplace = ma.fields.String()
+    status = ma.fields.String(validate=ma.validate.OneOf(ORDER_STATUSES))
+    fulfillment_method = ma.fields.String(validate=ma.validate.OneOf(FULFILLMENT_METHODS))
+    total_amount = ma.fields.Float()
+    currency = ma.fields.String()
+    created_at = ma.fields.String(metadata={"description": "Placement time."})
+    updated_at = ma.fields.String()
+    has_returns = ma.fields.Boolean()
+    stock_shortage = ma.fields.Boolean()
+    line_items = ma.fields.List(ma.fields.Nested(LineItemSchema))
+
+
+class OrderDetailSchema(OrderSchema):
+    shipping_address = ma.fields.Nested(AddressSchema, allow_none=True)
+    shipment = ma.fields.Nested(ShipmentInfoSchema, allow_none=True)
+    cancellation = ma.fields.Nested(CancellationSchema, allow_none=True)
+    returns = ma.fields.List(ma.fields.Nested(ReturnSchema))
+    sync_history = ma.fields.List(ma.fields.Nested(SyncAttemptSchema))
+
+
+class OrderEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(OrderDetailSchema)
+
+
+class OrderListSchema(ma.Schema):
+    data = ma.fields.List(ma.fields.Nested(OrderSchema))
+    meta = ma.fields.Nested(MetaSchema)
+
+
+class BulkShipmentResultSchema(ma.Schema):
+    succeeded = ma.fields.Integer()
+    failed = ma.fields.Integer()
+    errors = ma.fields.List(ma.fields.Nested(BulkErrorSchema))
+
+
+class BulkShipmentEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(BulkShipmentResultSchema)
