@@ -7,7 +7,6 @@ import types
 
 import pytest
 
-from commerce_api.db import db
 from commerce_api.db import write_transaction as db_transaction
 from commerce_api.events.models import Event
 from commerce_api.jobs import handlers, periodic
@@ -602,13 +601,13 @@ def test_job_failed_contract():
 
 
 def test_completion_event_row_matches_emit(jobs_app, tenant):
-    from commerce_api.events import emit
+    from commerce_api.events import emit, write_events
 
     with jobs_app.app_context():
         job_id = enqueue_job(tenant.id, "test_noop", {}).id
         (job,) = jobqueue.claim_jobs("worker-a", 1, 30_000)
         _, _, row = jobqueue.prepare_completion(job, "worker-a", {"ok": 1}, now_ms())
-        fields = jobqueue._EVENT_FIELDS
+        fields = Event._meta.sorted_fields
         assert {f.name for f in fields} == {
             "id",
             "tenant_id",
@@ -617,9 +616,9 @@ def test_completion_event_row_matches_emit(jobs_app, tenant):
             "resource_id",
             "data",
             "created_at",
-        }, "Event changed: make completed_event_row() write what emit() writes"
+        }, "Event changed: check event_params() writes what the model expects"
         with db_transaction():
-            db.cursor().executemany(jobqueue._statement("event"), [row])
+            write_events([row])
             emit(
                 job.tenant_id, "ai_job.completed", "ai_job", job.id, jobservices.serialize_job(job)
             )

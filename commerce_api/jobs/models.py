@@ -52,15 +52,18 @@ class Job(BaseModel):
     updated_at = BigIntegerField(default=now_ms)
 
     class Meta:
-        # Every index costs each dispatch and each status change: the sweep reads the few
-        # running rows through the claim index, and only batch jobs enter the batch index.
-        indexes = (
-            (("status", "claim_key", "id"), False),  # the claim; the sweep (running rows)
-            (("tenant_id", "created_at", "id"), False),  # the list
-            (("tenant_id", "status"), False),  # queue capacity
-        )
+        indexes = ((("tenant_id", "created_at", "id"), False),)  # the list
 
 
+# Every index entry costs each dispatch and each status change, so the queue's indexes are
+# partial: a job is in the claim and capacity indexes while queued, in the sweep index
+# while running, and in none once finished (queries name the status as a literal, so
+# SQLite can tell a partial index applies).
+QUEUED = SQL("status = 'queued'")
+RUNNING = SQL("status = 'running'")
+Job.add_index(Job.claim_key, Job.id, where=QUEUED)  # the claim, in queue order
+Job.add_index(Job.tenant_id, where=QUEUED)  # queue capacity
+Job.add_index(Job.lease_expires_at, where=RUNNING)  # the sweep
 Job.add_index(Job.batch_id, Job.batch_position, where=SQL("batch_id IS NOT NULL"))
 
 

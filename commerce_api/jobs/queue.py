@@ -14,10 +14,9 @@ from peewee import BooleanField, Case
 
 from ..db import JSONField, db, is_postgres
 from ..events import emit
-from ..events.models import Event
-from ..ids import new_id
+from ..events.outbox import event_params, write_events
 from ..timeutil import now_ms
-from .models import HELD, Job, PeriodicTask, WorkerProcess
+from .models import HELD, RUNNING, Job, PeriodicTask, WorkerProcess
 from .services import (
     aging_ms,
     cancel_batch_rest,
@@ -145,9 +144,8 @@ def step(worker_id, outcomes, claim_limit, lease_ms):
 def has_due_jobs(now=None):
     """A cheap read-only probe: is any job claimable now?"""
     now = now_ms() if now is None else now
-    return (
-        Job.select(Job.id).where((Job.status == "queued") & (Job.run_at <= now)).limit(1).exists()
-    )
+    sql = f"SELECT 1 FROM job WHERE status = 'queued' AND run_at <= {db.param} LIMIT 1"
+    return db.execute_sql(sql, (now,)).fetchone() is not None
 
 
 # Leases ---------------------------------------------------------------------------------
@@ -240,7 +238,6 @@ def jsonable_result(result):
     return _jsonable(result if result is not None else {})
 
 
-_EVENT_FIELDS = tuple(Event._meta.sorted_fields)
 _statements = {}
 
 
@@ -250,17 +247,12 @@ def _statement(name):
     sql = _statements.get(key)
     if sql is None:
         p = db.param
-        if name == "complete":
-            sql = (
-                f"UPDATE job SET status = 'completed', result = {p}, completed_at = {p},"
-                " lease_expires_at = NULL, deadline_at = NULL, last_error = NULL,"
-                f" updated_at = {p}"
-                f" WHERE id = {p} AND status = 'running' AND worker_id = {p} AND attempts = {p}"
-            )
-        else:  # the outbox row
-            columns = ", ".join(f'"{field.column_name}"' for field in _EVENT_FIELDS)
-            marks = ", ".join([p] * len(_EVENT_FIELDS))
-            sql = f'INSERT INTO "{Event._meta.table_name}" ({columns}) VALUES ({marks})'
+        sql = (
+            f"UPDATE job SET status = 'completed', result = {p}, completed_at = {p},"
+            " lease_expires_at = NULL, deadline_at = NULL, last_error = NULL,"
+            f" updated_at = {p}"
+            f" WHERE id = {p} AND status = 'running' AND worker_id = {p} AND attempts = {p}"
+        )
         _statements[key] = sql
     return sql
 
@@ -276,27 +268,11 @@ def prepare_completion(job, worker_id, result, now=None):
 
 
 def completed_event_row(job, now):
-    """The outbox row ``events.emit(tenant, "ai_job.completed", "ai_job", job.id, data)``
-    writes, as statement parameters.
-
-    emit() composes its INSERT with peewee on every call (~200 us, more than all the rest
-    of a short job's bookkeeping), so completions, the worker's hot path, write the same
-    row with a statement built once, in the same transaction as the status change
-    (tests/test_jobs_runtime.py checks the rows match). Failures go through emit().
-    """
-    values = {
-        "id": new_id("event"),
-        "tenant_id": job.tenant_id,
-        "type": "ai_job.completed",
-        "resource_type": "ai_job",
-        "resource_id": job.id,
-        "data": serialize_job(job),
-        "created_at": now,
-    }
-    for field in _EVENT_FIELDS:  # a column added later gets its default, as create() does
-        if field.name not in values:
-            values[field.name] = field.default() if callable(field.default) else field.default
-    return [field.db_value(values[field.name]) for field in _EVENT_FIELDS]
+    """The ``ai_job.completed`` outbox row, as parameters for ``events.write_events``
+    (built before the transaction opens, so the write lock is held for the statements only)."""
+    return event_params(
+        job.tenant_id, "ai_job.completed", "ai_job", job.id, serialize_job(job), now
+    )
 
 
 def _landed(prepared):
@@ -331,7 +307,7 @@ def write_completions(prepared, now=None):
         changed = [True] * len(prepared) if everyone else _landed(prepared)
     events = [event for (_, _, event), ok in zip(prepared, changed, strict=True) if ok]
     if events:
-        db.cursor().executemany(_statement("event"), events)
+        write_events(events)
     for (job, _, _), ok in zip(prepared, changed, strict=True):
         if ok and job.batch_sequential:
             release_next(job, job.completed_at if now is None else now)
@@ -439,7 +415,7 @@ def sweep_expired_leases(now=None, limit=100):
     now = now_ms() if now is None else now
     expired = list(
         Job.select()
-        .where((Job.status == "running") & (Job.lease_expires_at < now))
+        .where(RUNNING & (Job.lease_expires_at < now))
         .order_by(Job.lease_expires_at)
         .limit(limit)
     )

@@ -18,7 +18,7 @@ from ..http.lists import paginate
 from ..ids import new_id
 from ..timeutil import date_end_ms, date_start_ms, format_ms, now_ms
 from . import handlers
-from .models import HELD, PRIORITIES, Job, WorkerProcess
+from .models import HELD, PRIORITIES, QUEUED, Job, WorkerProcess
 from .schemas import DEFAULT_PARAMS_SCHEMAS
 
 # Typical durations (seconds) used for estimated_completion_at.
@@ -161,11 +161,18 @@ class _QueueSnapshot:
         self.queued = [0] * len(PRIORITIES)  # claimable queued jobs per priority rank
         self.queued_work = 0  # their typical durations, ms
         self.running = self.running_work = 0
-        rows = db.execute_sql(
-            "SELECT type, status, priority_rank, COUNT(*) FROM job WHERE status IN"
-            f" ('queued', 'running') AND run_at < {db.param} GROUP BY type, status, priority_rank",
-            (HELD,),
-        ).fetchall()
+        p = db.param
+        rows = (
+            db.execute_sql(
+                "SELECT type, 'queued', priority_rank, COUNT(*) FROM job WHERE status = 'queued'"
+                f" AND run_at < {p} GROUP BY type, priority_rank",
+                (HELD,),
+            ).fetchall()
+            + db.execute_sql(
+                "SELECT type, 'running', priority_rank, COUNT(*) FROM job WHERE status = 'running'"
+                " GROUP BY type, priority_rank"
+            ).fetchall()
+        )
         for job_type, status, rank, count in rows:
             if status == "queued":
                 self.queued[min(max(rank, 0), len(self.queued) - 1)] += count
@@ -379,7 +386,7 @@ def _retry_after(tenant_id, now, config):
         Job.select(Job.type, Job.priority, Job.claim_key)
         .where(
             (Job.tenant_id == tenant_id)
-            & (Job.status == "queued")
+            & QUEUED
             & (Job.internal == False)  # noqa: E712
             & (Job.run_at < HELD)
         )
@@ -403,7 +410,7 @@ def _check_capacity(tenant_id, adding, now, config):
     queued = (
         Job.select()
         .where(
-            (Job.tenant_id == tenant_id) & (Job.status == "queued") & (Job.internal == False)  # noqa: E712
+            (Job.tenant_id == tenant_id) & QUEUED & (Job.internal == False)  # noqa: E712
         )
         .count()
     )
