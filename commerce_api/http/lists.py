@@ -12,6 +12,7 @@ from peewee import BooleanField, DecimalField, FloatField, IntegerField, Tuple
 
 from ..db import exact_count
 from ..errors import ApiError, validation_error
+from ..timeutil import date_end_ms, date_start_ms
 
 MAX_CURSOR = 1000  # characters; longer is not a cursor we issued
 
@@ -195,3 +196,12 @@ def paginate(query, *, sort_field, tiebreak, order, limit, cursor, kind, count=T
     total = exact_count(query.order_by()) if count else None
     meta = {"total": total, "page": page, "limit": limit, "nextCursor": next_cursor}
     return rows, meta
+
+
+def filter_date_range(query, column, args):
+    """Apply the inclusive ``start_date`` / ``end_date`` filters (ISO dates, UTC) to ``column``."""
+    if args.get("start_date"):
+        query = query.where(column >= date_start_ms(args["start_date"]))
+    if args.get("end_date"):
+        query = query.where(column <= date_end_ms(args["end_date"]))
+    return query

@@ -5,10 +5,10 @@ import peewee
 from ..auth.models import Tenant
 from ..db import db, is_postgres, write_transaction
 from ..errors import ApiError, validation_error
-from ..http.lists import paginate
+from ..http.lists import filter_date_range, paginate
 from ..ids import new_id
 from ..products.models import Product
-from ..timeutil import date_end_ms, date_start_ms, format_ms, now_ms
+from ..timeutil import format_ms, now_ms
 from .ledger import StockLedger, compute_status, lock_warehouses, serialize_adjustment
 from .models import (
     MARKETPLACE_TYPES,
@@ -527,10 +527,7 @@ def list_adjustments(tenant_id, sku, args):
         query = query.where(Adjustment.warehouse == args["warehouse_id"])
     if args.get("reason"):
         query = query.where(Adjustment.reason == args["reason"])
-    if args.get("start_date"):
-        query = query.where(Adjustment.created_at >= date_start_ms(args["start_date"]))
-    if args.get("end_date"):
-        query = query.where(Adjustment.created_at <= date_end_ms(args["end_date"]))
+    query = filter_date_range(query, Adjustment.created_at, args)
     rows, meta = paginate(
         query,
         sort_field=Adjustment.created_at,

@@ -14,9 +14,9 @@ from ..auth.models import Tenant
 from ..config import load_config
 from ..db import JSONField, db, for_update, is_postgres, write_transaction
 from ..errors import ApiError, validation_error
-from ..http.lists import paginate
+from ..http.lists import filter_date_range, paginate
 from ..ids import new_id
-from ..timeutil import date_end_ms, date_start_ms, format_ms, now_ms
+from ..timeutil import format_ms, now_ms
 from . import handlers
 from .models import HELD, PRIORITIES, QUEUED, Job, WorkerProcess
 from .schemas import DEFAULT_PARAMS_SCHEMAS
@@ -545,10 +545,7 @@ def list_jobs(tenant_id, args):
         query = query.where(Job.priority == args["priority"])
     if args.get("batch_id"):
         query = query.where(Job.batch_id == args["batch_id"])
-    if args.get("start_date"):
-        query = query.where(Job.created_at >= date_start_ms(args["start_date"]))
-    if args.get("end_date"):
-        query = query.where(Job.created_at <= date_end_ms(args["end_date"]))
+    query = filter_date_range(query, Job.created_at, args)
     rows, meta = paginate(
         query,
         sort_field=Job.created_at,

@@ -17,10 +17,10 @@ from ulid import ULID
 from ..db import for_update, write_transaction
 from ..errors import ApiError, validation_error
 from ..events import emit
-from ..http.lists import paginate
+from ..http.lists import filter_date_range, paginate
 from ..ids import new_id
 from ..marketplaces import services as marketplaces
-from ..timeutil import date_end_ms, date_start_ms, format_ms, now_ms
+from ..timeutil import format_ms, now_ms
 from . import state, stock
 from .models import OPEN_STATUSES, RESERVING_METHODS, Order, OrderLine, OrderReturn
 from .schemas import BulkShipmentItemSchema, ImportOrderSchema
@@ -179,10 +179,7 @@ def list_orders(tenant_id, args):
     for name in ("status", "marketplace", "fulfillment_method"):
         if args.get(name):
             query = query.where(getattr(Order, name) == args[name])
-    if args.get("start_date"):
-        query = query.where(Order.placed_at >= date_start_ms(args["start_date"]))
-    if args.get("end_date"):
-        query = query.where(Order.placed_at <= date_end_ms(args["end_date"]))
+    query = filter_date_range(query, Order.placed_at, args)
     if args.get("has_returns") is not None:
         query = query.where(Order.has_returns == bool(args["has_returns"]))
     rows, meta = paginate(
