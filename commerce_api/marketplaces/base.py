@@ -10,6 +10,7 @@ Failures are reported with two exceptions only:
   a body that is not the contract's JSON); trying again later may work.
 """
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 
@@ -45,7 +46,7 @@ class OrderPage:
     errors: list = field(default_factory=list)
 
 
-class Connector:
+class Connector(ABC):
     """What a marketplace adapter does. Every method may raise the two errors above."""
 
     name = "base"
@@ -54,29 +55,29 @@ class Connector:
         self.connection = connection
         self.settings = settings or {}
 
+    @abstractmethod
     def push_product(self, product):
         """Create or update the product's listing; returns ``{external_id, status, price,
         currency, quantity}``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def confirm_shipment(self, order, shipment):
         """Confirm a shipment of ``order``; returns ``{confirmation_id}``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def request_cancellation(self, order, reason):
         """Ask to cancel ``order``; returns ``{status: approved|rejected|pending, message}``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def fetch_orders(self, cursor):
         """New and changed orders after ``cursor`` (None: from the beginning): an OrderPage."""
-        raise NotImplementedError
 
+    @abstractmethod
     def fetch_competitor_prices(self, skus):
         """Competitor offers for ``skus``: a list of ``{sku, competitor, price, shipping,
         landed_price, currency, is_buy_box_winner, condition, observed_at}``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def fetch_inventory(self):
         """Stock the marketplace holds in its own warehouses (FBA/FBS): a list of
         ``{sku, on_hand, warehouse_type}``."""
-        raise NotImplementedError
