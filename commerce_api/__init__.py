@@ -31,26 +31,13 @@ class CommerceApi(Api):
 
 def _blueprints():
     from .health.routes import blp as health
+    from .inventory.routes import blp as inventory
+    from .jobs.routes import blp as jobs
+    from .marketplaces.routes import blp as marketplaces
+    from .orders.routes import blp as orders
     from .products.routes import blp as products
 
-    blueprints = [health, products]
-    # Domains built by later issues register themselves here when present.
-    for module_name in (
-        "inventory.routes",
-        "orders.routes",
-        "marketplaces.routes",
-        "jobs.routes",
-        "pricing.routes",
-        "webhooks.routes",
-    ):
-        try:
-            module = __import__(f"{__name__}.{module_name}", fromlist=["blp"])
-        except ModuleNotFoundError as exc:
-            if not f"{__name__}.{module_name}".startswith(str(exc.name)):
-                raise
-            continue
-        blueprints.append(module.blp)
-    return blueprints
+    return [health, products, inventory, orders, marketplaces, jobs]
 
 
 def create_app(test_config=None):
@@ -120,15 +107,12 @@ def _install_request_pipeline(app):
     ratelimit.init_app(app)  # the limiter (when enabled), used by enforce_rate_limit
     idempotency.init_app(app)
 
-    hooks = [_h for _h in _load_extra_hooks()]
-
     @app.before_request
     def _before():
         http_request.assign_request_id()
         if not is_public_endpoint():
             authenticate()
-            for hook in hooks:
-                hook()
+            ratelimit.enforce_rate_limit()
         http_request.check_body()
         http_request.check_query_args()
         return idempotency.begin_idempotent_request()  # None, or the stored response
@@ -138,16 +122,3 @@ def _install_request_pipeline(app):
         idempotency.finish_idempotent_request(response)
         ratelimit.add_rate_limit_headers(response)
         return http_request.finish_response(response)
-
-
-def _load_extra_hooks():
-    """Per-request hooks that run after authentication (rate limits, when built)."""
-    hooks = []
-    try:
-        from .http.ratelimit import enforce_rate_limit
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__name__}.http.ratelimit":
-            raise
-    else:
-        hooks.append(enforce_rate_limit)
-    return hooks

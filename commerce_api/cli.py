@@ -1,14 +1,17 @@
 """The ``commerce-api`` command (Flask's click CLI)."""
 
-import importlib
 import json
 import os
 
 import click
 from flask.cli import FlaskGroup, with_appcontext
 
-from . import create_app
+from . import create_app, demo
 from .db import db
+from .inventory import commands as inventory_commands
+from .jobs import commands as jobs_commands
+from .marketplaces import commands as marketplaces_commands
+from .orders import commands as orders_commands
 from .timeutil import parse_timestamp
 
 
@@ -179,21 +182,9 @@ def serve_command(bind, workers, with_worker):
     serve(bind=bind, workers=workers, with_worker=with_worker)
 
 
-# Domain commands (warehouses, marketplaces, orders, worker, demo) register themselves.
-for _module in (
-    "demo",
-    "inventory.commands",
-    "marketplaces.commands",
-    "orders.commands",
-    "jobs.commands",
-):
-    try:
-        _mod = importlib.import_module(f"{__package__}.{_module}")
-    except ModuleNotFoundError as _exc:
-        if not f"{__package__}.{_module}".startswith(str(_exc.name)):
-            raise
-        continue
-    _mod.register(cli)
+# Domain commands: demo, warehouses, marketplaces, orders, worker.
+for _module in (demo, inventory_commands, marketplaces_commands, orders_commands, jobs_commands):
+    _module.register(cli)
 
 
 def main():
