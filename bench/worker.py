@@ -172,7 +172,7 @@ class Ours:
         from commerce_api.auth.services import create_tenant
         from commerce_api.migrations import upgrade
 
-        self.app = create_app({"DATABASE_URL": self.url, "ENABLE_TEST_JOBS": True})
+        self.app = create_app({"DATABASE_URL": self.url, "EXTRA_TASK_MODULES": "tests.job_types"})
         self.database = self.app.extensions["commerce"]["database"]
         with self.app.app_context():
             upgrade(self.database)
@@ -184,7 +184,7 @@ class Ours:
         env = dict(os.environ)
         env.update(
             COMMERCE_DATABASE_URL=self.url,
-            COMMERCE_ENABLE_TEST_JOBS="1",
+            COMMERCE_EXTRA_TASK_MODULES="tests.job_types",
             COMMERCE_LOG_LEVEL="WARNING",
             PYTHONUNBUFFERED="1",
         )

@@ -13,6 +13,7 @@ from .http import request as http_request
 from .http.envelope import JSONProvider
 from .http.errors import register_error_handlers
 from .http.schemas import ErrorSchema, StrictDecimal, StrictInteger
+from .tasks import load_task_modules
 
 API_DESCRIPTION = """A multi-tenant, multi-marketplace commerce API.
 
@@ -57,6 +58,7 @@ def create_app(test_config=None):
     )
     logging.basicConfig(level=getattr(logging, str(config["LOG_LEVEL"]).upper(), logging.INFO))
     app.json = JSONProvider(app)
+    load_task_modules(config)  # the job types and periodic tasks (jobs.registry)
 
     database = init_database(config["DATABASE_URL"])
 

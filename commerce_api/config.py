@@ -25,8 +25,7 @@ DEFAULTS = {
     "WORKER_RETRY_BACKOFF_SECONDS": 5.0,  # first retry delay; doubles per attempt
     "JOB_PRIORITY_AGING_SECONDS": 300,  # a waiting job gains one priority level per this
     "JOB_DEFAULT_TIMEOUT_SECONDS": 600,  # for handlers that declare no TIMEOUT_SECONDS
-    "ENABLE_TEST_JOBS": False,  # test-only job types (test_noop, test_task); never in production
-    "TEST_JOBS_RECORD_FILE": None,  # where test_task records its executions
+    "EXTRA_TASK_MODULES": "",  # comma list of modules registering more job types (tests)
     "ORDER_PULL_INTERVAL_SECONDS": 60,
     "MARKETPLACE_CONNECT_TIMEOUT": 3.0,
     "MARKETPLACE_READ_TIMEOUT": 10.0,
@@ -53,7 +52,7 @@ _FLOAT_KEYS = {
     "MARKETPLACE_CONNECT_TIMEOUT",
     "MARKETPLACE_READ_TIMEOUT",
 }
-_BOOL_KEYS = {"RATE_LIMIT_ENABLED", "WEBHOOK_ALLOW_PRIVATE_TARGETS", "ENABLE_TEST_JOBS"}
+_BOOL_KEYS = {"RATE_LIMIT_ENABLED", "WEBHOOK_ALLOW_PRIVATE_TARGETS"}
 
 
 def _coerce(key, raw):
@@ -75,3 +74,10 @@ def load_config(environ=None):
         if raw is not None and raw != "":
             config[key] = _coerce(key, raw)
     return config
+
+
+def current_config():
+    """The running app's settings, or the environment's outside an app (CLI, scripts)."""
+    from flask import current_app, has_app_context
+
+    return current_app.config if has_app_context() else load_config()

@@ -57,6 +57,7 @@ def base_config(database_url, jwt_keys):
         "JWT_ISSUER": JWT_ISSUER,
         "JWT_AUDIENCE": JWT_AUDIENCE,
         "RATE_LIMIT_ENABLED": False,
+        "EXTRA_TASK_MODULES": "tests.job_types",
         "TESTING": True,
     }
 

@@ -1,9 +1,9 @@
-"""Helpers of the job tests: test job types switched on, an in-process worker, records."""
+"""Helpers of the job tests: handlers registered by a test, an in-process worker, records."""
 
 import pytest
 
 from commerce_api.events.models import Event
-from commerce_api.jobs import handlers
+from commerce_api.jobs import registry
 from commerce_api.jobs.models import Job
 from commerce_api.jobs.services import reset_estimates
 from commerce_api.jobs.worker import Worker
@@ -11,14 +11,31 @@ from commerce_api.jobs.worker import Worker
 
 @pytest.fixture
 def jobs_app(app, monkeypatch, tmp_path):
-    """The app with the test-only job types on and retries without backoff."""
-    monkeypatch.setitem(app.config, "ENABLE_TEST_JOBS", True)
+    """The app with a record file for test_task and retries without backoff."""
     monkeypatch.setitem(app.config, "TEST_JOBS_RECORD_FILE", str(tmp_path / "record.log"))
     monkeypatch.setitem(app.config, "WORKER_RETRY_BACKOFF_SECONDS", 0.0)
     reset_estimates()
     yield app
-    for job_type in list(handlers._OVERRIDES):
-        handlers.unregister_handler(job_type)
+    while _registered:
+        registry.unregister(_registered.pop())
+
+
+_registered = []
+
+
+def register_handler(name, handler, internal=False):
+    """Register ``handler`` (anything with ``run``, optional ``TIMEOUT_SECONDS`` and
+    ``PARAMS_SCHEMA``) as job type ``name`` for one test (``jobs_app`` removes it)."""
+    registry.register(
+        registry.JobType(
+            name,
+            handler.run,
+            params=getattr(handler, "PARAMS_SCHEMA", None),
+            timeout=getattr(handler, "TIMEOUT_SECONDS", None),
+            internal=internal,
+        )
+    )
+    _registered.append(name)
 
 
 def run_worker(app, **options):

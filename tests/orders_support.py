@@ -216,11 +216,11 @@ class Ctx(SimpleNamespace):
 
 def run_job(job_id):
     """Run a queued job's handler in-process, as the worker would; returns (result, error)."""
+    from commerce_api.jobs import registry
     from commerce_api.jobs.errors import JobFailed
-    from commerce_api.jobs.handlers import load_handler
 
     job = Job.get_by_id(job_id)
-    handler = load_handler(job.type)
+    handler = registry.get(job.type)
     try:
         return handler.run(job, Ctx()), None
     except JobFailed as failure:

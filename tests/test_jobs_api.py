@@ -1,11 +1,16 @@
 """The AI jobs API: dispatch, read, list, cancel, batches; every error code."""
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
-from commerce_api.jobs import handlers
 from commerce_api.jobs import queue as jobqueue
+from commerce_api.jobs import registry
 from commerce_api.jobs.models import Job
-from commerce_api.jobs.services import TYPICAL_SECONDS, enqueue_job
+from commerce_api.jobs.services import enqueue_job
 from commerce_api.timeutil import now_ms, parse_timestamp
 
 from . import jobs_support
@@ -14,6 +19,14 @@ from .jobs_support import dispatch, job_count
 
 jobs_app = jobs_support.jobs_app  # the fixture
 
+SPEC_JOB_TYPES = [
+    "pricing_recalculate",
+    "review_sentiment",
+    "return_classify",
+    "llm_visibility_score",
+    "competitor_scan",
+    "listing_optimize",
+]
 PRICING = {"skus": ["MUG-1", "MUG-2"], "marketplace": "amazon_de"}
 
 
@@ -48,7 +61,7 @@ def test_dispatch_queues_a_job(client, headers, jobs_app):
     assert before - 1 <= created <= now_ms()
     estimate = parse_timestamp(job["estimated_completion_at"])
     # nothing ahead: the type's typical duration
-    assert estimate - created == TYPICAL_SECONDS["pricing_recalculate"] * 1000
+    assert estimate - created == registry.typical_seconds("pricing_recalculate") * 1000
     fetched = client.get(f"/api/ai-jobs/{job['id']}", headers=headers).get_json()["data"]
     assert fetched == job
 
@@ -67,7 +80,7 @@ def test_estimate_counts_the_queue_ahead(client, headers, jobs_app):
     def wait(job):
         return parse_timestamp(job["estimated_completion_at"]) - parse_timestamp(job["created_at"])
 
-    typical = TYPICAL_SECONDS["pricing_recalculate"] * 1000
+    typical = registry.typical_seconds("pricing_recalculate") * 1000
     assert wait(first) == typical
     assert typical < wait(second) < wait(third)
     assert wait(urgent) == typical  # high priority: nothing ahead of it
@@ -135,14 +148,21 @@ def test_unknown_and_internal_types_are_invalid(client, headers, jobs_app, job_t
         assert job_count() == 0
 
 
-def test_test_job_types_exist_only_when_enabled(client, headers, app):
-    assert not app.config.get("ENABLE_TEST_JOBS")
-    for job_type in handlers.TEST_JOB_TYPES:
-        response = client.post("/api/ai-jobs", json={"type": job_type}, headers=headers)
-        assert response.status_code == 422
-        assert response.get_json()["error"]["code"] == "INVALID_JOB_TYPE"
-    listed = client.get("/api/ai-jobs?type=test_noop", headers=headers)
-    assert listed.status_code == 422
+def test_the_package_registers_no_test_job_types(tmp_path):
+    """Without EXTRA_TASK_MODULES a deployment knows only the service's own job types."""
+    script = (
+        "import json; from commerce_api import create_app; from commerce_api.jobs import registry;"
+        f"create_app({{'DATABASE_URL': 'sqlite:///{tmp_path}/x.db'}});"
+        "print(json.dumps([registry.public_types(), registry.known_types()]))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMMERCE_")}
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+    ).stdout
+    public, known = json.loads(out.splitlines()[-1])
+    assert sorted(public) == sorted(SPEC_JOB_TYPES)
+    assert sorted(known) == sorted([*SPEC_JOB_TYPES, "marketplace_sync", "order_cancellation"])
+    assert not any(name.startswith("test_") for name in known)
 
 
 def test_dispatch_needs_the_write_scope(client, app, tenant, jobs_app):
@@ -429,7 +449,7 @@ def test_sequential_batch_holds_all_but_the_first(client, headers, jobs_app):
     batch = client.post("/api/ai-jobs/batch", json=body, headers=headers).get_json()["data"]
     assert batch["sequential"] is True
     estimates = [parse_timestamp(j["estimated_completion_at"]) for j in batch["jobs"]]
-    typical = TYPICAL_SECONDS["competitor_scan"] * 1000
+    typical = registry.typical_seconds("competitor_scan") * 1000
     assert estimates[1] - estimates[0] == typical and estimates[2] - estimates[1] == typical
     with jobs_app.app_context():
         claimed = jobqueue.claim_jobs("w", 10, 30_000)

@@ -9,17 +9,17 @@ import pytest
 
 from commerce_api.db import write_transaction as db_transaction
 from commerce_api.events.models import Event
-from commerce_api.jobs import handlers, periodic
 from commerce_api.jobs import queue as jobqueue
+from commerce_api.jobs import registry
 from commerce_api.jobs import services as jobservices
 from commerce_api.jobs.errors import JobFailed, JobLost
 from commerce_api.jobs.models import Job, PeriodicTask, WorkerProcess
 from commerce_api.jobs.services import enqueue_job
-from commerce_api.jobs.worker import Worker, load_periodic_modules
+from commerce_api.jobs.worker import Worker
 from commerce_api.timeutil import now_ms, parse_timestamp
 
 from . import jobs_support
-from .jobs_support import dispatch, job_events, job_row, read_record, run_worker
+from .jobs_support import dispatch, job_events, job_row, read_record, register_handler, run_worker
 
 jobs_app = jobs_support.jobs_app  # the fixture
 
@@ -262,7 +262,7 @@ def test_internal_job_handler_hook(client, headers, tenant, jobs_app):
     handler = types.SimpleNamespace(
         TIMEOUT_SECONDS=5, PARAMS_SCHEMA=None, run=lambda job, ctx: calls.append(job.params) or {}
     )
-    handlers.register_handler("internal_probe", handler, internal=True)
+    register_handler("internal_probe", handler, internal=True)
     with jobs_app.app_context():
         job = enqueue_job(tenant.id, "internal_probe", {"sku": "A"}, internal=True)
     refused = client.post("/api/ai-jobs", json={"type": "internal_probe"}, headers=headers)
@@ -273,7 +273,7 @@ def test_internal_job_handler_hook(client, headers, tenant, jobs_app):
 
 
 def test_a_result_that_is_not_an_object_fails(client, headers, jobs_app):
-    handlers.register_handler("bad_result", types.SimpleNamespace(run=lambda job, ctx: [1, 2]))
+    register_handler("bad_result", types.SimpleNamespace(run=lambda job, ctx: [1, 2]))
     job_id = dispatch(client, headers, "bad_result")["id"]
     run_worker(jobs_app, concurrency=1)
     job = get(client, headers, job_id)
@@ -382,7 +382,7 @@ def test_a_hung_job_times_out(client, headers, jobs_app, monkeypatch):
             seen.append("JobLost")
         return {"late": True}
 
-    handlers.register_handler("hang", types.SimpleNamespace(TIMEOUT_SECONDS=1, run=hang))
+    register_handler("hang", types.SimpleNamespace(TIMEOUT_SECONDS=1, run=hang))
     job_id = dispatch(client, headers, "hang")["id"]
     started = time.monotonic()
     worker = run_worker(jobs_app, concurrency=1)
@@ -415,7 +415,7 @@ def test_heartbeat_raises_job_lost_after_a_sweep(jobs_app, tenant):
             raise
         return {}
 
-    handlers.register_handler("probe", types.SimpleNamespace(run=run))
+    register_handler("probe", types.SimpleNamespace(run=run))
     with jobs_app.app_context():
         job_id = enqueue_job(tenant.id, "probe", {}).id
     worker = Worker(jobs_app, concurrency=1, install_signals=False)
@@ -441,7 +441,7 @@ def test_heartbeat_raises_job_lost_after_a_sweep(jobs_app, tenant):
 
 def test_stop_lets_a_running_job_finish(client, headers, jobs_app):
     gate = Gate()
-    handlers.register_handler("gate", gate)
+    register_handler("gate", gate)
     job_id = dispatch(client, headers, "gate")["id"]
     worker = Worker(jobs_app, concurrency=1, install_signals=False, grace_seconds=10)
     thread = threading.Thread(target=worker.run)
@@ -461,7 +461,7 @@ def test_stop_lets_a_running_job_finish(client, headers, jobs_app):
 
 def test_stop_gives_back_unfinished_jobs_without_spending_an_attempt(client, headers, jobs_app):
     gate = Gate()
-    handlers.register_handler("gate", gate)
+    register_handler("gate", gate)
     job_id = dispatch(client, headers, "gate")["id"]
     worker = Worker(jobs_app, concurrency=1, install_signals=False, grace_seconds=0.3)
     thread = threading.Thread(target=worker.run)
@@ -479,7 +479,7 @@ def test_stop_gives_back_unfinished_jobs_without_spending_an_attempt(client, hea
     assert gate.finished.wait(10)
     time.sleep(0.1)
     assert get(client, headers, job_id)["status"] == "queued"
-    handlers.register_handler("gate", types.SimpleNamespace(run=lambda job, ctx: {"second": 1}))
+    register_handler("gate", types.SimpleNamespace(run=lambda job, ctx: {"second": 1}))
     run_worker(jobs_app, concurrency=1)
     job = get(client, headers, job_id)
     assert job["status"] == "completed" and job["attempts"] == 1
@@ -488,7 +488,7 @@ def test_stop_gives_back_unfinished_jobs_without_spending_an_attempt(client, hea
 
 def test_worker_registers_itself_while_running(jobs_app):
     gate = Gate()
-    handlers.register_handler("gate", gate)
+    register_handler("gate", gate)
     worker = Worker(jobs_app, concurrency=3, install_signals=False)
     thread = threading.Thread(target=worker.run)
     thread.start()
@@ -505,7 +505,7 @@ def test_worker_registers_itself_while_running(jobs_app):
 
 
 def test_live_slots_shorten_the_estimate(client, headers, jobs_app):
-    typical = jobservices.TYPICAL_SECONDS["competitor_scan"] * 1000
+    typical = registry.typical_seconds("competitor_scan") * 1000
 
     def waits(count):
         jobs = [dispatch(client, headers, "competitor_scan", {"skus": ["A"]}) for _ in range(count)]
@@ -529,16 +529,16 @@ def test_live_slots_shorten_the_estimate(client, headers, jobs_app):
 
 @pytest.fixture
 def periodic_tasks():
-    saved = dict(periodic.TASKS)
-    periodic.TASKS.clear()
-    yield periodic.TASKS
-    periodic.TASKS.clear()
-    periodic.TASKS.update(saved)
+    saved = dict(registry.PERIODIC_TASKS)
+    registry.PERIODIC_TASKS.clear()
+    yield registry.PERIODIC_TASKS
+    registry.PERIODIC_TASKS.clear()
+    registry.PERIODIC_TASKS.update(saved)
 
 
 def test_periodic_task_runs_once_when_due_across_workers(jobs_app, periodic_tasks):
     calls = []
-    periodic.periodic("probe", 3600)(lambda: calls.append(time.time()))
+    registry.periodic("probe", 3600)(lambda: calls.append(time.time()))
     run_worker(jobs_app)
     assert len(calls) == 1
     run_worker(jobs_app)  # another worker: not due for an hour
@@ -554,7 +554,7 @@ def test_periodic_task_runs_once_when_due_across_workers(jobs_app, periodic_task
 
 def test_periodic_task_is_skipped_while_another_worker_runs_it(jobs_app, periodic_tasks):
     calls = []
-    periodic.periodic("probe", 60)(lambda: calls.append(1))
+    registry.periodic("probe", 60)(lambda: calls.append(1))
     with jobs_app.app_context():
         jobqueue.ensure_periodic_rows(periodic_tasks)
         assert jobqueue.claim_periodic("probe", "other-worker", 30_000)
@@ -573,18 +573,13 @@ def test_periodic_errors_are_logged_and_never_stop_the_worker(
     def broken():
         raise RuntimeError("marketplace down")
 
-    periodic.periodic("broken", 60)(broken)
+    registry.periodic("broken", 60)(broken)
     job_id = dispatch(client, headers, "test_noop")["id"]
     run_worker(jobs_app)
     assert get(client, headers, job_id)["status"] == "completed"
     with jobs_app.app_context():
         row = PeriodicTask.get_by_id("broken")
         assert "marketplace down" in row.last_error and row.locked_by is None
-
-
-def test_missing_periodic_modules_are_skipped():
-    assert load_periodic_modules(("commerce_api.no_such_module.tasks",)) == []
-    assert load_periodic_modules(("commerce_api.jobs.periodic",)) == ["commerce_api.jobs.periodic"]
 
 
 def test_job_failed_contract():
@@ -634,8 +629,8 @@ def test_short_jobs_run_in_batches_and_a_stuck_runner_hands_its_jobs_on(
 ):
     monkeypatch.setitem(jobs_app.config, "WORKER_LEASE_SECONDS", 3)  # heartbeat every 1 s
     gate = Gate()
-    handlers.register_handler("slow", gate)
-    handlers.register_handler("quick", types.SimpleNamespace(run=lambda job, ctx: {"q": 1}))
+    register_handler("slow", gate)
+    register_handler("quick", types.SimpleNamespace(run=lambda job, ctx: {"q": 1}))
     worker = Worker(jobs_app, concurrency=2, install_signals=False)
     thread = threading.Thread(target=worker.run)
     thread.start()
@@ -683,3 +678,22 @@ def test_a_batch_of_completions_skips_the_one_whose_lease_was_lost(jobs_app, ten
         assert job_row(ids[1]).worker_id == "worker-b"
         completed = {e.resource_id for e in Event.select().where(Event.type == "ai_job.completed")}
         assert completed == {ids[0], ids[2]}
+
+
+def test_a_running_job_reports_progress(client, headers, jobs_app):
+    seen = {}
+
+    def run(job, ctx):
+        ctx.progress(0, 3)
+        seen["running"] = Job.get_by_id(job.id).progress
+        for done in (1, 2, 3):
+            ctx.progress(done, 3)
+        return {"ok": True}
+
+    register_handler("progressive", types.SimpleNamespace(run=run))
+    job_id = dispatch(client, headers, "progressive")["id"]
+    assert "progress" not in get(client, headers, job_id)
+    run_worker(jobs_app, concurrency=1)
+    assert seen["running"] == {"done": 0, "total": 3}
+    job = get(client, headers, job_id)
+    assert job["status"] == "completed" and job["progress"] == {"done": 3, "total": 3}

@@ -28,7 +28,7 @@ jobs_app = jobs_support.jobs_app  # the fixture
 
 def worker_settings(app, **extra):
     settings = {
-        "ENABLE_TEST_JOBS": 1,
+        "EXTRA_TASK_MODULES": "tests.job_types",
         "TEST_JOBS_RECORD_FILE": app.config["TEST_JOBS_RECORD_FILE"],
         "WORKER_RETRY_BACKOFF_SECONDS": 0.1,
         "LOG_LEVEL": "WARNING",

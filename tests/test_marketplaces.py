@@ -394,7 +394,7 @@ def test_pull_fills_the_marketplace_warehouse(tenant, stocked):
 
 
 def test_periodic_task_pulls_every_active_connection(tenant, stocked):
-    from commerce_api.jobs.periodic import TASKS
+    from commerce_api.jobs.registry import PERIODIC_TASKS as TASKS
     from commerce_api.marketplaces import tasks
 
     assert TASKS["pull_orders"] == (tasks.ORDER_PULL_INTERVAL_SECONDS, tasks.pull_orders)

@@ -5,8 +5,8 @@ import peewee
 from ..auth.models import Tenant
 from ..db import db, is_postgres, write_transaction
 from ..errors import ApiError, validation_error
-from ..http.lists import filter_date_range, paginate
 from ..ids import new_id
+from ..pagination import filter_date_range, paginate
 from ..products.models import Product
 from ..timeutil import format_ms, now_ms
 from .ledger import StockLedger, compute_status, lock_warehouses, serialize_adjustment

@@ -30,6 +30,7 @@ class Job(BaseModel):
     result = JSONField(null=True)
     error = JSONField(null=True)  # {code, message, retry_count} once failed
     last_error = JSONField(null=True)  # the latest failed attempt while a retry is pending
+    progress = JSONField(null=True)  # {done, total} reported by the running handler
     attempts = IntegerField(default=0)  # attempts started (claims); the fencing token
     max_attempts = IntegerField(default=4)
     timeout_seconds = IntegerField(default=600)  # per attempt, from the handler's TIMEOUT_SECONDS

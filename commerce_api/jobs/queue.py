@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from peewee import BooleanField, Case
 
+from ..config import current_config
 from ..db import JSONField, db, is_postgres
 from ..events import emit
 from ..events.outbox import event_params, write_events
@@ -23,7 +24,6 @@ from .services import (
     job_write,
     notify_workers,
     serialize_job,
-    settings,
 )
 
 log = logging.getLogger("commerce_api.jobs")
@@ -179,6 +179,15 @@ def renew_leases(worker_id, held, lease_ms, now=None):
     return {(job_id, attempts) for job_id, attempts in rows} & set(held)
 
 
+def record_progress(job_id, attempt, done, total):
+    """Store a running attempt's ``{done, total}``; False when the job is no longer its."""
+    query = Job.update(
+        progress={"done": int(done), "total": int(total)}, updated_at=now_ms()
+    ).where((Job.id == job_id) & (Job.attempts == attempt) & (Job.status == "running"))
+    with job_write():
+        return query.execute() == 1
+
+
 # Finish ---------------------------------------------------------------------------------
 
 
@@ -316,7 +325,7 @@ def write_completions(prepared, now=None):
 
 def backoff_ms(attempt, config=None):
     """Exponential: base, 2 x base, 4 x base, ... (capped), plus up to 10% jitter."""
-    base = float((config or settings())["WORKER_RETRY_BACKOFF_SECONDS"])
+    base = float((config or current_config())["WORKER_RETRY_BACKOFF_SECONDS"])
     seconds = min(MAX_BACKOFF_SECONDS, base * 2 ** max(0, attempt - 1))
     return int(seconds * 1000 * (1 + random.random() * 0.1))
 

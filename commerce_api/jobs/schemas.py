@@ -1,7 +1,6 @@
-"""AI job request and response schemas, and the params schema of each job type.
+"""AI job request and response schemas, and field helpers for the job types' params.
 
-A handler module's ``PARAMS_SCHEMA`` wins; the schemas here check the params of the job
-types whose handlers later issues build, so dispatch validates them from day one.
+Each job type's params schema lives with its domain's ``tasks.py`` (see ``registry.py``).
 """
 
 import marshmallow as ma
@@ -9,11 +8,12 @@ import marshmallow as ma
 from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema
 from .models import JOB_STATUSES, PRIORITIES
 
-SKU = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
 MARKETPLACE = ma.validate.Length(min=1, max=64)
 
 
-class _Strict(ma.Schema):
+class StrictSchema(ma.Schema):
+    """Unknown fields are errors."""
+
     class Meta:
         unknown = ma.RAISE
 
@@ -27,75 +27,13 @@ class StrictBoolean(ma.fields.Boolean):
         return value
 
 
-def _skus(required, maximum):
+def skus_field(required, maximum):
+    """A list of 1..maximum SKUs."""
     return ma.fields.List(
         ma.fields.String(validate=ma.validate.Length(min=1, max=64)),
         required=required,
         validate=ma.validate.Length(min=1, max=maximum),
     )
-
-
-# Params of each public job type --------------------------------------------------------
-
-
-class PricingRecalculateParams(_Strict):
-    skus = _skus(required=True, maximum=1000)
-    marketplace = ma.fields.String(validate=MARKETPLACE)
-    apply = StrictBoolean(load_default=False)
-
-
-class ReviewSentimentParams(_Strict):
-    skus = _skus(required=False, maximum=1000)
-    marketplace = ma.fields.String(validate=MARKETPLACE)
-    since = ma.fields.AwareDateTime(metadata={"description": "Only reviews since this time."})
-
-
-class ReturnClassifyParams(_Strict):
-    skus = _skus(required=False, maximum=1000)
-    marketplace = ma.fields.String(validate=MARKETPLACE)
-    start_date = ma.fields.Date()
-    end_date = ma.fields.Date()
-
-    @ma.validates_schema
-    def _dates(self, data, **kwargs):
-        if (
-            data.get("start_date")
-            and data.get("end_date")
-            and data["start_date"] > data["end_date"]
-        ):
-            raise ma.ValidationError("Must not be after end_date.", "start_date")
-
-
-class LlmVisibilityScoreParams(_Strict):
-    skus = _skus(required=True, maximum=100)
-    queries = ma.fields.List(
-        ma.fields.String(validate=ma.validate.Length(min=1, max=500)),
-        validate=ma.validate.Length(min=1, max=20),
-    )
-    assistants = ma.fields.List(
-        ma.fields.String(validate=ma.validate.Length(min=1, max=64)),
-        validate=ma.validate.Length(min=1, max=10),
-    )
-
-
-class CompetitorScanParams(_Strict):
-    skus = _skus(required=True, maximum=500)
-    marketplace = ma.fields.String(validate=MARKETPLACE)
-
-
-class ListingOptimizeParams(_Strict):
-    skus = _skus(required=True, maximum=100)
-    marketplace = ma.fields.String(validate=MARKETPLACE)
-
-
-DEFAULT_PARAMS_SCHEMAS = {
-    "pricing_recalculate": PricingRecalculateParams,
-    "review_sentiment": ReviewSentimentParams,
-    "return_classify": ReturnClassifyParams,
-    "llm_visibility_score": LlmVisibilityScoreParams,
-    "competitor_scan": CompetitorScanParams,
-    "listing_optimize": ListingOptimizeParams,
-}
 
 
 # Requests -----------------------------------------------------------------------------
@@ -107,7 +45,7 @@ PRIORITY = ma.fields.String(
 )
 
 
-class JobCreateSchema(_Strict):
+class JobCreateSchema(StrictSchema):
     type = ma.fields.String(
         required=True,
         validate=ma.validate.Length(min=1, max=64),
@@ -125,7 +63,7 @@ class BatchItemSchema(JobCreateSchema):
     pass
 
 
-class BatchCreateSchema(_Strict):
+class BatchCreateSchema(StrictSchema):
     jobs = ma.fields.List(
         ma.fields.Nested(BatchItemSchema),
         required=True,
@@ -173,6 +111,11 @@ class JobErrorSchema(ma.Schema):
     details = ma.fields.Dict()
 
 
+class JobProgressSchema(ma.Schema):
+    done = ma.fields.Integer(metadata={"description": "Items processed so far."})
+    total = ma.fields.Integer(metadata={"description": "Items to process in this attempt."})
+
+
 class JobSchema(ma.Schema):
     id = ma.fields.String(metadata={"example": "job_01JD3Q9Z7G0000000000000000"})
     type = ma.fields.String()
@@ -183,6 +126,7 @@ class JobSchema(ma.Schema):
     created_at = ma.fields.String(metadata={"example": "2026-11-22T10:04:05.123Z"})
     estimated_completion_at = ma.fields.String(allow_none=True)
     started_at = ma.fields.String()
+    progress = ma.fields.Nested(JobProgressSchema)
     completed_at = ma.fields.String()
     duration_seconds = ma.fields.Integer()
     result = ma.fields.Dict()

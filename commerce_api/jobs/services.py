@@ -8,33 +8,16 @@ import time
 from contextlib import contextmanager
 
 import marshmallow as ma
-from flask import current_app, has_app_context
 
 from ..auth.models import Tenant
-from ..config import load_config
+from ..config import current_config
 from ..db import JSONField, db, for_update, is_postgres, write_transaction
 from ..errors import ApiError, validation_error
-from ..http.lists import filter_date_range, paginate
 from ..ids import new_id
+from ..pagination import filter_date_range, paginate
 from ..timeutil import format_ms, now_ms
-from . import handlers
+from . import registry
 from .models import HELD, PRIORITIES, QUEUED, Job, WorkerProcess
-from .schemas import DEFAULT_PARAMS_SCHEMAS
-
-# Typical durations (seconds) used for estimated_completion_at.
-TYPICAL_SECONDS = {
-    "pricing_recalculate": 35,
-    "review_sentiment": 75,
-    "return_classify": 55,
-    "llm_visibility_score": 180,
-    "competitor_scan": 37,
-    "listing_optimize": 75,
-    "marketplace_sync": 5,
-    "order_cancellation": 5,
-    "test_noop": 1,
-    "test_task": 1,
-}
-DEFAULT_TYPICAL_SECONDS = 60
 
 # PostgreSQL workers LISTEN on this channel; dispatch NOTIFYs it (delivered at commit).
 NOTIFY_CHANNEL = "commerce_jobs"
@@ -49,6 +32,7 @@ JOB_FIELDS = (
     "created_at",
     "estimated_completion_at",
     "started_at",
+    "progress",
     "completed_at",
     "duration_seconds",
     "result",
@@ -61,17 +45,12 @@ JOB_FIELDS = (
 )
 
 
-def settings():
-    """The app's configuration, or the environment's outside an app (scripts)."""
-    return current_app.config if has_app_context() else load_config()
-
-
 def typical_ms(job_type):
-    return TYPICAL_SECONDS.get(job_type, DEFAULT_TYPICAL_SECONDS) * 1000
+    return registry.typical_seconds(job_type) * 1000
 
 
 def aging_ms(config=None):
-    return int((config or settings())["JOB_PRIORITY_AGING_SECONDS"]) * 1000
+    return int((config or current_config())["JOB_PRIORITY_AGING_SECONDS"]) * 1000
 
 
 def claim_key_for(run_at, rank, config=None):
@@ -80,9 +59,9 @@ def claim_key_for(run_at, rank, config=None):
 
 
 def timeout_seconds_for(job_type, config=None):
-    config = config or settings()
-    handler = handlers.load_handler(job_type, config)
-    timeout = getattr(handler, "TIMEOUT_SECONDS", None) if handler is not None else None
+    config = config or current_config()
+    spec = registry.get(job_type)
+    timeout = spec.timeout if spec is not None else None
     return int(timeout or config["JOB_DEFAULT_TIMEOUT_SECONDS"])
 
 
@@ -194,7 +173,7 @@ class _QueueSnapshot:
     def estimate(self, job_type, rank, now, record):
         ahead = sum(self.queued[: rank + 1])
         total = sum(self.queued)
-        mean = self.queued_work / total if total else DEFAULT_TYPICAL_SECONDS * 1000
+        mean = self.queued_work / total if total else registry.DEFAULT_TYPICAL_SECONDS * 1000
         # a free slot takes the job at once; otherwise the work ahead is shared by all slots
         if ahead + self.running < self.slots:
             wait = 0
@@ -225,7 +204,7 @@ def estimate_completion(job_type, rank, now, config=None, record=True):
     plus the type's typical duration. Older lower-priority jobs that aging moves ahead are
     not counted: it is an estimate.
     """
-    config = config or settings()
+    config = config or current_config()
     key = id(db.obj)
     snapshot = _snapshots.get(key)
     if snapshot is None or snapshot.expires < time.monotonic():
@@ -271,6 +250,7 @@ def _job_row(
         result=None,
         error=None,
         last_error=None,
+        progress=None,
         attempts=0,
         max_attempts=int(config["WORKER_MAX_ATTEMPTS"]),
         timeout_seconds=timeout_seconds_for(job_type, config),
@@ -333,7 +313,7 @@ def enqueue_job(tenant_id, job_type, params, priority="normal", created_by=None,
 
     No type, params or capacity checks: this is for the service's own (internal) jobs.
     """
-    config = settings()
+    config = current_config()
     now = now_ms()
     if db.transaction_depth() == 0 and not is_postgres():
         # one INSERT is atomic by itself: no BEGIN/COMMIT round trips (SQLite workers
@@ -351,7 +331,7 @@ def enqueue_job(tenant_id, job_type, params, priority="normal", created_by=None,
 
 
 def _check_public_type(job_type, config, index=None):
-    allowed = handlers.public_job_types(config)
+    allowed = registry.public_types()
     if job_type not in allowed:
         details = {"type": job_type, "allowed": list(allowed)}
         if index is not None:
@@ -360,10 +340,8 @@ def _check_public_type(job_type, config, index=None):
 
 
 def params_schema_for(job_type, config=None):
-    handler = handlers.load_handler(job_type, config)
-    if handler is not None and getattr(handler, "PARAMS_SCHEMA", None) is not None:
-        return handler.PARAMS_SCHEMA
-    return DEFAULT_PARAMS_SCHEMAS.get(job_type)
+    spec = registry.get(job_type)
+    return spec.params if spec is not None else None
 
 
 def validate_params(job_type, params, config=None):
@@ -430,7 +408,7 @@ def _check_capacity(tenant_id, adding, now, config):
 
 def dispatch_job(tenant_id, data, created_by=None):
     """``POST /api/ai-jobs``: check type, params and capacity, then queue the job."""
-    config = settings()
+    config = current_config()
     job_type = data["type"]
     _check_public_type(job_type, config)
     try:
@@ -456,7 +434,7 @@ def dispatch_job(tenant_id, data, created_by=None):
 
 def dispatch_batch(tenant_id, items, sequential=False, created_by=None):
     """``POST /api/ai-jobs/batch``: all jobs are queued, or none (one transaction)."""
-    config = settings()
+    config = current_config()
     for index, item in enumerate(items):
         _check_public_type(item["type"], config, index)
     loaded, errors = [], {}
@@ -530,11 +508,10 @@ def get_job(tenant_id, job_id):
 
 def list_jobs(tenant_id, args):
     """The tenant's jobs, newest first; internal jobs only when ``type`` names them."""
-    config = settings()
     query = Job.select().where(Job.tenant_id == tenant_id)
     job_type = args.get("type")
     if job_type:
-        if job_type not in handlers.known_job_types(config):
+        if job_type not in registry.known_types():
             raise validation_error({"type": [f"Unknown job type: {job_type!r}."]})
         query = query.where(Job.type == job_type)
     else:
@@ -618,6 +595,8 @@ def serialize_job(job):
     }
     if job.started_at is not None:
         data["started_at"] = format_ms(job.started_at)
+    if job.progress is not None and job.status in ("running", "completed"):
+        data["progress"] = job.progress
     if job.status == "completed":
         data["completed_at"] = format_ms(job.completed_at)
         started = job.started_at if job.started_at is not None else job.completed_at

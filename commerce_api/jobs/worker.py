@@ -17,7 +17,6 @@
 """
 
 import collections
-import importlib
 import logging
 import os
 import random
@@ -30,10 +29,9 @@ import time
 import traceback
 
 from ..db import db, is_postgres
-from . import handlers
 from . import queue as jobqueue
+from . import registry
 from .errors import JobFailed, JobLost
-from .periodic import PERIODIC_MODULES, TASKS
 from .services import NOTIFY_CHANNEL
 
 log = logging.getLogger("commerce_api.worker")
@@ -49,23 +47,8 @@ BATCH_SIZE = 16
 BUSY_SECONDS = 1.0  # a runner busy this long hands its unstarted jobs and outcomes back
 
 
-def load_periodic_modules(modules=PERIODIC_MODULES):
-    """Import the modules that register periodic tasks; a module not built yet is skipped."""
-    loaded = []
-    for name in modules:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and name.startswith(exc.name):
-                log.info("periodic module %s is not present; skipped", name)
-                continue
-            raise
-        loaded.append(name)
-    return loaded
-
-
 class JobContext:
-    """What a handler gets besides the job: heartbeat, worker id, attempt."""
+    """What a handler gets besides the job: heartbeat, progress, worker id, attempt."""
 
     def __init__(self, worker, entry):
         self._worker = worker
@@ -74,6 +57,7 @@ class JobContext:
         self.attempt = entry.job.attempts
         self.config = worker.app.config
         self._last_renewal = time.monotonic()
+        self._last_progress = 0.0
 
     @property
     def lost(self):
@@ -98,6 +82,21 @@ class JobContext:
         if not held:
             self._worker._mark_lost(self._entry)
             raise JobLost(job.id)
+
+    def progress(self, done, total):
+        """Report ``{done, total}`` (shown by GET /api/ai-jobs/:id) and renew the lease.
+
+        Written at most twice a second, and always for the last step (done == total).
+        """
+        now = time.monotonic()
+        if done < total and now - self._last_progress < 0.5:
+            return
+        self._last_progress = now
+        job = self._entry.job
+        if not jobqueue.record_progress(job.id, job.attempts, done, total):
+            self._worker._mark_lost(self._entry)
+            raise JobLost(job.id)
+        self.heartbeat()
 
 
 class _Entry:
@@ -210,8 +209,7 @@ class Worker:
         if self.install_signals and threading.current_thread() is threading.main_thread():
             for signum in (signal.SIGTERM, signal.SIGINT):
                 self._previous_handlers[signum] = signal.signal(signum, self._on_signal)
-        load_periodic_modules()
-        self._tasks = dict(TASKS)
+        self._tasks = dict(registry.PERIODIC_TASKS)
         self._opened_connection = db.connect(reuse_if_open=True)
         jobqueue.register_worker(self.id, socket.gethostname(), os.getpid(), self.concurrency)
         if self._tasks:
@@ -685,8 +683,8 @@ class Worker:
 
     def _outcome_of(self, entry):
         job = entry.job
-        handler = handlers.load_handler(job.type, self.app.config)
-        if handler is None:
+        handler = registry.get(job.type)
+        if handler is None or handler.run is None:
             message = f"Job type {job.type!r} has no handler yet; it cannot run."
             return ("fail", ("JOB_TYPE_NOT_IMPLEMENTED", message, False, None))
         try:

@@ -9,8 +9,8 @@ from urllib.parse import quote, urlparse
 
 import requests
 
+from ..config import current_config
 from .base import Connector, MarketplaceRejection, MarketplaceUnavailable, OrderPage
-from .registry import setting
 
 USER_AGENT = "commerce-api/0.1 (+connector-http)"
 MAX_RESPONSE_BYTES = 5 * 1024 * 1024
@@ -24,8 +24,8 @@ class HttpConnector(Connector):
 
     def _timeouts(self):
         return (
-            float(setting("MARKETPLACE_CONNECT_TIMEOUT")),
-            float(setting("MARKETPLACE_READ_TIMEOUT")),
+            float(current_config()["MARKETPLACE_CONNECT_TIMEOUT"]),
+            float(current_config()["MARKETPLACE_READ_TIMEOUT"]),
         )
 
     def _headers(self, idempotency_key=None):

@@ -1,6 +1,5 @@
 """Connector classes by name, and the settings they read."""
 
-from ..config import load_config
 from ..errors import ApiError
 
 
@@ -21,13 +20,3 @@ def get_connector(connection):
             details={"marketplace": connection.marketplace},
         )
     return cls(connection, connection.settings or {})
-
-
-def setting(key):
-    """A configuration value: the app's when there is one, else the environment's."""
-    try:
-        from flask import current_app
-
-        return current_app.config[key]
-    except (RuntimeError, KeyError):
-        return load_config()[key]

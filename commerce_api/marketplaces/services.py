@@ -19,8 +19,8 @@ from peewee import IntegrityError
 from ..auth.models import Tenant
 from ..db import db, write_transaction
 from ..errors import ApiError, validation_error
-from ..http.lists import paginate
 from ..ids import new_id
+from ..pagination import paginate
 from ..timeutil import format_ms, now_ms
 from .base import ConnectorError, MarketplaceRejection, MarketplaceUnavailable
 from .models import CONNECTORS, MarketplaceConnection, SyncAttempt

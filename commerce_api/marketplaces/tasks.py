@@ -1,11 +1,53 @@
-"""Periodic marketplace work the worker fleet runs."""
+"""Marketplace background work: the ``marketplace_sync`` job and the periodic order pull."""
 
 from ..config import load_config
-from ..jobs.periodic import periodic
+from ..errors import ApiError
+from ..jobs.errors import JobFailed
+from ..jobs.registry import job_type, periodic
+from .listings import sync_product
 from .pulls import pull_all
 
 # Read when the worker imports this module: COMMERCE_ORDER_PULL_INTERVAL_SECONDS.
 ORDER_PULL_INTERVAL_SECONDS = int(load_config()["ORDER_PULL_INTERVAL_SECONDS"])
+
+
+@job_type("marketplace_sync", internal=True, typical_seconds=5, timeout=120)
+def marketplace_sync(job, ctx):
+    """Push one product to marketplaces and update its listings.
+
+    Queued by ``POST /api/products/:sku/sync`` only. Completed when at least one push
+    succeeded, or when the only failures are rejections next to successes (the result lists
+    each marketplace). An unreachable marketplace fails the attempt as retryable (pushes are
+    idempotent, so a retry pushes to every marketplace again); when every push was rejected
+    the job fails with ``MARKETPLACE_REJECTION`` (not retried).
+    """
+    params = job.params or {}
+    sku = params.get("sku")
+    if not isinstance(sku, str) or not sku:
+        raise JobFailed("VALIDATION_ERROR", "The job has no sku.")
+    try:
+        result = sync_product(
+            job.tenant_id,
+            sku,
+            params.get("marketplaces"),
+            created_by=f"job:{job.id}",
+            heartbeat=getattr(ctx, "heartbeat", None),
+        )
+    except ApiError as error:
+        raise JobFailed(error.code, error.message, details=error.details) from None
+    statuses = [item["status"] for item in result["marketplaces"]]
+    if "unavailable" in statuses:
+        raise JobFailed(
+            "MARKETPLACE_UNAVAILABLE",
+            "A marketplace could not be reached; the sync will be tried again.",
+            retryable=True,
+            details=result,
+        )
+    if statuses and all(status != "succeeded" for status in statuses):
+        raise JobFailed(
+            "MARKETPLACE_REJECTION", "Every marketplace refused the product.", details=result
+        )
+    return result
 
 
 @periodic("pull_orders", ORDER_PULL_INTERVAL_SECONDS)

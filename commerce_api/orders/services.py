@@ -17,9 +17,9 @@ from ulid import ULID
 from ..db import for_update, write_transaction
 from ..errors import ApiError, validation_error
 from ..events import emit
-from ..http.lists import filter_date_range, paginate
 from ..ids import new_id
 from ..marketplaces import services as marketplaces
+from ..pagination import filter_date_range, paginate
 from ..timeutil import format_ms, now_ms
 from . import state, stock
 from .models import OPEN_STATUSES, RESERVING_METHODS, Order, OrderLine, OrderReturn

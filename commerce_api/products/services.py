@@ -8,10 +8,10 @@ from stdnum import ean
 from ..db import PreparedQuery, contains_text, for_update, write_transaction
 from ..errors import ApiError
 from ..events import emit
-from ..http.lists import paginate
 from ..ids import new_id
 from ..jobs.services import enqueue_job
 from ..orders.queries import sku_has_open_orders
+from ..pagination import paginate
 from ..timeutil import format_ms, now_ms
 from .models import Listing, Product
 

@@ -1,8 +1,11 @@
-"""Test-only job type (``ENABLE_TEST_JOBS``): sleeps, fails or records on request.
+"""Test-only job types, loaded through ``EXTRA_TASK_MODULES=tests.job_types``.
 
-Records ``start``/``end`` lines (job id, attempt, worker id, time) to the file named by
-``TEST_JOBS_RECORD_FILE`` when ``record`` is true, so tests in other processes can see
-every execution.
+They never ship in the package: a production deployment has no way to dispatch them.
+- ``test_noop`` does nothing but say when it started (the worker benchmark measures
+  dispatch-to-start latency with it);
+- ``test_task`` sleeps, fails or records on request. It records ``start``/``end`` lines
+  (job id, attempt, worker id, time) to the file named by ``TEST_JOBS_RECORD_FILE`` when
+  ``record`` is true, so tests in other processes can see every execution.
 """
 
 import os
@@ -10,16 +13,16 @@ import time
 
 import marshmallow as ma
 
-from ..errors import JobFailed
-from ..schemas import StrictBoolean
+from commerce_api.jobs.errors import JobFailed
+from commerce_api.jobs.registry import job_type
+from commerce_api.jobs.schemas import StrictBoolean, StrictSchema
 
-TIMEOUT_SECONDS = 60
+
+class NoopParams(StrictSchema):
+    pass
 
 
-class PARAMS_SCHEMA(ma.Schema):  # noqa: N801 (the handler contract's name)
-    class Meta:
-        unknown = ma.RAISE
-
+class TaskParams(StrictSchema):
     sleep = ma.fields.Float(load_default=0.0, validate=ma.validate.Range(min=0, max=30))
     fail = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
     retryable = StrictBoolean(load_default=False)
@@ -32,8 +35,15 @@ class PARAMS_SCHEMA(ma.Schema):  # noqa: N801 (the handler contract's name)
     result = ma.fields.Dict()
 
 
+@job_type("test_noop", params=NoopParams, typical_seconds=1, timeout=60)
+def test_noop(job, ctx):
+    return {"started_at": time.time()}
+
+
 def _record(ctx, event, job):
-    path = ctx.config.get("TEST_JOBS_RECORD_FILE")
+    path = os.environ.get("COMMERCE_TEST_JOBS_RECORD_FILE") or ctx.config.get(
+        "TEST_JOBS_RECORD_FILE"
+    )
     if not path:
         return
     line = f"{event} {job.id} {job.attempts} {ctx.worker_id} {time.time():.6f}\n"
@@ -44,7 +54,8 @@ def _record(ctx, event, job):
         os.close(fd)
 
 
-def run(job, ctx):
+@job_type("test_task", params=TaskParams, typical_seconds=1, timeout=60)
+def test_task(job, ctx):
     params = job.params or {}
     if params.get("record"):
         _record(ctx, "start", job)

@@ -1,0 +1,104 @@
+"""The one list of job types and periodic tasks.
+
+Each domain registers its background work from its own ``tasks.py``::
+
+    @job_type("order_cancellation", internal=True, typical_seconds=5, timeout=60)
+    def order_cancellation(job, ctx):
+        ...
+
+A handler ``run(job, ctx) -> dict`` does the work and returns the JSON-able result; it
+raises ``commerce_api.jobs.errors.JobFailed`` to fail (``retryable=True`` to be tried
+again); any other exception is logged and counts as a retryable ``INTERNAL_ERROR`` attempt.
+``ctx`` gives ``ctx.heartbeat()`` (renews the lease at once; raises ``JobLost`` when the
+worker no longer holds the job), ``ctx.progress(done, total)``, ``ctx.worker_id``,
+``ctx.attempt``, ``ctx.lost``, ``ctx.config`` and ``ctx.log``. Handlers run in a worker
+thread with an app context and their own database connection.
+
+A public type that is not built yet is registered with ``declare_job_type`` (its params
+are still checked at dispatch) and fails with ``JOB_TYPE_NOT_IMPLEMENTED`` when it runs.
+
+The registry knows no domain: the top of the package (``commerce_api.tasks``) names the
+modules to import, plus the ``EXTRA_TASK_MODULES`` setting (the tests' own job types).
+"""
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+DEFAULT_TYPICAL_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class JobType:
+    name: str
+    run: Callable | None  # None: declared, not built yet
+    params: type | None = None  # marshmallow schema class checked at dispatch
+    typical_seconds: int = DEFAULT_TYPICAL_SECONDS  # for estimated_completion_at
+    timeout: int | None = None  # per attempt; None: JOB_DEFAULT_TIMEOUT_SECONDS
+    internal: bool = False  # queued by the service itself; POST /api/ai-jobs refuses it
+
+
+_TYPES: dict[str, JobType] = {}
+PERIODIC_TASKS: dict[str, tuple[float, Callable]] = {}  # name -> (interval_seconds, func)
+
+
+def register(spec):
+    """Add (or replace) a job type."""
+    _TYPES[spec.name] = spec
+    return spec
+
+
+def unregister(name):
+    _TYPES.pop(name, None)
+
+
+def job_type(name, *, params=None, typical_seconds=DEFAULT_TYPICAL_SECONDS, timeout=None,
+             internal=False):  # fmt: skip
+    """Register the decorated ``run(job, ctx)`` as the handler of job type ``name``."""
+
+    def decorator(func):
+        register(JobType(name, func, params, typical_seconds, timeout, internal))
+        return func
+
+    return decorator
+
+
+def declare_job_type(name, *, params, typical_seconds=DEFAULT_TYPICAL_SECONDS, timeout=None):
+    """A public type whose handler is not built yet: dispatch checks its params."""
+    return register(JobType(name, None, params, typical_seconds, timeout, False))
+
+
+def periodic(name, interval_seconds):
+    """Register ``func()`` to run about every ``interval_seconds`` across the whole fleet."""
+
+    def decorator(func):
+        PERIODIC_TASKS[name] = (interval_seconds, func)
+        return func
+
+    return decorator
+
+
+def get(name):
+    """The JobType called ``name``, or None."""
+    return _TYPES.get(name)
+
+
+def public_types():
+    """The types ``POST /api/ai-jobs`` accepts, in registration order."""
+    return tuple(name for name, spec in _TYPES.items() if not spec.internal)
+
+
+def known_types():
+    """Every type a job row may have (the list filter accepts these)."""
+    return tuple(_TYPES)
+
+
+def typical_seconds(name):
+    spec = _TYPES.get(name)
+    return spec.typical_seconds if spec is not None else DEFAULT_TYPICAL_SECONDS
+
+
+def load_modules(names):
+    """Import the modules that register job types and periodic tasks (idempotent)."""
+    for name in names:
+        importlib.import_module(name)

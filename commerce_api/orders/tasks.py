@@ -1,0 +1,30 @@
+"""Order background work: the ``order_cancellation`` job."""
+
+from ..errors import ApiError
+from ..jobs.errors import JobFailed
+from ..jobs.registry import job_type
+from .services import push_cancellation
+
+
+@job_type("order_cancellation", internal=True, typical_seconds=5, timeout=60)
+def order_cancellation(job, ctx):
+    """Push a cancellation request to the marketplace.
+
+    Queued by ``POST /api/orders/:id/cancel`` only. The marketplace's answer is applied at
+    once: approved cancels the order and releases its stock, rejected records the refusal,
+    pending waits for a later order pull to bring the decision. An unreachable marketplace
+    fails the attempt as retryable; when the retries run out the job fails, the request
+    stays ``requested`` and may be asked again.
+    """
+    order_id = (job.params or {}).get("order_id")
+    if not isinstance(order_id, str) or not order_id:
+        raise JobFailed("VALIDATION_ERROR", "The job has no order_id.")
+    try:
+        return push_cancellation(job.tenant_id, order_id, job.id, created_by=f"job:{job.id}")
+    except ApiError as error:
+        raise JobFailed(
+            error.code,
+            error.message,
+            retryable=error.code == "MARKETPLACE_UNAVAILABLE",
+            details=error.details,
+        ) from None

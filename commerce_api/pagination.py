@@ -1,0 +1,147 @@
+"""Keyset (cursor) pagination and the inclusive date-range filter of every list.
+
+Ground floor: services page their queries with ``paginate`` and the web layer puts
+``meta`` into the body.
+"""
+
+import base64
+import binascii
+import hashlib
+import json
+import math
+from decimal import Decimal
+
+from peewee import BooleanField, DecimalField, FloatField, IntegerField, Tuple
+
+from .db import exact_count
+from .errors import ApiError
+from .timeutil import date_end_ms, date_start_ms
+
+MAX_CURSOR = 1000  # characters; longer is not a cursor we issued
+
+
+def encode_cursor(payload):
+    raw = json.dumps(payload, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor):
+    if len(cursor) > MAX_CURSOR:
+        raise ApiError("INVALID_CURSOR")
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        payload = json.loads(base64.urlsafe_b64decode(padded.encode()))
+    except (ValueError, binascii.Error, UnicodeDecodeError, RecursionError):
+        raise ApiError("INVALID_CURSOR") from None
+    if not isinstance(payload, dict):
+        raise ApiError("INVALID_CURSOR")
+    return payload
+
+
+def _scope_digest(scope):
+    if scope is None:
+        return None
+    text = json.dumps(scope, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _cursor_value(field, value):
+    """A stored value as a cursor carries it (JSON: int, or text for decimals)."""
+    return str(value) if isinstance(field, DecimalField) and value is not None else value
+
+
+def _key_value(field, value):
+    """A cursor's value back as the column's type; INVALID_CURSOR when it cannot be one.
+
+    A crafted cursor must never reach the database with a value of another type (PostgreSQL
+    refuses to compare text with an integer), out of range, or holding NUL.
+    """
+    if isinstance(field, BooleanField):
+        if isinstance(value, bool):
+            return value
+    elif isinstance(field, IntegerField | FloatField):
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if isinstance(field, IntegerField) and number and not isinstance(value, int):
+            number = False  # a float for an integer column
+        if number and math.isfinite(value) and -(2**63) <= value < 2**63:
+            return value
+    elif isinstance(value, str) and len(value) <= MAX_CURSOR and "\x00" not in value:
+        if not isinstance(field, DecimalField):
+            return value
+        try:
+            number = Decimal(value)
+        except ArithmeticError:
+            number = None
+        if number is not None and number.is_finite():
+            return number
+    raise ApiError("INVALID_CURSOR")
+
+
+def paginate(query, *, sort_field, tiebreak, order, limit, cursor, kind, count=True, scope=None):
+    """Return ``(rows, meta)`` for one page of ``query`` ordered by (sort_field, tiebreak).
+
+    The cursor carries the last row's exact stored values, so pages stay stable while
+    rows are added; it is bound to the list (``kind``), the sort, the order and ``scope``
+    (the tenant and filters that shaped ``query``, when the caller gives them).
+    """
+    sort_name = sort_field.name
+    page = 1
+    filtered = query
+    digest = _scope_digest(scope)
+    if cursor:
+        payload = decode_cursor(cursor)
+        key = payload.get("k")
+        if (
+            payload.get("l") != kind
+            or payload.get("s") != sort_name
+            or payload.get("o") != order
+            or payload.get("f") != digest
+            or not isinstance(key, list)
+            or len(key) != 2
+            or not isinstance(payload.get("p"), int)
+            or isinstance(payload["p"], bool)
+            or payload["p"] < 2
+        ):
+            raise ApiError("INVALID_CURSOR")
+        key = [_key_value(sort_field, key[0]), _key_value(tiebreak, key[1])]
+        page = payload["p"]
+        if sort_field is tiebreak:
+            condition = tiebreak > key[1] if order == "asc" else tiebreak < key[1]
+        else:
+            left, right = Tuple(sort_field, tiebreak), Tuple(key[0], key[1])
+            condition = left > right if order == "asc" else left < right
+        filtered = query.where(condition)
+    if order == "asc":
+        ordering = (
+            (sort_field.asc(),) if sort_field is tiebreak else (sort_field.asc(), tiebreak.asc())
+        )
+    else:
+        ordering = (
+            (sort_field.desc(),) if sort_field is tiebreak else (sort_field.desc(), tiebreak.desc())
+        )
+    rows = list(filtered.order_by(*ordering).limit(limit + 1))
+    next_cursor = None
+    if len(rows) > limit:
+        rows = rows[:limit]
+        last = rows[-1]
+        if isinstance(last, dict):  # a ``.dicts()`` query
+            key = [last[sort_name], last[tiebreak.name]]
+        else:
+            key = [getattr(last, sort_name), getattr(last, tiebreak.name)]
+        key = [_cursor_value(sort_field, key[0]), _cursor_value(tiebreak, key[1])]
+        payload = {"l": kind, "s": sort_name, "o": order, "p": page + 1, "k": key}
+        if digest is not None:
+            payload["f"] = digest
+        next_cursor = encode_cursor(payload)
+    total = exact_count(query.order_by()) if count else None
+    meta = {"total": total, "page": page, "limit": limit, "nextCursor": next_cursor}
+    return rows, meta
+
+
+def filter_date_range(query, column, args):
+    """Apply the inclusive ``start_date`` / ``end_date`` filters (ISO dates, UTC) to ``column``."""
+    if args.get("start_date"):
+        query = query.where(column >= date_start_ms(args["start_date"]))
+    if args.get("end_date"):
+        query = query.where(column <= date_end_ms(args["end_date"]))
+    return query

@@ -1,0 +1,1 @@
+"""Pricing: rules, competitor offers, recommendations and repricing jobs."""
