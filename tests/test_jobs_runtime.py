@@ -697,3 +697,32 @@ def test_a_running_job_reports_progress(client, headers, jobs_app):
     assert seen["running"] == {"done": 0, "total": 3}
     job = get(client, headers, job_id)
     assert job["status"] == "completed" and job["progress"] == {"done": 3, "total": 3}
+
+
+def test_services_run_beside_the_runners_and_stop_with_the_worker(jobs_app):
+    passes = []
+    started = threading.Event()
+
+    def loop(stop):
+        while True:
+            passes.append(stop.is_set())
+            started.set()
+            if stop.wait(0.01):
+                return
+
+    registry.SERVICES["probe"] = loop
+    try:
+        run_worker(jobs_app, concurrency=1)  # --once: a single pass, stop already set
+        assert passes == [True]
+        passes.clear()
+        started.clear()
+        worker = Worker(jobs_app, concurrency=1, install_signals=False, grace_seconds=5)
+        thread = threading.Thread(target=worker.run)
+        thread.start()
+        assert started.wait(10)
+        worker.stop()
+        thread.join(10)
+        assert not thread.is_alive()
+        assert len(passes) >= 1 and not passes[0]
+    finally:
+        registry.SERVICES.pop("probe", None)

@@ -14,6 +14,10 @@ worker no longer holds the job), ``ctx.progress(done, total)``, ``ctx.worker_id`
 ``ctx.attempt``, ``ctx.lost``, ``ctx.config`` and ``ctx.log``. Handlers run in a worker
 thread with an app context and their own database connection.
 
+``@periodic(name, seconds)`` registers a task one worker of the fleet runs when due;
+``@service(name)`` a loop every worker process runs beside its job runners (webhook
+delivery, for example).
+
 A public type that is not built yet is registered with ``declare_job_type`` (its params
 are still checked at dispatch) and fails with ``JOB_TYPE_NOT_IMPLEMENTED`` when it runs.
 
@@ -40,6 +44,7 @@ class JobType:
 
 _TYPES: dict[str, JobType] = {}
 PERIODIC_TASKS: dict[str, tuple[float, Callable]] = {}  # name -> (interval_seconds, func)
+SERVICES: dict[str, Callable] = {}  # name -> func(stop): a loop every worker process runs
 
 
 def register(spec):
@@ -73,6 +78,21 @@ def periodic(name, interval_seconds):
 
     def decorator(func):
         PERIODIC_TASKS[name] = (interval_seconds, func)
+        return func
+
+    return decorator
+
+
+def service(name):
+    """Register ``func(stop)``, a loop each worker process runs in a thread of its own.
+
+    It runs until the ``threading.Event`` ``stop`` is set (worker shutdown), and makes at
+    least one pass even when ``stop`` is set on entry: ``worker --once`` calls it that way
+    after draining the queue. It has an app context and its own database connection.
+    """
+
+    def decorator(func):
+        SERVICES[name] = func
         return func
 
     return decorator

@@ -164,6 +164,7 @@ class Worker:
         self._runners = []
         self._runner_count = 0
         self._periodic = {}  # task name -> thread, for runs of this process
+        self._services = []  # threads of the registry's services (not with ``once``)
         self._tasks = {}
         self._stopping = threading.Event()
         self._stop_heartbeat = threading.Event()
@@ -187,6 +188,8 @@ class Worker:
             try:
                 self._start()
                 self._loop()
+                if self.once:
+                    self._run_services_once()
             finally:
                 self._shutdown()
         return 0
@@ -221,6 +224,13 @@ class Worker:
         self._heartbeat_thread.start()
         for _ in range(self.concurrency):
             self._add_runner()
+        if not self.once:
+            for name, func in registry.SERVICES.items():
+                thread = threading.Thread(
+                    target=self._service_main, args=(name, func), name=name, daemon=True
+                )
+                thread.start()
+                self._services.append(thread)
         log.info(
             "worker %s started: concurrency %s, lease %ss, poll %ss, %s periodic task(s)%s",
             self.id,
@@ -253,6 +263,8 @@ class Worker:
                 entry.lost = True  # its runner's outcome must not land any more
                 del self._inflight[entry.key]
         self._give_back(leftovers)
+        for thread in self._services:
+            thread.join(max(0.0, deadline - time.monotonic()))
         for name, thread in list(self._periodic.items()):
             if thread.is_alive():
                 self._guard(
@@ -280,6 +292,23 @@ class Worker:
             except OSError:
                 pass
         log.info("worker %s stopped: %s", self.id, self.stats)
+
+    def _service_main(self, name, func, stop=None):
+        with self.app.app_context():
+            try:
+                func(stop or self._stopping)
+            except Exception:
+                log.exception("worker %s: service %s failed", self.id, name)
+            finally:
+                if not db.is_closed() and threading.current_thread() is not threading.main_thread():
+                    db.close()
+
+    def _run_services_once(self):
+        """``--once``: one pass of every service, after the queue is drained."""
+        done = threading.Event()
+        done.set()
+        for name, func in registry.SERVICES.items():
+            self._service_main(name, func, stop=done)
 
     def _give_back(self, entries):
         for entry in entries:
