@@ -7,6 +7,8 @@ import sys
 
 from gunicorn.app.base import BaseApplication
 
+from . import create_app
+
 
 class GunicornApp(BaseApplication):
     def __init__(self, options):
@@ -18,8 +20,6 @@ class GunicornApp(BaseApplication):
             self.cfg.set(key, value)
 
     def load(self):
-        from . import create_app
-
         return create_app()
 
 

@@ -3,10 +3,12 @@
 import click
 from flask.cli import with_appcontext
 
+from ..auth.services import get_tenant
+from ..cli_output import emit_json, run_service
+from .services import create_warehouse, serialize_warehouse, tenant_warehouses
+
 
 def register(cli):
-    from ..cli import emit_json, run_service
-
     @cli.group()
     def warehouses():
         """Manage warehouses."""
@@ -22,8 +24,6 @@ def register(cli):
     @with_appcontext
     def warehouses_create(tenant_id, name, kind, marketplace, address, inactive, as_json):
         """Create a warehouse (own, or marketplace-operated and read-only); prints its id."""
-        from .services import create_warehouse
-
         data = {"name": name, "type": kind, "marketplace": marketplace, "address": address}
         data["is_active"] = not inactive
         warehouse = run_service(create_warehouse, tenant_id, data)
@@ -38,17 +38,8 @@ def register(cli):
     @with_appcontext
     def warehouses_list(tenant_id, as_json):
         """List a tenant's warehouses."""
-        from ..auth.services import get_tenant
-        from .models import Warehouse
-        from .services import serialize_warehouse
-
         run_service(get_tenant, tenant_id)
-        rows = [
-            serialize_warehouse(w)
-            for w in Warehouse.select()
-            .where(Warehouse.tenant == tenant_id)
-            .order_by(Warehouse.created_at, Warehouse.id)
-        ]
+        rows = [serialize_warehouse(w) for w in tenant_warehouses(tenant_id)]
         if as_json:
             emit_json(rows)
             return

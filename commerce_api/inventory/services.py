@@ -8,6 +8,7 @@ from ..errors import ApiError, validation_error
 from ..ids import new_id
 from ..pagination import filter_date_range, paginate
 from ..products.models import Product
+from ..products.services import find_product
 from ..timeutil import format_ms, now_ms
 from .ledger import StockLedger, compute_status, lock_warehouses, serialize_adjustment
 from .models import (
@@ -90,19 +91,6 @@ def run_with_retry(func, *args, attempts=3, **kwargs):
     raise AssertionError("unreachable")
 
 
-def find_product(tenant_id, sku):
-    """``(product id, title)`` of the tenant's SKU, or PRODUCT_NOT_FOUND."""
-    row = (
-        Product.select(Product.id, Product.title)
-        .where((Product.tenant == tenant_id) & (Product.sku == sku))
-        .tuples()
-        .first()
-    )
-    if row is None:
-        raise ApiError("PRODUCT_NOT_FOUND", details={"sku": sku})
-    return row
-
-
 def _warehouse_not_found(warehouse_id):
     return ApiError("WAREHOUSE_NOT_FOUND", details={"warehouse_id": warehouse_id})
 
@@ -134,6 +122,15 @@ def serialize_warehouse(warehouse):
         "created_at": format_ms(warehouse.created_at),
         "updated_at": format_ms(warehouse.updated_at),
     }
+
+
+def tenant_warehouses(tenant_id):
+    """Every warehouse of the tenant, oldest first (the CLI list)."""
+    return list(
+        Warehouse.select()
+        .where(Warehouse.tenant == tenant_id)
+        .order_by(Warehouse.created_at, Warehouse.id)
+    )
 
 
 def get_warehouse(tenant_id, warehouse_id):
@@ -354,7 +351,7 @@ def set_safety_stock(tenant_id, sku, safety_stock, created_by):
 
     def apply():
         with write_transaction():
-            product_id, _ = find_product(tenant_id, sku)
+            product_id = find_product(tenant_id, sku)["id"]
             ledger = StockLedger(tenant_id, created_by)
             ledger.lock({product_id: sku}, warehouse_ids=(), create=())
             summary = ledger.summaries.get(product_id)

@@ -3,6 +3,11 @@
 import click
 from flask.cli import with_appcontext
 
+from ..auth.services import get_tenant
+from ..cli_output import emit_json, fail, run_service
+from ..orders.pulls import pull_connection
+from .services import connect_marketplace, serialize_connection, tenant_connections
+
 
 def _parse_settings(pairs):
     settings = {}
@@ -18,8 +23,6 @@ def _parse_settings(pairs):
 
 
 def register(cli):
-    from ..cli import emit_json, fail, run_service
-
     @cli.group()
     def marketplaces():
         """Manage marketplace connections."""
@@ -45,8 +48,6 @@ def register(cli):
         tenant_id, marketplace, connector, base_url, api_token, settings, as_json
     ):
         """Connect a marketplace for a tenant (the operator may use private addresses)."""
-        from .services import connect_marketplace, serialize_connection
-
         connection = run_service(
             connect_marketplace,
             tenant_id,
@@ -70,17 +71,8 @@ def register(cli):
     @with_appcontext
     def marketplaces_list(tenant_id, as_json):
         """List a tenant's marketplace connections."""
-        from ..auth.services import get_tenant
-        from .models import MarketplaceConnection
-        from .services import serialize_connection
-
         run_service(get_tenant, tenant_id)
-        rows = [
-            serialize_connection(row)
-            for row in MarketplaceConnection.select()
-            .where(MarketplaceConnection.tenant == tenant_id)
-            .order_by(MarketplaceConnection.created_at, MarketplaceConnection.id)
-        ]
+        rows = [serialize_connection(row) for row in tenant_connections(tenant_id)]
         if as_json:
             emit_json(rows)
             return
@@ -98,17 +90,12 @@ def register(cli):
     @with_appcontext
     def marketplaces_pull(tenant_id, marketplace, as_json):
         """Pull new and changed orders now (the worker does it periodically)."""
-        from ..auth.services import get_tenant
-        from .models import MarketplaceConnection
-        from .pulls import pull_connection
-
         run_service(get_tenant, tenant_id)
-        query = MarketplaceConnection.select().where(
-            (MarketplaceConnection.tenant == tenant_id) & (MarketplaceConnection.status == "active")
-        )
-        if marketplace:
-            query = query.where(MarketplaceConnection.marketplace == marketplace)
-        connections = list(query.order_by(MarketplaceConnection.marketplace))
+        connections = [
+            row
+            for row in tenant_connections(tenant_id, active_only=True)
+            if not marketplace or row.marketplace == marketplace
+        ]
         if not connections:
             fail("MARKETPLACE_NOT_CONNECTED: no active connection to pull")
         results = [pull_connection(connection) for connection in connections]

@@ -7,7 +7,7 @@ from ..auth.middleware import require_scope
 from ..http.blueprint import Blueprint
 from ..http.envelope import many, one
 from ..http.lists import parse_fields, select_fields
-from . import services
+from . import cancellation, reading, shipping
 from .schemas import (
     BulkShipmentEnvelopeSchema,
     BulkShipmentSchema,
@@ -35,8 +35,8 @@ class OrderViews(MethodView):
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List orders"""
-        fields = parse_fields(args.get("fields"), services.ORDER_FIELDS)
-        data, meta = services.list_orders(g.auth.tenant_id, args)
+        fields = parse_fields(args.get("fields"), reading.ORDER_FIELDS)
+        data, meta = reading.list_orders(g.auth.tenant_id, args)
         return many([select_fields(item, fields) for item in data], meta)
 
 
@@ -49,7 +49,7 @@ class OrderBulkShipmentViews(MethodView):
     def post(self, data):
         """Confirm up to 100 shipments, each on its own"""
         return one(
-            services.bulk_confirm_shipment(g.auth.tenant_id, data["shipments"], g.auth.created_by)
+            shipping.bulk_confirm_shipment(g.auth.tenant_id, data["shipments"], g.auth.created_by)
         )
 
 
@@ -61,8 +61,8 @@ class OrderByIdViews(MethodView):
     @blp.errors("ORDER_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, order_id):
         """Get an order with its shipping address, returns and sync history"""
-        fields = parse_fields(args.get("fields"), services.DETAIL_FIELDS)
-        return one(select_fields(services.get_order(g.auth.tenant_id, order_id), fields))
+        fields = parse_fields(args.get("fields"), reading.DETAIL_FIELDS)
+        return one(select_fields(reading.get_order(g.auth.tenant_id, order_id), fields))
 
 
 @blp.route("/<string:order_id>/shipment")
@@ -81,7 +81,7 @@ class OrderShipmentViews(MethodView):
     )
     def post(self, data, order_id):
         """Confirm the order's shipment (pushed to the marketplace at once)"""
-        return one(services.confirm_shipment(g.auth.tenant_id, order_id, data, g.auth.created_by))
+        return one(shipping.confirm_shipment(g.auth.tenant_id, order_id, data, g.auth.created_by))
 
 
 @blp.route("/<string:order_id>/cancel")
@@ -95,7 +95,7 @@ class OrderCancelViews(MethodView):
     def post(self, data, order_id):
         """Request the order's cancellation (the marketplace decides)"""
         return one(
-            services.request_cancellation(
+            cancellation.request_cancellation(
                 g.auth.tenant_id, order_id, data["reason"], g.auth.created_by
             ),
             202,

@@ -4,10 +4,10 @@ from flask import g
 from flask.views import MethodView
 
 from ..auth.middleware import require_scope
-from ..errors import ApiError
 from ..http.blueprint import Blueprint
 from ..http.envelope import json_response, many, no_content, one
 from ..http.lists import parse_fields, select_fields
+from ..marketplaces import listings
 from . import services
 from .schemas import (
     BulkItemSchema,
@@ -126,10 +126,7 @@ class ProductSyncViews(MethodView):
         """Push a product to its marketplaces (queues a marketplace_sync job)"""
         if data is None:
             data = {}
-        result = services.request_sync(
+        result = listings.request_sync(
             g.auth.tenant_id, sku, data.get("marketplaces"), g.auth.created_by
         )
         return json_response({"data": result}, 202)
-
-
-__all__ = ["blp", "ApiError"]

@@ -1,4 +1,4 @@
-"""Product rules: create, read, list, update, archive, bulk update, sync request."""
+"""Product rules: create, read, list, update, archive, bulk update."""
 
 from decimal import Decimal
 
@@ -9,8 +9,6 @@ from ..db import PreparedQuery, contains_text, for_update, write_transaction
 from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
-from ..jobs.services import enqueue_job
-from ..orders.queries import sku_has_open_orders
 from ..pagination import paginate
 from ..timeutil import format_ms, now_ms
 from .models import Listing, Product
@@ -135,13 +133,30 @@ def get_product(tenant_id, sku):
     return serialize_product(row, _listings_of.dicts(row["id"]))
 
 
-def _locked_product(tenant_id, sku):
+def locked_product(tenant_id, sku):
     """The product, locked for the caller's transaction (concurrent changes wait their turn)."""
     query = Product.select().where((Product.tenant == tenant_id) & (Product.sku == sku))
     product = for_update(query).first()
     if product is None:
         raise ApiError("PRODUCT_NOT_FOUND", details={"sku": sku})
     return product
+
+
+# Orders live above products: the orders domain registers its question here, products
+# only asks it (STYLE.md, "Which domain may know which").
+_OPEN_ORDER_CHECKS = []
+
+
+def open_order_check(func):
+    """Register ``func(tenant_id, sku) -> bool``: does an open order need this SKU?"""
+    if func not in _OPEN_ORDER_CHECKS:
+        _OPEN_ORDER_CHECKS.append(func)
+    return func
+
+
+def sku_has_open_orders(tenant_id, sku):
+    """True when a registered domain has an open order with ``sku`` (archive is refused)."""
+    return any(check(tenant_id, sku) for check in _OPEN_ORDER_CHECKS)
 
 
 def create_product(tenant_id, data):
@@ -176,7 +191,7 @@ def create_product(tenant_id, data):
 
 def _apply_update(tenant_id, sku, changes):
     """Apply ``changes`` inside the caller's transaction; returns the serialized product."""
-    product = _locked_product(tenant_id, sku)
+    product = locked_product(tenant_id, sku)
     if "gtin" in changes:
         check_gtin(changes["gtin"])
     changed = {
@@ -220,7 +235,7 @@ def update_product(tenant_id, sku, changes):
 def archive_product(tenant_id, sku):
     """Soft delete: the product becomes ``archived`` unless it has open orders."""
     with write_transaction():
-        product = _locked_product(tenant_id, sku)
+        product = locked_product(tenant_id, sku)
         if product.status == "archived":
             return
         if sku_has_open_orders(tenant_id, sku):
@@ -288,21 +303,3 @@ def list_products(tenant_id, args):
         scope=[tenant_id, status, args.get("marketplace"), args.get("search")],
     )
     return [serialize_product(row) for row in rows], meta
-
-
-def request_sync(tenant_id, sku, marketplaces, created_by):
-    """Queue a ``marketplace_sync`` job for the product; returns its summary."""
-    from ..marketplaces.services import resolve_sync_marketplaces
-
-    with write_transaction():
-        product = _locked_product(tenant_id, sku)
-        # each named marketplace must be connected (422); none named: every connected one
-        marketplaces = resolve_sync_marketplaces(tenant_id, marketplaces)
-        job = enqueue_job(
-            tenant_id,
-            "marketplace_sync",
-            {"sku": product.sku, "product_id": product.id, "marketplaces": marketplaces},
-            created_by=created_by,
-            internal=True,
-        )
-    return {"job_id": job.id, "status": job.status, "marketplaces": marketplaces}
