@@ -16,7 +16,7 @@ from .auth.services import (
     serialize_key,
     set_plan,
 )
-from .cli_output import emit_json, fail, run_service
+from .cli_output import emit, emit_json, emit_rows, fail, run_service
 from .db import db
 from .inventory import commands as inventory_commands
 from .jobs import commands as jobs_commands
@@ -118,10 +118,7 @@ def keys_create(
         rate_limit_per_hour=rate_limit_per_hour,
     )
     payload = {**serialize_key(key), "key": secret}
-    if as_json:
-        emit_json(payload)
-    else:
-        click.echo(f"key id: {key.id}\nsecret: {secret}\n(the secret is not shown again)")
+    emit(payload, as_json, f"key id: {key.id}\nsecret: {secret}\n(the secret is not shown again)")
 
 
 @keys.command("list")
@@ -131,15 +128,12 @@ def keys_create(
 def keys_list(tenant_id, as_json):
     """List a tenant's keys (never their secrets)."""
     run_service(get_tenant, tenant_id)
-    rows = [serialize_key(k) for k in list_keys(tenant_id)]
-    if as_json:
-        emit_json(rows)
-        return
-    for row in rows:
-        state = "revoked" if row["revoked_at"] else "active"
-        click.echo(
-            f"{row['id']}  {row['prefix']}...  {state:8}  {row['name']}  {','.join(row['scopes'])}"
-        )
+    emit_rows([serialize_key(k) for k in list_keys(tenant_id)], as_json, _key_line)
+
+
+def _key_line(row):
+    state = "revoked" if row["revoked_at"] else "active"
+    return f"{row['id']}  {row['prefix']}...  {state:8}  {row['name']}  {','.join(row['scopes'])}"
 
 
 @keys.command("revoke")

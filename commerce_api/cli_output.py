@@ -23,3 +23,20 @@ def run_service(func, *args, **kwargs):
     except ApiError as error:
         detail = f" {json.dumps(error.details)}" if error.details else ""
         fail(f"{error.code}: {error.message}{detail}")
+
+
+def emit_rows(rows, as_json, line):
+    """Print ``rows`` as one JSON list, or one ``line(row)`` per row."""
+    if as_json:
+        emit_json(rows)
+        return
+    for row in rows:
+        click.echo(line(row))
+
+
+def emit(payload, as_json, text):
+    """Print ``payload`` as JSON, or ``text`` for a person."""
+    if as_json:
+        emit_json(payload)
+    else:
+        click.echo(text)

@@ -138,6 +138,20 @@ def paginate(query, *, sort_field, tiebreak, order, limit, cursor, kind, count=T
     return rows, meta
 
 
+def paginate_args(query, args, *, sort_field, tiebreak, kind, default_order="desc", scope=None):
+    """``paginate`` with a list's query arguments (``order``, ``limit``, ``cursor``)."""
+    return paginate(
+        query,
+        sort_field=sort_field,
+        tiebreak=tiebreak,
+        order=args.get("order") or default_order,
+        limit=args["limit"],
+        cursor=args.get("cursor"),
+        kind=kind,
+        scope=scope,
+    )
+
+
 def filter_date_range(query, column, args):
     """Apply the inclusive ``start_date`` / ``end_date`` filters (ISO dates, UTC) to ``column``."""
     if args.get("start_date"):

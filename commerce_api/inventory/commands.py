@@ -4,7 +4,7 @@ import click
 from flask.cli import with_appcontext
 
 from ..auth.services import get_tenant
-from ..cli_output import emit_json, run_service
+from ..cli_output import emit, emit_rows, run_service
 from .services import create_warehouse, serialize_warehouse, tenant_warehouses
 
 
@@ -27,10 +27,8 @@ def register(cli):
         data = {"name": name, "type": kind, "marketplace": marketplace, "address": address}
         data["is_active"] = not inactive
         warehouse = run_service(create_warehouse, tenant_id, data)
-        if as_json:
-            emit_json(warehouse)
-        else:
-            click.echo(f"warehouse {warehouse['id']} ({warehouse['name']}, {warehouse['type']})")
+        text = f"warehouse {warehouse['id']} ({warehouse['name']}, {warehouse['type']})"
+        emit(warehouse, as_json, text)
 
     @warehouses.command("list")
     @click.option("--tenant", "tenant_id", required=True)
@@ -40,10 +38,10 @@ def register(cli):
         """List a tenant's warehouses."""
         run_service(get_tenant, tenant_id)
         rows = [serialize_warehouse(w) for w in tenant_warehouses(tenant_id)]
-        if as_json:
-            emit_json(rows)
-            return
-        for row in rows:
-            state = "active" if row["is_active"] else "inactive"
-            extra = f" ({row['marketplace']})" if row["marketplace"] else ""
-            click.echo(f"{row['id']}  {row['type']:4}{extra}  {state:8}  {row['name']}")
+        emit_rows(rows, as_json, _warehouse_line)
+
+
+def _warehouse_line(row):
+    state = "active" if row["is_active"] else "inactive"
+    extra = f" ({row['marketplace']})" if row["marketplace"] else ""
+    return f"{row['id']}  {row['type']:4}{extra}  {state:8}  {row['name']}"

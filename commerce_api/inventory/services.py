@@ -6,7 +6,7 @@ from ..auth.models import Tenant
 from ..db import db, is_postgres, write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
-from ..pagination import filter_date_range, paginate
+from ..pagination import filter_date_range, paginate_args
 from ..products.models import Product
 from ..products.services import find_product
 from ..timeutil import format_ms, now_ms
@@ -229,13 +229,12 @@ def list_warehouses(tenant_id, args):
         query = query.where(Warehouse.type == args["type"])
     if args.get("is_active") is not None:
         query = query.where(Warehouse.is_active == args["is_active"])
-    rows, meta = paginate(
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=Warehouse.created_at,
         tiebreak=Warehouse.id,
-        order=args.get("order") or "asc",
-        limit=args["limit"],
-        cursor=args.get("cursor"),
+        default_order="asc",
         kind="warehouses",
     )
     return [serialize_warehouse(row) for row in rows], meta
@@ -333,13 +332,12 @@ def list_records(tenant_id, args):
         stocked = Stock.select(Stock.product).where(Stock.warehouse == warehouse_id)
         query = query.where(InventorySummary.product.in_(stocked))
     sort = args.get("sort") or "sku"
-    rows, meta = paginate(
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=RECORD_SORTS[sort],
         tiebreak=InventorySummary.sku,
-        order=args.get("order") or "asc",
-        limit=args["limit"],
-        cursor=args.get("cursor"),
+        default_order="asc",
         kind="inventory",
     )
     entries = _entries([row.product_id for row in rows])
@@ -525,13 +523,11 @@ def list_adjustments(tenant_id, sku, args):
     if args.get("reason"):
         query = query.where(Adjustment.reason == args["reason"])
     query = filter_date_range(query, Adjustment.created_at, args)
-    rows, meta = paginate(
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=Adjustment.created_at,
         tiebreak=Adjustment.id,
-        order=args.get("order") or "desc",
-        limit=args["limit"],
-        cursor=args.get("cursor"),
         kind="adjustments",
     )
     return [serialize_adjustment(row) for row in rows], meta

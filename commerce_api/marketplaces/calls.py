@@ -40,6 +40,20 @@ def call_marketplace(
         raise RuntimeError("call_marketplace() must not run inside a database transaction")
     connector = get_connector(connection)
     started = time.monotonic()
+
+    def record(**outcome):
+        return record_attempt(
+            connection,
+            resource_type=resource_type,
+            resource_id=resource_id,
+            sku=sku,
+            operation=operation,
+            created_by=created_by,
+            details=details,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            **outcome,
+        )
+
     outcome = {"status": "succeeded", "error_code": None, "error_message": None}
     try:
         result = call(connector)
@@ -80,52 +94,12 @@ def call_marketplace(
         )
     except Exception as exc:
         # a bug in a connector: keep the trace of the attempt, then let it surface
-        _record(
-            connection,
-            operation,
-            resource_type,
-            resource_id,
-            sku,
-            created_by,
-            details,
-            started,
-            {
-                "status": "failed",
-                "error_code": "INTERNAL_ERROR",
-                "error_message": type(exc).__name__,
-            },
-        )
+        record(status="failed", error_code="INTERNAL_ERROR", error_message=type(exc).__name__)
         raise
     else:
         error = None
-    attempt = _record(
-        connection,
-        operation,
-        resource_type,
-        resource_id,
-        sku,
-        created_by,
-        details,
-        started,
-        outcome,
-    )
+    attempt = record(**outcome)
     if error is not None:
         error.details["attempt_id"] = attempt.id
         raise error
     return result, attempt
-
-
-def _record(
-    connection, operation, resource_type, resource_id, sku, created_by, details, started, outcome
-):
-    return record_attempt(
-        connection,
-        resource_type=resource_type,
-        resource_id=resource_id,
-        sku=sku,
-        operation=operation,
-        created_by=created_by,
-        details=details,
-        duration_ms=int((time.monotonic() - started) * 1000),
-        **outcome,
-    )

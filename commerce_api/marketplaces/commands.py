@@ -4,7 +4,7 @@ import click
 from flask.cli import with_appcontext
 
 from ..auth.services import get_tenant
-from ..cli_output import emit_json, fail, run_service
+from ..cli_output import emit, emit_rows, fail, run_service
 from ..orders.pulls import pull_connection
 from .services import connect_marketplace, serialize_connection, tenant_connections
 
@@ -59,11 +59,8 @@ def register(cli):
             created_by="cli",
             allow_private=True,
         )
-        payload = serialize_connection(connection)
-        if as_json:
-            emit_json(payload)
-        else:
-            click.echo(f"connection {connection.id} ({marketplace}, {connector})")
+        text = f"connection {connection.id} ({marketplace}, {connector})"
+        emit(serialize_connection(connection), as_json, text)
 
     @marketplaces.command("list")
     @click.option("--tenant", "tenant_id", required=True)
@@ -73,15 +70,7 @@ def register(cli):
         """List a tenant's marketplace connections."""
         run_service(get_tenant, tenant_id)
         rows = [serialize_connection(row) for row in tenant_connections(tenant_id)]
-        if as_json:
-            emit_json(rows)
-            return
-        for row in rows:
-            pulled = row["last_pull_at"] or "never"
-            click.echo(
-                f"{row['id']}  {row['marketplace']:20} {row['connector']:8} {row['status']:8} "
-                f"last pull: {pulled} {row['last_pull_status'] or ''}"
-            )
+        emit_rows(rows, as_json, _connection_line)
 
     @marketplaces.command("pull")
     @click.option("--tenant", "tenant_id", required=True)
@@ -99,12 +88,20 @@ def register(cli):
         if not connections:
             fail("MARKETPLACE_NOT_CONNECTED: no active connection to pull")
         results = [pull_connection(connection) for connection in connections]
-        if as_json:
-            emit_json(results)
-            return
-        for result in results:
-            click.echo(
-                f"{result['marketplace']}: {result['status']}, {result['created']} new, "
-                f"{result['updated']} updated, {result['unchanged']} unchanged, "
-                f"{result['failed']} failed"
-            )
+        emit_rows(results, as_json, _pull_line)
+
+
+def _connection_line(row):
+    pulled = row["last_pull_at"] or "never"
+    return (
+        f"{row['id']}  {row['marketplace']:20} {row['connector']:8} {row['status']:8} "
+        f"last pull: {pulled} {row['last_pull_status'] or ''}"
+    )
+
+
+def _pull_line(result):
+    return (
+        f"{result['marketplace']}: {result['status']}, {result['created']} new, "
+        f"{result['updated']} updated, {result['unchanged']} unchanged, "
+        f"{result['failed']} failed"
+    )

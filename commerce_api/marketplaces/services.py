@@ -9,10 +9,10 @@ from urllib.parse import urlparse
 from peewee import IntegrityError
 
 from ..auth.models import Tenant
-from ..db import write_transaction
+from ..db import row_getter, write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
-from ..pagination import paginate
+from ..pagination import paginate_args
 from ..timeutil import format_ms, now_ms
 from .models import CONNECTORS, MarketplaceConnection, SyncAttempt
 
@@ -205,13 +205,11 @@ def list_connections(tenant_id, args):
         query = query.where(MarketplaceConnection.connector == args["connector"])
     if args.get("status"):
         query = query.where(MarketplaceConnection.status == args["status"])
-    rows, meta = paginate(
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=MarketplaceConnection.created_at,
         tiebreak=MarketplaceConnection.id,
-        order=args.get("order") or "desc",
-        limit=args["limit"],
-        cursor=args.get("cursor"),
         kind="marketplaces",
         scope=[tenant_id, args.get("connector"), args.get("status")],
     )
@@ -336,7 +334,7 @@ def record_attempt(
 
 
 def serialize_attempt(row):
-    get = row.get if isinstance(row, dict) else row.__data__.get
+    get = row_getter(row)
     error = None
     if get("error_code") or get("error_message"):
         error = {"code": get("error_code"), "message": get("error_message")}
@@ -381,13 +379,11 @@ def list_attempts(tenant_id, args):
         query = query.where(
             (SyncAttempt.resource_type == "order") & (SyncAttempt.resource_id == args["order_id"])
         )
-    rows, meta = paginate(
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=SyncAttempt.created_at,
         tiebreak=SyncAttempt.id,
-        order=args.get("order") or "desc",
-        limit=args["limit"],
-        cursor=args.get("cursor"),
         kind="sync_history",
         scope=[tenant_id]
         + [

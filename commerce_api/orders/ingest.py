@@ -11,7 +11,7 @@ import marshmallow as ma
 from peewee import IntegrityError
 from ulid import ULID
 
-from ..db import for_update, write_transaction
+from ..db import for_update, row_getter, write_transaction
 from ..errors import ApiError, validation_error
 from ..events import emit
 from ..ids import new_id
@@ -223,7 +223,7 @@ def _create_order(tenant_id, data, source, connection, created_by):
 
 def _same_lines(current, incoming):
     def key(line):
-        get = line.get if isinstance(line, dict) else line.__data__.get
+        get = row_getter(line)
         return (
             get("position"),
             get("external_line_item_id"),

@@ -4,7 +4,7 @@ the order reads and list."""
 from ..db import for_update
 from ..errors import ApiError
 from ..marketplaces.services import attempts_for
-from ..pagination import filter_date_range, paginate
+from ..pagination import filter_date_range, paginate_args
 from ..timeutil import format_ms
 from .models import Order, OrderLine, OrderReturn
 
@@ -151,13 +151,11 @@ def list_orders(tenant_id, args):
     query = filter_date_range(query, Order.placed_at, args)
     if args.get("has_returns") is not None:
         query = query.where(Order.has_returns == bool(args["has_returns"]))
-    rows, meta = paginate(
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=SORT_FIELDS[args.get("sort") or "created_at"],
         tiebreak=Order.id,
-        order=args.get("order") or "desc",
-        limit=args["limit"],
-        cursor=args.get("cursor"),
         kind="orders",
         # a cursor only continues the query (tenant and filters) that issued it
         scope=[tenant_id]

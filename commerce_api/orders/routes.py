@@ -5,11 +5,13 @@ from flask.views import MethodView
 
 from ..auth.middleware import require_scope
 from ..http.blueprint import Blueprint
-from ..http.envelope import many, one
+from ..http.bulk import load_items
+from ..http.envelope import list_page, one
 from ..http.lists import parse_fields, select_fields
 from . import cancellation, reading, shipping
 from .schemas import (
     BulkShipmentEnvelopeSchema,
+    BulkShipmentItemSchema,
     BulkShipmentSchema,
     CancelSchema,
     OrderEnvelopeSchema,
@@ -35,9 +37,10 @@ class OrderViews(MethodView):
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List orders"""
-        fields = parse_fields(args.get("fields"), reading.ORDER_FIELDS)
-        data, meta = reading.list_orders(g.auth.tenant_id, args)
-        return many([select_fields(item, fields) for item in data], meta)
+        return list_page(args, reading.ORDER_FIELDS, reading.list_orders, g.auth.tenant_id)
+
+
+_bulk_item_schema = BulkShipmentItemSchema()
 
 
 @blp.route("/bulk-shipment")
@@ -49,7 +52,11 @@ class OrderBulkShipmentViews(MethodView):
     def post(self, data):
         """Confirm up to 100 shipments, each on its own"""
         return one(
-            shipping.bulk_confirm_shipment(g.auth.tenant_id, data["shipments"], g.auth.created_by)
+            shipping.bulk_confirm_shipment(
+                g.auth.tenant_id,
+                load_items(_bulk_item_schema, data["shipments"], "order_id"),
+                g.auth.created_by,
+            )
         )
 
 

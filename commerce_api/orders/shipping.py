@@ -7,8 +7,6 @@ the outcome in a transaction that checks the state again.
 import hashlib
 import json
 
-import marshmallow as ma
-
 from ..db import write_transaction
 from ..errors import ApiError, validation_error
 from ..events import emit
@@ -18,9 +16,6 @@ from ..timeutil import format_ms, now_ms
 from . import state, stock
 from .models import RESERVING_METHODS, Order, OrderLine
 from .reading import event_body, find_order, lines_of, serialize_detail, wire_order
-from .schemas import BulkShipmentItemSchema
-
-_bulk_item_schema = BulkShipmentItemSchema()
 
 
 def _shipment_lines(order, lines, requested):
@@ -129,25 +124,24 @@ def confirm_shipment(tenant_id, order_id, data, created_by):
 
 
 def bulk_confirm_shipment(tenant_id, items, created_by):
-    """Confirm up to 100 shipments, each on its own; report per item."""
+    """Confirm up to 100 shipments, each on its own; report per item.
+
+    ``items`` come from ``http.bulk.load_items``: loaded, or an ``error`` of their own.
+    """
     succeeded, errors = 0, []
-    for index, item in enumerate(items):
-        order_id = item.get("order_id") if isinstance(item, dict) else None
-        order_id = order_id if isinstance(order_id, str) else None
+    for item in items:
+        if "error" in item:
+            errors.append({"index": item["index"], "order_id": item["order_id"], **item["error"]})
+            continue
+        data = {k: v for k, v in item.items() if k not in ("index", "order_id")}
         try:
-            if not isinstance(item, dict):
-                raise validation_error({"_schema": ["Not an object."]})
-            try:
-                data = _bulk_item_schema.load(item)
-            except ma.ValidationError as exc:
-                raise validation_error(exc.messages, "The item is not valid.") from None
-            confirm_shipment(tenant_id, data.pop("order_id"), data, created_by)
+            confirm_shipment(tenant_id, item["order_id"], data, created_by)
             succeeded += 1
         except ApiError as error:
             errors.append(
                 {
-                    "index": index,
-                    "order_id": order_id,
+                    "index": item["index"],
+                    "order_id": item["order_id"],
                     "code": error.code,
                     "message": error.message,
                     "details": error.details,

@@ -5,11 +5,11 @@ from decimal import Decimal
 from peewee import IntegrityError
 from stdnum import ean
 
-from ..db import PreparedQuery, contains_text, for_update, write_transaction
+from ..db import PreparedQuery, contains_text, for_update, row_getter, write_transaction
 from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
-from ..pagination import paginate
+from ..pagination import paginate_args
 from ..timeutil import format_ms, now_ms
 from .models import Listing, Product
 
@@ -53,7 +53,7 @@ def _number(value):
 
 def serialize_product(row, listings=None):
     """A product (model or row dict) as the API shows it."""
-    get = row.get if isinstance(row, dict) else row.__data__.get
+    get = row_getter(row)
     data = {
         "id": get("id"),
         "sku": get("sku"),
@@ -74,7 +74,7 @@ def serialize_product(row, listings=None):
 
 
 def serialize_listing(row):
-    get = row.get if isinstance(row, dict) else row.__data__.get
+    get = row_getter(row)
     return {
         "marketplace": get("marketplace"),
         "external_id": get("external_id"),
@@ -143,7 +143,7 @@ def locked_product(tenant_id, sku):
 
 
 # Orders live above products: the orders domain registers its question here, products
-# only asks it (STYLE.md, "Which domain may know which").
+# only asks it (dependencies between domains run one way, tests/test_architecture.py).
 _OPEN_ORDER_CHECKS = []
 
 
@@ -247,13 +247,15 @@ def archive_product(tenant_id, sku):
 
 
 def bulk_update(tenant_id, items):
-    """Apply each ``{sku, ...changes}`` atomically on its own; report per item."""
+    """Apply each ``{index, sku, ...changes}`` atomically on its own; report per item
+    (``items`` come from ``http.bulk.load_items``: loaded, or an ``error`` of their own)."""
     updated, errors = 0, []
-    for index, item in enumerate(items):
+    for item in items:
+        index = item["index"]
         if "error" in item:
-            errors.append({"index": index, "sku": item.get("sku"), **item["error"]})
+            errors.append({"index": index, "sku": item["sku"], **item["error"]})
             continue
-        changes = {k: v for k, v in item.items() if k != "sku"}
+        changes = {k: v for k, v in item.items() if k not in ("sku", "index")}
         try:
             with write_transaction():
                 _apply_update(tenant_id, item["sku"], changes)
@@ -291,13 +293,11 @@ def list_products(tenant_id, args):
             | contains_text(Product.gtin, term)
         )
     sort = SORT_FIELDS[args.get("sort") or "created_at"]
-    rows, meta = paginate(
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=sort,
         tiebreak=Product.id,
-        order=args.get("order") or "desc",
-        limit=args["limit"],
-        cursor=args.get("cursor"),
         kind="products",
         # a cursor only continues the query (tenant and filters) that issued it
         scope=[tenant_id, status, args.get("marketplace"), args.get("search")],
