@@ -152,6 +152,14 @@ def paginate_args(query, args, *, sort_field, tiebreak, kind, default_order="des
     )
 
 
+def filter_equal(query, model, args, names):
+    """Keep the rows whose column ``name`` equals ``args[name]``, for each name given."""
+    for name in names:
+        if args.get(name):
+            query = query.where(getattr(model, name) == args[name])
+    return query
+
+
 def filter_date_range(query, column, args):
     """Apply the inclusive ``start_date`` / ``end_date`` filters (ISO dates, UTC) to ``column``."""
     if args.get("start_date"):

@@ -6,7 +6,7 @@ from ..auth.models import Tenant
 from ..db import db, is_postgres, write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
-from ..pagination import filter_date_range, paginate_args
+from ..pagination import filter_date_range, filter_equal, paginate_args
 from ..products.models import Product
 from ..products.services import find_product
 from ..timeutil import format_ms, now_ms
@@ -322,10 +322,7 @@ def get_record(tenant_id, sku):
 
 def list_records(tenant_id, args):
     query = _records().where(InventorySummary.tenant == tenant_id)
-    if args.get("status"):
-        query = query.where(InventorySummary.status == args["status"])
-    if args.get("sku"):
-        query = query.where(InventorySummary.sku == args["sku"])
+    query = filter_equal(query, InventorySummary, args, ("status", "sku"))
     warehouse_id = args.get("warehouse_id")
     if warehouse_id:
         _check_warehouse_filter(tenant_id, warehouse_id)

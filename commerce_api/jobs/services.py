@@ -12,7 +12,7 @@ from ..config import current_config
 from ..db import JSONField, db, for_update, insert_statement, is_postgres
 from ..errors import ApiError, validation_error
 from ..ids import new_id
-from ..pagination import filter_date_range, paginate_args
+from ..pagination import filter_date_range, filter_equal, paginate_args
 from ..timeutil import format_ms, now_ms
 from . import registry
 from .models import HELD, PRIORITIES, QUEUED, Job, WorkerProcess
@@ -410,12 +410,7 @@ def list_jobs(tenant_id, args):
         query = query.where(Job.type == job_type)
     else:
         query = query.where(Job.internal == False)  # noqa: E712
-    if args.get("status"):
-        query = query.where(Job.status == args["status"])
-    if args.get("priority"):
-        query = query.where(Job.priority == args["priority"])
-    if args.get("batch_id"):
-        query = query.where(Job.batch_id == args["batch_id"])
+    query = filter_equal(query, Job, args, ("status", "priority", "batch_id"))
     query = filter_date_range(query, Job.created_at, args)
     rows, meta = paginate_args(
         query,

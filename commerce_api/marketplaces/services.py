@@ -12,7 +12,7 @@ from ..auth.models import Tenant
 from ..db import row_getter, write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
-from ..pagination import paginate_args
+from ..pagination import filter_equal, paginate_args
 from ..timeutil import format_ms, now_ms
 from .models import CONNECTORS, MarketplaceConnection, SyncAttempt
 
@@ -201,10 +201,7 @@ def connect_marketplace(
 
 def list_connections(tenant_id, args):
     query = MarketplaceConnection.select().where(MarketplaceConnection.tenant == tenant_id)
-    if args.get("connector"):
-        query = query.where(MarketplaceConnection.connector == args["connector"])
-    if args.get("status"):
-        query = query.where(MarketplaceConnection.status == args["status"])
+    query = filter_equal(query, MarketplaceConnection, args, ("connector", "status"))
     rows, meta = paginate_args(
         query,
         args,
@@ -372,9 +369,8 @@ def attempts_for(tenant_id, resource_type, resource_id, limit=50):
 
 def list_attempts(tenant_id, args):
     query = SyncAttempt.select().where(SyncAttempt.tenant == tenant_id)
-    for name in ("resource_type", "marketplace", "status", "operation", "sku"):
-        if args.get(name):
-            query = query.where(getattr(SyncAttempt, name) == args[name])
+    names = ("resource_type", "marketplace", "status", "operation", "sku")
+    query = filter_equal(query, SyncAttempt, args, names)
     if args.get("order_id"):
         query = query.where(
             (SyncAttempt.resource_type == "order") & (SyncAttempt.resource_id == args["order_id"])

@@ -4,7 +4,7 @@ the order reads and list."""
 from ..db import for_update
 from ..errors import ApiError
 from ..marketplaces.services import attempts_for
-from ..pagination import filter_date_range, paginate_args
+from ..pagination import filter_date_range, filter_equal, paginate_args
 from ..timeutil import format_ms
 from .models import Order, OrderLine, OrderReturn
 
@@ -145,9 +145,7 @@ def get_order(tenant_id, order_id):
 
 def list_orders(tenant_id, args):
     query = Order.select().where(Order.tenant == tenant_id)
-    for name in ("status", "marketplace", "fulfillment_method"):
-        if args.get(name):
-            query = query.where(getattr(Order, name) == args[name])
+    query = filter_equal(query, Order, args, ("status", "marketplace", "fulfillment_method"))
     query = filter_date_range(query, Order.placed_at, args)
     if args.get("has_returns") is not None:
         query = query.where(Order.has_returns == bool(args["has_returns"]))
