@@ -6,13 +6,20 @@ import logging
 from flask import Flask
 from flask_smorest import Api
 
+from .auth.middleware import authenticate, is_public_endpoint
 from .config import load_config
 from .db import db, init_database, is_postgres
-from .http import docs
+from .health.routes import blp as health
+from .http import docs, idempotency, ratelimit
 from .http import request as http_request
 from .http.envelope import JSONProvider
 from .http.errors import register_error_handlers
 from .http.schemas import ErrorSchema, StrictDecimal, StrictInteger
+from .inventory.routes import blp as inventory
+from .jobs.routes import blp as jobs
+from .marketplaces.routes import blp as marketplaces
+from .orders.routes import blp as orders
+from .products.routes import blp as products
 from .tasks import load_task_modules
 
 API_DESCRIPTION = """A multi-tenant, multi-marketplace commerce API.
@@ -31,13 +38,6 @@ class CommerceApi(Api):
 
 
 def _blueprints():
-    from .health.routes import blp as health
-    from .inventory.routes import blp as inventory
-    from .jobs.routes import blp as jobs
-    from .marketplaces.routes import blp as marketplaces
-    from .orders.routes import blp as orders
-    from .products.routes import blp as products
-
     return [health, products, inventory, orders, marketplaces, jobs]
 
 
@@ -103,9 +103,6 @@ def create_app(test_config=None):
 
 
 def _install_request_pipeline(app):
-    from .auth.middleware import authenticate, is_public_endpoint
-    from .http import idempotency, ratelimit
-
     ratelimit.init_app(app)  # the limiter (when enabled), used by enforce_rate_limit
     idempotency.init_app(app)
 

@@ -1,17 +1,29 @@
 """The ``commerce-api`` command (Flask's click CLI)."""
 
-import json
 import os
 
 import click
 from flask.cli import FlaskGroup, with_appcontext
 
 from . import create_app, demo
+from .auth.services import (
+    create_key,
+    create_tenant,
+    get_tenant,
+    list_keys,
+    parse_scopes,
+    revoke_key,
+    serialize_key,
+    set_plan,
+)
+from .cli_output import emit, emit_json, emit_rows, fail, run_service
 from .db import db
 from .inventory import commands as inventory_commands
 from .jobs import commands as jobs_commands
 from .marketplaces import commands as marketplaces_commands
+from .migrations import upgrade
 from .orders import commands as orders_commands
+from .serve import serve
 from .timeutil import parse_timestamp
 
 
@@ -24,31 +36,10 @@ def cli():
     """Commerce API administration."""
 
 
-def emit_json(payload):
-    click.echo(json.dumps(payload, default=str))
-
-
-def fail(message):
-    raise click.ClickException(message)
-
-
-def run_service(func, *args, **kwargs):
-    """Call a service, turning its ApiError into a clean CLI error."""
-    from .errors import ApiError
-
-    try:
-        return func(*args, **kwargs)
-    except ApiError as error:
-        detail = f" {json.dumps(error.details)}" if error.details else ""
-        fail(f"{error.code}: {error.message}{detail}")
-
-
 @cli.command("init-db")
 @with_appcontext
 def init_db_command():
     """Create or upgrade the schema (idempotent)."""
-    from .migrations import upgrade
-
     with db.connection_context():
         applied = upgrade(db.obj)
     click.echo(f"schema up to date ({len(applied)} migration(s) applied)", err=True)
@@ -66,8 +57,6 @@ def tenants():
 @with_appcontext
 def tenants_create(name, plan, as_json):
     """Create a tenant; prints its id (a UUID)."""
-    from .auth.services import create_tenant
-
     tenant = run_service(create_tenant, name, plan)
     payload = {"id": tenant.id, "name": tenant.name, "plan": tenant.plan}
     emit_json(payload) if as_json else click.echo(f"tenant {tenant.id} ({name}, {plan})")
@@ -80,8 +69,6 @@ def tenants_create(name, plan, as_json):
 @with_appcontext
 def tenants_set_plan(tenant_id, plan, as_json):
     """Change a tenant's plan."""
-    from .auth.services import set_plan
-
     tenant = run_service(set_plan, tenant_id, plan)
     payload = {"id": tenant.id, "name": tenant.name, "plan": tenant.plan}
     emit_json(payload) if as_json else click.echo(f"tenant {tenant.id} is now on {plan}")
@@ -114,8 +101,6 @@ def keys_create(
     as_json,
 ):
     """Create an API key; the secret is shown only here."""
-    from .auth.services import create_key, parse_scopes, serialize_key
-
     expires_ms = None
     if expires_at:
         try:
@@ -133,10 +118,7 @@ def keys_create(
         rate_limit_per_hour=rate_limit_per_hour,
     )
     payload = {**serialize_key(key), "key": secret}
-    if as_json:
-        emit_json(payload)
-    else:
-        click.echo(f"key id: {key.id}\nsecret: {secret}\n(the secret is not shown again)")
+    emit(payload, as_json, f"key id: {key.id}\nsecret: {secret}\n(the secret is not shown again)")
 
 
 @keys.command("list")
@@ -145,18 +127,13 @@ def keys_create(
 @with_appcontext
 def keys_list(tenant_id, as_json):
     """List a tenant's keys (never their secrets)."""
-    from .auth.services import get_tenant, list_keys, serialize_key
-
     run_service(get_tenant, tenant_id)
-    rows = [serialize_key(k) for k in list_keys(tenant_id)]
-    if as_json:
-        emit_json(rows)
-        return
-    for row in rows:
-        state = "revoked" if row["revoked_at"] else "active"
-        click.echo(
-            f"{row['id']}  {row['prefix']}...  {state:8}  {row['name']}  {','.join(row['scopes'])}"
-        )
+    emit_rows([serialize_key(k) for k in list_keys(tenant_id)], as_json, _key_line)
+
+
+def _key_line(row):
+    state = "revoked" if row["revoked_at"] else "active"
+    return f"{row['id']}  {row['prefix']}...  {state:8}  {row['name']}  {','.join(row['scopes'])}"
 
 
 @keys.command("revoke")
@@ -165,8 +142,6 @@ def keys_list(tenant_id, as_json):
 @with_appcontext
 def keys_revoke(key_id, as_json):
     """Revoke a key (takes effect within the auth cache time, 5 s by default)."""
-    from .auth.services import revoke_key, serialize_key
-
     key = run_service(revoke_key, key_id)
     emit_json(serialize_key(key)) if as_json else click.echo(f"revoked {key_id}")
 
@@ -177,8 +152,6 @@ def keys_revoke(key_id, as_json):
 @click.option("--with-worker", is_flag=True, help="Also run the job worker beside the API.")
 def serve_command(bind, workers, with_worker):
     """Serve the API with gunicorn (and optionally the job worker)."""
-    from .serve import serve
-
     serve(bind=bind, workers=workers, with_worker=with_worker)
 
 
@@ -194,6 +167,3 @@ def main():
 
 if __name__ == "__main__":
     main()
-
-
-__all__ = ["cli", "main", "emit_json", "fail", "run_service"]

@@ -24,7 +24,7 @@ DEFAULTS = {
     "WORKER_CONCURRENCY": 4,  # jobs one worker process runs at once (threads)
     "WORKER_RETRY_BACKOFF_SECONDS": 5.0,  # first retry delay; doubles per attempt
     "JOB_PRIORITY_AGING_SECONDS": 300,  # a waiting job gains one priority level per this
-    "JOB_DEFAULT_TIMEOUT_SECONDS": 600,  # for handlers that declare no TIMEOUT_SECONDS
+    "JOB_DEFAULT_TIMEOUT_SECONDS": 600,  # for job types registered without a timeout
     "EXTRA_TASK_MODULES": "",  # comma list of modules registering more job types (tests)
     "ORDER_PULL_INTERVAL_SECONDS": 60,
     "MARKETPLACE_CONNECT_TIMEOUT": 3.0,

@@ -11,7 +11,10 @@ from stdnum import ean
 
 from .auth.models import SCOPES, Tenant
 from .auth.services import create_key, create_tenant
-from .products.models import Product
+from .inventory.demo import seed_demo_inventory
+from .marketplaces.demo import seed_demo_marketplace
+from .marketplaces.services import get_connection
+from .orders.pulls import pull_connection
 from .products.services import create_product
 
 DEMO_PRODUCTS = (
@@ -59,55 +62,30 @@ def seed_demo():
     tenant = create_tenant("Demo Store", "growth")
     key, secret = create_key(tenant.id, "demo key", list(SCOPES))
     for index, (sku, title, category, cost) in enumerate(DEMO_PRODUCTS, start=1):
-        if (
-            not Product.select()
-            .where((Product.tenant == tenant.id) & (Product.sku == sku))
-            .exists()
-        ):
-            create_product(
-                tenant.id,
-                {
-                    "sku": sku,
-                    "title": title,
-                    "status": "active",
-                    "category": category,
-                    "gtin": _gtin(index),
-                    "cost_price": Decimal(cost),  # as the API schema loads it
-                    "images": [f"https://images.example.com/{sku.lower()}.jpg"],
-                },
-            )
-    for extra in _DEMO_EXTRAS:
-        extra(tenant.id)
+        create_product(
+            tenant.id,
+            {
+                "sku": sku,
+                "title": title,
+                "status": "active",
+                "category": category,
+                "gtin": _gtin(index),
+                "cost_price": Decimal(cost),  # as the API schema loads it
+                "images": [f"https://images.example.com/{sku.lower()}.jpg"],
+            },
+        )
+    # the stock first: the sandbox's first orders reserve it
+    seed_demo_inventory(tenant.id)
+    connection = seed_demo_marketplace(tenant.id)
+    # pull twice: a week of orders, then a tick in which the first ones move on (FBA
+    # shipped by the marketplace, FBM confirmed)
+    for _ in range(2):
+        pull_connection(get_connection(tenant.id, connection.id))
     saved = {"tenant_id": tenant.id, "api_key": secret, "key_id": key.id}
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
         json.dump(saved, handle)
     return saved, True
-
-
-# Other domains append functions ``extra(tenant_id)`` that seed their demo data
-# (stock, a sandbox marketplace connection and its orders).
-_DEMO_EXTRAS = []
-
-
-def _seed_inventory(tenant_id):
-    # first of the extras: demo orders reserve this stock
-    from .inventory.demo import seed_demo_inventory
-
-    seed_demo_inventory(tenant_id)
-
-
-_DEMO_EXTRAS.append(_seed_inventory)
-
-
-def _seed_marketplace(tenant_id):
-    # after the stock: the sandbox's first orders reserve it
-    from .marketplaces.demo import seed_demo_marketplace
-
-    seed_demo_marketplace(tenant_id)
-
-
-_DEMO_EXTRAS.append(_seed_marketplace)
 
 
 def register(cli):

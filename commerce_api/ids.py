@@ -22,7 +22,6 @@ PREFIXES = {
     "request": "req",
     "competitor_price": "cpr",
     "sync": "syn",
-    "user": "usr",
 }
 
 

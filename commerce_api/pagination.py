@@ -138,6 +138,28 @@ def paginate(query, *, sort_field, tiebreak, order, limit, cursor, kind, count=T
     return rows, meta
 
 
+def paginate_args(query, args, *, sort_field, tiebreak, kind, default_order="desc", scope=None):
+    """``paginate`` with a list's query arguments (``order``, ``limit``, ``cursor``)."""
+    return paginate(
+        query,
+        sort_field=sort_field,
+        tiebreak=tiebreak,
+        order=args.get("order") or default_order,
+        limit=args["limit"],
+        cursor=args.get("cursor"),
+        kind=kind,
+        scope=scope,
+    )
+
+
+def filter_equal(query, model, args, names):
+    """Keep the rows whose column ``name`` equals ``args[name]``, for each name given."""
+    for name in names:
+        if args.get(name):
+            query = query.where(getattr(model, name) == args[name])
+    return query
+
+
 def filter_date_range(query, column, args):
     """Apply the inclusive ``start_date`` / ``end_date`` filters (ISO dates, UTC) to ``column``."""
     if args.get("start_date"):

@@ -8,9 +8,9 @@ from commerce_api.cli import cli
 from commerce_api.inventory.models import Adjustment
 from commerce_api.jobs.models import Job
 from commerce_api.marketplaces.models import MarketplaceConnection, SandboxOrder, SyncAttempt
-from commerce_api.marketplaces.pulls import pull_connection
 from commerce_api.marketplaces.registry import get_connector
 from commerce_api.orders.models import Order
+from commerce_api.orders.pulls import pull_connection
 from commerce_api.products.models import Listing
 
 from .factories import headers_for, product_body
@@ -395,7 +395,7 @@ def test_pull_fills_the_marketplace_warehouse(tenant, stocked):
 
 def test_periodic_task_pulls_every_active_connection(tenant, stocked):
     from commerce_api.jobs.registry import PERIODIC_TASKS as TASKS
-    from commerce_api.marketplaces import tasks
+    from commerce_api.orders import tasks
 
     assert TASKS["pull_orders"] == (tasks.ORDER_PULL_INTERVAL_SECONDS, tasks.pull_orders)
     connect(tenant, "amazon", settings={"initial_orders": 2})

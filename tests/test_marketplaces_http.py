@@ -13,8 +13,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from commerce_api.marketplaces.models import MarketplaceConnection, SyncAttempt
-from commerce_api.marketplaces.pulls import pull_connection
 from commerce_api.orders.models import Order
+from commerce_api.orders.pulls import pull_connection
 from commerce_api.products.models import Listing
 
 from .orders_support import (
@@ -152,7 +152,7 @@ def shop(client, headers, tenant, marketplace, short_timeouts):
     warehouse = make_own_warehouse(tenant)
     stock_up(tenant, warehouse, {"MUG-1": 10, "TOWEL-1": 5})
     connection = connect(tenant, "mirakl", "http", base_url=marketplace.url, api_token="tok-123")
-    from commerce_api.orders.services import upsert_order
+    from commerce_api.orders.ingest import upsert_order
 
     _, order_id = upsert_order(tenant.id, order_body("M-1", marketplace="mirakl"), source="import")
     return {"connection": connection, "order_id": order_id}

@@ -312,7 +312,7 @@ def test_partial_shipment_consumes_what_ships_and_releases_the_rest(client, head
 
 
 def _import_one(client, headers, tenant, body):
-    from commerce_api.orders.services import upsert_order
+    from commerce_api.orders.ingest import upsert_order
 
     _, order_id = upsert_order(tenant.id, body, source="import", created_by="test")
     return order_id

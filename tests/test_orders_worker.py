@@ -16,7 +16,7 @@ from .servers import ROOT, process_env
 
 @pytest.mark.slow
 def test_worker_runs_cancellation_sync_and_the_periodic_pull(client, headers, tenant, database_url):
-    from commerce_api.orders.services import upsert_order
+    from commerce_api.orders.ingest import upsert_order
 
     make_products(client, headers, "MUG-1", "TOWEL-1")
     stock_up(tenant, make_own_warehouse(tenant), {"MUG-1": 10, "TOWEL-1": 5})

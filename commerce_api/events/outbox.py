@@ -1,26 +1,17 @@
 """Write events to the outbox inside the caller's transaction."""
 
-from ..db import db
+from ..db import db, insert_statement
 from ..ids import new_id
 from ..timeutil import format_ms, now_ms
 from .models import EVENT_TYPES, Event
 
 _FIELDS = tuple(Event._meta.sorted_fields)
-_insert_sql = {}
 
 
 def _insert_statement():
-    """The outbox INSERT, built once per engine: peewee would compose it on every call
-    (~200 us), and every change of the service writes one (the worker, many per second)."""
-    key = id(db.obj)
-    sql = _insert_sql.get(key)
-    if sql is None:
-        columns = ", ".join(f'"{field.column_name}"' for field in _FIELDS)
-        marks = ", ".join([db.param] * len(_FIELDS))
-        sql = _insert_sql[key] = (
-            f'INSERT INTO "{Event._meta.table_name}" ({columns}) VALUES ({marks})'
-        )
-    return sql
+    """The outbox INSERT: every change of the service writes one (the worker, many per
+    second), and peewee would compose it on every call (~200 us)."""
+    return insert_statement(Event, _FIELDS)
 
 
 def event_params(tenant_id, event_type, resource_type, resource_id, data, created_at=None):

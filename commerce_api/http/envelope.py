@@ -6,6 +6,8 @@ from decimal import Decimal
 from flask import Response
 from flask.json.provider import DefaultJSONProvider
 
+from .lists import parse_fields, select_fields
+
 
 def _default(value):
     if isinstance(value, Decimal):
@@ -45,3 +47,11 @@ def many(data, meta, status=200):
 
 def no_content():
     return Response(status=204)
+
+
+def list_page(args, allowed, list_items, *params):
+    """The list response: ``list_items(*params, args) -> (items, meta)``, each item cut
+    to the ``fields`` asked for."""
+    fields = parse_fields(args.get("fields"), allowed)
+    data, meta = list_items(*params, args)
+    return many([select_fields(item, fields) for item in data], meta)

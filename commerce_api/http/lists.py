@@ -54,6 +54,17 @@ class MetaSchema(ma.Schema):
     nextCursor = ma.fields.String(allow_none=True)  # noqa: N815 (the spec's name)
 
 
+def envelope_schema(name, item):
+    """The schema ``{data: item}`` of a one-resource response, called ``name``."""
+    return ma.Schema.from_dict({"data": ma.fields.Nested(item)}, name=name)
+
+
+def list_schema(name, item):
+    """The schema ``{data: [item], meta}`` of a list response, called ``name``."""
+    fields = {"data": ma.fields.List(ma.fields.Nested(item)), "meta": ma.fields.Nested(MetaSchema)}
+    return ma.Schema.from_dict(fields, name=name)
+
+
 def parse_fields(value, allowed, always=("id",)):
     """Parse ``fields=a,b`` into a tuple of names, or None when absent."""
     if not value:

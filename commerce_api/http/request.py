@@ -3,10 +3,10 @@
 import json
 
 from flask import current_app, g, request
-from ulid import ULID
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from ..errors import ApiError, validation_error
+from ..ids import new_id
 
 BODY_METHODS = frozenset(("POST", "PUT", "PATCH"))
 MAX_REQUEST_ID = 200
@@ -17,7 +17,7 @@ def assign_request_id():
     if incoming and len(incoming) <= MAX_REQUEST_ID and incoming.isprintable():
         g.request_id = incoming
     else:
-        g.request_id = f"req_{ULID()}"
+        g.request_id = new_id("request")
 
 
 def check_body():

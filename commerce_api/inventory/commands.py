@@ -3,10 +3,12 @@
 import click
 from flask.cli import with_appcontext
 
+from ..auth.services import get_tenant
+from ..cli_output import emit, emit_rows, run_service
+from .services import create_warehouse, serialize_warehouse, tenant_warehouses
+
 
 def register(cli):
-    from ..cli import emit_json, run_service
-
     @cli.group()
     def warehouses():
         """Manage warehouses."""
@@ -22,15 +24,11 @@ def register(cli):
     @with_appcontext
     def warehouses_create(tenant_id, name, kind, marketplace, address, inactive, as_json):
         """Create a warehouse (own, or marketplace-operated and read-only); prints its id."""
-        from .services import create_warehouse
-
         data = {"name": name, "type": kind, "marketplace": marketplace, "address": address}
         data["is_active"] = not inactive
         warehouse = run_service(create_warehouse, tenant_id, data)
-        if as_json:
-            emit_json(warehouse)
-        else:
-            click.echo(f"warehouse {warehouse['id']} ({warehouse['name']}, {warehouse['type']})")
+        text = f"warehouse {warehouse['id']} ({warehouse['name']}, {warehouse['type']})"
+        emit(warehouse, as_json, text)
 
     @warehouses.command("list")
     @click.option("--tenant", "tenant_id", required=True)
@@ -38,21 +36,12 @@ def register(cli):
     @with_appcontext
     def warehouses_list(tenant_id, as_json):
         """List a tenant's warehouses."""
-        from ..auth.services import get_tenant
-        from .models import Warehouse
-        from .services import serialize_warehouse
-
         run_service(get_tenant, tenant_id)
-        rows = [
-            serialize_warehouse(w)
-            for w in Warehouse.select()
-            .where(Warehouse.tenant == tenant_id)
-            .order_by(Warehouse.created_at, Warehouse.id)
-        ]
-        if as_json:
-            emit_json(rows)
-            return
-        for row in rows:
-            state = "active" if row["is_active"] else "inactive"
-            extra = f" ({row['marketplace']})" if row["marketplace"] else ""
-            click.echo(f"{row['id']}  {row['type']:4}{extra}  {state:8}  {row['name']}")
+        rows = [serialize_warehouse(w) for w in tenant_warehouses(tenant_id)]
+        emit_rows(rows, as_json, _warehouse_line)
+
+
+def _warehouse_line(row):
+    state = "active" if row["is_active"] else "inactive"
+    extra = f" ({row['marketplace']})" if row["marketplace"] else ""
+    return f"{row['id']}  {row['type']:4}{extra}  {state:8}  {row['name']}"

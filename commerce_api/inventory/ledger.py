@@ -13,7 +13,7 @@ Lock order, the same for every caller so that transactions do not deadlock: ware
 
 import peewee
 
-from ..db import db, is_postgres
+from ..db import cached_statement, db, insert_statement, is_postgres, quote, row_getter
 from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
@@ -37,7 +37,7 @@ def compute_status(available, safety_stock):
 
 def serialize_adjustment(row):
     """An adjustment (model or dict of column values) as the API shows it."""
-    get = row.get if isinstance(row, dict) else row.__data__.get
+    get = row_getter(row)
     return {
         "id": get("id"),
         "sku": get("sku"),
@@ -325,7 +325,7 @@ class StockLedger:
         if self.adjustments:
             fields = [Adjustment._meta.fields[name] for name in self.adjustments[0]]
             _executemany(
-                _insert_sql(Adjustment, fields),
+                insert_statement(Adjustment, fields),
                 [tuple(a[f.name] for f in fields) for a in self.adjustments],
             )
         summaries = [s for s in self.summaries.values() if s.dirty]
@@ -394,42 +394,22 @@ class StockLedger:
         return written
 
 
-# SQL built once per (engine, statement): these run for every item of a bulk update.
-_SQL_CACHE = {}
-
-
-def _quote(name):
-    return f'"{name}"'
-
-
 def _update_sql(model, columns, key):
-    cache_key = (id(db.obj), model, columns, key)
-    sql = _SQL_CACHE.get(cache_key)
-    if sql is None:
-        param = db.param
+    """``UPDATE ... SET columns, updated_at WHERE key = ?``: it runs for every item of a
+    bulk update, so it is built once per engine."""
+
+    def build():
         meta = model._meta
         assignments = ", ".join(
-            f"{_quote(meta.fields[name].column_name)} = {param}"
+            f"{quote(meta.fields[name].column_name)} = {db.param}"
             for name in (*columns, "updated_at")
         )
-        sql = (
-            f"UPDATE {_quote(meta.table_name)} SET {assignments}"
-            f" WHERE {_quote(meta.fields[key].column_name)} = {param}"
+        return (
+            f"UPDATE {quote(meta.table_name)} SET {assignments}"
+            f" WHERE {quote(meta.fields[key].column_name)} = {db.param}"
         )
-        _SQL_CACHE[cache_key] = sql
-    return sql
 
-
-def _insert_sql(model, fields):
-    cache_key = (id(db.obj), model, tuple(f.name for f in fields))
-    sql = _SQL_CACHE.get(cache_key)
-    if sql is None:
-        param = db.param
-        columns = ", ".join(_quote(f.column_name) for f in fields)
-        marks = ", ".join(param for _ in fields)
-        sql = f"INSERT INTO {_quote(model._meta.table_name)} ({columns}) VALUES ({marks})"
-        _SQL_CACHE[cache_key] = sql
-    return sql
+    return cached_statement(("update", model, columns, key), build)
 
 
 def _executemany(sql, params):

@@ -18,10 +18,11 @@ from ulid import ULID
 from ..db import is_postgres, write_transaction
 from ..errors import ApiError, validation_error
 from ..products.models import Product
+from ..products.services import find_product
 from ..timeutil import now_ms
 from .ledger import StockLedger, lock_warehouses, serialize_adjustment
 from .models import InventorySummary, Reservation, Warehouse
-from .services import MAX_QUANTITY, find_product
+from .services import MAX_QUANTITY
 
 
 def _positive_int(name, value, minimum=1):
@@ -68,7 +69,7 @@ def reserve_stock(tenant_id, sku, quantity, *, reference, created_by):
     _positive_int("quantity", quantity)
     _reference(reference)
     with write_transaction():
-        product_id, _ = find_product(tenant_id, sku)
+        product_id = find_product(tenant_id, sku)["id"]
         existing = _reservations(tenant_id, reference, [product_id])
         if existing:
             return _allocation(existing)
@@ -250,7 +251,7 @@ def set_marketplace_stock(tenant_id, warehouse_id, sku, on_hand, *, created_by):
     if on_hand > MAX_QUANTITY:
         raise validation_error({"on_hand": [f"At most {MAX_QUANTITY}."]})
     with write_transaction():
-        product_id, _ = find_product(tenant_id, sku)
+        product_id = find_product(tenant_id, sku)["id"]
         warehouse = lock_warehouses(tenant_id, [warehouse_id]).get(warehouse_id)
         if warehouse is None:
             raise ApiError("WAREHOUSE_NOT_FOUND", details={"warehouse_id": warehouse_id})

@@ -1,12 +1,12 @@
 """Inventory API: /api/inventory (records, stock levels, the ledger, warehouses)."""
 
-import marshmallow as ma
 from flask import g
 from flask.views import MethodView
 
 from ..auth.middleware import require_scope
 from ..http.blueprint import Blueprint
-from ..http.envelope import many, one
+from ..http.bulk import load_items
+from ..http.envelope import list_page, many, one
 from ..http.lists import parse_fields, select_fields
 from . import services
 from .schemas import (
@@ -63,9 +63,9 @@ class WarehouseViews(MethodView):
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List the tenant's warehouses"""
-        fields = parse_fields(args.get("fields"), services.WAREHOUSE_FIELDS)
-        data, meta = services.list_warehouses(g.auth.tenant_id, args)
-        return many([select_fields(item, fields) for item in data], meta)
+        return list_page(
+            args, services.WAREHOUSE_FIELDS, services.list_warehouses, g.auth.tenant_id
+        )
 
     @require_scope("inventory:write")
     @blp.arguments(WarehouseCreateSchema)
@@ -103,36 +103,8 @@ class InventoryBulkViews(MethodView):
     @blp.errors(body=True)
     def post(self, data):
         """Set on-hand stock for up to 500 (SKU, warehouse) pairs, each on its own"""
-        items = []
-        for index, raw in enumerate(data["updates"]):
-            if not isinstance(raw, dict):
-                items.append(
-                    {"index": index, "error": _item_error({"_schema": ["Not an object."]})}
-                )
-                continue
-            try:
-                item = _bulk_item_schema.load(raw)
-            except ma.ValidationError as exc:
-                sku = raw.get("sku")
-                items.append(
-                    {
-                        "index": index,
-                        "sku": sku if isinstance(sku, str) else None,
-                        "error": _item_error(exc.messages),
-                    }
-                )
-                continue
-            item["index"] = index
-            items.append(item)
+        items = load_items(_bulk_item_schema, data["updates"], "sku")
         return one(services.bulk_set_stock(g.auth.tenant_id, items, g.auth.created_by))
-
-
-def _item_error(messages):
-    return {
-        "code": "VALIDATION_ERROR",
-        "message": "The item is not valid.",
-        "details": {"fields": messages},
-    }
 
 
 @blp.route("/<string:sku>")
@@ -187,6 +159,6 @@ class AdjustmentViews(MethodView):
     )
     def get(self, args, sku):
         """List a SKU's stock adjustments (the ledger)"""
-        fields = parse_fields(args.get("fields"), services.ADJUSTMENT_FIELDS)
-        data, meta = services.list_adjustments(g.auth.tenant_id, sku, args)
-        return many([select_fields(item, fields) for item in data], meta)
+        return list_page(
+            args, services.ADJUSTMENT_FIELDS, services.list_adjustments, g.auth.tenant_id, sku
+        )

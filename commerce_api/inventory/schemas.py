@@ -2,7 +2,7 @@
 
 import marshmallow as ma
 
-from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema
+from ..http.lists import FieldsArgsSchema, ListArgsSchema, envelope_schema, list_schema
 from ..http.schemas import BulkErrorSchema, StrictInteger
 from .models import CALLER_REASONS, INVENTORY_STATUSES, MAX_QUANTITY, REASONS, WAREHOUSE_TYPES
 
@@ -178,13 +178,12 @@ class InventoryRecordSchema(ma.Schema):
     updated_at = ma.fields.String(metadata={"example": "2026-11-22T10:04:05.123Z"})
 
 
-class InventoryRecordEnvelopeSchema(ma.Schema):
-    data = ma.fields.Nested(InventoryRecordSchema)
+InventoryRecordEnvelopeSchema = envelope_schema(
+    "InventoryRecordEnvelopeSchema", InventoryRecordSchema
+)
 
 
-class InventoryListSchema(ma.Schema):
-    data = ma.fields.List(ma.fields.Nested(InventoryRecordSchema))
-    meta = ma.fields.Nested(MetaSchema)
+InventoryListSchema = list_schema("InventoryListSchema", InventoryRecordSchema)
 
 
 class WarehouseSchema(ma.Schema):
@@ -199,13 +198,10 @@ class WarehouseSchema(ma.Schema):
     updated_at = ma.fields.String()
 
 
-class WarehouseEnvelopeSchema(ma.Schema):
-    data = ma.fields.Nested(WarehouseSchema)
+WarehouseEnvelopeSchema = envelope_schema("WarehouseEnvelopeSchema", WarehouseSchema)
 
 
-class WarehouseListSchema(ma.Schema):
-    data = ma.fields.List(ma.fields.Nested(WarehouseSchema))
-    meta = ma.fields.Nested(MetaSchema)
+WarehouseListSchema = list_schema("WarehouseListSchema", WarehouseSchema)
 
 
 class AdjustmentSchema(ma.Schema):
@@ -226,9 +222,7 @@ class AdjustmentSchema(ma.Schema):
     created_at = ma.fields.String()
 
 
-class AdjustmentListSchema(ma.Schema):
-    data = ma.fields.List(ma.fields.Nested(AdjustmentSchema))
-    meta = ma.fields.Nested(MetaSchema)
+AdjustmentListSchema = list_schema("AdjustmentListSchema", AdjustmentSchema)
 
 
 class BulkStockResultSchema(ma.Schema):
@@ -237,5 +231,6 @@ class BulkStockResultSchema(ma.Schema):
     errors = ma.fields.List(ma.fields.Nested(BulkErrorSchema))
 
 
-class BulkStockResultEnvelopeSchema(ma.Schema):
-    data = ma.fields.Nested(BulkStockResultSchema)
+BulkStockResultEnvelopeSchema = envelope_schema(
+    "BulkStockResultEnvelopeSchema", BulkStockResultSchema
+)

@@ -6,8 +6,9 @@ from ..auth.models import Tenant
 from ..db import db, is_postgres, write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
-from ..pagination import filter_date_range, paginate
+from ..pagination import filter_date_range, filter_equal, paginate_args
 from ..products.models import Product
+from ..products.services import find_product
 from ..timeutil import format_ms, now_ms
 from .ledger import StockLedger, compute_status, lock_warehouses, serialize_adjustment
 from .models import (
@@ -90,19 +91,6 @@ def run_with_retry(func, *args, attempts=3, **kwargs):
     raise AssertionError("unreachable")
 
 
-def find_product(tenant_id, sku):
-    """``(product id, title)`` of the tenant's SKU, or PRODUCT_NOT_FOUND."""
-    row = (
-        Product.select(Product.id, Product.title)
-        .where((Product.tenant == tenant_id) & (Product.sku == sku))
-        .tuples()
-        .first()
-    )
-    if row is None:
-        raise ApiError("PRODUCT_NOT_FOUND", details={"sku": sku})
-    return row
-
-
 def _warehouse_not_found(warehouse_id):
     return ApiError("WAREHOUSE_NOT_FOUND", details={"warehouse_id": warehouse_id})
 
@@ -134,6 +122,15 @@ def serialize_warehouse(warehouse):
         "created_at": format_ms(warehouse.created_at),
         "updated_at": format_ms(warehouse.updated_at),
     }
+
+
+def tenant_warehouses(tenant_id):
+    """Every warehouse of the tenant, oldest first (the CLI list)."""
+    return list(
+        Warehouse.select()
+        .where(Warehouse.tenant == tenant_id)
+        .order_by(Warehouse.created_at, Warehouse.id)
+    )
 
 
 def get_warehouse(tenant_id, warehouse_id):
@@ -232,13 +229,12 @@ def list_warehouses(tenant_id, args):
         query = query.where(Warehouse.type == args["type"])
     if args.get("is_active") is not None:
         query = query.where(Warehouse.is_active == args["is_active"])
-    rows, meta = paginate(
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=Warehouse.created_at,
         tiebreak=Warehouse.id,
-        order=args.get("order") or "asc",
-        limit=args["limit"],
-        cursor=args.get("cursor"),
+        default_order="asc",
         kind="warehouses",
     )
     return [serialize_warehouse(row) for row in rows], meta
@@ -326,23 +322,19 @@ def get_record(tenant_id, sku):
 
 def list_records(tenant_id, args):
     query = _records().where(InventorySummary.tenant == tenant_id)
-    if args.get("status"):
-        query = query.where(InventorySummary.status == args["status"])
-    if args.get("sku"):
-        query = query.where(InventorySummary.sku == args["sku"])
+    query = filter_equal(query, InventorySummary, args, ("status", "sku"))
     warehouse_id = args.get("warehouse_id")
     if warehouse_id:
         _check_warehouse_filter(tenant_id, warehouse_id)
         stocked = Stock.select(Stock.product).where(Stock.warehouse == warehouse_id)
         query = query.where(InventorySummary.product.in_(stocked))
     sort = args.get("sort") or "sku"
-    rows, meta = paginate(
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=RECORD_SORTS[sort],
         tiebreak=InventorySummary.sku,
-        order=args.get("order") or "asc",
-        limit=args["limit"],
-        cursor=args.get("cursor"),
+        default_order="asc",
         kind="inventory",
     )
     entries = _entries([row.product_id for row in rows])
@@ -354,7 +346,7 @@ def set_safety_stock(tenant_id, sku, safety_stock, created_by):
 
     def apply():
         with write_transaction():
-            product_id, _ = find_product(tenant_id, sku)
+            product_id = find_product(tenant_id, sku)["id"]
             ledger = StockLedger(tenant_id, created_by)
             ledger.lock({product_id: sku}, warehouse_ids=(), create=())
             summary = ledger.summaries.get(product_id)
@@ -528,13 +520,11 @@ def list_adjustments(tenant_id, sku, args):
     if args.get("reason"):
         query = query.where(Adjustment.reason == args["reason"])
     query = filter_date_range(query, Adjustment.created_at, args)
-    rows, meta = paginate(
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=Adjustment.created_at,
         tiebreak=Adjustment.id,
-        order=args.get("order") or "desc",
-        limit=args["limit"],
-        cursor=args.get("cursor"),
         kind="adjustments",
     )
     return [serialize_adjustment(row) for row in rows], meta

@@ -4,6 +4,8 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
+from .worker import Worker
+
 
 def register(cli):
     @cli.command("worker")
@@ -24,8 +26,6 @@ def register(cli):
     @with_appcontext
     def worker_command(once, concurrency, poll_interval):
         """Run the job worker (SIGTERM: finish running jobs, then exit)."""
-        from .worker import Worker
-
         app = current_app._get_current_object()
         worker = Worker(app, concurrency=concurrency, poll_interval=poll_interval, once=once)
         raise SystemExit(worker.run())

@@ -13,12 +13,12 @@ from decimal import Decimal
 from peewee import BooleanField, Case
 
 from ..config import current_config
-from ..db import JSONField, db, is_postgres
+from ..db import JSONField, cached_statement, db, is_postgres
 from ..events import emit
 from ..events.outbox import event_params, write_events
 from ..timeutil import now_ms
 from .models import HELD, RUNNING, Job, PeriodicTask, WorkerProcess
-from .services import (
+from .store import (
     aging_ms,
     cancel_batch_rest,
     job_write,
@@ -54,15 +54,14 @@ _CONVERTERS = tuple(
     for index, field in enumerate(_JOB_FIELDS)
     if isinstance(field, JSONField | BooleanField)
 )
-_claim_statements = {}
 
 
 def _claim_sql():
     """The claim statement, built once per engine (it runs for every claim)."""
-    key = id(db.obj)
-    sql = _claim_statements.get(key)
-    if sql is not None:
-        return sql
+    return cached_statement("job-claim", _build_claim_sql)
+
+
+def _build_claim_sql():
     p = db.param
     setting = (
         f"status = 'running', worker_id = {p}, attempts = attempts + 1, started_at = {p},"
@@ -89,7 +88,6 @@ def _claim_sql():
             f"UPDATE job SET {setting} WHERE id IN ({due}) AND status = 'queued'"
             f" RETURNING {columns}"
         )
-    _claim_statements[key] = sql
     return sql
 
 
@@ -247,23 +245,15 @@ def jsonable_result(result):
     return _jsonable(result if result is not None else {})
 
 
-_statements = {}
-
-
-def _statement(name):
-    """Hot statements, built once per engine (peewee would compose them on every call)."""
-    key = (name, id(db.obj))
-    sql = _statements.get(key)
-    if sql is None:
-        p = db.param
-        sql = (
-            f"UPDATE job SET status = 'completed', result = {p}, completed_at = {p},"
-            " lease_expires_at = NULL, deadline_at = NULL, last_error = NULL,"
-            f" updated_at = {p}"
-            f" WHERE id = {p} AND status = 'running' AND worker_id = {p} AND attempts = {p}"
-        )
-        _statements[key] = sql
-    return sql
+def _complete_sql():
+    """The fenced completion, built once per engine (peewee would compose it every time)."""
+    p = db.param
+    return (
+        f"UPDATE job SET status = 'completed', result = {p}, completed_at = {p},"
+        " lease_expires_at = NULL, deadline_at = NULL, last_error = NULL,"
+        f" updated_at = {p}"
+        f" WHERE id = {p} AND status = 'running' AND worker_id = {p} AND attempts = {p}"
+    )
 
 
 def prepare_completion(job, worker_id, result, now=None):
@@ -304,7 +294,7 @@ def write_completions(prepared, now=None):
     release of sequential-batch successors; a list of booleans (False: lease lost)."""
     if db.transaction_depth() == 0:
         raise RuntimeError("completions must be written inside a transaction")
-    update = _statement("complete")
+    update = cached_statement("job-complete", _complete_sql)
     if len(prepared) == 1:
         changed = [db.execute_sql(update, prepared[0][1]).rowcount == 1]
     else:

@@ -6,9 +6,9 @@ from flask.views import MethodView
 from ..auth.middleware import require_scope
 from ..auth.models import SCOPES
 from ..http.blueprint import Blueprint
-from ..http.envelope import many, no_content, one
+from ..http.envelope import list_page, no_content, one
 from ..http.lists import parse_fields, select_fields
-from . import services
+from . import services, store
 from .schemas import (
     BatchCreateSchema,
     BatchEnvelopeSchema,
@@ -40,9 +40,7 @@ class JobViews(MethodView):
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List jobs (internal jobs only when `type` names them)"""
-        fields = parse_fields(args.get("fields"), services.JOB_FIELDS)
-        data, meta = services.list_jobs(g.auth.tenant_id, args)
-        return many([select_fields(item, fields) for item in data], meta)
+        return list_page(args, store.JOB_FIELDS, services.list_jobs, g.auth.tenant_id)
 
     @require_scope("ai-jobs:write")
     @blp.arguments(JobCreateSchema)
@@ -76,7 +74,7 @@ class JobByIdViews(MethodView):
     @blp.errors("JOB_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, job_id):
         """Get a job's status, and its result or error"""
-        fields = parse_fields(args.get("fields"), services.JOB_FIELDS)
+        fields = parse_fields(args.get("fields"), store.JOB_FIELDS)
         return one(select_fields(services.get_job(g.auth.tenant_id, job_id), fields))
 
     @require_scope("ai-jobs:write")

@@ -5,7 +5,7 @@ Each job type's params schema lives with its domain's ``tasks.py`` (see ``regist
 
 import marshmallow as ma
 
-from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema
+from ..http.lists import FieldsArgsSchema, ListArgsSchema, envelope_schema, list_schema
 from .models import JOB_STATUSES, PRIORITIES
 
 MARKETPLACE = ma.validate.Length(min=1, max=64)
@@ -138,13 +138,10 @@ class JobSchema(ma.Schema):
     batch_position = ma.fields.Integer()
 
 
-class JobEnvelopeSchema(ma.Schema):
-    data = ma.fields.Nested(JobSchema)
+JobEnvelopeSchema = envelope_schema("JobEnvelopeSchema", JobSchema)
 
 
-class JobListSchema(ma.Schema):
-    data = ma.fields.List(ma.fields.Nested(JobSchema))
-    meta = ma.fields.Nested(MetaSchema)
+JobListSchema = list_schema("JobListSchema", JobSchema)
 
 
 class BatchJobSchema(ma.Schema):
@@ -161,5 +158,4 @@ class BatchSchema(ma.Schema):
     jobs = ma.fields.List(ma.fields.Nested(BatchJobSchema))
 
 
-class BatchEnvelopeSchema(ma.Schema):
-    data = ma.fields.Nested(BatchSchema)
+BatchEnvelopeSchema = envelope_schema("BatchEnvelopeSchema", BatchSchema)

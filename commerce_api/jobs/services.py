@@ -1,130 +1,31 @@
-"""Dispatch, read, list and cancel jobs (the worker side lives in queue.py)."""
+"""Dispatch, read, list and cancel jobs (the worker side lives in queue.py; what both
+sides share in store.py)."""
 
-import fcntl
 import math
-import os
 import threading
 import time
-from contextlib import contextmanager
 
 import marshmallow as ma
 
 from ..auth.models import Tenant
 from ..config import current_config
-from ..db import JSONField, db, for_update, is_postgres, write_transaction
+from ..db import JSONField, db, for_update, insert_statement, is_postgres
 from ..errors import ApiError, validation_error
 from ..ids import new_id
-from ..pagination import filter_date_range, paginate
+from ..pagination import filter_date_range, filter_equal, paginate_args
 from ..timeutil import format_ms, now_ms
 from . import registry
 from .models import HELD, PRIORITIES, QUEUED, Job, WorkerProcess
-
-# PostgreSQL workers LISTEN on this channel; dispatch NOTIFYs it (delivered at commit).
-NOTIFY_CHANNEL = "commerce_jobs"
-
-JOB_FIELDS = (
-    "id",
-    "type",
-    "status",
-    "priority",
-    "params",
-    "attempts",
-    "created_at",
-    "estimated_completion_at",
-    "started_at",
-    "progress",
-    "completed_at",
-    "duration_seconds",
-    "result",
-    "error",
-    "failed_at",
-    "cancelled_at",
-    "cancel_reason",
-    "batch_id",
-    "batch_index",
+from .store import (
+    cancel_batch_rest,
+    claim_key_for,
+    job_write,
+    notify_workers,
+    queue_writer,
+    serialize_job,
+    timeout_seconds_for,
+    typical_ms,
 )
-
-
-def typical_ms(job_type):
-    return registry.typical_seconds(job_type) * 1000
-
-
-def aging_ms(config=None):
-    return int((config or current_config())["JOB_PRIORITY_AGING_SECONDS"]) * 1000
-
-
-def claim_key_for(run_at, rank, config=None):
-    """Queue order: one aging window per priority level below high (see models.Job)."""
-    return run_at + rank * aging_ms(config)
-
-
-def timeout_seconds_for(job_type, config=None):
-    config = config or current_config()
-    spec = registry.get(job_type)
-    timeout = spec.timeout if spec is not None else None
-    return int(timeout or config["JOB_DEFAULT_TIMEOUT_SECONDS"])
-
-
-# SQLite lets one connection write at a time, and one that finds the lock taken sleeps in
-# SQLite's busy handler: 1 ms, then 2, 5, 10... even when the lock frees after 50 us. The
-# job writers (dispatch and the worker's threads and processes) queue on a lock of their
-# own instead, which wakes the next writer the moment it is released: a thread lock inside
-# the process, and an flock(2) on a file beside the database between processes. Other
-# writers don't take it; against them SQLite's busy handler still applies.
-_thread_writer = threading.Lock()
-_lock_files = {}  # id(database) -> file descriptor, or None (in-memory database)
-
-
-def _lock_file():
-    key = id(db.obj)
-    if key not in _lock_files:
-        path = getattr(db.obj, "database", ":memory:")
-        fd = None
-        if path and path != ":memory:" and not path.startswith("file:"):
-            try:
-                fd = os.open(f"{path}-queue.lock", os.O_RDWR | os.O_CREAT, 0o600)
-            except OSError:
-                fd = None
-        _lock_files[key] = fd
-    return _lock_files[key]
-
-
-@contextmanager
-def queue_writer():
-    """Hold the job writers' lock (SQLite only; PostgreSQL locks rows)."""
-    if is_postgres():
-        yield
-        return
-    with _thread_writer:
-        fd = _lock_file()
-        if fd is None:
-            yield
-            return
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-
-
-@contextmanager
-def job_write():
-    """A write transaction of the job queue: the writers' lock first (when no transaction
-    is open yet: the lock is always taken before SQLite's, never while holding it), then
-    BEGIN IMMEDIATE. On PostgreSQL an ordinary transaction."""
-    if is_postgres() or db.transaction_depth() > 0:
-        with write_transaction():
-            yield
-        return
-    with queue_writer(), write_transaction():
-        yield
-
-
-def notify_workers():
-    """Wake PostgreSQL workers at commit; SQLite workers notice the commit by themselves."""
-    if is_postgres():
-        db.execute_sql(f"NOTIFY {NOTIFY_CHANNEL}")
-
 
 # Estimates ------------------------------------------------------------------------------
 
@@ -293,19 +194,12 @@ _INSERT_CONVERTERS = tuple(
     for index, field in enumerate(_INSERT_FIELDS)
     if isinstance(field, JSONField)
 )
-_insert_statements = {}
 
 
 def _insert_sql():
-    """The INSERT, built once per engine: peewee would spend ~0.6 ms composing this
-    30-column statement on every dispatch (PERFORMANCE.md: hot paths build SQL once)."""
-    key = id(db.obj)
-    sql = _insert_statements.get(key)
-    if sql is None:
-        columns = ", ".join(f'"{field.column_name}"' for field in _INSERT_FIELDS)
-        marks = ", ".join([db.param] * len(_INSERT_FIELDS))
-        sql = _insert_statements[key] = f'INSERT INTO "job" ({columns}) VALUES ({marks})'
-    return sql
+    """The INSERT: peewee would spend ~0.6 ms composing this 30-column statement on every
+    dispatch, and dispatch is a hot path."""
+    return insert_statement(Job, _INSERT_FIELDS)
 
 
 def enqueue_job(tenant_id, job_type, params, priority="normal", created_by=None, internal=False):
@@ -516,38 +410,16 @@ def list_jobs(tenant_id, args):
         query = query.where(Job.type == job_type)
     else:
         query = query.where(Job.internal == False)  # noqa: E712
-    if args.get("status"):
-        query = query.where(Job.status == args["status"])
-    if args.get("priority"):
-        query = query.where(Job.priority == args["priority"])
-    if args.get("batch_id"):
-        query = query.where(Job.batch_id == args["batch_id"])
+    query = filter_equal(query, Job, args, ("status", "priority", "batch_id"))
     query = filter_date_range(query, Job.created_at, args)
-    rows, meta = paginate(
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=Job.created_at,
         tiebreak=Job.id,
-        order=args.get("order") or "desc",
-        limit=args["limit"],
-        cursor=args.get("cursor"),
         kind="ai_jobs",
     )
     return [serialize_job(row) for row in rows], meta
-
-
-def cancel_batch_rest(job, reason, now):
-    """Cancel the queued jobs after ``job`` in its sequential batch."""
-    if not (job.batch_id and job.batch_sequential):
-        return 0
-    return (
-        Job.update(status="cancelled", cancel_reason=reason, completed_at=now, updated_at=now)
-        .where(
-            (Job.batch_id == job.batch_id)
-            & (Job.batch_position > job.batch_position)
-            & (Job.status == "queued")
-        )
-        .execute()
-    )
 
 
 def cancel_job(tenant_id, job_id):
@@ -577,38 +449,3 @@ def cancel_job(tenant_id, job_id):
         if not changed:  # claimed between the read and the write (not possible under the lock)
             raise ApiError("JOB_NOT_CANCELLABLE", details={"job_id": job.id, "status": "running"})
         cancel_batch_rest(job, "batch_predecessor_cancelled", now)
-
-
-# Representation -------------------------------------------------------------------------
-
-
-def serialize_job(job):
-    data = {
-        "id": job.id,
-        "type": job.type,
-        "status": job.status,
-        "priority": job.priority,
-        "params": job.params,
-        "attempts": job.attempts,
-        "created_at": format_ms(job.created_at),
-        "estimated_completion_at": format_ms(job.estimated_completion_at),
-    }
-    if job.started_at is not None:
-        data["started_at"] = format_ms(job.started_at)
-    if job.progress is not None and job.status in ("running", "completed"):
-        data["progress"] = job.progress
-    if job.status == "completed":
-        data["completed_at"] = format_ms(job.completed_at)
-        started = job.started_at if job.started_at is not None else job.completed_at
-        data["duration_seconds"] = int(round((job.completed_at - started) / 1000))
-        data["result"] = job.result
-    elif job.status == "failed":
-        data["error"] = job.error
-        data["failed_at"] = format_ms(job.completed_at)
-    elif job.status == "cancelled":
-        data["cancelled_at"] = format_ms(job.completed_at)
-        data["cancel_reason"] = job.cancel_reason
-    if job.batch_id:
-        data["batch_id"] = job.batch_id
-        data["batch_index"] = job.batch_position
-    return data

@@ -16,12 +16,10 @@
   give the rest back without spending an attempt, exit 0. A second signal exits at once.
 """
 
-import collections
 import logging
 import os
 import random
 import secrets
-import select
 import signal
 import socket
 import threading
@@ -32,11 +30,12 @@ from ..db import db, is_postgres
 from . import queue as jobqueue
 from . import registry
 from .errors import JobFailed, JobLost
-from .services import NOTIFY_CHANNEL
+from .periodic_runs import PeriodicRuns
+from .runtime import Entry, JobContext, Runner
+from .wakeup import WakeUp
 
 log = logging.getLogger("commerce_api.worker")
 
-SQLITE_PROBE_SECONDS = 0.01  # how often an idle SQLite worker checks data_version
 PERIODIC_CHECK_SECONDS = 1.0
 PRUNE_WORKERS_SECONDS = 60.0
 # Short jobs (no-ops, cache hits) are claimed several at a time by a runner, and their
@@ -45,87 +44,6 @@ PRUNE_WORKERS_SECONDS = 60.0
 SHORT_JOB_SECONDS = 0.005
 BATCH_SIZE = 16
 BUSY_SECONDS = 1.0  # a runner busy this long hands its unstarted jobs and outcomes back
-
-
-class JobContext:
-    """What a handler gets besides the job: heartbeat, progress, worker id, attempt."""
-
-    def __init__(self, worker, entry):
-        self._worker = worker
-        self._entry = entry
-        self.worker_id = worker.id
-        self.attempt = entry.job.attempts
-        self.config = worker.app.config
-        self._last_renewal = time.monotonic()
-        self._last_progress = 0.0
-
-    @property
-    def lost(self):
-        return self._entry.lost
-
-    @property
-    def log(self):
-        return logging.getLogger(f"commerce_api.jobs.{self._entry.job.type}")
-
-    def heartbeat(self):
-        """Renew the lease now; raise JobLost when the job is no longer ours."""
-        if self._entry.lost:
-            raise JobLost(self._entry.job.id)
-        # the heartbeat thread renews anyway; don't hammer the database from tight loops
-        if time.monotonic() - self._last_renewal < min(1.0, self._worker.lease_seconds / 10):
-            return
-        self._last_renewal = time.monotonic()
-        job = self._entry.job
-        held = jobqueue.renew_leases(
-            self._worker.id, [(job.id, job.attempts)], self._worker.lease_ms
-        )
-        if not held:
-            self._worker._mark_lost(self._entry)
-            raise JobLost(job.id)
-
-    def progress(self, done, total):
-        """Report ``{done, total}`` (shown by GET /api/ai-jobs/:id) and renew the lease.
-
-        Written at most twice a second, and always for the last step (done == total).
-        """
-        now = time.monotonic()
-        if done < total and now - self._last_progress < 0.5:
-            return
-        self._last_progress = now
-        job = self._entry.job
-        if not jobqueue.record_progress(job.id, job.attempts, done, total):
-            self._worker._mark_lost(self._entry)
-            raise JobLost(job.id)
-        self.heartbeat()
-
-
-class _Entry:
-    """A job this process holds: prefetched, or running on a runner."""
-
-    __slots__ = ("job", "runner", "lost")
-
-    def __init__(self, job):
-        self.job = job
-        self.runner = None
-        self.lost = False  # taken away (lease ran out) or given back: its outcome is void
-
-    @property
-    def key(self):
-        return (self.job.id, self.job.attempts)
-
-
-class _Runner:
-    def __init__(self, worker, number):
-        self.abandoned = False
-        self.idle = False
-        self.current = None  # the entry it runs now
-        self.busy_since = 0.0
-        self.drained = False  # its last claim emptied the queue
-        self.local = collections.deque()  # claimed by it, not started yet
-        self.pending = []  # (entry, outcome) finished, not written yet
-        self.thread = threading.Thread(
-            target=worker._runner_main, args=(self,), name=f"job-runner-{number}", daemon=True
-        )
 
 
 class Worker:
@@ -158,25 +76,19 @@ class Worker:
 
         self._lock = threading.Lock()
         self._work_ready = threading.Condition(self._lock)  # idle runners wait here
-        self._inflight = {}  # (job id, attempt) -> _Entry: every job this process holds
+        self._inflight = {}  # (job id, attempt) -> Entry: every job this process holds
         self._wake_generation = 0
         self._durations = {}  # job type -> recent duration in seconds (moving average)
         self._runners = []
         self._runner_count = 0
-        self._periodic = {}  # task name -> thread, for runs of this process
+        self._periodic = PeriodicRuns(self)
         self._services = []  # threads of the registry's services (not with ``once``)
-        self._tasks = {}
         self._stopping = threading.Event()
         self._stop_heartbeat = threading.Event()
         self._signals = 0
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
-        self._listen = None
+        self._wakeup = WakeUp(self.id, self.poll_interval)
         self._previous_handlers = {}
         self._opened_connection = False
-        self._notified = False
-        self._data_version = None
         self._heartbeat_thread = None
         self.stats = {"completed": 0, "failed": 0, "retried": 0, "lost": 0, "given_back": 0}
 
@@ -212,12 +124,10 @@ class Worker:
         if self.install_signals and threading.current_thread() is threading.main_thread():
             for signum in (signal.SIGTERM, signal.SIGINT):
                 self._previous_handlers[signum] = signal.signal(signum, self._on_signal)
-        self._tasks = dict(registry.PERIODIC_TASKS)
         self._opened_connection = db.connect(reuse_if_open=True)
         jobqueue.register_worker(self.id, socket.gethostname(), os.getpid(), self.concurrency)
-        if self._tasks:
-            jobqueue.ensure_periodic_rows(self._tasks)
-        self._open_listener()
+        self._periodic.load()
+        self._wakeup.open_listener()
         self._heartbeat_thread = threading.Thread(
             target=self._heartbeat_main, name="job-heartbeat", daemon=True
         )
@@ -237,7 +147,7 @@ class Worker:
             self.concurrency,
             self.lease_seconds,
             self.poll_interval,
-            len(self._tasks),
+            len(self._periodic.tasks),
             " (once)" if self.once else "",
         )
 
@@ -254,8 +164,8 @@ class Worker:
         self.stop()
         self._guard(jobqueue.touch_worker, self.id, True)
         deadline = time.monotonic() + self.grace_seconds
-        while time.monotonic() < deadline and (self._held() or self._periodic_alive()):
-            self._wait(min(0.05, max(0.0, deadline - time.monotonic())))
+        while time.monotonic() < deadline and (self._held() or self._periodic.alive()):
+            self._wakeup.wait(min(0.05, max(0.0, deadline - time.monotonic())))
         self._flush_stuck(0)  # finished work is written, not given back
         with self._lock:
             leftovers = [e for e in self._inflight.values() if not e.lost]
@@ -265,32 +175,14 @@ class Worker:
         self._give_back(leftovers)
         for thread in self._services:
             thread.join(max(0.0, deadline - time.monotonic()))
-        for name, thread in list(self._periodic.items()):
-            if thread.is_alive():
-                self._guard(
-                    jobqueue.finish_periodic,
-                    name,
-                    self.id,
-                    "interrupted by worker shutdown",
-                    None,
-                    True,
-                )
+        self._periodic.release_interrupted()
         self._stop_heartbeat.set()
         self._guard(jobqueue.deregister_worker, self.id)
-        if self._listen is not None:
-            try:
-                self._listen.close()
-            except Exception:
-                pass
         if self._opened_connection and not db.is_closed():
             db.close()
         for signum, handler in self._previous_handlers.items():
             signal.signal(signum, handler)
-        for fd in (self._wake_r, self._wake_w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        self._wakeup.close()
         log.info("worker %s stopped: %s", self.id, self.stats)
 
     def _service_main(self, name, func, stop=None):
@@ -336,8 +228,8 @@ class Worker:
             if now >= next_prune:
                 self._guard(jobqueue.prune_workers, 10 * self.lease_ms + 60_000)
                 next_prune = now + PRUNE_WORKERS_SECONDS
-            if self._tasks and now >= next_periodic:
-                self._start_due_periodic()
+            if self._periodic.tasks and now >= next_periodic:
+                self._periodic.start_due()
                 next_periodic = now + PERIODIC_CHECK_SECONDS
             if (
                 self.once
@@ -352,7 +244,7 @@ class Worker:
                     self._notify_runners()
                 next_poll = now + self.poll_interval
             timeout = min(next_sweep, next_poll) - time.monotonic()
-            if self._tasks:
+            if self._periodic.tasks:
                 timeout = min(timeout, next_periodic - time.monotonic())
             if self.once:
                 timeout = min(timeout, 0.02)
@@ -364,9 +256,9 @@ class Worker:
         with self._lock:
             runners_idle = all(r.idle for r in self._runners if not r.abandoned)
             held = any(not e.lost for e in self._inflight.values())
-        if not runners_idle or held or self._periodic_alive():
+        if not runners_idle or held or self._periodic.alive():
             return False
-        return not (self._tasks and jobqueue.due_periodic_tasks(list(self._tasks)))
+        return not self._periodic.any_due()
 
     def _guard(self, func, *args):
         """Run a maintenance step; a database error is logged, never fatal."""
@@ -387,101 +279,17 @@ class Worker:
             self._work_ready.notify(count)
 
     def _wake(self):
-        try:
-            os.write(self._wake_w, b"x")
-        except OSError:
-            pass
-
-    def _drain_wake(self):
-        try:
-            while os.read(self._wake_r, 512):
-                pass
-        except OSError:
-            pass
-
-    def _wait(self, timeout):
-        try:
-            select.select([self._wake_r], [], [], timeout)
-        except (OSError, ValueError):
-            time.sleep(timeout)
-        self._drain_wake()
+        self._wakeup.wake()
 
     def _wait_for_work(self, timeout):
         """Sleep up to ``timeout``; True when new work may have arrived meanwhile."""
-        if self._stopping.is_set():
-            return False
-        if self._listen is not None:
-            try:
-                readable, _, _ = select.select([self._wake_r, self._listen], [], [], timeout)
-            except (OSError, ValueError):
-                readable = []
-                time.sleep(timeout)
-            self._drain_wake()
-            if self._listen in readable:
-                self._poll_listener()
-            notified, self._notified = self._notified, False
-            return notified
-        if is_postgres():  # no LISTEN connection: the poll interval decides
-            self._wait(timeout)
-            return False
-        # SQLite: watch data_version (a pragma, microseconds) until something commits
-        deadline = time.monotonic() + timeout
-        while not self._stopping.is_set():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            readable, _, _ = select.select(
-                [self._wake_r], [], [], min(SQLITE_PROBE_SECONDS, remaining)
-            )
-            if readable:
-                self._drain_wake()
-                return False
-            if self._any_idle() and self._data_changed():
-                return bool(self._guard(jobqueue.has_due_jobs))
-        return False
+        return self._wakeup.wait_for_work(
+            timeout, self._stopping, self._any_idle, lambda: self._guard(jobqueue.has_due_jobs)
+        )
 
     def _any_idle(self):
         with self._lock:
             return any(r.idle for r in self._runners)
-
-    def _data_changed(self):
-        try:
-            version = db.execute_sql("PRAGMA data_version").fetchone()[0]
-        except Exception:
-            return True
-        changed = self._data_version is not None and version != self._data_version
-        self._data_version = version
-        return changed
-
-    def _poll_listener(self):
-        try:
-            self._listen.poll()
-        except Exception:
-            log.exception("worker %s: LISTEN connection failed; polling", self.id)
-            self._listen = None
-            self._notified = True
-            return
-        if self._listen.notifies:
-            self._listen.notifies.clear()
-            self._notified = True
-
-    def _open_listener(self):
-        if not is_postgres():
-            return
-        try:
-            import psycopg2
-
-            params = dict(db.obj.connect_params)
-            connection = psycopg2.connect(dbname=db.obj.database, **params)
-            connection.autocommit = True
-            with connection.cursor() as cursor:
-                cursor.execute(f"LISTEN {NOTIFY_CHANNEL}")
-            self._listen = connection
-        except Exception:
-            log.exception(
-                "worker %s: LISTEN failed; polling every %ss", self.id, self.poll_interval
-            )
-            self._listen = None
 
     # Runners --------------------------------------------------------------------------
 
@@ -489,12 +297,9 @@ class Worker:
         with self._lock:
             return [e for e in self._inflight.values() if not e.lost]
 
-    def _periodic_alive(self):
-        return any(thread.is_alive() for thread in self._periodic.values())
-
     def _add_runner(self):
         self._runner_count += 1
-        runner = _Runner(self, self._runner_count)
+        runner = Runner(self, self._runner_count)
         with self._lock:
             self._runners.append(runner)
         runner.thread.start()
@@ -510,7 +315,7 @@ class Worker:
         return 1
 
     def _accept(self, runner, jobs):
-        entries = [_Entry(job) for job in jobs]
+        entries = [Entry(job) for job in jobs]
         with self._lock:
             for entry in entries:
                 entry.runner = runner
@@ -786,50 +591,9 @@ class Worker:
             for entry in entries:
                 if entry.key not in held:
                     self._mark_lost(entry)
-        running = [name for name, thread in self._periodic.items() if thread.is_alive()]
+        running = self._periodic.running()
         if running:
-            jobqueue.renew_periodic_locks(running, self.id, self._periodic_lock_ms())
+            jobqueue.renew_periodic_locks(running, self.id, self._periodic.lock_ms())
         jobqueue.touch_worker(self.id, self._stopping.is_set())
         if is_postgres() and not db.is_closed():
             db.close()
-
-    # Periodic tasks -------------------------------------------------------------------
-
-    def _periodic_lock_ms(self):
-        return max(self.lease_ms, 1000)
-
-    def _start_due_periodic(self):
-        names = [
-            name
-            for name in self._tasks
-            if name not in self._periodic or not self._periodic[name].is_alive()
-        ]
-        due = self._guard(jobqueue.due_periodic_tasks, names) or []
-        for name in due:
-            if not self._guard(jobqueue.claim_periodic, name, self.id, self._periodic_lock_ms()):
-                continue
-            thread = threading.Thread(
-                target=self._periodic_main, args=(name,), name=f"periodic-{name}", daemon=True
-            )
-            self._periodic[name] = thread
-            thread.start()
-
-    def _periodic_main(self, name):
-        _interval, func = self._tasks[name]
-        error = None
-        with self.app.app_context():
-            try:
-                started = time.monotonic()
-                func()
-                log.info("periodic %s done in %.2fs", name, time.monotonic() - started)
-            except Exception:
-                error = traceback.format_exc()
-                log.error("periodic %s failed:\n%s", name, error)
-            finally:
-                try:
-                    jobqueue.finish_periodic(name, self.id, error)
-                except Exception:
-                    log.exception("periodic %s: could not release its lock", name)
-                if not db.is_closed():
-                    db.close()
-        self._wake()

@@ -3,6 +3,11 @@
 import click
 from flask.cli import with_appcontext
 
+from ..auth.services import get_tenant
+from ..cli_output import emit, emit_rows, fail, run_service
+from ..orders.pulls import pull_connection
+from .services import connect_marketplace, serialize_connection, tenant_connections
+
 
 def _parse_settings(pairs):
     settings = {}
@@ -18,8 +23,6 @@ def _parse_settings(pairs):
 
 
 def register(cli):
-    from ..cli import emit_json, fail, run_service
-
     @cli.group()
     def marketplaces():
         """Manage marketplace connections."""
@@ -45,8 +48,6 @@ def register(cli):
         tenant_id, marketplace, connector, base_url, api_token, settings, as_json
     ):
         """Connect a marketplace for a tenant (the operator may use private addresses)."""
-        from .services import connect_marketplace, serialize_connection
-
         connection = run_service(
             connect_marketplace,
             tenant_id,
@@ -58,11 +59,8 @@ def register(cli):
             created_by="cli",
             allow_private=True,
         )
-        payload = serialize_connection(connection)
-        if as_json:
-            emit_json(payload)
-        else:
-            click.echo(f"connection {connection.id} ({marketplace}, {connector})")
+        text = f"connection {connection.id} ({marketplace}, {connector})"
+        emit(serialize_connection(connection), as_json, text)
 
     @marketplaces.command("list")
     @click.option("--tenant", "tenant_id", required=True)
@@ -70,26 +68,9 @@ def register(cli):
     @with_appcontext
     def marketplaces_list(tenant_id, as_json):
         """List a tenant's marketplace connections."""
-        from ..auth.services import get_tenant
-        from .models import MarketplaceConnection
-        from .services import serialize_connection
-
         run_service(get_tenant, tenant_id)
-        rows = [
-            serialize_connection(row)
-            for row in MarketplaceConnection.select()
-            .where(MarketplaceConnection.tenant == tenant_id)
-            .order_by(MarketplaceConnection.created_at, MarketplaceConnection.id)
-        ]
-        if as_json:
-            emit_json(rows)
-            return
-        for row in rows:
-            pulled = row["last_pull_at"] or "never"
-            click.echo(
-                f"{row['id']}  {row['marketplace']:20} {row['connector']:8} {row['status']:8} "
-                f"last pull: {pulled} {row['last_pull_status'] or ''}"
-            )
+        rows = [serialize_connection(row) for row in tenant_connections(tenant_id)]
+        emit_rows(rows, as_json, _connection_line)
 
     @marketplaces.command("pull")
     @click.option("--tenant", "tenant_id", required=True)
@@ -98,26 +79,29 @@ def register(cli):
     @with_appcontext
     def marketplaces_pull(tenant_id, marketplace, as_json):
         """Pull new and changed orders now (the worker does it periodically)."""
-        from ..auth.services import get_tenant
-        from .models import MarketplaceConnection
-        from .pulls import pull_connection
-
         run_service(get_tenant, tenant_id)
-        query = MarketplaceConnection.select().where(
-            (MarketplaceConnection.tenant == tenant_id) & (MarketplaceConnection.status == "active")
-        )
-        if marketplace:
-            query = query.where(MarketplaceConnection.marketplace == marketplace)
-        connections = list(query.order_by(MarketplaceConnection.marketplace))
+        connections = [
+            row
+            for row in tenant_connections(tenant_id, active_only=True)
+            if not marketplace or row.marketplace == marketplace
+        ]
         if not connections:
             fail("MARKETPLACE_NOT_CONNECTED: no active connection to pull")
         results = [pull_connection(connection) for connection in connections]
-        if as_json:
-            emit_json(results)
-            return
-        for result in results:
-            click.echo(
-                f"{result['marketplace']}: {result['status']}, {result['created']} new, "
-                f"{result['updated']} updated, {result['unchanged']} unchanged, "
-                f"{result['failed']} failed"
-            )
+        emit_rows(results, as_json, _pull_line)
+
+
+def _connection_line(row):
+    pulled = row["last_pull_at"] or "never"
+    return (
+        f"{row['id']}  {row['marketplace']:20} {row['connector']:8} {row['status']:8} "
+        f"last pull: {pulled} {row['last_pull_status'] or ''}"
+    )
+
+
+def _pull_line(result):
+    return (
+        f"{result['marketplace']}: {result['status']}, {result['created']} new, "
+        f"{result['updated']} updated, {result['unchanged']} unchanged, "
+        f"{result['failed']} failed"
+    )

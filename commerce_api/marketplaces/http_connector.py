@@ -11,6 +11,7 @@ import requests
 
 from ..config import current_config
 from .base import Connector, MarketplaceRejection, MarketplaceUnavailable, OrderPage
+from .services import check_public_host
 
 USER_AGENT = "commerce-api/0.1 (+connector-http)"
 MAX_RESPONSE_BYTES = 5 * 1024 * 1024
@@ -44,8 +45,6 @@ class HttpConnector(Connector):
     def _check_target(self):
         if self.connection.allow_private:
             return
-        from .services import check_public_host
-
         host = urlparse(self.connection.base_url).hostname
         try:
             check_public_host(host)

@@ -1,19 +1,31 @@
-"""Product sync: push a product to marketplaces and keep its listings."""
+"""Product sync: queue it, push a product to marketplaces and keep its listings."""
 
 from ..db import write_transaction
 from ..errors import ApiError
 from ..ids import new_id
-from ..products.models import Listing, Product
+from ..inventory.reservations import available_quantity
+from ..jobs.services import enqueue_job
+from ..products.models import Listing
+from ..products.services import find_product, locked_product
 from ..timeutil import now_ms
 from . import services
+from .calls import call_marketplace
 
 
-def _available(tenant_id, sku):
-    try:
-        from ..inventory.reservations import available_quantity
-    except ModuleNotFoundError:  # the inventory domain is not installed
-        return 0
-    return available_quantity(tenant_id, sku)
+def request_sync(tenant_id, sku, marketplaces, created_by):
+    """Queue a ``marketplace_sync`` job for the product; returns its summary."""
+    with write_transaction():
+        product = locked_product(tenant_id, sku)
+        # each named marketplace must be connected (422); none named: every connected one
+        marketplaces = services.resolve_sync_marketplaces(tenant_id, marketplaces)
+        job = enqueue_job(
+            tenant_id,
+            "marketplace_sync",
+            {"sku": product.sku, "product_id": product.id, "marketplaces": marketplaces},
+            created_by=created_by,
+            internal=True,
+        )
+    return {"job_id": job.id, "status": job.status, "marketplaces": marketplaces}
 
 
 def _payload(product, listing, quantity):
@@ -21,15 +33,15 @@ def _payload(product, listing, quantity):
         return None if value is None else float(value)
 
     return {
-        "sku": product.sku,
-        "title": product.title,
-        "description": product.description,
-        "status": product.status,
-        "gtin": product.gtin,
-        "category": product.category,
-        "cost_price": number(product.cost_price),
-        "weight_kg": number(product.weight_kg),
-        "images": product.images or [],
+        "sku": product["sku"],
+        "title": product["title"],
+        "description": product["description"],
+        "status": product["status"],
+        "gtin": product["gtin"],
+        "category": product["category"],
+        "cost_price": number(product["cost_price"]),
+        "weight_kg": number(product["weight_kg"]),
+        "images": product["images"] or [],
         "price": number(listing.price) if listing is not None else None,
         "currency": listing.currency if listing is not None else None,
         "quantity": quantity,
@@ -40,7 +52,7 @@ def _save_listing(tenant_id, product, marketplace, answer):
     now = now_ms()
     with write_transaction():
         listing = Listing.get_or_none(
-            (Listing.product == product.id) & (Listing.marketplace == marketplace)
+            (Listing.product == product["id"]) & (Listing.marketplace == marketplace)
         )
         fields = {
             "external_id": answer.get("external_id"),
@@ -55,7 +67,7 @@ def _save_listing(tenant_id, product, marketplace, answer):
             Listing.create(
                 id=new_id("listing"),
                 tenant=tenant_id,
-                product=product.id,
+                product=product["id"],
                 marketplace=marketplace,
                 created_at=now,
                 **fields,
@@ -70,9 +82,7 @@ def sync_product(tenant_id, sku, marketplaces, created_by, heartbeat=None):
     Returns ``{sku, succeeded, failed, unavailable, marketplaces: [{marketplace, status,
     external_id | error}]}``.
     """
-    product = Product.get_or_none((Product.tenant == tenant_id) & (Product.sku == sku))
-    if product is None:
-        raise ApiError("PRODUCT_NOT_FOUND", details={"sku": sku})
+    product = find_product(tenant_id, sku)
     if marketplaces is None:
         marketplaces = services.connected_marketplaces(tenant_id)
     results = []
@@ -90,17 +100,17 @@ def sync_product(tenant_id, sku, marketplaces, created_by, heartbeat=None):
             )
             continue
         listing = Listing.get_or_none(
-            (Listing.product == product.id) & (Listing.marketplace == marketplace)
+            (Listing.product == product["id"]) & (Listing.marketplace == marketplace)
         )
-        payload = _payload(product, listing, _available(tenant_id, sku))
+        payload = _payload(product, listing, available_quantity(tenant_id, sku))
         try:
-            answer, _ = services.call_marketplace(
+            answer, _ = call_marketplace(
                 connection,
                 "push_product",
                 lambda connector, payload=payload: connector.push_product(payload),
                 resource_type="product",
-                resource_id=product.id,
-                sku=product.sku,
+                resource_id=product["id"],
+                sku=product["sku"],
                 created_by=created_by,
             )
         except ApiError as error:
@@ -122,7 +132,7 @@ def sync_product(tenant_id, sku, marketplaces, created_by, heartbeat=None):
             }
         )
     return {
-        "sku": product.sku,
+        "sku": product["sku"],
         "succeeded": sum(1 for r in results if r["status"] == "succeeded"),
         "failed": sum(1 for r in results if r["status"] != "succeeded"),
         "marketplaces": results,

@@ -1,18 +1,15 @@
-"""Connector classes by name, and the settings they read."""
+"""Connector classes by name."""
 
 from ..errors import ApiError
+from .http_connector import HttpConnector
+from .sandbox import SandboxConnector
 
-
-def connector_classes():
-    from .http_connector import HttpConnector
-    from .sandbox import SandboxConnector
-
-    return {"sandbox": SandboxConnector, "http": HttpConnector}
+CONNECTOR_CLASSES = {"sandbox": SandboxConnector, "http": HttpConnector}
 
 
 def get_connector(connection):
     """The connector object for a MarketplaceConnection."""
-    cls = connector_classes().get(connection.connector)
+    cls = CONNECTOR_CLASSES.get(connection.connector)
     if cls is None:
         raise ApiError(
             "MARKETPLACE_UNAVAILABLE",

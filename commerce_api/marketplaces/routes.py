@@ -5,8 +5,7 @@ from flask.views import MethodView
 
 from ..auth.middleware import require_scope
 from ..http.blueprint import Blueprint
-from ..http.envelope import many, one
-from ..http.lists import parse_fields, select_fields
+from ..http.envelope import list_page, one
 from . import services
 from .schemas import (
     ConnectionCreateSchema,
@@ -35,9 +34,9 @@ class MarketplaceViews(MethodView):
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List the tenant's marketplace connections"""
-        fields = parse_fields(args.get("fields"), services.CONNECTION_FIELDS)
-        data, meta = services.list_connections(g.auth.tenant_id, args)
-        return many([select_fields(item, fields) for item in data], meta)
+        return list_page(
+            args, services.CONNECTION_FIELDS, services.list_connections, g.auth.tenant_id
+        )
 
     @require_scope("products:write")
     @blp.arguments(ConnectionCreateSchema)
@@ -67,9 +66,7 @@ class SyncHistoryViews(MethodView):
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List exchanges with the marketplaces (pushes and received orders)"""
-        fields = parse_fields(args.get("fields"), services.ATTEMPT_FIELDS)
-        data, meta = services.list_attempts(g.auth.tenant_id, args)
-        return many([select_fields(item, fields) for item in data], meta)
+        return list_page(args, services.ATTEMPT_FIELDS, services.list_attempts, g.auth.tenant_id)
 
 
 @blp.route("/<string:connection_id>")

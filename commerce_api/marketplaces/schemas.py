@@ -2,7 +2,7 @@
 
 import marshmallow as ma
 
-from ..http.lists import ListArgsSchema, MetaSchema
+from ..http.lists import ListArgsSchema, envelope_schema, list_schema
 from .models import ATTEMPT_STATUSES, CONNECTION_STATUSES, CONNECTORS
 from .services import MARKETPLACE_PATTERN
 
@@ -62,13 +62,10 @@ class ConnectionSchema(ma.Schema):
     updated_at = ma.fields.String()
 
 
-class ConnectionEnvelopeSchema(ma.Schema):
-    data = ma.fields.Nested(ConnectionSchema)
+ConnectionEnvelopeSchema = envelope_schema("ConnectionEnvelopeSchema", ConnectionSchema)
 
 
-class ConnectionListSchema(ma.Schema):
-    data = ma.fields.List(ma.fields.Nested(ConnectionSchema))
-    meta = ma.fields.Nested(MetaSchema)
+ConnectionListSchema = list_schema("ConnectionListSchema", ConnectionSchema)
 
 
 class SyncAttemptSchema(ma.Schema):
@@ -87,6 +84,4 @@ class SyncAttemptSchema(ma.Schema):
     created_at = ma.fields.String()
 
 
-class SyncHistoryListSchema(ma.Schema):
-    data = ma.fields.List(ma.fields.Nested(SyncAttemptSchema))
-    meta = ma.fields.Nested(MetaSchema)
+SyncHistoryListSchema = list_schema("SyncHistoryListSchema", SyncAttemptSchema)

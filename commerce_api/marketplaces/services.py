@@ -1,35 +1,24 @@
-"""Marketplace connections, the sync history, and calling a marketplace safely.
-
-No Flask here. A marketplace is always called with no database transaction open (on SQLite
-a write transaction held over a network call would block every other writer): callers read,
-call through ``call_marketplace``, then apply the outcome in a transaction that re-checks
-the state. The attempt itself is recorded in its own short transaction, so the sync history
-keeps failed attempts even though the change they were for was not made.
-"""
+"""Marketplace connections and the sync history (calling a marketplace: ``calls.py``)."""
 
 import ipaddress
 import logging
 import re
 import socket
-import time
 from urllib.parse import urlparse
 
 from peewee import IntegrityError
 
 from ..auth.models import Tenant
-from ..db import db, write_transaction
+from ..db import row_getter, write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
-from ..pagination import paginate
+from ..pagination import filter_equal, paginate_args
 from ..timeutil import format_ms, now_ms
-from .base import ConnectorError, MarketplaceRejection, MarketplaceUnavailable
 from .models import CONNECTORS, MarketplaceConnection, SyncAttempt
-from .registry import get_connector
 
 log = logging.getLogger("commerce_api.marketplaces")
 
 MARKETPLACE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-DEFAULT_RETRY_AFTER = 30  # seconds, when the marketplace gives no Retry-After of its own
 SANDBOX_SETTINGS = {
     # name: (default, minimum, maximum)
     "initial_orders": (8, 0, 100),
@@ -212,17 +201,12 @@ def connect_marketplace(
 
 def list_connections(tenant_id, args):
     query = MarketplaceConnection.select().where(MarketplaceConnection.tenant == tenant_id)
-    if args.get("connector"):
-        query = query.where(MarketplaceConnection.connector == args["connector"])
-    if args.get("status"):
-        query = query.where(MarketplaceConnection.status == args["status"])
-    rows, meta = paginate(
+    query = filter_equal(query, MarketplaceConnection, args, ("connector", "status"))
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=MarketplaceConnection.created_at,
         tiebreak=MarketplaceConnection.id,
-        order=args.get("order") or "desc",
-        limit=args["limit"],
-        cursor=args.get("cursor"),
         kind="marketplaces",
         scope=[tenant_id, args.get("connector"), args.get("status")],
     )
@@ -258,6 +242,15 @@ def require_connection(tenant_id, marketplace):
             details={"marketplaces": [marketplace]},
         )
     return connection
+
+
+def tenant_connections(tenant_id, active_only=False):
+    """The tenant's connections: oldest first, or by marketplace when ``active_only``."""
+    query = MarketplaceConnection.select().where(MarketplaceConnection.tenant == tenant_id)
+    if active_only:
+        query = query.where(MarketplaceConnection.status == "active")
+        return list(query.order_by(MarketplaceConnection.marketplace))
+    return list(query.order_by(MarketplaceConnection.created_at, MarketplaceConnection.id))
 
 
 def connected_marketplaces(tenant_id):
@@ -338,7 +331,7 @@ def record_attempt(
 
 
 def serialize_attempt(row):
-    get = row.get if isinstance(row, dict) else row.__data__.get
+    get = row_getter(row)
     error = None
     if get("error_code") or get("error_message"):
         error = {"code": get("error_code"), "message": get("error_message")}
@@ -376,20 +369,17 @@ def attempts_for(tenant_id, resource_type, resource_id, limit=50):
 
 def list_attempts(tenant_id, args):
     query = SyncAttempt.select().where(SyncAttempt.tenant == tenant_id)
-    for name in ("resource_type", "marketplace", "status", "operation", "sku"):
-        if args.get(name):
-            query = query.where(getattr(SyncAttempt, name) == args[name])
+    names = ("resource_type", "marketplace", "status", "operation", "sku")
+    query = filter_equal(query, SyncAttempt, args, names)
     if args.get("order_id"):
         query = query.where(
             (SyncAttempt.resource_type == "order") & (SyncAttempt.resource_id == args["order_id"])
         )
-    rows, meta = paginate(
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=SyncAttempt.created_at,
         tiebreak=SyncAttempt.id,
-        order=args.get("order") or "desc",
-        limit=args["limit"],
-        cursor=args.get("cursor"),
         kind="sync_history",
         scope=[tenant_id]
         + [
@@ -398,119 +388,3 @@ def list_attempts(tenant_id, args):
         ],
     )
     return [serialize_attempt(row) for row in rows], meta
-
-
-# Calling a marketplace ----------------------------------------------------------------
-
-
-def call_marketplace(
-    connection,
-    operation,
-    call,
-    *,
-    resource_type,
-    resource_id,
-    sku=None,
-    created_by=None,
-    details=None,
-):
-    """Run ``call(connector)`` and record the attempt; returns ``(result, attempt)``.
-
-    A rejection becomes 422 ``MARKETPLACE_REJECTION`` and an unreachable marketplace 503
-    ``MARKETPLACE_UNAVAILABLE`` with ``Retry-After``; in both cases the attempt row is the
-    only thing written.
-    """
-    if db.transaction_depth() > 0:
-        # a write transaction held over a network call blocks every writer on SQLite
-        raise RuntimeError("call_marketplace() must not run inside a database transaction")
-    connector = get_connector(connection)
-    started = time.monotonic()
-    outcome = {"status": "succeeded", "error_code": None, "error_message": None}
-    try:
-        result = call(connector)
-    except MarketplaceRejection as exc:
-        outcome = {"status": "rejected", "error_code": exc.code, "error_message": exc.message}
-        error = ApiError(
-            "MARKETPLACE_REJECTION",
-            f"{connection.marketplace} rejected the request: {exc.message}",
-            details={
-                "marketplace": connection.marketplace,
-                "operation": operation,
-                "marketplace_code": exc.code,
-                "marketplace_message": exc.message,
-                **({"marketplace_details": exc.details} if exc.details else {}),
-            },
-        )
-    except MarketplaceUnavailable as exc:
-        outcome = {"status": "unavailable", "error_code": exc.code, "error_message": exc.message}
-        retry_after = int(exc.retry_after or DEFAULT_RETRY_AFTER)
-        error = ApiError(
-            "MARKETPLACE_UNAVAILABLE",
-            f"{connection.marketplace} could not be reached: {exc.message}",
-            details={
-                "marketplace": connection.marketplace,
-                "operation": operation,
-                "reason": exc.code,
-                "retry_after": retry_after,
-            },
-            headers={"Retry-After": str(retry_after)},
-        )
-    except ConnectorError as exc:  # a subclass we do not know: treat as unavailable
-        outcome = {"status": "failed", "error_code": exc.code, "error_message": exc.message}
-        error = ApiError(
-            "MARKETPLACE_UNAVAILABLE",
-            f"{connection.marketplace}: {exc.message}",
-            details={"marketplace": connection.marketplace, "operation": operation},
-            headers={"Retry-After": str(DEFAULT_RETRY_AFTER)},
-        )
-    except Exception as exc:
-        # a bug in a connector: keep the trace of the attempt, then let it surface
-        _record(
-            connection,
-            operation,
-            resource_type,
-            resource_id,
-            sku,
-            created_by,
-            details,
-            started,
-            {
-                "status": "failed",
-                "error_code": "INTERNAL_ERROR",
-                "error_message": type(exc).__name__,
-            },
-        )
-        raise
-    else:
-        error = None
-    attempt = _record(
-        connection,
-        operation,
-        resource_type,
-        resource_id,
-        sku,
-        created_by,
-        details,
-        started,
-        outcome,
-    )
-    if error is not None:
-        error.details["attempt_id"] = attempt.id
-        raise error
-    return result, attempt
-
-
-def _record(
-    connection, operation, resource_type, resource_id, sku, created_by, details, started, outcome
-):
-    return record_attempt(
-        connection,
-        resource_type=resource_type,
-        resource_id=resource_id,
-        sku=sku,
-        operation=operation,
-        created_by=created_by,
-        details=details,
-        duration_ms=int((time.monotonic() - started) * 1000),
-        **outcome,
-    )

@@ -1,14 +1,9 @@
-"""Marketplace background work: the ``marketplace_sync`` job and the periodic order pull."""
+"""Marketplace background work: the ``marketplace_sync`` job."""
 
-from ..config import load_config
 from ..errors import ApiError
 from ..jobs.errors import JobFailed
-from ..jobs.registry import job_type, periodic
+from ..jobs.registry import job_type
 from .listings import sync_product
-from .pulls import pull_all
-
-# Read when the worker imports this module: COMMERCE_ORDER_PULL_INTERVAL_SECONDS.
-ORDER_PULL_INTERVAL_SECONDS = int(load_config()["ORDER_PULL_INTERVAL_SECONDS"])
 
 
 @job_type("marketplace_sync", internal=True, typical_seconds=5, timeout=120)
@@ -48,9 +43,3 @@ def marketplace_sync(job, ctx):
             "MARKETPLACE_REJECTION", "Every marketplace refused the product.", details=result
         )
     return result
-
-
-@periodic("pull_orders", ORDER_PULL_INTERVAL_SECONDS)
-def pull_orders():
-    """Pull new and changed orders (and marketplace stock) from every active connection."""
-    return pull_all()

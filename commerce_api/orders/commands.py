@@ -5,10 +5,13 @@ import json
 import click
 from flask.cli import with_appcontext
 
+from ..auth.services import get_tenant
+from ..cli_output import emit_json, fail, run_service
+from ..marketplaces.services import connected_marketplaces
+from .ingest import import_orders
+
 
 def register(cli):
-    from ..cli import emit_json, fail, run_service
-
     @cli.group()
     def orders():
         """Manage orders."""
@@ -26,10 +29,6 @@ def register(cli):
     @with_appcontext
     def orders_import(tenant_id, path, as_json):
         """Import orders (upsert by marketplace and external_order_id; never duplicates)."""
-        from ..auth.services import get_tenant
-        from ..marketplaces.services import connected_marketplaces
-        from .services import import_orders
-
         run_service(get_tenant, tenant_id)
         try:
             with click.open_file(path, encoding="utf-8") as handle:

@@ -5,11 +5,13 @@ from flask.views import MethodView
 
 from ..auth.middleware import require_scope
 from ..http.blueprint import Blueprint
-from ..http.envelope import many, one
+from ..http.bulk import load_items
+from ..http.envelope import list_page, one
 from ..http.lists import parse_fields, select_fields
-from . import services
+from . import cancellation, reading, shipping
 from .schemas import (
     BulkShipmentEnvelopeSchema,
+    BulkShipmentItemSchema,
     BulkShipmentSchema,
     CancelSchema,
     OrderEnvelopeSchema,
@@ -35,9 +37,10 @@ class OrderViews(MethodView):
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List orders"""
-        fields = parse_fields(args.get("fields"), services.ORDER_FIELDS)
-        data, meta = services.list_orders(g.auth.tenant_id, args)
-        return many([select_fields(item, fields) for item in data], meta)
+        return list_page(args, reading.ORDER_FIELDS, reading.list_orders, g.auth.tenant_id)
+
+
+_bulk_item_schema = BulkShipmentItemSchema()
 
 
 @blp.route("/bulk-shipment")
@@ -49,7 +52,11 @@ class OrderBulkShipmentViews(MethodView):
     def post(self, data):
         """Confirm up to 100 shipments, each on its own"""
         return one(
-            services.bulk_confirm_shipment(g.auth.tenant_id, data["shipments"], g.auth.created_by)
+            shipping.bulk_confirm_shipment(
+                g.auth.tenant_id,
+                load_items(_bulk_item_schema, data["shipments"], "order_id"),
+                g.auth.created_by,
+            )
         )
 
 
@@ -61,8 +68,8 @@ class OrderByIdViews(MethodView):
     @blp.errors("ORDER_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, order_id):
         """Get an order with its shipping address, returns and sync history"""
-        fields = parse_fields(args.get("fields"), services.DETAIL_FIELDS)
-        return one(select_fields(services.get_order(g.auth.tenant_id, order_id), fields))
+        fields = parse_fields(args.get("fields"), reading.DETAIL_FIELDS)
+        return one(select_fields(reading.get_order(g.auth.tenant_id, order_id), fields))
 
 
 @blp.route("/<string:order_id>/shipment")
@@ -81,7 +88,7 @@ class OrderShipmentViews(MethodView):
     )
     def post(self, data, order_id):
         """Confirm the order's shipment (pushed to the marketplace at once)"""
-        return one(services.confirm_shipment(g.auth.tenant_id, order_id, data, g.auth.created_by))
+        return one(shipping.confirm_shipment(g.auth.tenant_id, order_id, data, g.auth.created_by))
 
 
 @blp.route("/<string:order_id>/cancel")
@@ -95,7 +102,7 @@ class OrderCancelViews(MethodView):
     def post(self, data, order_id):
         """Request the order's cancellation (the marketplace decides)"""
         return one(
-            services.request_cancellation(
+            cancellation.request_cancellation(
                 g.auth.tenant_id, order_id, data["reason"], g.auth.created_by
             ),
             202,

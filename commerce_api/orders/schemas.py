@@ -2,7 +2,7 @@
 
 import marshmallow as ma
 
-from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema
+from ..http.lists import FieldsArgsSchema, ListArgsSchema, envelope_schema, list_schema
 from ..http.schemas import BulkErrorSchema, StrictDecimal, StrictInteger
 from ..marketplaces.schemas import SyncAttemptSchema
 from ..timeutil import parse_timestamp
@@ -245,13 +245,10 @@ class OrderDetailSchema(OrderSchema):
     sync_history = ma.fields.List(ma.fields.Nested(SyncAttemptSchema))
 
 
-class OrderEnvelopeSchema(ma.Schema):
-    data = ma.fields.Nested(OrderDetailSchema)
+OrderEnvelopeSchema = envelope_schema("OrderEnvelopeSchema", OrderDetailSchema)
 
 
-class OrderListSchema(ma.Schema):
-    data = ma.fields.List(ma.fields.Nested(OrderSchema))
-    meta = ma.fields.Nested(MetaSchema)
+OrderListSchema = list_schema("OrderListSchema", OrderSchema)
 
 
 class BulkShipmentResultSchema(ma.Schema):
@@ -260,5 +257,4 @@ class BulkShipmentResultSchema(ma.Schema):
     errors = ma.fields.List(ma.fields.Nested(BulkErrorSchema))
 
 
-class BulkShipmentEnvelopeSchema(ma.Schema):
-    data = ma.fields.Nested(BulkShipmentResultSchema)
+BulkShipmentEnvelopeSchema = envelope_schema("BulkShipmentEnvelopeSchema", BulkShipmentResultSchema)

@@ -18,12 +18,7 @@ the order arrives again or is shipped (see docs/decisions.md).
 import copy
 
 from ..errors import ApiError
-
-
-def _service():
-    from ..inventory import reservations
-
-    return reservations
+from ..inventory import reservations
 
 
 def targets_of(lines):
@@ -39,20 +34,17 @@ def held_quantity(reserved, sku):
     return sum(quantity for _, quantity in entry.get("held") or [])
 
 
-def is_short(reserved, targets):
-    return any(held_quantity(reserved, sku) < quantity for sku, quantity in targets.items())
-
-
 def _next_reference(order_id, entry):
     return order_id if entry["n"] == 0 else f"{order_id}#{entry['n'] + 1}"
 
 
 def _reserve(tenant_id, order_id, sku, quantity, entry, created_by):
     """Reserve up to ``quantity`` under a new reference; returns what was reserved."""
-    service = _service()
     reference = _next_reference(order_id, entry)
     try:
-        service.reserve_stock(tenant_id, sku, quantity, reference=reference, created_by=created_by)
+        reservations.reserve_stock(
+            tenant_id, sku, quantity, reference=reference, created_by=created_by
+        )
     except ApiError as error:
         if error.code != "INSUFFICIENT_STOCK":
             return 0  # e.g. a SKU that is not in the catalogue: nothing can be held
@@ -61,7 +53,7 @@ def _reserve(tenant_id, order_id, sku, quantity, entry, created_by):
             return 0
         quantity = min(available, quantity)
         try:
-            service.reserve_stock(
+            reservations.reserve_stock(
                 tenant_id, sku, quantity, reference=reference, created_by=created_by
             )
         except ApiError:
@@ -72,9 +64,8 @@ def _reserve(tenant_id, order_id, sku, quantity, entry, created_by):
 
 
 def _release_sku(tenant_id, entry, sku, created_by):
-    service = _service()
     for reference, _ in entry["held"]:
-        service.release_stock(tenant_id, reference, created_by=created_by, sku=sku)
+        reservations.release_stock(tenant_id, reference, created_by=created_by, sku=sku)
     entry["held"] = []
 
 
@@ -113,7 +104,6 @@ def release_all(tenant_id, reserved, created_by):
 
 def consume_for_shipment(tenant_id, reserved, shipped, created_by):
     """Consume what was shipped (``{sku: quantity}``) and release the rest."""
-    service = _service()
     reserved = copy.deepcopy(reserved or {})
     for sku in sorted(reserved):
         entry = reserved[sku]
@@ -122,11 +112,19 @@ def consume_for_shipment(tenant_id, reserved, shipped, created_by):
             take = min(quantity, left)
             if take > 0:
                 # the quantity is cumulative per (reference, sku): this is the first consume
-                service.consume_stock(
+                reservations.consume_stock(
                     tenant_id, reference, created_by=created_by, sku=sku, quantity=take
                 )
                 left -= take
             if take < quantity:
-                service.release_stock(tenant_id, reference, created_by=created_by, sku=sku)
+                reservations.release_stock(tenant_id, reference, created_by=created_by, sku=sku)
         entry["held"] = []
     return reserved
+
+
+def consume_shipped(tenant_id, order_id, reserved, shipped, created_by):
+    """Top the reservation up to what was shipped where stock allows, then consume it."""
+    wanted = {sku: max(quantity, held_quantity(reserved, sku)) for sku, quantity in shipped.items()}
+    reserved, _ = sync_reservations(tenant_id, order_id, reserved, wanted, created_by)
+    short = any(held_quantity(reserved, sku) < qty for sku, qty in shipped.items())
+    return consume_for_shipment(tenant_id, reserved, shipped, created_by), short

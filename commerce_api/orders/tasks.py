@@ -1,9 +1,14 @@
-"""Order background work: the ``order_cancellation`` job."""
+"""Order background work: the ``order_cancellation`` job and the periodic order pull."""
 
+from ..config import load_config
 from ..errors import ApiError
 from ..jobs.errors import JobFailed
-from ..jobs.registry import job_type
-from .services import push_cancellation
+from ..jobs.registry import job_type, periodic
+from .cancellation import push_cancellation
+from .pulls import pull_all
+
+# Read when the worker imports this module: COMMERCE_ORDER_PULL_INTERVAL_SECONDS.
+ORDER_PULL_INTERVAL_SECONDS = int(load_config()["ORDER_PULL_INTERVAL_SECONDS"])
 
 
 @job_type("order_cancellation", internal=True, typical_seconds=5, timeout=60)
@@ -28,3 +33,9 @@ def order_cancellation(job, ctx):
             retryable=error.code == "MARKETPLACE_UNAVAILABLE",
             details=error.details,
         ) from None
+
+
+@periodic("pull_orders", ORDER_PULL_INTERVAL_SECONDS)
+def pull_orders():
+    """Pull new and changed orders (and marketplace stock) from every active connection."""
+    return pull_all()

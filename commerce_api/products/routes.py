@@ -4,10 +4,11 @@ from flask import g
 from flask.views import MethodView
 
 from ..auth.middleware import require_scope
-from ..errors import ApiError
 from ..http.blueprint import Blueprint
-from ..http.envelope import json_response, many, no_content, one
+from ..http.bulk import load_items
+from ..http.envelope import json_response, list_page, no_content, one
 from ..http.lists import parse_fields, select_fields
+from ..marketplaces import listings
 from . import services
 from .schemas import (
     BulkItemSchema,
@@ -42,9 +43,7 @@ class ProductViews(MethodView):
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List products"""
-        fields = parse_fields(args.get("fields"), services.PRODUCT_FIELDS)
-        data, meta = services.list_products(g.auth.tenant_id, args)
-        return many([select_fields(item, fields) for item in data], meta)
+        return list_page(args, services.PRODUCT_FIELDS, services.list_products, g.auth.tenant_id)
 
     @require_scope("products:write")
     @blp.arguments(ProductCreateSchema)
@@ -63,29 +62,8 @@ class ProductBulkViews(MethodView):
     @blp.errors(body=True)
     def post(self, data):
         """Update up to 100 products, each on its own"""
-        items = []
-        for item in data["updates"]:
-            if not isinstance(item, dict):
-                items.append({"error": _item_error({"_schema": ["Not an object."]})})
-                continue
-            try:
-                items.append(_bulk_item_schema.load(item))
-            except Exception as exc:  # marshmallow.ValidationError
-                messages = getattr(exc, "messages", None)
-                if messages is None:
-                    raise
-                entry = _item_error(messages)
-                sku = item.get("sku")
-                items.append({"sku": sku if isinstance(sku, str) else None, "error": entry})
+        items = load_items(_bulk_item_schema, data["updates"], "sku")
         return one(services.bulk_update(g.auth.tenant_id, items))
-
-
-def _item_error(messages):
-    return {
-        "code": "VALIDATION_ERROR",
-        "message": "The item is not valid.",
-        "details": {"fields": messages},
-    }
 
 
 @blp.route("/<string:sku>")
@@ -126,10 +104,7 @@ class ProductSyncViews(MethodView):
         """Push a product to its marketplaces (queues a marketplace_sync job)"""
         if data is None:
             data = {}
-        result = services.request_sync(
+        result = listings.request_sync(
             g.auth.tenant_id, sku, data.get("marketplaces"), g.auth.created_by
         )
         return json_response({"data": result}, 202)
-
-
-__all__ = ["blp", "ApiError"]

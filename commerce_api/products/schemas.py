@@ -4,7 +4,7 @@ from decimal import Decimal
 
 import marshmallow as ma
 
-from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema
+from ..http.lists import FieldsArgsSchema, ListArgsSchema, envelope_schema, list_schema
 from ..http.schemas import BulkErrorSchema, StrictDecimal
 from .models import PRODUCT_STATUSES
 
@@ -125,13 +125,10 @@ class ProductDetailSchema(ProductSchema):
     listings = ma.fields.List(ma.fields.Nested(ListingSchema))
 
 
-class ProductEnvelopeSchema(ma.Schema):
-    data = ma.fields.Nested(ProductDetailSchema)
+ProductEnvelopeSchema = envelope_schema("ProductEnvelopeSchema", ProductDetailSchema)
 
 
-class ProductListSchema(ma.Schema):
-    data = ma.fields.List(ma.fields.Nested(ProductSchema))
-    meta = ma.fields.Nested(MetaSchema)
+ProductListSchema = list_schema("ProductListSchema", ProductSchema)
 
 
 class BulkResultSchema(ma.Schema):
@@ -140,8 +137,7 @@ class BulkResultSchema(ma.Schema):
     errors = ma.fields.List(ma.fields.Nested(BulkErrorSchema))
 
 
-class BulkResultEnvelopeSchema(ma.Schema):
-    data = ma.fields.Nested(BulkResultSchema)
+BulkResultEnvelopeSchema = envelope_schema("BulkResultEnvelopeSchema", BulkResultSchema)
 
 
 class SyncResultSchema(ma.Schema):
@@ -150,5 +146,4 @@ class SyncResultSchema(ma.Schema):
     marketplaces = ma.fields.List(ma.fields.String(), allow_none=True)
 
 
-class SyncResultEnvelopeSchema(ma.Schema):
-    data = ma.fields.Nested(SyncResultSchema)
+SyncResultEnvelopeSchema = envelope_schema("SyncResultEnvelopeSchema", SyncResultSchema)

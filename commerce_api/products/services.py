@@ -1,17 +1,15 @@
-"""Product rules: create, read, list, update, archive, bulk update, sync request."""
+"""Product rules: create, read, list, update, archive, bulk update."""
 
 from decimal import Decimal
 
 from peewee import IntegrityError
 from stdnum import ean
 
-from ..db import PreparedQuery, contains_text, for_update, write_transaction
+from ..db import PreparedQuery, contains_text, for_update, row_getter, write_transaction
 from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
-from ..jobs.services import enqueue_job
-from ..orders.queries import sku_has_open_orders
-from ..pagination import paginate
+from ..pagination import paginate_args
 from ..timeutil import format_ms, now_ms
 from .models import Listing, Product
 
@@ -55,7 +53,7 @@ def _number(value):
 
 def serialize_product(row, listings=None):
     """A product (model or row dict) as the API shows it."""
-    get = row.get if isinstance(row, dict) else row.__data__.get
+    get = row_getter(row)
     data = {
         "id": get("id"),
         "sku": get("sku"),
@@ -76,7 +74,7 @@ def serialize_product(row, listings=None):
 
 
 def serialize_listing(row):
-    get = row.get if isinstance(row, dict) else row.__data__.get
+    get = row_getter(row)
     return {
         "marketplace": get("marketplace"),
         "external_id": get("external_id"),
@@ -135,13 +133,30 @@ def get_product(tenant_id, sku):
     return serialize_product(row, _listings_of.dicts(row["id"]))
 
 
-def _locked_product(tenant_id, sku):
+def locked_product(tenant_id, sku):
     """The product, locked for the caller's transaction (concurrent changes wait their turn)."""
     query = Product.select().where((Product.tenant == tenant_id) & (Product.sku == sku))
     product = for_update(query).first()
     if product is None:
         raise ApiError("PRODUCT_NOT_FOUND", details={"sku": sku})
     return product
+
+
+# Orders live above products: the orders domain registers its question here, products
+# only asks it (dependencies between domains run one way, tests/test_architecture.py).
+_OPEN_ORDER_CHECKS = []
+
+
+def open_order_check(func):
+    """Register ``func(tenant_id, sku) -> bool``: does an open order need this SKU?"""
+    if func not in _OPEN_ORDER_CHECKS:
+        _OPEN_ORDER_CHECKS.append(func)
+    return func
+
+
+def sku_has_open_orders(tenant_id, sku):
+    """True when a registered domain has an open order with ``sku`` (archive is refused)."""
+    return any(check(tenant_id, sku) for check in _OPEN_ORDER_CHECKS)
 
 
 def create_product(tenant_id, data):
@@ -176,7 +191,7 @@ def create_product(tenant_id, data):
 
 def _apply_update(tenant_id, sku, changes):
     """Apply ``changes`` inside the caller's transaction; returns the serialized product."""
-    product = _locked_product(tenant_id, sku)
+    product = locked_product(tenant_id, sku)
     if "gtin" in changes:
         check_gtin(changes["gtin"])
     changed = {
@@ -220,7 +235,7 @@ def update_product(tenant_id, sku, changes):
 def archive_product(tenant_id, sku):
     """Soft delete: the product becomes ``archived`` unless it has open orders."""
     with write_transaction():
-        product = _locked_product(tenant_id, sku)
+        product = locked_product(tenant_id, sku)
         if product.status == "archived":
             return
         if sku_has_open_orders(tenant_id, sku):
@@ -232,13 +247,15 @@ def archive_product(tenant_id, sku):
 
 
 def bulk_update(tenant_id, items):
-    """Apply each ``{sku, ...changes}`` atomically on its own; report per item."""
+    """Apply each ``{index, sku, ...changes}`` atomically on its own; report per item
+    (``items`` come from ``http.bulk.load_items``: loaded, or an ``error`` of their own)."""
     updated, errors = 0, []
-    for index, item in enumerate(items):
+    for item in items:
+        index = item["index"]
         if "error" in item:
-            errors.append({"index": index, "sku": item.get("sku"), **item["error"]})
+            errors.append({"index": index, "sku": item["sku"], **item["error"]})
             continue
-        changes = {k: v for k, v in item.items() if k != "sku"}
+        changes = {k: v for k, v in item.items() if k not in ("sku", "index")}
         try:
             with write_transaction():
                 _apply_update(tenant_id, item["sku"], changes)
@@ -276,33 +293,13 @@ def list_products(tenant_id, args):
             | contains_text(Product.gtin, term)
         )
     sort = SORT_FIELDS[args.get("sort") or "created_at"]
-    rows, meta = paginate(
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=sort,
         tiebreak=Product.id,
-        order=args.get("order") or "desc",
-        limit=args["limit"],
-        cursor=args.get("cursor"),
         kind="products",
         # a cursor only continues the query (tenant and filters) that issued it
         scope=[tenant_id, status, args.get("marketplace"), args.get("search")],
     )
     return [serialize_product(row) for row in rows], meta
-
-
-def request_sync(tenant_id, sku, marketplaces, created_by):
-    """Queue a ``marketplace_sync`` job for the product; returns its summary."""
-    from ..marketplaces.services import resolve_sync_marketplaces
-
-    with write_transaction():
-        product = _locked_product(tenant_id, sku)
-        # each named marketplace must be connected (422); none named: every connected one
-        marketplaces = resolve_sync_marketplaces(tenant_id, marketplaces)
-        job = enqueue_job(
-            tenant_id,
-            "marketplace_sync",
-            {"sku": product.sku, "product_id": product.id, "marketplaces": marketplaces},
-            created_by=created_by,
-            internal=True,
-        )
-    return {"job_id": job.id, "status": job.status, "marketplaces": marketplaces}

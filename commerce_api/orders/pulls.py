@@ -1,4 +1,5 @@
-"""Order pulls: bring new and changed orders (and marketplace stock) from a connection.
+"""Collecting orders: bring new and changed orders (and marketplace stock) from a
+connection.
 
 A pull reads pages from the connector with no transaction open, applies each order in its
 own transaction (an upsert by (marketplace, external_order_id), so a page seen twice
@@ -10,12 +11,15 @@ import logging
 
 from ..db import write_transaction
 from ..errors import ApiError
+from ..inventory.models import Warehouse
+from ..inventory.reservations import set_marketplace_stock
+from ..marketplaces.base import MarketplaceRejection, MarketplaceUnavailable
+from ..marketplaces.models import MarketplaceConnection
+from ..marketplaces.registry import get_connector
 from ..timeutil import now_ms
-from .base import MarketplaceRejection, MarketplaceUnavailable
-from .models import MarketplaceConnection
-from .registry import get_connector
+from .ingest import upsert_order
 
-log = logging.getLogger("commerce_api.marketplaces")
+log = logging.getLogger("commerce_api.orders")
 
 MAX_PAGES_PER_PULL = 20
 MAX_ERRORS_KEPT = 20
@@ -39,8 +43,6 @@ def _finish(connection_id, status, error):
 
 def pull_connection(connection, *, inventory=True, heartbeat=None):
     """Pull one connection now; returns a summary of what changed."""
-    from ..orders.services import upsert_order
-
     connector = get_connector(connection)
     summary = {
         "connection_id": connection.id,
@@ -113,11 +115,6 @@ def sync_marketplace_stock(connection, connector):
     Only warehouses the operator created for this marketplace are filled (``warehouses
     create --type FBA --marketplace M``); stock of unknown SKUs is skipped.
     """
-    try:
-        from ..inventory.models import Warehouse
-        from ..inventory.reservations import set_marketplace_stock
-    except ModuleNotFoundError:
-        return 0
     warehouses = {
         w.type: w
         for w in Warehouse.select()

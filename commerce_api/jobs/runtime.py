@@ -1,0 +1,90 @@
+"""What the worker keeps per job and per runner thread, and the ``ctx`` a handler gets."""
+
+import collections
+import logging
+import threading
+import time
+
+from . import queue as jobqueue
+from .errors import JobLost
+
+
+class JobContext:
+    """What a handler gets besides the job: heartbeat, progress, worker id, attempt."""
+
+    def __init__(self, worker, entry):
+        self._worker = worker
+        self._entry = entry
+        self.worker_id = worker.id
+        self.attempt = entry.job.attempts
+        self.config = worker.app.config
+        self._last_renewal = time.monotonic()
+        self._last_progress = 0.0
+
+    @property
+    def lost(self):
+        return self._entry.lost
+
+    @property
+    def log(self):
+        return logging.getLogger(f"commerce_api.jobs.{self._entry.job.type}")
+
+    def heartbeat(self):
+        """Renew the lease now; raise JobLost when the job is no longer ours."""
+        if self._entry.lost:
+            raise JobLost(self._entry.job.id)
+        # the heartbeat thread renews anyway; don't hammer the database from tight loops
+        if time.monotonic() - self._last_renewal < min(1.0, self._worker.lease_seconds / 10):
+            return
+        self._last_renewal = time.monotonic()
+        job = self._entry.job
+        held = jobqueue.renew_leases(
+            self._worker.id, [(job.id, job.attempts)], self._worker.lease_ms
+        )
+        if not held:
+            self._worker._mark_lost(self._entry)
+            raise JobLost(job.id)
+
+    def progress(self, done, total):
+        """Report ``{done, total}`` (shown by GET /api/ai-jobs/:id) and renew the lease.
+
+        Written at most twice a second, and always for the last step (done == total).
+        """
+        now = time.monotonic()
+        if done < total and now - self._last_progress < 0.5:
+            return
+        self._last_progress = now
+        job = self._entry.job
+        if not jobqueue.record_progress(job.id, job.attempts, done, total):
+            self._worker._mark_lost(self._entry)
+            raise JobLost(job.id)
+        self.heartbeat()
+
+
+class Entry:
+    """A job this process holds: prefetched, or running on a runner."""
+
+    __slots__ = ("job", "runner", "lost")
+
+    def __init__(self, job):
+        self.job = job
+        self.runner = None
+        self.lost = False  # taken away (lease ran out) or given back: its outcome is void
+
+    @property
+    def key(self):
+        return (self.job.id, self.job.attempts)
+
+
+class Runner:
+    def __init__(self, worker, number):
+        self.abandoned = False
+        self.idle = False
+        self.current = None  # the entry it runs now
+        self.busy_since = 0.0
+        self.drained = False  # its last claim emptied the queue
+        self.local = collections.deque()  # claimed by it, not started yet
+        self.pending = []  # (entry, outcome) finished, not written yet
+        self.thread = threading.Thread(
+            target=worker._runner_main, args=(self,), name=f"job-runner-{number}", daemon=True
+        )

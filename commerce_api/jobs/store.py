@@ -1,0 +1,177 @@
+"""The job queue's shared ground, used by dispatch (``services.py``) and by the worker
+side (``queue.py``, ``worker.py``): the writers' lock and its transaction, the wake-up
+signal, the queue settings, the job as the API and events show it, and the batch
+cancellation both sides write. The worker side imports this, never ``services.py``.
+"""
+
+import fcntl
+import os
+import threading
+from contextlib import contextmanager
+
+from ..config import current_config
+from ..db import db, is_postgres, write_transaction
+from ..timeutil import format_ms
+from . import registry
+from .models import Job
+
+# PostgreSQL workers LISTEN on this channel; dispatch NOTIFYs it (delivered at commit).
+NOTIFY_CHANNEL = "commerce_jobs"
+
+JOB_FIELDS = (
+    "id",
+    "type",
+    "status",
+    "priority",
+    "params",
+    "attempts",
+    "created_at",
+    "estimated_completion_at",
+    "started_at",
+    "progress",
+    "completed_at",
+    "duration_seconds",
+    "result",
+    "error",
+    "failed_at",
+    "cancelled_at",
+    "cancel_reason",
+    "batch_id",
+    "batch_index",
+)
+
+
+# Settings -------------------------------------------------------------------------------
+
+
+def typical_ms(job_type):
+    return registry.typical_seconds(job_type) * 1000
+
+
+def aging_ms(config=None):
+    return int((config or current_config())["JOB_PRIORITY_AGING_SECONDS"]) * 1000
+
+
+def claim_key_for(run_at, rank, config=None):
+    """Queue order: one aging window per priority level below high (see models.Job)."""
+    return run_at + rank * aging_ms(config)
+
+
+def timeout_seconds_for(job_type, config=None):
+    config = config or current_config()
+    spec = registry.get(job_type)
+    timeout = spec.timeout if spec is not None else None
+    return int(timeout or config["JOB_DEFAULT_TIMEOUT_SECONDS"])
+
+
+# The writers' lock ----------------------------------------------------------------------
+
+# SQLite lets one connection write at a time, and one that finds the lock taken sleeps in
+# SQLite's busy handler: 1 ms, then 2, 5, 10... even when the lock frees after 50 us. The
+# job writers (dispatch and the worker's threads and processes) queue on a lock of their
+# own instead, which wakes the next writer the moment it is released: a thread lock inside
+# the process, and an flock(2) on a file beside the database between processes. Other
+# writers don't take it; against them SQLite's busy handler still applies.
+_thread_writer = threading.Lock()
+_lock_files = {}  # id(database) -> file descriptor, or None (in-memory database)
+
+
+def _lock_file():
+    key = id(db.obj)
+    if key not in _lock_files:
+        path = getattr(db.obj, "database", ":memory:")
+        fd = None
+        if path and path != ":memory:" and not path.startswith("file:"):
+            try:
+                fd = os.open(f"{path}-queue.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError:
+                fd = None
+        _lock_files[key] = fd
+    return _lock_files[key]
+
+
+@contextmanager
+def queue_writer():
+    """Hold the job writers' lock (SQLite only; PostgreSQL locks rows)."""
+    if is_postgres():
+        yield
+        return
+    with _thread_writer:
+        fd = _lock_file()
+        if fd is None:
+            yield
+            return
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+@contextmanager
+def job_write():
+    """A write transaction of the job queue: the writers' lock first (when no transaction
+    is open yet: the lock is always taken before SQLite's, never while holding it), then
+    BEGIN IMMEDIATE. On PostgreSQL an ordinary transaction."""
+    if is_postgres() or db.transaction_depth() > 0:
+        with write_transaction():
+            yield
+        return
+    with queue_writer(), write_transaction():
+        yield
+
+
+def notify_workers():
+    """Wake PostgreSQL workers at commit; SQLite workers notice the commit by themselves."""
+    if is_postgres():
+        db.execute_sql(f"NOTIFY {NOTIFY_CHANNEL}")
+
+
+# Batches and representation ---------------------------------------------------------------
+
+
+def cancel_batch_rest(job, reason, now):
+    """Cancel the queued jobs after ``job`` in its sequential batch."""
+    if not (job.batch_id and job.batch_sequential):
+        return 0
+    return (
+        Job.update(status="cancelled", cancel_reason=reason, completed_at=now, updated_at=now)
+        .where(
+            (Job.batch_id == job.batch_id)
+            & (Job.batch_position > job.batch_position)
+            & (Job.status == "queued")
+        )
+        .execute()
+    )
+
+
+def serialize_job(job):
+    data = {
+        "id": job.id,
+        "type": job.type,
+        "status": job.status,
+        "priority": job.priority,
+        "params": job.params,
+        "attempts": job.attempts,
+        "created_at": format_ms(job.created_at),
+        "estimated_completion_at": format_ms(job.estimated_completion_at),
+    }
+    if job.started_at is not None:
+        data["started_at"] = format_ms(job.started_at)
+    if job.progress is not None and job.status in ("running", "completed"):
+        data["progress"] = job.progress
+    if job.status == "completed":
+        data["completed_at"] = format_ms(job.completed_at)
+        started = job.started_at if job.started_at is not None else job.completed_at
+        data["duration_seconds"] = int(round((job.completed_at - started) / 1000))
+        data["result"] = job.result
+    elif job.status == "failed":
+        data["error"] = job.error
+        data["failed_at"] = format_ms(job.completed_at)
+    elif job.status == "cancelled":
+        data["cancelled_at"] = format_ms(job.completed_at)
+        data["cancel_reason"] = job.cancel_reason
+    if job.batch_id:
+        data["batch_id"] = job.batch_id
+        data["batch_index"] = job.batch_position
+    return data

@@ -1,0 +1,180 @@
+"""Reading orders: serialization (lists, details, events, what a connector is told) and
+the order reads and list."""
+
+from ..db import for_update
+from ..errors import ApiError
+from ..marketplaces.services import attempts_for
+from ..pagination import filter_date_range, filter_equal, paginate_args
+from ..timeutil import format_ms
+from .models import Order, OrderLine, OrderReturn
+
+ORDER_FIELDS = (
+    "id",
+    "external_order_id",
+    "marketplace",
+    "status",
+    "fulfillment_method",
+    "total_amount",
+    "currency",
+    "created_at",
+    "updated_at",
+    "has_returns",
+    "stock_shortage",
+    "line_items",
+)
+DETAIL_FIELDS = ORDER_FIELDS + (
+    "shipping_address",
+    "shipment",
+    "cancellation",
+    "returns",
+    "sync_history",
+)
+SORT_FIELDS = {"created_at": Order.placed_at, "updated_at": Order.updated_at}
+
+
+# Serialization --------------------------------------------------------------------------
+
+
+def _money(value):
+    return None if value is None else float(value)
+
+
+def serialize_line(line):
+    return {
+        "external_line_item_id": line.external_line_item_id,
+        "sku": line.sku,
+        "title": line.title,
+        "quantity": line.quantity,
+        "unit_price": _money(line.unit_price),
+        "line_total": _money(line.line_total),
+        "shipped_quantity": line.shipped_quantity,
+    }
+
+
+def serialize_return(row):
+    return {
+        "id": row.id,
+        "sku": row.sku,
+        "quantity": row.quantity,
+        "reason": row.reason,
+        "reason_text": row.reason_text,
+        "created_at": format_ms(row.returned_at),
+    }
+
+
+def serialize_order(order, lines):
+    """An order as lists and events show it."""
+    return {
+        "id": order.id,
+        "external_order_id": order.external_order_id,
+        "marketplace": order.marketplace,
+        "status": order.status,
+        "fulfillment_method": order.fulfillment_method,
+        "total_amount": _money(order.total_amount),
+        "currency": order.currency,
+        "created_at": format_ms(order.placed_at),
+        "updated_at": format_ms(order.updated_at),
+        "has_returns": bool(order.has_returns),
+        "stock_shortage": bool(order.stock_shortage),
+        "line_items": [serialize_line(line) for line in lines],
+    }
+
+
+def event_body(order, lines):
+    return {
+        **serialize_order(order, lines),
+        "shipment": order.shipment,
+        "cancellation": order.cancellation,
+    }
+
+
+def lines_of(order_id):
+    return list(OrderLine.select().where(OrderLine.order == order_id).order_by(OrderLine.position))
+
+
+def serialize_detail(order, lines=None):
+    lines = lines_of(order.id) if lines is None else lines
+    returns = (
+        OrderReturn.select()
+        .where(OrderReturn.order == order.id)
+        .order_by(OrderReturn.returned_at, OrderReturn.id)
+    )
+    return {
+        **serialize_order(order, lines),
+        "shipping_address": order.shipping_address,
+        "shipment": order.shipment,
+        "cancellation": order.cancellation,
+        "returns": [serialize_return(row) for row in returns],
+        "sync_history": attempts_for(order.tenant_id, "order", order.id),
+    }
+
+
+def wire_order(order, lines):
+    """What a connector is told about an order."""
+    return {
+        "id": order.id,
+        "external_order_id": order.external_order_id,
+        "marketplace": order.marketplace,
+        "status": order.status,
+        "fulfillment_method": order.fulfillment_method,
+        "line_items": [
+            {
+                "external_line_item_id": line.external_line_item_id,
+                "sku": line.sku,
+                "quantity": line.quantity,
+            }
+            for line in lines
+        ],
+    }
+
+
+# Reading --------------------------------------------------------------------------------
+
+
+def find_order(tenant_id, order_id, lock=False):
+    query = Order.select().where((Order.id == order_id) & (Order.tenant == tenant_id))
+    order = (for_update(query) if lock else query).first()
+    if order is None:
+        raise ApiError("ORDER_NOT_FOUND", details={"order_id": order_id})
+    return order
+
+
+def get_order(tenant_id, order_id):
+    return serialize_detail(find_order(tenant_id, order_id))
+
+
+def list_orders(tenant_id, args):
+    query = Order.select().where(Order.tenant == tenant_id)
+    query = filter_equal(query, Order, args, ("status", "marketplace", "fulfillment_method"))
+    query = filter_date_range(query, Order.placed_at, args)
+    if args.get("has_returns") is not None:
+        query = query.where(Order.has_returns == bool(args["has_returns"]))
+    rows, meta = paginate_args(
+        query,
+        args,
+        sort_field=SORT_FIELDS[args.get("sort") or "created_at"],
+        tiebreak=Order.id,
+        kind="orders",
+        # a cursor only continues the query (tenant and filters) that issued it
+        scope=[tenant_id]
+        + [
+            args.get(name)
+            for name in (
+                "status",
+                "marketplace",
+                "fulfillment_method",
+                "start_date",
+                "end_date",
+                "has_returns",
+            )
+        ],
+    )
+    lines = {}
+    if rows:
+        for line in (
+            OrderLine.select()
+            .where(OrderLine.order.in_([row.id for row in rows]))
+            .order_by(OrderLine.order, OrderLine.position)
+        ):
+            lines.setdefault(line.order_id, []).append(line)
+    return [serialize_order(row, lines.get(row.id, [])) for row in rows], meta

@@ -1,0 +1,150 @@
+"""Shipments: confirm one (pushed to the marketplace first) or many, each on its own.
+
+Calls to a marketplace never run inside a database transaction: read, call, then apply
+the outcome in a transaction that checks the state again.
+"""
+
+import hashlib
+import json
+
+from ..db import write_transaction
+from ..errors import ApiError, validation_error
+from ..events import emit
+from ..marketplaces.calls import call_marketplace
+from ..marketplaces.services import require_connection
+from ..timeutil import format_ms, now_ms
+from . import state, stock
+from .models import RESERVING_METHODS, Order, OrderLine
+from .reading import event_body, find_order, lines_of, serialize_detail, wire_order
+
+
+def _shipment_lines(order, lines, requested):
+    """``[{external_line_item_id, quantity}]`` shipped, checked against the order."""
+    if requested is None:
+        return [
+            {"external_line_item_id": line.external_line_item_id, "quantity": line.quantity}
+            for line in lines
+        ]
+    by_id = {line.external_line_item_id: line for line in lines}
+    errors, seen = {}, set()
+    for index, item in enumerate(requested):
+        line = by_id.get(item["external_line_item_id"])
+        if line is None:
+            errors[str(index)] = {"external_line_item_id": ["Not a line of this order."]}
+        elif item["external_line_item_id"] in seen:
+            errors[str(index)] = {"external_line_item_id": ["Listed twice."]}
+        elif item["quantity"] > line.quantity:
+            errors[str(index)] = {"quantity": [f"The line has {line.quantity}."]}
+        seen.add(item["external_line_item_id"])
+    if errors:
+        raise validation_error({"line_items": errors})
+    return [
+        {"external_line_item_id": item["external_line_item_id"], "quantity": item["quantity"]}
+        for item in requested
+    ]
+
+
+def confirm_shipment(tenant_id, order_id, data, created_by):
+    """Push the shipment to the marketplace, then mark the order shipped.
+
+    A shipment closes the order's fulfilment: the lines and quantities it lists are
+    consumed from stock and whatever else was held is released.
+    """
+    order = find_order(tenant_id, order_id)
+    state.check_can_ship(order.status, order.cancellation, order.id)
+    lines = lines_of(order.id)
+    shipped_lines = _shipment_lines(order, lines, data.get("line_items"))
+    connection = require_connection(tenant_id, order.marketplace)
+    shipment = {
+        "carrier": data["carrier"],
+        "tracking_number": data["tracking_number"],
+        "shipped_date": format_ms(data.get("shipped_date") or now_ms()),
+        "line_items": shipped_lines,
+    }
+    # the same confirmation retried (shipped_date defaults to "now") carries the same key
+    fingerprint = hashlib.sha256(
+        json.dumps(
+            [shipment["carrier"], shipment["tracking_number"], shipment["line_items"]],
+            sort_keys=True,
+        ).encode()
+    ).hexdigest()[:16]
+    wire = wire_order(order, lines)
+    result, _ = call_marketplace(
+        connection,
+        "confirm_shipment",
+        lambda connector: connector.confirm_shipment(
+            wire, {**shipment, "idempotency_key": f"{order.id}:shipment:{fingerprint}"}
+        ),
+        resource_type="order",
+        resource_id=order.id,
+        created_by=created_by,
+        details={"carrier": shipment["carrier"], "tracking_number": shipment["tracking_number"]},
+    )
+    with write_transaction():
+        order = find_order(tenant_id, order_id, lock=True)
+        # checked again: the order may have changed while the marketplace was answering
+        state.check_can_ship(order.status, order.cancellation, order.id)
+        lines = lines_of(order.id)
+        by_id = {line.external_line_item_id: line for line in lines}
+        shipped = {}
+        for item in shipped_lines:
+            line = by_id.get(item["external_line_item_id"])
+            if line is None:
+                raise ApiError(
+                    "INVALID_STATUS_TRANSITION",
+                    "The order's lines changed while the shipment was confirmed.",
+                    details={"order_id": order.id},
+                )
+            shipped[line.sku] = shipped.get(line.sku, 0) + item["quantity"]
+            OrderLine.update(shipped_quantity=item["quantity"]).where(
+                OrderLine.id == line.id
+            ).execute()
+        reserved, shortage = order.reserved or {}, False
+        if order.fulfillment_method in RESERVING_METHODS:
+            reserved, shortage = stock.consume_shipped(
+                tenant_id, order.id, reserved, shipped, created_by
+            )
+        now = now_ms()
+        shipment.update(
+            confirmation_id=(result or {}).get("confirmation_id"),
+            confirmed_at=format_ms(now),
+            confirmed_by=created_by,
+        )
+        Order.update(
+            status="shipped",
+            shipment=shipment,
+            reserved=reserved,
+            stock_shortage=shortage,
+            updated_at=now,
+        ).where(Order.id == order.id).execute()
+        order = Order.get_by_id(order.id)
+        lines = lines_of(order.id)
+        emit(tenant_id, "order.shipped", "order", order.id, event_body(order, lines))
+    return serialize_detail(order, lines)
+
+
+def bulk_confirm_shipment(tenant_id, items, created_by):
+    """Confirm up to 100 shipments, each on its own; report per item.
+
+    ``items`` come from ``http.bulk.load_items``: loaded, or an ``error`` of their own.
+    """
+    succeeded, errors = 0, []
+    for item in items:
+        if "error" in item:
+            errors.append({"index": item["index"], "order_id": item["order_id"], **item["error"]})
+            continue
+        data = {k: v for k, v in item.items() if k not in ("index", "order_id")}
+        try:
+            confirm_shipment(tenant_id, item["order_id"], data, created_by)
+            succeeded += 1
+        except ApiError as error:
+            errors.append(
+                {
+                    "index": item["index"],
+                    "order_id": item["order_id"],
+                    "code": error.code,
+                    "message": error.message,
+                    "details": error.details,
+                }
+            )
+    return {"succeeded": succeeded, "failed": len(errors), "errors": errors}
