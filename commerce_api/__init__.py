@@ -36,9 +36,10 @@ def _blueprints():
     from .jobs.routes import blp as jobs
     from .marketplaces.routes import blp as marketplaces
     from .orders.routes import blp as orders
+    from .pricing.routes import blp as pricing
     from .products.routes import blp as products
 
-    return [health, products, inventory, orders, marketplaces, jobs]
+    return [health, products, inventory, orders, marketplaces, pricing, jobs]
 
 
 def create_app(test_config=None):
