@@ -208,29 +208,38 @@ def _fresh_offers(inp):
 
 
 def _target(rule, value, lowest, buy_box, has_winner, cost):
-    """(T, reference, why) for a target rule, or (None, None, why-not) when it cannot compute."""
+    """(T, reference, how) for a target rule, or (None, None, why-not) when it cannot compute."""
     percent = rule.value_type == "percent"
     if rule.type in ("competitor_match", "buy_box_target"):
         if lowest is None:
             return None, None, "no fresh new competitor offers"
         if rule.type == "competitor_match":
-            base, what = lowest, f"the lowest competitor landed price L = {lowest}"
+            base, name, what = lowest, "L", "the lowest competitor landed price"
         elif has_winner:
-            base, what = buy_box, f"the buy-box winner's landed price W = {buy_box}"
+            base, name, what = buy_box, "W", "the buy-box winner's landed price"
         else:
-            base, what = lowest, f"no buy-box winner, so the lowest landed price L = {lowest}"
-        target = base * (1 + value / HUNDRED) if percent else base + value
-        unit = "%" if percent else ""
-        return target, base, f"on {what} {'+' if value >= 0 else ''}{value}{unit}"
+            base, name, what = lowest, "L", "no buy-box winner, so the lowest landed price"
+        sign, size = ("-", -value) if value < 0 else ("+", value)
+        if percent:
+            target, formula = base * (1 + value / HUNDRED), f"{name} x (1 {sign} {size}/100)"
+        else:
+            target, formula = base + value, f"{name} {sign} {size}"
+        return target, base, f"{what} {name} = {base}, T = {formula}"
     if rule.type == "margin_target":
         if cost is None:
             return None, None, "no cost price"
-        if percent:
-            if value >= HUNDRED:
-                return None, None, "a percent margin of 100 or more"
-            target = cost / (1 - value / HUNDRED)
-            return target, None, f"a {value}% margin on the price over the cost C = {cost}"
-        return cost + value, None, f"the cost C = {cost} + {value}"
+        if not percent:
+            sign, size = ("-", -value) if value < 0 else ("+", value)
+            return cost + value, None, f"the cost C = {cost}, T = C {sign} {size}"
+        if value >= HUNDRED:
+            return None, None, "a percent margin of 100 or more"
+        target = cost / (1 - value / HUNDRED)
+        return (
+            target,
+            None,
+            f"a {value} % margin on the price over the cost C = {cost}, "
+            + (f"T = C / (1 - {value}/100)"),
+        )
     return None, None, f"unknown rule type {rule.type!r}"
 
 
@@ -239,8 +248,8 @@ def _bound(rule, value, cost):
     if rule.value_type == "percent":
         if cost is None:
             return None, "a percent bound needs the cost price"
-        return cost * (1 + value / HUNDRED), f"{value}% over the cost C = {cost}"
-    return value, "fixed"
+        return cost * (1 + value / HUNDRED), f": {value} % over the cost C = {cost}"
+    return value, ""
 
 
 def compute_price(inp, rules):
@@ -272,7 +281,7 @@ def compute_price(inp, rules):
                 notes.append(f"{_label(rule)} passed over: {why}.")
                 continue
             target_rule, target, reference = rule, computed, ref
-            notes.append(f"Target from {_label(rule)} {why}: T = {_money(computed)}.")
+            notes.append(f"Target from {_label(rule)}: {why} = {_money(computed)}.")
         elif rule.type in BOUND_TYPES:
             if (floor_rule if rule.type == "floor" else ceiling_rule) is not None:
                 continue
@@ -284,11 +293,11 @@ def compute_price(inp, rules):
             if rule.type == "floor":
                 # Rounded up to a cent so that R never falls below the floor.
                 floor_rule, floor = rule, bound.quantize(CENT, rounding=ROUND_CEILING)
-                notes.append(f"Floor from {_label(rule)} ({why}): F = {floor}.")
+                notes.append(f"Floor F = {floor} from {_label(rule)}{why}.")
             else:
                 # Rounded down to a cent so that R never rises above the ceiling.
                 ceiling_rule, ceiling = rule, bound.quantize(CENT, rounding=ROUND_FLOOR)
-                notes.append(f"Ceiling from {_label(rule)} ({why}): U = {ceiling}.")
+                notes.append(f"Ceiling U = {ceiling} from {_label(rule)}{why}.")
 
     if target_rule is None:
         target = current
@@ -300,13 +309,13 @@ def compute_price(inp, rules):
     if ceiling is not None:
         if price > ceiling:
             price, ceiling_bound = ceiling, True
-            notes.append(f"The ceiling {_label(ceiling_rule)} limits T to {ceiling}.")
+            notes.append(f"The ceiling limits the price to {ceiling}.")
     elif current > ZERO:
         cap = (current * MAX_RISE).quantize(CENT, rounding=ROUND_FLOOR)
         if price > cap:
             price, capped = cap, True
             notes.append(
-                f"No ceiling applies: the 50 % rise cap limits T to {cap} (1.5 x P = {current})."
+                f"No ceiling applies: the 50 % rise cap limits T to {cap} (1.5 x P, P = {current})."
             )
     else:
         notes.append("The current price is 0.00: no 50 % rise cap applies.")
@@ -315,7 +324,7 @@ def compute_price(inp, rules):
         if ceiling is not None and floor > ceiling:
             notes.append(f"The floor {floor} is above the ceiling {ceiling}: the floor wins.")
         else:
-            notes.append(f"The floor {_label(floor_rule)} raises the price to {floor}.")
+            notes.append(f"The floor raises the price to {floor}.")
     recommended = max(_money(price), MIN_PRICE)
     # The rules that decided: the target, and a bound only when it moved the price.
     deciding = (
