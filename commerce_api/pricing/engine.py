@@ -174,9 +174,11 @@ class RuleSet:
 
 
 def _ordered_matches(rules, inp):
-    if not isinstance(rules, RuleSet):
-        rules = RuleSet(rules)
+    """The matching rules in precedence order."""
     sku, category = inp.sku, inp.category
+    if not isinstance(rules, RuleSet):
+        found = matching_rules(rules, sku=sku, category=category, marketplace=inp.marketplace)
+        return sorted(found, key=precedence)
     ordered = rules.for_marketplace(inp.marketplace)
     return [rule for rule in ordered if _in_scope(rule, sku, category)]
 
