@@ -396,6 +396,8 @@ def test_a_floor_above_the_cap_wins():
     result = compute_price(price_input(current="10.00"), rules)
     assert result.recommended_price == D("25.00")
     assert "50 % rise cap" in result.reasoning
+    capped = compute_price(price_input(current="10.00"), rules[:1])
+    assert result.confidence > capped.confidence  # the floor decided, not the cap
 
 
 def test_zero_current_price():

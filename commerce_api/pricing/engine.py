@@ -235,13 +235,8 @@ def _target(rule, value, lowest, buy_box, has_winner, cost):
             return cost + value, None, f"the cost C = {cost}, T = C {sign} {size}"
         if value >= HUNDRED:
             return None, None, "a percent margin of 100 or more"
-        target = cost / (1 - value / HUNDRED)
-        return (
-            target,
-            None,
-            f"a {value} % margin on the price over the cost C = {cost}, "
-            + (f"T = C / (1 - {value}/100)"),
-        )
+        how = f"a {value} % margin on the price over the cost C = {cost}, T = C / (1 - {value}/100)"
+        return cost / (1 - value / HUNDRED), None, how
     return None, None, f"unknown rule type {rule.type!r}"
 
 
@@ -352,7 +347,8 @@ def compute_price(inp, rules):
         offer_count=len(offers),
         age_fractions=[age / (inp.max_offer_age_seconds * 1000 or 1) for _, age in fresh],
         passed_over=passed_over,
-        capped=capped,
+        # a floor above the cap decided the price, not the cap
+        capped=capped and not floor_bound,
     )
     notes.append(
         f"Recommended {recommended} against the current {current} ({len(offers)} fresh new "
