@@ -88,7 +88,8 @@ class FakeMarketplace:
                         {
                             "external_id": f"EXT-{body['sku']}",
                             "status": "active",
-                            "price": body["price"],
+                            # a first push has no price: the marketplace sets its own
+                            "price": body["price"] if body["price"] is not None else 20.0,
                             "currency": body.get("currency") or "USD",
                             "quantity": body.get("quantity") or 0,
                         },
