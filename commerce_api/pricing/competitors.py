@@ -1,7 +1,5 @@
 """Competitor offers: fetch through the connector, store (history + latest), read, list, scan."""
 
-from decimal import Decimal
-
 from ..db import write_transaction
 from ..ids import new_id
 from ..marketplaces.base import ConnectorError, MarketplaceRejection
@@ -9,7 +7,7 @@ from ..marketplaces.registry import get_connector
 from ..marketplaces.services import connection_for
 from ..pagination import paginate
 from ..timeutil import format_ms, now_ms
-from .bulk import insert_rows
+from .bulk import PreparedIn, insert_rows
 from .engine import Offer
 from .models import CompetitorLatest, CompetitorOffer
 
@@ -153,34 +151,39 @@ def store_offers(tenant_id, records, now=None):
 # Reading --------------------------------------------------------------------------------
 
 
+_money = CompetitorLatest.price.python_value
+_latest = PreparedIn(
+    lambda tenant_id, marketplace, skus: CompetitorLatest.select(
+        CompetitorLatest.sku,
+        CompetitorLatest.competitor,
+        CompetitorLatest.price,
+        CompetitorLatest.shipping,
+        CompetitorLatest.landed_price,
+        CompetitorLatest.is_buy_box_winner,
+        CompetitorLatest.condition,
+        CompetitorLatest.observed_at,
+    ).where(
+        (CompetitorLatest.tenant == tenant_id)
+        & (CompetitorLatest.marketplace == marketplace)
+        & CompetitorLatest.sku.in_(skus)
+    ),
+    2,
+)
+
+
 def latest_offers(tenant_id, marketplace, skus):
     """``{sku: [engine Offer]}``: the latest record of each competitor, one query."""
     by_sku = {}
-    rows = (
-        CompetitorLatest.select(
-            CompetitorLatest.sku,
-            CompetitorLatest.competitor,
-            CompetitorLatest.price,
-            CompetitorLatest.shipping,
-            CompetitorLatest.landed_price,
-            CompetitorLatest.is_buy_box_winner,
-            CompetitorLatest.condition,
-            CompetitorLatest.observed_at,
-        )
-        .where(
-            (CompetitorLatest.tenant == tenant_id)
-            & (CompetitorLatest.marketplace == marketplace)
-            & CompetitorLatest.sku.in_(list(skus))
-        )
-        .tuples()
-    )
-    for sku, competitor, price, shipping, landed, winner, condition, observed in rows:
+    money = _money
+    for sku, competitor, price, shipping, landed, winner, condition, observed in _latest.tuples(
+        tenant_id, marketplace, values=skus
+    ):
         by_sku.setdefault(sku, []).append(
             Offer(
                 competitor=competitor,
-                price=Decimal(price),
-                shipping=Decimal(shipping),
-                landed_price=Decimal(landed),
+                price=money(price),
+                shipping=money(shipping),
+                landed_price=money(landed),
                 is_buy_box_winner=bool(winner),
                 condition=condition,
                 observed_at=observed,

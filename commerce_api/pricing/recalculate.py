@@ -13,7 +13,7 @@ import time
 from decimal import Decimal
 
 from ..config import current_config
-from ..db import write_transaction
+from ..db import db, write_transaction
 from ..errors import ApiError, validation_error
 from ..events.outbox import event_params, write_events
 from ..ids import new_id
@@ -105,6 +105,18 @@ def request_recalculation(tenant_id, data, created_by):
 
 
 # The job --------------------------------------------------------------------------------
+
+
+def _dismiss_pending(tenant_id, marketplace, skus, now):
+    """One UPDATE (as plain SQL: peewee would take ~30 ms to compose 500 values)."""
+    mark = db.param
+    table = Recommendation._meta.table_name
+    db.execute_sql(
+        f'UPDATE "{table}" SET "status" = {mark}, "dismissed_at" = {mark}, '
+        f'"updated_at" = {mark} WHERE "tenant_id" = {mark} AND "marketplace" = {mark} '
+        f'AND "status" = {mark} AND "sku" IN ({", ".join([mark] * len(skus))})',
+        ["dismissed", now, now, tenant_id, marketplace, "pending", *skus],
+    )
 
 
 def _merge_offers(stored, fetched):
@@ -333,16 +345,7 @@ class Recalculation:
             self.written.append(item)
         with write_transaction():
             # a recalculation supersedes every pending recommendation of the SKUs it priced
-            (
-                Recommendation.update(status="dismissed", dismissed_at=now, updated_at=now)
-                .where(
-                    (Recommendation.tenant == self.tenant_id)
-                    & (Recommendation.marketplace == self.marketplace)
-                    & (Recommendation.status == "pending")
-                    & Recommendation.sku.in_([row["sku"] for row, _ in computed])
-                )
-                .execute()
-            )
+            _dismiss_pending(self.tenant_id, self.marketplace, [r["sku"] for r, _ in computed], now)
             insert_rows(Recommendation, records)
             write_events(events)
             update_rows(Listing, ("price", "last_synced_at", "updated_at"), listing_updates)

@@ -7,6 +7,7 @@ from ..marketplaces.services import call_marketplace, connection_for
 from ..pagination import paginate
 from ..products.models import Listing, Product
 from ..timeutil import format_ms, now_ms
+from .bulk import PreparedIn
 from .models import Recommendation
 
 RECOMMENDATION_FIELDS = (
@@ -100,24 +101,39 @@ PRODUCT_COLUMNS = (
 )
 
 
-def listed_products(tenant_id, marketplace, skus, lock=False):
-    """``{sku: row}`` of the products with a listing on ``marketplace``: one query.
-
-    Each row has the product's columns plus ``listing_id``, ``listing_price``,
-    ``currency`` and ``quantity``.
-    """
-    query = (
+def _listed_query(tenant_id, marketplace, skus):
+    return (
         Product.select(*PRODUCT_COLUMNS, *LISTING_COLUMNS)
         .join(Listing, on=(Listing.product == Product.id))
         .where(
             (Product.tenant == tenant_id)
             & (Listing.marketplace == marketplace)
-            & Product.sku.in_(list(skus))
+            & Product.sku.in_(skus)
         )
     )
+
+
+_listed = PreparedIn(_listed_query, 2)
+_listing_price = Listing.price.python_value
+
+
+def listed_products(tenant_id, marketplace, skus, lock=False):
+    """``{sku: row}`` of the products with a listing on ``marketplace``: one query.
+
+    Each row has the product's columns plus ``listing_id``, ``listing_price``,
+    ``currency`` and ``quantity``. ``lock`` locks the rows (PostgreSQL) for the caller's
+    transaction.
+    """
     if lock:
-        query = for_update(query)
-    return {row["sku"]: row for row in query.dicts()}
+        rows = for_update(_listed_query(tenant_id, marketplace, list(skus))).dicts()
+    else:
+        rows = _listed.dicts(tenant_id, marketplace, values=skus)
+    listed = {}
+    for row in rows:
+        if row["listing_price"] is not None:  # an alias: not converted by its field
+            row["listing_price"] = _listing_price(row["listing_price"])
+        listed[row["sku"]] = row
+    return listed
 
 
 def _recommendation_of(tenant_id, recommendation_id, lock=False):
