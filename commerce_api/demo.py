@@ -110,6 +110,17 @@ def _seed_marketplace(tenant_id):
 _DEMO_EXTRAS.append(_seed_marketplace)
 
 
+def _seed_pricing(tenant_id):
+    # after the marketplace: lists the products there, scans competitors, adds rules
+    from .marketplaces.demo import DEMO_MARKETPLACE
+    from .pricing.demo import seed_demo_pricing
+
+    seed_demo_pricing(tenant_id, DEMO_MARKETPLACE)
+
+
+_DEMO_EXTRAS.append(_seed_pricing)
+
+
 def register(cli):
     @cli.command("demo")
     @click.option("--json", "as_json", is_flag=True)

@@ -5,6 +5,9 @@ with 422 and 503 that leaves the listing and the recommendation as they were), a
 through the in-process ``sandbox``.
 """
 
+import json
+
+from commerce_api.cli import cli
 from commerce_api.marketplaces.models import SyncAttempt
 from commerce_api.timeutil import format_ms, now_ms
 
@@ -166,3 +169,23 @@ def test_the_sandbox_reprices_deterministically(client, headers, app, tenant):
     applied = client.post(f"/api/pricing/recommendations/{rec['id']}/apply", headers=headers)
     assert applied.status_code == 200
     assert listing_of(client, headers, rec["sku"], "amazon")["price"] == rec["recommended_price"]
+
+
+def test_the_demo_tenant_gets_real_recommendations(app, make_app, tmp_path):
+    demo = make_app()
+    demo.instance_path = str(tmp_path / "instance")
+    result = demo.test_cli_runner().invoke(cli, ["demo", "--json"])
+    assert result.exit_code == 0, result.output
+    saved = json.loads(result.stdout)
+    client = demo.test_client()
+    headers = {"Authorization": f"Bearer {saved['api_key']}", "X-Tenant-ID": saved["tenant_id"]}
+    rules = client.get("/api/pricing/rules", headers=headers).get_json()
+    assert rules["meta"]["total"] == 3
+    offers = client.get("/api/pricing/competitors?marketplace=amazon", headers=headers)
+    assert offers.get_json()["meta"]["total"] == 30  # 3 per demo product
+    job = recalculate(client, headers, demo, marketplace="amazon")
+    result = job["result"]
+    assert result["processed_count"] == 10 and result["updated_count"] >= 5
+    for item in result["recommendations"]:
+        assert "Undercut" in item["reasoning"] or "margin" in item["reasoning"]
+    assert result["competitor_fetch"]["skus_requested"] == 0  # the demo's offers are fresh
