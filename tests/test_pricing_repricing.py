@@ -363,3 +363,24 @@ def test_competitor_offers_keep_history_and_latest(client, headers, app, shop, t
     seed_offers(tenant, "shop", [offer("MUG-1", "A", "9.00", age_ms=HOUR_MS)])
     assert float(CompetitorLatest.get(CompetitorLatest.competitor == "A").price) == 17.5
     assert CompetitorOffer.select().where(CompetitorOffer.competitor == "A").count() == 3
+
+
+def test_apply_true_stops_pushing_once_the_marketplace_is_unavailable(
+    client, headers, app, shop, tenant
+):
+    make_product(client, headers, "MUG-2", cost="10.00")
+    list_product(tenant, "MUG-2", "shop", "30.00")
+    seed_offers(tenant, "shop", [offer("MUG-2", "A", "25.00")])
+    shop.modes["products"] = "busy"
+    create_rule(client, headers, type="competitor_match", value=-1)
+    job = recalculate(client, headers, app, marketplace="shop", apply=True)
+    result = job["result"]
+    assert len(shop.pushes()) == 1  # the first push found it unavailable: no second one
+    assert result["applied_count"] == 0 and result["updated_count"] == 2
+    assert [i["error"]["code"] for i in result["recommendations"]] == [
+        "MARKETPLACE_UNAVAILABLE"
+    ] * 2
+    assert result["push_error"]["code"] == "MARKETPLACE_UNAVAILABLE"
+    statuses = {r.status for r in Recommendation.select()}
+    assert statuses == {"pending"}
+    assert sorted(float(lst.price) for lst in Listing.select()) == [20.0, 30.0]

@@ -144,13 +144,16 @@ def _as_offer(record):
 class Recalculation:
     """One run of the ``pricing_recalculate`` job over a list of SKUs."""
 
-    def __init__(self, tenant_id, marketplace, skus, apply, job_id=None, progress=None):
+    def __init__(
+        self, tenant_id, marketplace, skus, apply, job_id=None, progress=None, heartbeat=None
+    ):
         self.tenant_id = tenant_id
         self.marketplace = marketplace
         self.skus = skus
         self.apply = apply
         self.job_id = job_id
         self.progress = progress
+        self.heartbeat = heartbeat  # raises when the worker no longer holds the job
         config = current_config()
         self.chunk_size = max(1, int(config["PRICING_CHUNK_SIZE"]))
         self.max_age = int(config["COMPETITOR_MAX_AGE_SECONDS"])
@@ -271,6 +274,8 @@ class Recalculation:
         pushes = {}
         if self.apply:
             for row, result in changed:
+                if self.heartbeat is not None:
+                    self.heartbeat()  # a job taken away must stop pushing prices
                 pushes[row["sku"]] = self._push(row, result)
         records, events, listing_updates, attempts = [], [], [], []
         for row, result in changed:
@@ -382,7 +387,7 @@ class Recalculation:
         }
 
 
-def run_recalculation(job, progress=None):
+def run_recalculation(job, progress=None, heartbeat=None):
     """The ``pricing_recalculate`` job's work; returns SPEC's result (and more)."""
     params = job.params or {}
     marketplace = params.get("marketplace")
@@ -399,5 +404,6 @@ def run_recalculation(job, progress=None):
         bool(params.get("apply")),
         job_id=job.id,
         progress=progress,
+        heartbeat=heartbeat,
     )
     return run.run()

@@ -22,7 +22,8 @@ class CompetitorScanParams(StrictSchema):
     skus = skus_field(required=False, maximum=MAX_RECALCULATE_SKUS)
 
 
-@job_type("pricing_recalculate", params=PricingRecalculateParams, typical_seconds=35, timeout=600)
+# with apply, one price push per SKU: up to 10,000 requests to the marketplace
+@job_type("pricing_recalculate", params=PricingRecalculateParams, typical_seconds=35, timeout=1800)
 def pricing_recalculate(job, ctx):
     """Recompute prices for the SKUs (default: every SKU listed on the marketplace).
 
@@ -31,7 +32,11 @@ def pricing_recalculate(job, ctx):
     ``applied_count``, ``skipped``, ``competitor_fetch``.
     """
     try:
-        return run_recalculation(job, progress=getattr(ctx, "progress", None))
+        return run_recalculation(
+            job,
+            progress=getattr(ctx, "progress", None),
+            heartbeat=getattr(ctx, "heartbeat", None),
+        )
     except JobProblem as problem:
         raise JobFailed(problem.code, problem.message, details=problem.details) from None
 
