@@ -268,6 +268,7 @@ def test_competitor_scan_of_an_unconnected_marketplace_fails(client, headers, ap
         b' "observed_at": "2999-01-01T00:00:00Z"}]}',
         b'{"prices": [{"sku": "MUG-1", "competitor": 7, "price": 12}]}',
         b'{"prices": [{"sku": "MUG-1", "competitor": "A", "price": 12, "is_buy_box_winner": "y"}]}',
+        b'{"prices": [{"sku": "MUG-1", "competitor": "A\\u0000", "price": 12}]}',
         b'{"prices": ["MUG-1"]}',
         b'{"prices": {"MUG-1": 12}}',
         b'{"offers": []}',

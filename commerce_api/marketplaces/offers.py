@@ -52,6 +52,8 @@ def _text(item, index, field, max_length, default=None):
     value = item.get(field, default)
     if not isinstance(value, str) or not value.strip() or len(value) > max_length:
         raise _invalid(index, field, f"is not a string of 1 to {max_length} characters")
+    if "\x00" in value or not value.isprintable():  # no database stores NUL
+        raise _invalid(index, field, "holds control characters")
     return value.strip()
 
 
