@@ -57,11 +57,6 @@ def seed_demo_pricing(tenant_id, marketplace):
     scan = scan_competitors(
         tenant_id, marketplace, listed, int(current_config()["PRICING_CHUNK_SIZE"])
     )
-    rules = [
-        create_rule(
-            tenant_id,
-            {"marketplace": "all", "is_active": True, "category": None, "skus": None, **rule},
-        )  # fmt: skip
-        for rule in DEMO_RULES
-    ]
+    defaults = {"marketplace": "all", "is_active": True, "category": None, "skus": None}
+    rules = [create_rule(tenant_id, {**defaults, **rule}) for rule in DEMO_RULES]
     return {"listed": listed, "offers": scan["offer_count"], "rules": [r["id"] for r in rules]}

@@ -18,7 +18,7 @@ from ..errors import ApiError, validation_error
 from ..events.outbox import event_params, write_events
 from ..ids import new_id
 from ..jobs.services import dispatch_job
-from ..marketplaces.base import ConnectorError, MarketplaceRejection, MarketplaceUnavailable
+from ..marketplaces.base import ConnectorError, MarketplaceRejection
 from ..marketplaces.models import SyncAttempt
 from ..marketplaces.registry import get_connector
 from ..marketplaces.services import connected_marketplaces, connection_for
@@ -129,6 +129,10 @@ def _merge_offers(stored, fetched):
     return list(by_competitor.values())
 
 
+def _push_error(code, exc):
+    return {"code": code, "marketplace_code": exc.code, "message": exc.message}
+
+
 def _as_offer(record):
     return Offer(
         competitor=record["competitor"],
@@ -231,23 +235,24 @@ class Recalculation:
 
     def _push(self, row, result):
         """Push one price (no transaction open); returns (attempt row, error or None)."""
+        if self.push_error is not None:
+            return None, self.push_error
         payload = price_payload(row, row, result.recommended_price)
         started = time.monotonic()
         status, error = "succeeded", None
-        if self.push_error is not None:
-            return None, self.push_error
         try:
             get_connector(self.connection).push_price(payload)
         except MarketplaceRejection as exc:
             status = "rejected"
-            error = {"code": "MARKETPLACE_REJECTION", "marketplace_code": exc.code,
-                     "message": exc.message}  # fmt: skip
-        except (MarketplaceUnavailable, ConnectorError) as exc:
+            error = _push_error("MARKETPLACE_REJECTION", exc)
+        except ConnectorError as exc:  # unavailable, or a failure we do not know
             status = "unavailable"
-            error = {"code": "MARKETPLACE_UNAVAILABLE", "marketplace_code": exc.code,
-                     "message": exc.message}  # fmt: skip
-            self.push_error = {**error, "message": "Not pushed: the marketplace became "
-                               f"unavailable earlier in this job ({exc.message})"}  # fmt: skip
+            error = _push_error("MARKETPLACE_UNAVAILABLE", exc)
+            self.push_error = {
+                **error,
+                "message": "Not pushed: the marketplace became unavailable earlier in this "
+                f"job ({exc.message})",
+            }
         attempt = {
             "id": new_id("sync"),
             "tenant": self.tenant_id,
