@@ -19,6 +19,7 @@ from .inventory.routes import blp as inventory
 from .jobs.routes import blp as jobs
 from .marketplaces.routes import blp as marketplaces
 from .orders.routes import blp as orders
+from .pricing.routes import blp as pricing
 from .products.routes import blp as products
 from .tasks import load_task_modules
 
@@ -38,7 +39,7 @@ class CommerceApi(Api):
 
 
 def _blueprints():
-    return [health, products, inventory, orders, marketplaces, jobs]
+    return [health, products, inventory, orders, marketplaces, pricing, jobs]
 
 
 def create_app(test_config=None):

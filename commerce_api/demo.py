@@ -12,9 +12,10 @@ from stdnum import ean
 from .auth.models import SCOPES, Tenant
 from .auth.services import create_key, create_tenant
 from .inventory.demo import seed_demo_inventory
-from .marketplaces.demo import seed_demo_marketplace
+from .marketplaces.demo import DEMO_MARKETPLACE, seed_demo_marketplace
 from .marketplaces.services import get_connection
 from .orders.pulls import pull_connection
+from .pricing.demo import seed_demo_pricing
 from .products.services import create_product
 
 DEMO_PRODUCTS = (
@@ -81,6 +82,8 @@ def seed_demo():
     # shipped by the marketplace, FBM confirmed)
     for _ in range(2):
         pull_connection(get_connection(tenant.id, connection.id))
+    # the products listed there, competitors scanned, a few rules: recalculate has work
+    seed_demo_pricing(tenant.id, DEMO_MARKETPLACE)
     saved = {"tenant_id": tenant.id, "api_key": secret, "key_id": key.id}
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:

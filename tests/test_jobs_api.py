@@ -28,6 +28,7 @@ SPEC_JOB_TYPES = [
     "listing_optimize",
 ]
 PRICING = {"skus": ["MUG-1", "MUG-2"], "marketplace": "amazon_de"}
+SCAN = {"marketplace": "amazon", "skus": ["A"]}
 
 
 def claim_one(app, worker_id="test-worker"):
@@ -67,7 +68,7 @@ def test_dispatch_queues_a_job(client, headers, jobs_app):
 
 
 def test_priority_defaults_to_normal(client, headers, jobs_app):
-    job = dispatch(client, headers, "competitor_scan", {"skus": ["A"]})
+    job = dispatch(client, headers, "competitor_scan", SCAN)
     assert job["priority"] == "normal"
 
 
@@ -109,7 +110,7 @@ def test_dispatch_body_errors(client, headers, jobs_app, body, field):
 @pytest.mark.parametrize(
     "job_type, params, path",
     [
-        ("pricing_recalculate", {"marketplace": "amazon_de"}, "skus"),
+        ("pricing_recalculate", {"skus": ["A"]}, "marketplace"),
         ("pricing_recalculate", {"skus": []}, "skus"),
         ("pricing_recalculate", {"skus": ["A"], "apply": "yes"}, "apply"),
         ("pricing_recalculate", {"skus": ["A"], "dry_run": True}, "dry_run"),
@@ -181,11 +182,11 @@ def test_dispatch_needs_the_write_scope(client, app, tenant, jobs_app):
 
 def test_queue_full_per_tenant(client, headers, tenant, jobs_app, monkeypatch):
     monkeypatch.setitem(jobs_app.config, "JOB_QUEUE_CAPACITY", 3)
-    jobs = [dispatch(client, headers, "competitor_scan", {"skus": ["A"]}) for _ in range(3)]
+    jobs = [dispatch(client, headers, "competitor_scan", SCAN) for _ in range(3)]
     with jobs_app.app_context():  # internal jobs never count against the capacity
         enqueue_job(tenant.id, "marketplace_sync", {"sku": "A"}, internal=True)
     response = client.post(
-        "/api/ai-jobs", json={"type": "competitor_scan", "params": {"skus": ["A"]}}, headers=headers
+        "/api/ai-jobs", json={"type": "competitor_scan", "params": SCAN}, headers=headers
     )
     assert response.status_code == 429
     error = response.get_json()["error"]
@@ -198,20 +199,20 @@ def test_queue_full_per_tenant(client, headers, tenant, jobs_app, monkeypatch):
         assert Job.select().where(Job.internal == False).count() == 3  # noqa: E712
     # another tenant has its own capacity
     other = headers_for(make_tenant())
-    dispatch(client, other, "competitor_scan", {"skus": ["A"]})
+    dispatch(client, other, "competitor_scan", SCAN)
     # a running job is no longer queued: room for one more
     claim_one(jobs_app)
-    dispatch(client, headers, "competitor_scan", {"skus": ["A"]})
+    dispatch(client, headers, "competitor_scan", SCAN)
     # cancelling frees a place as well
     assert client.delete(f"/api/ai-jobs/{jobs[2]['id']}", headers=headers).status_code == 204
-    dispatch(client, headers, "competitor_scan", {"skus": ["A"]})
+    dispatch(client, headers, "competitor_scan", SCAN)
 
 
 # Read -----------------------------------------------------------------------------------
 
 
 def test_get_job_of_another_tenant_is_not_found(client, headers, jobs_app):
-    job = dispatch(client, headers, "competitor_scan", {"skus": ["A"]})
+    job = dispatch(client, headers, "competitor_scan", SCAN)
     other = headers_for(make_tenant())
     for path in (f"/api/ai-jobs/{job['id']}", "/api/ai-jobs/job_01J00000000000000000000000"):
         response = client.get(path, headers=other)
@@ -228,7 +229,7 @@ def test_get_job_of_another_tenant_is_not_found(client, headers, jobs_app):
 
 def test_any_read_scope_may_query(client, tenant, jobs_app):
     writer = headers_for(tenant, scopes=["ai-jobs:write"])
-    job = dispatch(client, writer, "competitor_scan", {"skus": ["A"]})
+    job = dispatch(client, writer, "competitor_scan", SCAN)
     for scope in ("ai-jobs:read", "products:read", "orders:read", "inventory:read", "pricing:read"):
         reader = headers_for(tenant, scopes=[scope])
         assert client.get(f"/api/ai-jobs/{job['id']}", headers=reader).status_code == 200
@@ -239,7 +240,7 @@ def test_any_read_scope_may_query(client, tenant, jobs_app):
 
 
 def test_get_job_fields(client, headers, jobs_app):
-    job = dispatch(client, headers, "competitor_scan", {"skus": ["A"]})
+    job = dispatch(client, headers, "competitor_scan", SCAN)
     response = client.get(f"/api/ai-jobs/{job['id']}?fields=status,type", headers=headers)
     assert response.get_json()["data"] == {
         "id": job["id"],
@@ -253,7 +254,7 @@ def test_get_job_fields(client, headers, jobs_app):
 def test_internal_jobs_are_readable_but_not_listed(client, headers, tenant, jobs_app):
     with jobs_app.app_context():
         sync = enqueue_job(tenant.id, "marketplace_sync", {"sku": "A"}, internal=True)
-    public = dispatch(client, headers, "competitor_scan", {"skus": ["A"]})
+    public = dispatch(client, headers, "competitor_scan", SCAN)
     fetched = client.get(f"/api/ai-jobs/{sync.id}", headers=headers)
     assert fetched.status_code == 200
     assert fetched.get_json()["data"]["type"] == "marketplace_sync"
@@ -275,13 +276,19 @@ def test_internal_jobs_are_readable_but_not_listed(client, headers, tenant, jobs
 
 
 def test_list_filters_and_pages(client, headers, jobs_app):
-    a = dispatch(client, headers, "competitor_scan", {"skus": ["A"]}, priority="low")
+    a = dispatch(client, headers, "competitor_scan", SCAN, priority="low")
     b = dispatch(client, headers, "pricing_recalculate", PRICING)
-    c = dispatch(client, headers, "competitor_scan", {"skus": ["B"]}, priority="high")
+    c = dispatch(
+        client,
+        headers,
+        "competitor_scan",
+        {"marketplace": "amazon", "skus": ["B"]},
+        priority="high",
+    )
     d = dispatch(client, headers, "listing_optimize", {"skus": ["C"]})
     assert client.delete(f"/api/ai-jobs/{d['id']}", headers=headers).status_code == 204
     other = headers_for(make_tenant())
-    dispatch(client, other, "competitor_scan", {"skus": ["A"]})
+    dispatch(client, other, "competitor_scan", SCAN)
 
     listed = client.get("/api/ai-jobs", headers=headers).get_json()
     assert [j["id"] for j in listed["data"]] == [d["id"], c["id"], b["id"], a["id"]]
@@ -312,7 +319,7 @@ def test_list_filters_and_pages(client, headers, jobs_app):
 
 
 def test_list_date_filters_are_inclusive(client, headers, jobs_app):
-    jobs = [dispatch(client, headers, "competitor_scan", {"skus": ["A"]}) for _ in range(3)]
+    jobs = [dispatch(client, headers, "competitor_scan", SCAN) for _ in range(3)]
     days = ["2026-03-01T00:00:00.000Z", "2026-03-02T23:59:59.999Z", "2026-03-03T00:00:00.000Z"]
     with jobs_app.app_context():
         for job, moment in zip(jobs, days, strict=True):
@@ -359,7 +366,7 @@ def test_list_limit_maximum_is_200(client, headers, jobs_app):
 
 
 def test_cancel_a_queued_job(client, headers, jobs_app):
-    job = dispatch(client, headers, "competitor_scan", {"skus": ["A"]})
+    job = dispatch(client, headers, "competitor_scan", SCAN)
     response = client.delete(f"/api/ai-jobs/{job['id']}", headers=headers)
     assert response.status_code == 204
     assert response.data == b""
@@ -398,7 +405,7 @@ def test_running_and_finished_jobs_are_not_cancellable(client, headers, jobs_app
 
 def test_cancel_needs_the_write_scope(client, tenant, jobs_app):
     writer = headers_for(tenant, scopes=["ai-jobs:write"])
-    job = dispatch(client, writer, "competitor_scan", {"skus": ["A"]})
+    job = dispatch(client, writer, "competitor_scan", SCAN)
     reader = headers_for(tenant, scopes=["ai-jobs:read"])
     response = client.delete(f"/api/ai-jobs/{job['id']}", headers=reader)
     assert response.status_code == 403
@@ -416,7 +423,7 @@ def test_batch_dispatch(client, headers, jobs_app):
     body = {
         "jobs": [
             {"type": "pricing_recalculate", "params": PRICING},
-            {"type": "competitor_scan", "params": {"skus": ["A"]}, "priority": "high"},
+            {"type": "competitor_scan", "params": SCAN, "priority": "high"},
             {"type": "listing_optimize", "params": {"skus": ["A"]}},
         ]
     }
@@ -444,7 +451,10 @@ def test_batch_dispatch(client, headers, jobs_app):
 def test_sequential_batch_holds_all_but_the_first(client, headers, jobs_app):
     body = {
         "sequential": True,
-        "jobs": [{"type": "competitor_scan", "params": {"skus": [s]}} for s in "ABC"],
+        "jobs": [
+            {"type": "competitor_scan", "params": {"marketplace": "amazon", "skus": [s]}}
+            for s in "ABC"
+        ],
     }
     batch = client.post("/api/ai-jobs/batch", json=body, headers=headers).get_json()["data"]
     assert batch["sequential"] is True
@@ -462,7 +472,10 @@ def test_sequential_batch_holds_all_but_the_first(client, headers, jobs_app):
 def test_cancelling_a_sequential_job_cancels_the_rest(client, headers, jobs_app):
     body = {
         "sequential": True,
-        "jobs": [{"type": "competitor_scan", "params": {"skus": [s]}} for s in "ABCD"],
+        "jobs": [
+            {"type": "competitor_scan", "params": {"marketplace": "amazon", "skus": [s]}}
+            for s in "ABCD"
+        ],
     }
     batch = client.post("/api/ai-jobs/batch", json=body, headers=headers).get_json()["data"]
     ids = [j["id"] for j in batch["jobs"]]
@@ -482,14 +495,14 @@ def test_cancelling_a_sequential_job_cancels_the_rest(client, headers, jobs_app)
     [
         ({}, "jobs"),
         ({"jobs": []}, "jobs"),
-        ({"jobs": [{"type": "competitor_scan", "params": {"skus": ["A"]}}] * 21}, "jobs"),
+        ({"jobs": [{"type": "competitor_scan", "params": SCAN}] * 21}, "jobs"),
         ({"jobs": [{"type": "competitor_scan", "colour": 1}]}, "jobs"),
         ({"jobs": ["competitor_scan"]}, "jobs"),
         (
-            {"jobs": [{"type": "competitor_scan", "params": {"skus": ["A"]}}], "sequential": "y"},
+            {"jobs": [{"type": "competitor_scan", "params": SCAN}], "sequential": "y"},
             "sequential",
         ),
-        ({"jobs": [{"type": "competitor_scan", "params": {"skus": ["A"]}}], "extra": 1}, "extra"),
+        ({"jobs": [{"type": "competitor_scan", "params": SCAN}], "extra": 1}, "extra"),
     ],
 )
 def test_batch_body_errors(client, headers, jobs_app, body, field):
@@ -503,7 +516,7 @@ def test_batch_body_errors(client, headers, jobs_app, body, field):
 
 
 def test_batch_of_twenty_is_accepted(client, headers, jobs_app):
-    body = {"jobs": [{"type": "competitor_scan", "params": {"skus": ["A"]}}] * 20}
+    body = {"jobs": [{"type": "competitor_scan", "params": SCAN}] * 20}
     response = client.post("/api/ai-jobs/batch", json=body, headers=headers)
     assert response.status_code == 201
     assert len(response.get_json()["data"]["jobs"]) == 20
@@ -512,7 +525,7 @@ def test_batch_of_twenty_is_accepted(client, headers, jobs_app):
 def test_batch_with_an_invalid_type_queues_nothing(client, headers, jobs_app):
     body = {
         "jobs": [
-            {"type": "competitor_scan", "params": {"skus": ["A"]}},
+            {"type": "competitor_scan", "params": SCAN},
             {"type": "marketplace_sync", "params": {}},
         ]
     }
@@ -528,7 +541,7 @@ def test_batch_with_an_invalid_type_queues_nothing(client, headers, jobs_app):
 def test_batch_with_bad_params_names_the_item(client, headers, jobs_app):
     body = {
         "jobs": [
-            {"type": "competitor_scan", "params": {"skus": ["A"]}},
+            {"type": "competitor_scan", "params": SCAN},
             {"type": "competitor_scan", "params": {"skus": 5}},
         ]
     }
@@ -542,8 +555,8 @@ def test_batch_with_bad_params_names_the_item(client, headers, jobs_app):
 
 def test_batch_over_capacity_queues_nothing(client, headers, jobs_app, monkeypatch):
     monkeypatch.setitem(jobs_app.config, "JOB_QUEUE_CAPACITY", 5)
-    dispatch(client, headers, "competitor_scan", {"skus": ["A"]})
-    body = {"jobs": [{"type": "competitor_scan", "params": {"skus": ["A"]}}] * 5}
+    dispatch(client, headers, "competitor_scan", SCAN)
+    body = {"jobs": [{"type": "competitor_scan", "params": SCAN}] * 5}
     response = client.post("/api/ai-jobs/batch", json=body, headers=headers)
     assert response.status_code == 429
     assert response.get_json()["error"]["code"] == "QUEUE_FULL"
@@ -556,7 +569,7 @@ def test_batch_over_capacity_queues_nothing(client, headers, jobs_app, monkeypat
 
 def test_batch_needs_the_write_scope(client, tenant, jobs_app):
     reader = headers_for(tenant, scopes=["ai-jobs:read"])
-    body = {"jobs": [{"type": "competitor_scan", "params": {"skus": ["A"]}}]}
+    body = {"jobs": [{"type": "competitor_scan", "params": SCAN}]}
     response = client.post("/api/ai-jobs/batch", json=body, headers=reader)
     assert response.status_code == 403
     assert response.get_json()["error"]["code"] == "INSUFFICIENT_SCOPE"

@@ -22,6 +22,7 @@ from . import jobs_support
 from .jobs_support import dispatch, job_events, job_row, read_record, register_handler, run_worker
 
 jobs_app = jobs_support.jobs_app  # the fixture
+SCAN = {"marketplace": "amazon", "skus": ["A"]}
 
 
 def get(client, headers, job_id):
@@ -248,8 +249,12 @@ def test_backoff_doubles(jobs_app):
 
 
 def test_types_without_a_handler_fail_without_retries(client, headers, jobs_app):
-    job_id = dispatch(client, headers, "pricing_recalculate", {"skus": ["A"]})["id"]
-    run_worker(jobs_app, concurrency=1)
+    registry.declare_job_type("not_built_yet", params=None)
+    try:
+        job_id = dispatch(client, headers, "not_built_yet", {"skus": ["A"]})["id"]
+        run_worker(jobs_app, concurrency=1)
+    finally:
+        registry.unregister("not_built_yet")
     job = get(client, headers, job_id)
     assert job["status"] == "failed" and job["attempts"] == 1
     assert job["error"]["code"] == "JOB_TYPE_NOT_IMPLEMENTED"
@@ -508,7 +513,7 @@ def test_live_slots_shorten_the_estimate(client, headers, jobs_app):
     typical = registry.typical_seconds("competitor_scan") * 1000
 
     def waits(count):
-        jobs = [dispatch(client, headers, "competitor_scan", {"skus": ["A"]}) for _ in range(count)]
+        jobs = [dispatch(client, headers, "competitor_scan", SCAN) for _ in range(count)]
         return [
             parse_timestamp(j["estimated_completion_at"]) - parse_timestamp(j["created_at"])
             for j in jobs

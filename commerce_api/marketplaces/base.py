@@ -72,10 +72,16 @@ class Connector(ABC):
     def fetch_orders(self, cursor):
         """New and changed orders after ``cursor`` (None: from the beginning): an OrderPage."""
 
+    def push_price(self, product):
+        """Set the listing's price: ``product`` is the ``push_product`` payload carrying the
+        new ``price``; returns what ``push_product`` returns."""
+        return self.push_product(product)
+
     @abstractmethod
     def fetch_competitor_prices(self, skus):
-        """Competitor offers for ``skus``: a list of ``{sku, competitor, price, shipping,
-        landed_price, currency, is_buy_box_winner, condition, observed_at}``."""
+        """Competitor offers for ``skus``, checked by ``offers.normalize_offers``: a list of
+        ``{sku, marketplace, competitor, price, shipping, landed_price, currency,
+        is_buy_box_winner, condition, observed_at}`` (Decimal money, epoch-ms time)."""
 
     @abstractmethod
     def fetch_inventory(self):

@@ -12,6 +12,7 @@ import requests
 from ..config import current_config
 from .base import Connector, MarketplaceRejection, MarketplaceUnavailable, OrderPage
 from .services import check_public_host
+from .offers import normalize_offers
 
 USER_AGENT = "commerce-api/0.1 (+connector-http)"
 MAX_RESPONSE_BYTES = 5 * 1024 * 1024
@@ -203,16 +204,15 @@ class HttpConnector(Connector):
             raise MarketplaceUnavailable("The answer has no items list.", code="INVALID_RESPONSE")
         return [item for item in items if isinstance(item, dict)]
 
+    def push_price(self, product):
+        # the listing shape of push_product with the new price (docs/connector-http.md)
+        return self.push_product(product)
+
     def fetch_competitor_prices(self, skus):
-        answer = self._request("GET", "/competitor-prices", params={"sku": list(skus)})
-        prices = answer.get("prices")
-        if not isinstance(prices, list):
-            raise MarketplaceUnavailable("The answer has no prices list.", code="INVALID_RESPONSE")
-        return [
-            {**item, "marketplace": self.connection.marketplace}
-            for item in prices
-            if isinstance(item, dict)
-        ]
+        skus = list(skus)
+        answer = self._request("GET", "/competitor-prices", params={"sku": skus})
+        # every record is checked; one bad record makes the whole answer unusable
+        return normalize_offers(answer.get("prices"), skus, self.connection.marketplace)
 
 
 def _retry_after(value):

@@ -37,6 +37,7 @@ from ..products.models import Product
 from ..timeutil import format_ms, now_ms
 from .base import Connector, MarketplaceRejection, MarketplaceUnavailable, OrderPage
 from .models import MarketplaceConnection, SandboxOrder
+from .offers import normalize_offers
 
 PAGE_SIZE = 100
 DAY_MS = 86_400_000
@@ -432,4 +433,4 @@ class SandboxConnector(Connector):
                 True
             )
             records.extend(offers)
-        return records
+        return normalize_offers(records, skus, self.connection.marketplace, now)

@@ -1,21 +1,76 @@
-"""The pricing job types (not built yet: they fail with JOB_TYPE_NOT_IMPLEMENTED)."""
+"""The pricing job types: ``pricing_recalculate`` and ``competitor_scan`` (DESIGN 6)."""
 
 import marshmallow as ma
 
-from ..jobs.registry import declare_job_type
+from ..config import current_config
+from ..jobs.errors import JobFailed
+from ..jobs.registry import job_type
 from ..jobs.schemas import MARKETPLACE, StrictBoolean, StrictSchema, skus_field
+from .competitors import FetchFailed, scan_competitors
+from .recalculate import JobProblem, listed_skus, run_recalculation
+from .schemas import MAX_RECALCULATE_SKUS
 
 
 class PricingRecalculateParams(StrictSchema):
-    skus = skus_field(required=True, maximum=1000)
-    marketplace = ma.fields.String(validate=MARKETPLACE)
+    skus = skus_field(required=False, maximum=MAX_RECALCULATE_SKUS)
+    marketplace = ma.fields.String(required=True, validate=MARKETPLACE)
     apply = StrictBoolean(load_default=False)
 
 
 class CompetitorScanParams(StrictSchema):
-    skus = skus_field(required=True, maximum=500)
-    marketplace = ma.fields.String(validate=MARKETPLACE)
+    marketplace = ma.fields.String(required=True, validate=MARKETPLACE)
+    skus = skus_field(required=False, maximum=MAX_RECALCULATE_SKUS)
 
 
-declare_job_type("pricing_recalculate", params=PricingRecalculateParams, typical_seconds=35)
-declare_job_type("competitor_scan", params=CompetitorScanParams, typical_seconds=37)
+# with apply, one price push per SKU: up to 10,000 requests to the marketplace
+@job_type("pricing_recalculate", params=PricingRecalculateParams, typical_seconds=35, timeout=1800)
+def pricing_recalculate(job, ctx):
+    """Recompute prices for the SKUs (default: every SKU listed on the marketplace).
+
+    Result: ``processed_count``, ``updated_count``, ``recommendations`` [{id, sku,
+    current_price, recommended_price, confidence, applied, reasoning}], plus
+    ``applied_count``, ``skipped``, ``competitor_fetch``.
+    """
+    try:
+        return run_recalculation(
+            job,
+            progress=getattr(ctx, "progress", None),
+            heartbeat=getattr(ctx, "heartbeat", None),
+        )
+    except JobProblem as problem:
+        raise JobFailed(problem.code, problem.message, details=problem.details) from None
+
+
+@job_type("competitor_scan", params=CompetitorScanParams, typical_seconds=37, timeout=600)
+def competitor_scan(job, ctx):
+    """Fetch competitor offers for the SKUs (default: every SKU listed on the marketplace).
+
+    Result: ``{sku_count, offer_count, skus_without_offers}``. An unreachable marketplace
+    fails the attempt as retryable; a refusal fails the job.
+    """
+    params = job.params or {}
+    marketplace = params.get("marketplace")
+    if not isinstance(marketplace, str) or not marketplace:
+        raise JobFailed("VALIDATION_ERROR", "The job has no marketplace.")
+    if params.get("skus") is not None:
+        skus = list(dict.fromkeys(params["skus"]))
+    else:
+        skus = listed_skus(job.tenant_id, marketplace, limit=MAX_RECALCULATE_SKUS)
+    try:
+        return scan_competitors(
+            job.tenant_id,
+            marketplace,
+            skus,
+            max(1, int(current_config()["PRICING_CHUNK_SIZE"])),
+            progress=getattr(ctx, "progress", None),
+        )
+    except FetchFailed as failure:
+        if failure.code == "MARKETPLACE_NOT_CONNECTED":
+            raise JobFailed(failure.code, failure.message) from None
+        code = "MARKETPLACE_UNAVAILABLE" if failure.retryable else "MARKETPLACE_REJECTION"
+        raise JobFailed(
+            code,
+            f"{marketplace}: {failure.message}",
+            retryable=failure.retryable,
+            details={"marketplace": marketplace, "marketplace_code": failure.code},
+        ) from None

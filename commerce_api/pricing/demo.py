@@ -1,0 +1,62 @@
+"""Demo pricing: the demo products listed on the sandbox marketplace, their competitor
+offers, and three rules, so that ``POST /api/pricing/recalculate`` gives real
+recommendations on a new install."""
+
+from decimal import Decimal
+
+from ..config import current_config
+from ..marketplaces.listings import sync_product
+from ..products.models import Product
+from .competitors import scan_competitors
+from .recalculate import listed_skus
+from .rules import create_rule
+
+DEMO_BY = "demo"
+DEMO_RULES = (
+    {
+        "name": "Undercut the lowest offer by 0.25",
+        "type": "competitor_match",
+        "value": Decimal("-0.25"),
+        "value_type": "fixed",
+        "applies_to": "all",
+        "priority": 100,
+    },
+    {
+        "name": "Keep a 45 % margin on home goods",
+        "type": "margin_target",
+        "value": Decimal("45"),
+        "value_type": "percent",
+        "applies_to": "category",
+        "category": "home",
+        "priority": 200,
+    },
+    {
+        "name": "Never below cost + 30 %",
+        "type": "floor",
+        "value": Decimal("30"),
+        "value_type": "percent",
+        "applies_to": "all",
+        "priority": 100,
+    },
+)
+
+
+def seed_demo_pricing(tenant_id, marketplace):
+    """List the active demo products on ``marketplace`` (a sandbox connection), scan their
+    competitors and create the demo rules."""
+    skus = [
+        sku
+        for (sku,) in Product.select(Product.sku)
+        .where((Product.tenant == tenant_id) & (Product.status == "active"))
+        .order_by(Product.sku)
+        .tuples()
+    ]
+    for sku in skus:
+        sync_product(tenant_id, sku, [marketplace], created_by=DEMO_BY)
+    listed = listed_skus(tenant_id, marketplace)
+    scan = scan_competitors(
+        tenant_id, marketplace, listed, int(current_config()["PRICING_CHUNK_SIZE"])
+    )
+    defaults = {"marketplace": "all", "is_active": True, "category": None, "skus": None}
+    rules = [create_rule(tenant_id, {**defaults, **rule}) for rule in DEMO_RULES]
+    return {"listed": listed, "offers": scan["offer_count"], "rules": [r["id"] for r in rules]}

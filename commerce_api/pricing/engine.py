@@ -1,0 +1,373 @@
+"""The price computation of DESIGN section 6: data in, price and reasoning out.
+
+Pure and framework-free: no database, no Flask, no clock, no randomness. The same input
+always gives the same output. Money is ``Decimal`` throughout, cents rounded half up.
+"""
+
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
+
+from .probability import buy_box_probability, buy_box_reference, confidence_score
+
+RULE_TYPES = ("floor", "ceiling", "competitor_match", "buy_box_target", "margin_target")
+TARGET_TYPES = ("competitor_match", "buy_box_target", "margin_target")
+BOUND_TYPES = ("floor", "ceiling")
+VALUE_TYPES = ("fixed", "percent")
+SCOPES = ("all", "category", "sku")
+ALL = "all"
+
+CENT = Decimal("0.01")
+BASIS = Decimal("0.0001")
+HUNDRED = Decimal(100)
+ZERO = Decimal(0)
+MIN_PRICE = CENT
+# Without a ceiling one run never raises a price by more than 50 %.
+MAX_RISE = Decimal("1.5")
+
+# Narrower scope wins a priority tie: sku, then category, then all.
+_SCOPE_RANK = {"sku": 0, "category": 1, "all": 2}
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    name: str
+    type: str  # floor | ceiling | competitor_match | buy_box_target | margin_target
+    value: Decimal
+    value_type: str  # fixed | percent
+    applies_to: str  # all | category | sku
+    category: str | None
+    skus: frozenset  # of str; empty unless applies_to == "sku"
+    marketplace: str  # a marketplace id or "all"
+    priority: int  # 0-1000, higher wins
+    created_at: int  # epoch ms; older wins a full tie
+    is_active: bool = True
+
+
+@dataclass(frozen=True)
+class Offer:
+    competitor: str
+    price: Decimal
+    shipping: Decimal
+    landed_price: Decimal
+    is_buy_box_winner: bool
+    condition: str  # "new", "used", ...
+    observed_at: int  # epoch ms
+
+
+@dataclass(frozen=True)
+class PriceInput:
+    sku: str
+    marketplace: str
+    category: str | None
+    current_price: Decimal  # P, the listing's price
+    cost_price: Decimal | None  # C
+    offers: tuple  # of Offer: the latest offer per competitor (stale and used ones dropped here)
+    now: int  # epoch ms
+    max_offer_age_seconds: int = 86400
+
+
+@dataclass(frozen=True)
+class PriceResult:
+    sku: str
+    marketplace: str
+    current_price: Decimal  # P, 2 places
+    recommended_price: Decimal  # R, 2 places, >= 0.01
+    delta: Decimal  # R - P, 2 places
+    delta_pct: Decimal  # 100 * delta / P, 2 places; 0.00 when P is 0 (see reasoning)
+    buy_box_win_probability: float  # [0, 1]
+    estimated_margin: Decimal | None  # (R - C) / R, 4 places; None without cost
+    confidence: float  # [0, 1]
+    reasoning: str
+    rule_ids: tuple  # ids of the rules that decided (target, floor, ceiling)
+    reference_price: Decimal | None  # L or W when a competitor/buy-box rule decided
+    offers_used: int  # fresh "new" offers considered
+
+
+# --- Matching and conflicts ------------------------------------------------------------
+
+
+def _in_scope(rule, sku, category):
+    if rule.applies_to == ALL:
+        return True
+    if rule.applies_to == "category":
+        return category is not None and rule.category == category
+    if rule.applies_to == "sku":
+        return sku in rule.skus
+    return False
+
+
+def precedence(rule):
+    """Sort key: higher priority first, then the narrower scope, then the older rule."""
+    return (-rule.priority, _SCOPE_RANK.get(rule.applies_to, 3), rule.created_at, rule.id)
+
+
+def matching_rules(rules, *, sku, category, marketplace):
+    """Active rules whose marketplace is this one or "all" and whose scope holds the SKU."""
+    return [
+        rule
+        for rule in rules
+        if rule.is_active
+        and (rule.marketplace == marketplace or rule.marketplace == ALL)
+        and _in_scope(rule, sku, category)
+    ]
+
+
+def _scopes_overlap(a, b):
+    if a.applies_to == ALL or b.applies_to == ALL:
+        return True
+    if a.applies_to == "category" and b.applies_to == "category":
+        return a.category is not None and a.category == b.category
+    if a.applies_to == "sku" and b.applies_to == "sku":
+        return not a.skus.isdisjoint(b.skus)
+    # A category rule and a SKU rule: DESIGN names only "same category, a shared SKU, or
+    # either is all", and a rule does not know which SKUs its category holds; no conflict
+    # (the SKU rule is narrower and wins the tie in compute_price).
+    return False
+
+
+def rules_conflict(a, b):
+    """True when two rules of the same type and priority overlap (both taken as active)."""
+    return (
+        a.id != b.id
+        and a.type == b.type
+        and a.priority == b.priority
+        and (a.marketplace == b.marketplace or a.marketplace == ALL or b.marketplace == ALL)
+        and _scopes_overlap(a, b)
+    )
+
+
+def find_conflict(candidate, existing):
+    """The oldest active rule conflicting with ``candidate`` (taken as active), else None."""
+    conflicts = [rule for rule in existing if rule.is_active and rules_conflict(candidate, rule)]
+    if not conflicts:
+        return None
+    return min(conflicts, key=lambda rule: (rule.created_at, rule.id))
+
+
+# --- Rule sets -------------------------------------------------------------------------
+
+
+class RuleSet:
+    """Rules sorted once by precedence and grouped by marketplace, for many computations.
+
+    ``compute_price`` accepts a plain iterable of rules too; a RuleSet only saves the
+    sorting and the marketplace filter on every SKU of a large run.
+    """
+
+    __slots__ = ("_by_marketplace", "_general")
+
+    def __init__(self, rules):
+        ordered = sorted((rule for rule in rules if rule.is_active), key=precedence)
+        self._general = tuple(rule for rule in ordered if rule.marketplace == ALL)
+        self._by_marketplace = {}
+        for rule in ordered:
+            if rule.marketplace != ALL:
+                self._by_marketplace.setdefault(rule.marketplace, []).append(rule)
+        for marketplace, own in self._by_marketplace.items():
+            merged = sorted(own + list(self._general), key=precedence)
+            self._by_marketplace[marketplace] = tuple(merged)
+
+    def for_marketplace(self, marketplace):
+        """Active rules of this marketplace and of "all", in precedence order."""
+        return self._by_marketplace.get(marketplace, self._general)
+
+
+def _ordered_matches(rules, inp):
+    """The matching rules in precedence order."""
+    sku, category = inp.sku, inp.category
+    if not isinstance(rules, RuleSet):
+        found = matching_rules(rules, sku=sku, category=category, marketplace=inp.marketplace)
+        return sorted(found, key=precedence)
+    ordered = rules.for_marketplace(inp.marketplace)
+    return [rule for rule in ordered if _in_scope(rule, sku, category)]
+
+
+# --- Computation -----------------------------------------------------------------------
+
+
+def _money(value):
+    return value.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def _decimal(value):
+    return value if type(value) is Decimal else Decimal(str(value))
+
+
+def _label(rule):
+    return f"{rule.type} '{rule.name}' ({rule.id})"
+
+
+def _fresh_offers(inp):
+    """Offers in "new" condition observed within the age limit, with their ages in ms."""
+    limit_ms = inp.max_offer_age_seconds * 1000
+    fresh = []
+    for offer in inp.offers:
+        age = max(inp.now - offer.observed_at, 0)
+        if age <= limit_ms and (offer.condition or "").lower() == "new":
+            fresh.append((offer, age))
+    return fresh
+
+
+def _target(rule, value, lowest, buy_box, has_winner, cost):
+    """(T, reference, how) for a target rule, or (None, None, why-not) when it cannot compute."""
+    percent = rule.value_type == "percent"
+    if rule.type in ("competitor_match", "buy_box_target"):
+        if lowest is None:
+            return None, None, "no fresh new competitor offers"
+        if rule.type == "competitor_match":
+            base, name, what = lowest, "L", "the lowest competitor landed price"
+        elif has_winner:
+            base, name, what = buy_box, "W", "the buy-box winner's landed price"
+        else:
+            base, name, what = lowest, "L", "no buy-box winner, so the lowest landed price"
+        sign, size = ("-", -value) if value < 0 else ("+", value)
+        if percent:
+            target, formula = base * (1 + value / HUNDRED), f"{name} x (1 {sign} {size}/100)"
+        else:
+            target, formula = base + value, f"{name} {sign} {size}"
+        return target, base, f"{what} {name} = {base}, T = {formula}"
+    if rule.type == "margin_target":
+        if cost is None:
+            return None, None, "no cost price"
+        if not percent:
+            sign, size = ("-", -value) if value < 0 else ("+", value)
+            return cost + value, None, f"the cost C = {cost}, T = C {sign} {size}"
+        if value >= HUNDRED:
+            return None, None, "a percent margin of 100 or more"
+        how = f"a {value} % margin on the price over the cost C = {cost}, T = C / (1 - {value}/100)"
+        return cost / (1 - value / HUNDRED), None, how
+    return None, None, f"unknown rule type {rule.type!r}"
+
+
+def _bound(rule, value, cost):
+    """The bound's value, or None with why-not when a percent bound has no cost."""
+    if rule.value_type == "percent":
+        if cost is None:
+            return None, "a percent bound needs the cost price"
+        return cost * (1 + value / HUNDRED), f": {value} % over the cost C = {cost}"
+    return value, ""
+
+
+def compute_price(inp, rules):
+    """Recommend a price for one SKU on one marketplace (DESIGN 6, steps 1-4)."""
+    current = _money(_decimal(inp.current_price))
+    cost = None if inp.cost_price is None else _decimal(inp.cost_price)
+    fresh = _fresh_offers(inp)
+    offers = [offer for offer, _ in fresh]
+    if offers:
+        lowest, buy_box, has_winner = buy_box_reference(offers)
+    else:
+        lowest = buy_box = None
+        has_winner = False
+
+    notes = []
+    passed_over = 0
+    target_rule = reference = target = None
+    floor_rule = floor = ceiling_rule = ceiling = None
+
+    # Step 1-2: the first target rule in precedence order that can compute.
+    for rule in _ordered_matches(rules, inp):
+        value = _decimal(rule.value)
+        if rule.type in TARGET_TYPES:
+            if target_rule is not None:
+                continue
+            computed, ref, why = _target(rule, value, lowest, buy_box, has_winner, cost)
+            if computed is None:
+                passed_over += 1
+                notes.append(f"{_label(rule)} passed over: {why}.")
+                continue
+            target_rule, target, reference = rule, computed, ref
+            notes.append(f"Target from {_label(rule)}: {why} = {_money(computed)}.")
+        elif rule.type in BOUND_TYPES:
+            if (floor_rule if rule.type == "floor" else ceiling_rule) is not None:
+                continue
+            bound, why = _bound(rule, value, cost)
+            if bound is None:
+                passed_over += 1
+                notes.append(f"{_label(rule)} passed over: {why}.")
+                continue
+            if rule.type == "floor":
+                # Rounded up to a cent so that R never falls below the floor.
+                floor_rule, floor = rule, bound.quantize(CENT, rounding=ROUND_CEILING)
+                notes.append(f"Floor F = {floor} from {_label(rule)}{why}.")
+            else:
+                # Rounded down to a cent so that R never rises above the ceiling.
+                ceiling_rule, ceiling = rule, bound.quantize(CENT, rounding=ROUND_FLOOR)
+                notes.append(f"Ceiling U = {ceiling} from {_label(rule)}{why}.")
+
+    if target_rule is None:
+        target = current
+        notes.append(f"No target rule applies: T = the current price P = {current}.")
+
+    # Step 3: R = min(T, U), then max(R, F); the floor wins when they cross.
+    price = target
+    capped = floor_bound = ceiling_bound = False
+    if ceiling is not None:
+        if price > ceiling:
+            price, ceiling_bound = ceiling, True
+            notes.append(f"The ceiling limits the price to {ceiling}.")
+    elif current > ZERO:
+        cap = (current * MAX_RISE).quantize(CENT, rounding=ROUND_FLOOR)
+        if price > cap:
+            price, capped = cap, True
+            notes.append(
+                f"No ceiling applies: the 50 % rise cap limits T to {cap} (1.5 x P, P = {current})."
+            )
+    else:
+        notes.append("The current price is 0.00: no 50 % rise cap applies.")
+    if floor is not None and price < floor:
+        price, floor_bound = floor, True
+        if ceiling is not None and floor > ceiling:
+            notes.append(f"The floor {floor} is above the ceiling {ceiling}: the floor wins.")
+        else:
+            notes.append(f"The floor raises the price to {floor}.")
+    recommended = max(_money(price), MIN_PRICE)
+    # The rules that decided: the target, and a bound only when it moved the price.
+    deciding = (
+        (target_rule, True),
+        (floor_rule, floor_bound),
+        (ceiling_rule, ceiling_bound),
+    )
+    rule_ids = tuple(rule.id for rule, decided in deciding if rule is not None and decided)
+
+    # Step 4: margin, delta, probability, confidence.
+    delta = recommended - current
+    if current > ZERO:
+        delta_pct = _money(delta * HUNDRED / current)
+    else:
+        delta_pct = Decimal("0.00")
+        notes.append("delta_pct is undefined for a current price of 0.00 and shown as 0.")
+    margin = None
+    if cost is not None:
+        margin = ((recommended - cost) / recommended).quantize(BASIS, rounding=ROUND_HALF_UP)
+    probability = buy_box_probability(recommended, offers)
+    confidence = confidence_score(
+        has_cost=cost is not None,
+        offer_count=len(offers),
+        age_fractions=[age / (inp.max_offer_age_seconds * 1000 or 1) for _, age in fresh],
+        passed_over=passed_over,
+        # a floor above the cap decided the price, not the cap
+        capped=capped and not floor_bound,
+    )
+    notes.append(
+        f"Recommended {recommended} against the current {current} ({len(offers)} fresh new "
+        f"offer{'' if len(offers) == 1 else 's'}"
+        + (f", L = {lowest}, W = {buy_box}" if offers else "")
+        + ")."
+    )
+    return PriceResult(
+        sku=inp.sku,
+        marketplace=inp.marketplace,
+        current_price=current,
+        recommended_price=recommended,
+        delta=delta,
+        delta_pct=delta_pct,
+        buy_box_win_probability=probability,
+        estimated_margin=margin,
+        confidence=confidence,
+        reasoning=" ".join(notes),
+        rule_ids=rule_ids,
+        reference_price=reference,
+        offers_used=len(offers),
+    )

@@ -1,0 +1,265 @@
+"""Price recommendations: read, list, apply (synchronous price push), dismiss."""
+
+from ..db import for_update, write_transaction
+from ..errors import ApiError
+from ..events import emit
+from ..marketplaces.services import call_marketplace, connection_for
+from ..pagination import paginate
+from ..products.models import Listing, Product
+from ..timeutil import format_ms, now_ms
+from .bulk import PreparedIn
+from .models import Recommendation
+
+RECOMMENDATION_FIELDS = (
+    "id",
+    "sku",
+    "marketplace",
+    "current_price",
+    "recommended_price",
+    "delta",
+    "delta_pct",
+    "buy_box_win_probability",
+    "estimated_margin",
+    "confidence",
+    "reasoning",
+    "status",
+    "reference_price",
+    "rule_ids",
+    "job_id",
+    "created_at",
+    "applied_at",
+    "dismissed_at",
+)
+
+
+def _number(value):
+    return None if value is None else float(value)
+
+
+def serialize_recommendation(row):
+    get = row.get if isinstance(row, dict) else row.__data__.get
+    return {
+        "id": get("id"),
+        "sku": get("sku"),
+        "marketplace": get("marketplace"),
+        "current_price": _number(get("current_price")),
+        "recommended_price": _number(get("recommended_price")),
+        "delta": _number(get("delta")),
+        "delta_pct": _number(get("delta_pct")),
+        "buy_box_win_probability": get("buy_box_win_probability"),
+        "estimated_margin": _number(get("estimated_margin")),
+        "confidence": get("confidence"),
+        "reasoning": get("reasoning"),
+        "status": get("status"),
+        "reference_price": _number(get("reference_price")),
+        "rule_ids": list(get("rule_ids") or ()),
+        "job_id": get("job_id"),
+        "created_at": format_ms(get("created_at")),
+        "applied_at": format_ms(get("applied_at")),
+        "dismissed_at": format_ms(get("dismissed_at")),
+    }
+
+
+def price_payload(product, listing, price):
+    """The ``push_product`` payload (docs/connector-http.md) with the new ``price``.
+
+    ``quantity`` is the listing's last synced quantity: a price push does not resend stock.
+    """
+    return {
+        "sku": product["sku"],
+        "title": product["title"],
+        "description": product["description"],
+        "status": product["status"],
+        "gtin": product["gtin"],
+        "category": product["category"],
+        "cost_price": _number(product["cost_price"]),
+        "weight_kg": _number(product["weight_kg"]),
+        "images": product["images"] or [],
+        "price": float(price),
+        "currency": listing["currency"],
+        "quantity": listing["quantity"],
+    }
+
+
+LISTING_COLUMNS = (
+    Listing.id.alias("listing_id"),
+    Listing.price.alias("listing_price"),
+    Listing.currency,
+    Listing.quantity,
+)
+PRODUCT_COLUMNS = (
+    Product.id,
+    Product.sku,
+    Product.title,
+    Product.description,
+    Product.status,
+    Product.gtin,
+    Product.category,
+    Product.cost_price,
+    Product.weight_kg,
+    Product.images,
+)
+
+
+def _listed_query(tenant_id, marketplace, skus):
+    return (
+        Product.select(*PRODUCT_COLUMNS, *LISTING_COLUMNS)
+        .join(Listing, on=(Listing.product == Product.id))
+        .where(
+            (Product.tenant == tenant_id)
+            & (Listing.marketplace == marketplace)
+            & Product.sku.in_(skus)
+        )
+    )
+
+
+_listed = PreparedIn(_listed_query, 2)
+_listing_price = Listing.price.python_value
+
+
+def listed_products(tenant_id, marketplace, skus, lock=False):
+    """``{sku: row}`` of the products with a listing on ``marketplace``: one query.
+
+    Each row has the product's columns plus ``listing_id``, ``listing_price``,
+    ``currency`` and ``quantity``. ``lock`` locks the rows (PostgreSQL) for the caller's
+    transaction.
+    """
+    if lock:
+        rows = for_update(_listed_query(tenant_id, marketplace, list(skus))).dicts()
+    else:
+        rows = _listed.dicts(tenant_id, marketplace, values=skus)
+    listed = {}
+    for row in rows:
+        if row["listing_price"] is not None:  # an alias: not converted by its field
+            row["listing_price"] = _listing_price(row["listing_price"])
+        listed[row["sku"]] = row
+    return listed
+
+
+def _recommendation_of(tenant_id, recommendation_id, lock=False):
+    query = Recommendation.select().where(
+        (Recommendation.id == recommendation_id) & (Recommendation.tenant == tenant_id)
+    )
+    row = (for_update(query) if lock else query).dicts().first()
+    if row is None:
+        raise ApiError("RECOMMENDATION_NOT_FOUND", details={"recommendation_id": recommendation_id})
+    return row
+
+
+def _check_pending(row):
+    if row["status"] == "applied":
+        raise ApiError(
+            "RECOMMENDATION_ALREADY_APPLIED",
+            details={"recommendation_id": row["id"], "applied_at": format_ms(row["applied_at"])},
+        )
+    if row["status"] != "pending":
+        raise ApiError(
+            "RECOMMENDATION_NOT_PENDING",
+            f"The recommendation is {row['status']}.",
+            details={"recommendation_id": row["id"], "status": row["status"]},
+        )
+
+
+def get_recommendation(tenant_id, recommendation_id):
+    return serialize_recommendation(_recommendation_of(tenant_id, recommendation_id))
+
+
+def list_recommendations(tenant_id, args):
+    query = Recommendation.select().where(Recommendation.tenant == tenant_id).dicts()
+    for name in ("status", "marketplace", "sku"):
+        if args.get(name):
+            query = query.where(getattr(Recommendation, name) == args[name])
+    if args.get("min_confidence") is not None:
+        query = query.where(Recommendation.confidence >= args["min_confidence"])
+    rows, meta = paginate(
+        query,
+        sort_field=Recommendation.created_at,
+        tiebreak=Recommendation.id,
+        order=args.get("order") or "desc",
+        limit=args["limit"],
+        cursor=args.get("cursor"),
+        kind="pricing_recommendations",
+        scope=[tenant_id]
+        + [args.get(name) for name in ("status", "marketplace", "sku", "min_confidence")],
+    )
+    return [serialize_recommendation(row) for row in rows], meta
+
+
+def _listing_or_409(tenant_id, row, lock=False):
+    listed = listed_products(tenant_id, row["marketplace"], [row["sku"]], lock=lock)
+    product = listed.get(row["sku"])
+    if product is None:
+        raise ApiError(
+            "LISTING_NOT_FOUND",
+            f"{row['sku']} is no longer listed on {row['marketplace']}.",
+            details={
+                "recommendation_id": row["id"],
+                "sku": row["sku"],
+                "marketplace": row["marketplace"],
+            },
+        )
+    return product
+
+
+def apply_recommendation(tenant_id, recommendation_id, created_by):
+    """Push the recommended price to the marketplace, then set the listing's price.
+
+    The push is synchronous and made with no transaction open; a rejection (422) or an
+    unreachable marketplace (503) changes nothing but the product's sync history.
+    """
+    row = _recommendation_of(tenant_id, recommendation_id)
+    _check_pending(row)
+    product = _listing_or_409(tenant_id, row)
+    connection = connection_for(tenant_id, row["marketplace"])
+    if connection is None:
+        raise ApiError(
+            "MARKETPLACE_NOT_CONNECTED",
+            f"The marketplace {row['marketplace']} is not connected for this tenant.",
+            details={"marketplace": row["marketplace"], "recommendation_id": row["id"]},
+        )
+    payload = price_payload(product, product, row["recommended_price"])
+    call_marketplace(
+        connection,
+        "push_price",
+        lambda connector: connector.push_price(payload),
+        resource_type="product",
+        resource_id=product["id"],
+        sku=row["sku"],
+        created_by=created_by,
+        details={"recommendation_id": row["id"], "price": payload["price"]},
+    )
+    now = now_ms()
+    with write_transaction():
+        row = _recommendation_of(tenant_id, recommendation_id, lock=True)
+        if row["status"] == "applied":  # applied by a concurrent request meanwhile
+            _check_pending(row)
+        product = _listing_or_409(tenant_id, row, lock=True)
+        Listing.update(price=row["recommended_price"], last_synced_at=now, updated_at=now).where(
+            Listing.id == product["listing_id"]
+        ).execute()
+        # the marketplace has the price now, even if the recommendation was dismissed
+        # while the push was under way: the record follows what the marketplace shows
+        Recommendation.update(
+            status="applied", applied_at=now, updated_at=now, dismissed_at=None
+        ).where(Recommendation.id == row["id"]).execute()
+        row.update(status="applied", applied_at=now, updated_at=now, dismissed_at=None)
+        body = serialize_recommendation(row)
+        emit(tenant_id, "pricing.recommendation.applied", "recommendation", row["id"], body)
+    return body
+
+
+def dismiss_recommendation(tenant_id, recommendation_id):
+    with write_transaction():
+        row = _recommendation_of(tenant_id, recommendation_id, lock=True)
+        if row["status"] != "pending":
+            raise ApiError(
+                "RECOMMENDATION_NOT_PENDING",
+                f"The recommendation is {row['status']}.",
+                details={"recommendation_id": row["id"], "status": row["status"]},
+            )
+        now = now_ms()
+        Recommendation.update(status="dismissed", dismissed_at=now, updated_at=now).where(
+            Recommendation.id == row["id"]
+        ).execute()
+        row.update(status="dismissed", dismissed_at=now, updated_at=now)
+    return serialize_recommendation(row)

@@ -1,0 +1,191 @@
+"""Pricing API: /api/pricing (rules, recalculation, recommendations, competitor prices)."""
+
+from flask import g
+from flask.views import MethodView
+
+from ..auth.middleware import require_scope
+from ..http.blueprint import Blueprint
+from ..http.envelope import many, no_content, one
+from ..http.lists import parse_fields, select_fields
+from . import competitors, recalculate, recommendations, rules
+from .schemas import (
+    CompetitorListArgsSchema,
+    CompetitorListSchema,
+    RecalculateEnvelopeSchema,
+    RecalculateSchema,
+    RecommendationEnvelopeSchema,
+    RecommendationFieldsArgsSchema,
+    RecommendationListArgsSchema,
+    RecommendationListSchema,
+    RuleCreateSchema,
+    RuleEnvelopeSchema,
+    RuleFieldsArgsSchema,
+    RuleListArgsSchema,
+    RuleListSchema,
+    RuleUpdateSchema,
+)
+
+blp = Blueprint(
+    "pricing",
+    __name__,
+    url_prefix="/api/pricing",
+    description="Pricing rules, repricing jobs, price recommendations and competitor prices.",
+)
+
+COMPETITOR_FIELDS = (
+    "id",
+    "sku",
+    "marketplace",
+    "competitor",
+    "price",
+    "shipping",
+    "landed_price",
+    "currency",
+    "is_buy_box_winner",
+    "condition",
+    "observed_at",
+)
+
+
+# Rules ----------------------------------------------------------------------------------
+
+
+@blp.route("/rules")
+class RuleViews(MethodView):
+    @require_scope("pricing:read")
+    @blp.arguments(RuleListArgsSchema, location="query")
+    @blp.response(200, RuleListSchema)
+    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
+    def get(self, args):
+        """List pricing rules"""
+        fields = parse_fields(args.get("fields"), rules.RULE_FIELDS)
+        data, meta = rules.list_rules(g.auth.tenant_id, args)
+        return many([select_fields(item, fields) for item in data], meta)
+
+    @require_scope("pricing:write")
+    @blp.arguments(RuleCreateSchema)
+    @blp.response(201, RuleEnvelopeSchema)
+    @blp.errors("RULE_CONFLICT", body=True)
+    def post(self, data):
+        """Create a pricing rule"""
+        return one(rules.create_rule(g.auth.tenant_id, data), 201)
+
+
+@blp.route("/rules/<string:rule_id>")
+class RuleByIdViews(MethodView):
+    @require_scope("pricing:read")
+    @blp.arguments(RuleFieldsArgsSchema, location="query")
+    @blp.response(200, RuleEnvelopeSchema)
+    @blp.errors("RULE_NOT_FOUND", "VALIDATION_ERROR")
+    def get(self, args, rule_id):
+        """Get a pricing rule"""
+        fields = parse_fields(args.get("fields"), rules.RULE_FIELDS)
+        return one(select_fields(rules.get_rule(g.auth.tenant_id, rule_id), fields))
+
+    @require_scope("pricing:write")
+    @blp.arguments(RuleUpdateSchema)
+    @blp.response(200, RuleEnvelopeSchema)
+    @blp.errors("RULE_NOT_FOUND", "RULE_CONFLICT", body=True)
+    def patch(self, data, rule_id):
+        """Update a pricing rule (re-activating one checks RULE_CONFLICT)"""
+        return one(rules.update_rule(g.auth.tenant_id, rule_id, data))
+
+    @require_scope("pricing:write")
+    @blp.response(204)
+    @blp.errors("RULE_NOT_FOUND")
+    def delete(self, rule_id):
+        """Delete a pricing rule"""
+        rules.delete_rule(g.auth.tenant_id, rule_id)
+        return no_content()
+
+
+# Recalculation --------------------------------------------------------------------------
+
+
+@blp.route("/recalculate")
+class RecalculateViews(MethodView):
+    @require_scope("pricing:write")
+    @blp.arguments(RecalculateSchema)
+    @blp.response(200, RecalculateEnvelopeSchema)
+    @blp.errors("MARKETPLACE_NOT_CONNECTED", "QUEUE_FULL", body=True)
+    def post(self, data):
+        """Recompute prices in a pricing_recalculate job (poll it at /api/ai-jobs/:id)"""
+        result = recalculate.request_recalculation(g.auth.tenant_id, data, g.auth.created_by)
+        return one(result)
+
+
+# Recommendations ------------------------------------------------------------------------
+
+
+@blp.route("/recommendations")
+class RecommendationViews(MethodView):
+    @require_scope("pricing:read")
+    @blp.arguments(RecommendationListArgsSchema, location="query")
+    @blp.response(200, RecommendationListSchema)
+    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
+    def get(self, args):
+        """List price recommendations, newest first"""
+        fields = parse_fields(args.get("fields"), recommendations.RECOMMENDATION_FIELDS)
+        data, meta = recommendations.list_recommendations(g.auth.tenant_id, args)
+        return many([select_fields(item, fields) for item in data], meta)
+
+
+@blp.route("/recommendations/<string:recommendation_id>")
+class RecommendationByIdViews(MethodView):
+    @require_scope("pricing:read")
+    @blp.arguments(RecommendationFieldsArgsSchema, location="query")
+    @blp.response(200, RecommendationEnvelopeSchema)
+    @blp.errors("RECOMMENDATION_NOT_FOUND", "VALIDATION_ERROR")
+    def get(self, args, recommendation_id):
+        """Get a price recommendation"""
+        fields = parse_fields(args.get("fields"), recommendations.RECOMMENDATION_FIELDS)
+        item = recommendations.get_recommendation(g.auth.tenant_id, recommendation_id)
+        return one(select_fields(item, fields))
+
+
+@blp.route("/recommendations/<string:recommendation_id>/apply")
+class RecommendationApplyViews(MethodView):
+    @require_scope("pricing:write")
+    @blp.response(200, RecommendationEnvelopeSchema)
+    @blp.errors(
+        "RECOMMENDATION_NOT_FOUND",
+        "RECOMMENDATION_ALREADY_APPLIED",
+        "RECOMMENDATION_NOT_PENDING",
+        "LISTING_NOT_FOUND",
+        "MARKETPLACE_NOT_CONNECTED",
+        "MARKETPLACE_REJECTION",
+        "MARKETPLACE_UNAVAILABLE",
+    )
+    def post(self, recommendation_id):
+        """Apply a recommendation: push the price to the marketplace now"""
+        return one(
+            recommendations.apply_recommendation(
+                g.auth.tenant_id, recommendation_id, g.auth.created_by
+            )
+        )
+
+
+@blp.route("/recommendations/<string:recommendation_id>/dismiss")
+class RecommendationDismissViews(MethodView):
+    @require_scope("pricing:write")
+    @blp.response(200, RecommendationEnvelopeSchema)
+    @blp.errors("RECOMMENDATION_NOT_FOUND", "RECOMMENDATION_NOT_PENDING")
+    def post(self, recommendation_id):
+        """Dismiss a pending recommendation"""
+        return one(recommendations.dismiss_recommendation(g.auth.tenant_id, recommendation_id))
+
+
+# Competitor prices ----------------------------------------------------------------------
+
+
+@blp.route("/competitors")
+class CompetitorViews(MethodView):
+    @require_scope("pricing:read")
+    @blp.arguments(CompetitorListArgsSchema, location="query")
+    @blp.response(200, CompetitorListSchema)
+    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
+    def get(self, args):
+        """List the latest offer of each competitor"""
+        fields = parse_fields(args.get("fields"), COMPETITOR_FIELDS)
+        data, meta = competitors.list_competitor_prices(g.auth.tenant_id, args)
+        return many([select_fields(item, fields) for item in data], meta)

@@ -1,0 +1,248 @@
+"""Pricing rules: create, read, list, update, delete; scope checks and RULE_CONFLICT."""
+
+from decimal import Decimal
+
+from ..auth.models import Tenant
+from ..db import for_update, write_transaction
+from ..errors import ApiError, validation_error
+from ..ids import new_id
+from ..marketplaces.services import connected_marketplaces
+from ..pagination import paginate
+from ..timeutil import format_ms, now_ms
+from .engine import Rule, find_conflict
+from .models import PricingRule
+
+ALL = "all"
+RULE_FIELDS = (
+    "id",
+    "name",
+    "type",
+    "value",
+    "value_type",
+    "applies_to",
+    "category",
+    "skus",
+    "marketplace",
+    "priority",
+    "is_active",
+    "created_at",
+    "updated_at",
+)
+WRITABLE = (
+    "name",
+    "type",
+    "value",
+    "value_type",
+    "applies_to",
+    "category",
+    "skus",
+    "marketplace",
+    "priority",
+    "is_active",
+)
+SORT_FIELDS = {"created_at": PricingRule.created_at, "priority": PricingRule.priority}
+HUNDRED = Decimal(100)
+
+
+def serialize_rule(row):
+    get = row.get if isinstance(row, dict) else row.__data__.get
+    value = get("value")
+    return {
+        "id": get("id"),
+        "name": get("name"),
+        "type": get("type"),
+        "value": float(value) if value is not None else None,
+        "value_type": get("value_type"),
+        "applies_to": get("applies_to"),
+        "category": get("category"),
+        "skus": get("skus"),
+        "marketplace": get("marketplace"),
+        "priority": get("priority"),
+        "is_active": bool(get("is_active")),
+        "created_at": format_ms(get("created_at")),
+        "updated_at": format_ms(get("updated_at")),
+    }
+
+
+def to_engine_rule(row):
+    """A stored rule (model or row dict) as the engine's ``Rule``."""
+    get = row.get if isinstance(row, dict) else row.__data__.get
+    return Rule(
+        id=get("id"),
+        name=get("name"),
+        type=get("type"),
+        value=Decimal(get("value")),
+        value_type=get("value_type"),
+        applies_to=get("applies_to"),
+        category=get("category"),
+        skus=frozenset(get("skus") or ()),
+        marketplace=get("marketplace"),
+        priority=get("priority"),
+        created_at=get("created_at"),
+        is_active=bool(get("is_active")),
+    )
+
+
+def active_rules(tenant_id, marketplace):
+    """The engine rules that can match on ``marketplace`` (its own and ``all``): one query."""
+    rows = (
+        PricingRule.select()
+        .where(
+            (PricingRule.tenant == tenant_id)
+            & (PricingRule.is_active == True)  # noqa: E712
+            & PricingRule.marketplace.in_([marketplace, ALL])
+        )
+        .dicts()
+    )
+    return [to_engine_rule(row) for row in rows]
+
+
+# Checks ---------------------------------------------------------------------------------
+
+
+def _check_rule(tenant_id, rule, changed):
+    """Cross-field rules of DESIGN 6; ``changed`` names the fields the request gave."""
+    errors = {}
+    scope = rule["applies_to"]
+    if scope == "category" and not rule.get("category"):
+        errors["category"] = ["Required when applies_to is category."]
+    if scope != "category" and rule.get("category") is not None:
+        errors["category"] = ["Only with applies_to category."]
+    if scope == "sku" and not rule.get("skus"):
+        errors["skus"] = ["Required when applies_to is sku: 1 to 1,000 SKUs."]
+    if scope != "sku" and rule.get("skus") is not None:
+        errors["skus"] = ["Only with applies_to sku."]
+    value, kind = Decimal(rule["value"]), rule["type"]
+    if rule["value_type"] == "percent":
+        if kind == "margin_target" and value >= HUNDRED:
+            errors["value"] = ["A percent margin_target must be below 100."]
+        elif value <= -HUNDRED:
+            errors["value"] = ["A percentage must be above -100."]
+    elif kind in ("floor", "ceiling") and value < 0:
+        errors["value"] = ["A fixed floor or ceiling is a price: 0 or more."]
+    marketplace = rule["marketplace"]
+    if "marketplace" in changed and marketplace != ALL:
+        connected = connected_marketplaces(tenant_id)
+        if marketplace not in connected:
+            errors["marketplace"] = [
+                f"Must be 'all' or a connected marketplace ({', '.join(connected) or 'none'})."
+            ]
+    if errors:
+        raise validation_error(errors, "The pricing rule is not valid.")
+
+
+def _check_conflict(tenant_id, rule):
+    """RULE_CONFLICT when an active rule of the same type and priority overlaps ``rule``."""
+    if not rule["is_active"]:
+        return
+    candidate = to_engine_rule(rule)
+    rows = (
+        PricingRule.select()
+        .where(
+            (PricingRule.tenant == tenant_id)
+            & (PricingRule.type == rule["type"])
+            & (PricingRule.priority == rule["priority"])
+            & (PricingRule.is_active == True)  # noqa: E712
+            & (PricingRule.id != rule["id"])
+        )
+        .dicts()
+    )
+    other = find_conflict(candidate, [to_engine_rule(row) for row in rows])
+    if other is not None:
+        raise ApiError(
+            "RULE_CONFLICT",
+            f"The rule conflicts with the active {other.type} rule '{other.name}' ({other.id}) "
+            f"at priority {other.priority}: their marketplaces and scopes overlap.",
+            details={"rule_id": other.id, "type": other.type, "priority": other.priority},
+        )
+
+
+def _lock_tenant_rules(tenant_id):
+    # PostgreSQL: rule writes of one tenant take turns on its row, so two concurrent
+    # requests cannot both pass the conflict check (SQLite's immediate transaction does it)
+    for_update(Tenant.select(Tenant.id).where(Tenant.id == tenant_id)).execute()
+
+
+# Operations -----------------------------------------------------------------------------
+
+
+def create_rule(tenant_id, data):
+    now = now_ms()
+    rule = {name: data.get(name) for name in WRITABLE}
+    rule["skus"] = sorted(set(rule["skus"])) if rule.get("skus") is not None else None
+    rule.update(id=new_id("rule"), created_at=now, updated_at=now)
+    _check_rule(tenant_id, rule, changed=set(WRITABLE))
+    with write_transaction():
+        _lock_tenant_rules(tenant_id)
+        _check_conflict(tenant_id, rule)
+        PricingRule.create(tenant=tenant_id, **rule)
+    return serialize_rule(rule)
+
+
+def _rule_of(tenant_id, rule_id, lock=False):
+    query = PricingRule.select().where(
+        (PricingRule.id == rule_id) & (PricingRule.tenant == tenant_id)
+    )
+    row = (for_update(query) if lock else query).dicts().first()
+    if row is None:
+        raise ApiError("RULE_NOT_FOUND", details={"rule_id": rule_id})
+    return row
+
+
+def get_rule(tenant_id, rule_id):
+    return serialize_rule(_rule_of(tenant_id, rule_id))
+
+
+def update_rule(tenant_id, rule_id, changes):
+    """Apply a partial update; the merged rule must be valid and free of conflicts.
+
+    When ``applies_to`` changes, the scope fields of the old scope are cleared (giving one
+    that does not fit the new scope is a VALIDATION_ERROR).
+    """
+    with write_transaction():
+        _lock_tenant_rules(tenant_id)
+        row = _rule_of(tenant_id, rule_id, lock=True)
+        rule = dict(row)
+        rule.pop("tenant", None)
+        if "applies_to" in changes and changes["applies_to"] != row["applies_to"]:
+            rule["category"] = None
+            rule["skus"] = None
+        rule.update(changes)
+        if rule.get("skus") is not None:
+            rule["skus"] = sorted(set(rule["skus"]))
+        _check_rule(tenant_id, rule, changed=set(changes))
+        updated = {name: rule[name] for name in WRITABLE if rule[name] != row[name]}
+        if not updated:
+            return serialize_rule(row)
+        # a change of anything that decides a conflict, or a re-activation, is checked
+        _check_conflict(tenant_id, rule)
+        rule["updated_at"] = updated["updated_at"] = now_ms()
+        PricingRule.update(**updated).where(PricingRule.id == rule_id).execute()
+    return serialize_rule(rule)
+
+
+def delete_rule(tenant_id, rule_id):
+    with write_transaction():
+        _rule_of(tenant_id, rule_id, lock=True)
+        PricingRule.delete().where(PricingRule.id == rule_id).execute()
+
+
+def list_rules(tenant_id, args):
+    query = PricingRule.select().where(PricingRule.tenant == tenant_id).dicts()
+    if args.get("type"):
+        query = query.where(PricingRule.type == args["type"])
+    if args.get("marketplace"):
+        query = query.where(PricingRule.marketplace == args["marketplace"])
+    if args.get("is_active") is not None:
+        query = query.where(PricingRule.is_active == args["is_active"])
+    rows, meta = paginate(
+        query,
+        sort_field=SORT_FIELDS[args.get("sort") or "created_at"],
+        tiebreak=PricingRule.id,
+        order=args.get("order") or "desc",
+        limit=args["limit"],
+        cursor=args.get("cursor"),
+        kind="pricing_rules",
+        scope=[tenant_id, args.get("type"), args.get("marketplace"), args.get("is_active")],
+    )
+    return [serialize_rule(row) for row in rows], meta

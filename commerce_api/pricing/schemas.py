@@ -1,0 +1,218 @@
+"""Pricing request and response schemas."""
+
+import marshmallow as ma
+
+from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema
+from ..http.schemas import StrictDecimal, StrictInteger
+from ..jobs.schemas import StrictBoolean
+from .models import APPLIES_TO, RECOMMENDATION_STATUSES, RULE_TYPES, VALUE_TYPES
+
+SKU_PATTERN = r"^[A-Za-z0-9._-]{1,64}$"
+MAX_RULE_SKUS = 1000
+MAX_RECALCULATE_SKUS = 10_000
+
+SKU = ma.fields.String(
+    validate=ma.validate.Regexp(SKU_PATTERN, error="1-64 of A-Z a-z 0-9 . _ -"),
+)
+MARKETPLACE = ma.validate.Length(min=1, max=64)
+
+
+class _Strict(ma.Schema):
+    class Meta:
+        unknown = ma.RAISE
+
+
+# Rules ----------------------------------------------------------------------------------
+
+
+class RuleWritableFields(_Strict):
+    name = ma.fields.String(validate=ma.validate.Length(min=1, max=200))
+    type = ma.fields.String(validate=ma.validate.OneOf(RULE_TYPES))
+    value = StrictDecimal(
+        places=2,
+        metadata={
+            "description": "A price (`fixed`) or a percentage (`percent`); negative values "
+            "undercut for `competitor_match` and `buy_box_target`.",
+            "example": -0.5,
+        },
+    )
+    value_type = ma.fields.String(validate=ma.validate.OneOf(VALUE_TYPES))
+    applies_to = ma.fields.String(validate=ma.validate.OneOf(APPLIES_TO))
+    category = ma.fields.String(allow_none=True, validate=ma.validate.Length(min=1, max=100))
+    skus = ma.fields.List(
+        SKU,
+        allow_none=True,
+        validate=ma.validate.Length(min=1, max=MAX_RULE_SKUS),
+        metadata={"description": "1 to 1,000 SKUs; with `applies_to` = `sku` only."},
+    )
+    marketplace = ma.fields.String(
+        validate=MARKETPLACE,
+        metadata={"description": "`all` or a marketplace the tenant has connected."},
+    )
+    priority = StrictInteger(
+        validate=ma.validate.Range(min=0, max=1000),
+        metadata={"description": "0-1000; the highest matching rule decides."},
+    )
+    is_active = StrictBoolean()
+
+
+class RuleCreateSchema(RuleWritableFields):
+    name = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=200))
+    type = ma.fields.String(
+        required=True,
+        validate=ma.validate.OneOf(RULE_TYPES),
+        metadata={"description": ", ".join(f"`{name}`" for name in RULE_TYPES)},
+    )
+    value = StrictDecimal(places=2, required=True, metadata={"example": -0.5})
+    value_type = ma.fields.String(load_default="fixed", validate=ma.validate.OneOf(VALUE_TYPES))
+    applies_to = ma.fields.String(load_default="all", validate=ma.validate.OneOf(APPLIES_TO))
+    marketplace = ma.fields.String(load_default="all", validate=MARKETPLACE)
+    priority = StrictInteger(load_default=100, validate=ma.validate.Range(min=0, max=1000))
+    is_active = StrictBoolean(load_default=True)
+
+
+class RuleUpdateSchema(RuleWritableFields):
+    """Only the fields present change."""
+
+
+class RuleListArgsSchema(ListArgsSchema):
+    type = ma.fields.String(validate=ma.validate.OneOf(RULE_TYPES))
+    marketplace = ma.fields.String(
+        validate=MARKETPLACE,
+        metadata={"description": "Exact match; `all` finds the rules for every marketplace."},
+    )
+    is_active = ma.fields.Boolean()
+    sort = ma.fields.String(
+        load_default="created_at", validate=ma.validate.OneOf(["created_at", "priority"])
+    )
+
+
+class RuleFieldsArgsSchema(FieldsArgsSchema):
+    pass
+
+
+class RuleSchema(ma.Schema):
+    id = ma.fields.String(metadata={"example": "rule_01JD3Q9Z7G0000000000000000"})
+    name = ma.fields.String()
+    type = ma.fields.String()
+    value = ma.fields.Float()
+    value_type = ma.fields.String()
+    applies_to = ma.fields.String()
+    category = ma.fields.String(allow_none=True)
+    skus = ma.fields.List(ma.fields.String(), allow_none=True)
+    marketplace = ma.fields.String()
+    priority = ma.fields.Integer()
+    is_active = ma.fields.Boolean()
+    created_at = ma.fields.String(metadata={"example": "2026-11-22T10:04:05.123Z"})
+    updated_at = ma.fields.String()
+
+
+class RuleEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(RuleSchema)
+
+
+class RuleListSchema(ma.Schema):
+    data = ma.fields.List(ma.fields.Nested(RuleSchema))
+    meta = ma.fields.Nested(MetaSchema)
+
+
+# Recalculation --------------------------------------------------------------------------
+
+
+class RecalculateSchema(_Strict):
+    skus = ma.fields.List(
+        SKU,
+        validate=ma.validate.Length(min=1, max=MAX_RECALCULATE_SKUS),
+        metadata={"description": "1 to 10,000 SKUs; omitted: every SKU listed there."},
+    )
+    marketplace = ma.fields.String(required=True, validate=MARKETPLACE)
+    apply = StrictBoolean(
+        load_default=False,
+        metadata={"description": "Apply every recommendation at once (default false)."},
+    )
+
+
+class RecalculateResultSchema(ma.Schema):
+    job_id = ma.fields.String()
+    status = ma.fields.String()
+    sku_count = ma.fields.Integer()
+    estimated_completion_seconds = ma.fields.Integer()
+
+
+class RecalculateEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(RecalculateResultSchema)
+
+
+# Recommendations ------------------------------------------------------------------------
+
+
+class RecommendationListArgsSchema(ListArgsSchema):
+    status = ma.fields.String(validate=ma.validate.OneOf(RECOMMENDATION_STATUSES))
+    marketplace = ma.fields.String(validate=MARKETPLACE)
+    sku = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
+    min_confidence = ma.fields.Float(
+        allow_nan=False,
+        validate=ma.validate.Range(min=0, max=1),
+        metadata={"description": "0.0-1.0"},
+    )
+
+
+class RecommendationFieldsArgsSchema(FieldsArgsSchema):
+    pass
+
+
+class RecommendationSchema(ma.Schema):
+    id = ma.fields.String(metadata={"example": "rec_01JD3Q9Z7G0000000000000000"})
+    sku = ma.fields.String()
+    marketplace = ma.fields.String()
+    current_price = ma.fields.Float()
+    recommended_price = ma.fields.Float()
+    delta = ma.fields.Float()
+    delta_pct = ma.fields.Float()
+    buy_box_win_probability = ma.fields.Float()
+    estimated_margin = ma.fields.Float(allow_none=True)
+    confidence = ma.fields.Float()
+    reasoning = ma.fields.String()
+    status = ma.fields.String()
+    reference_price = ma.fields.Float(allow_none=True)
+    rule_ids = ma.fields.List(ma.fields.String())
+    job_id = ma.fields.String(allow_none=True)
+    created_at = ma.fields.String()
+    applied_at = ma.fields.String(allow_none=True)
+    dismissed_at = ma.fields.String(allow_none=True)
+
+
+class RecommendationEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(RecommendationSchema)
+
+
+class RecommendationListSchema(ma.Schema):
+    data = ma.fields.List(ma.fields.Nested(RecommendationSchema))
+    meta = ma.fields.Nested(MetaSchema)
+
+
+# Competitor prices ----------------------------------------------------------------------
+
+
+class CompetitorListArgsSchema(ListArgsSchema):
+    sku = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
+    marketplace = ma.fields.String(validate=MARKETPLACE)
+
+
+class CompetitorPriceSchema(ma.Schema):
+    id = ma.fields.String(metadata={"example": "cpr_01JD3Q9Z7G0000000000000000"})
+    sku = ma.fields.String()
+    marketplace = ma.fields.String()
+    competitor = ma.fields.String()
+    price = ma.fields.Float()
+    shipping = ma.fields.Float()
+    landed_price = ma.fields.Float()
+    currency = ma.fields.String()
+    is_buy_box_winner = ma.fields.Boolean()
+    condition = ma.fields.String()
+    observed_at = ma.fields.String()
+
+
+class CompetitorListSchema(ma.Schema):
+    data = ma.fields.List(ma.fields.Nested(CompetitorPriceSchema))
+    meta = ma.fields.Nested(MetaSchema)
