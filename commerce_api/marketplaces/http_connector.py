@@ -11,8 +11,8 @@ import requests
 
 from ..config import current_config
 from .base import Connector, MarketplaceRejection, MarketplaceUnavailable, OrderPage
-from .services import check_public_host
 from .offers import normalize_offers
+from .services import check_public_host
 
 USER_AGENT = "commerce-api/0.1 (+connector-http)"
 MAX_RESPONSE_BYTES = 5 * 1024 * 1024

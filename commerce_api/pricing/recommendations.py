@@ -3,7 +3,8 @@
 from ..db import for_update, write_transaction
 from ..errors import ApiError
 from ..events import emit
-from ..marketplaces.services import call_marketplace, connection_for
+from ..marketplaces.calls import call_marketplace
+from ..marketplaces.services import connection_for
 from ..pagination import paginate
 from ..products.models import Listing, Product
 from ..timeutil import format_ms, now_ms
