@@ -37,8 +37,9 @@ def _blueprints():
     from .marketplaces.routes import blp as marketplaces
     from .orders.routes import blp as orders
     from .products.routes import blp as products
+    from .webhooks.routes import blp as webhooks
 
-    return [health, products, inventory, orders, marketplaces, jobs]
+    return [health, products, inventory, orders, marketplaces, jobs, webhooks]
 
 
 def create_app(test_config=None):
