@@ -44,7 +44,7 @@ class WebhookUpdateSchema(_Strict):
 
 
 class WebhookListArgsSchema(ListArgsSchema):
-    is_active = _strict_boolean()
+    is_active = ma.fields.Boolean(truthy={"true"}, falsy={"false"})
 
 
 class WebhookFieldsArgsSchema(FieldsArgsSchema):
