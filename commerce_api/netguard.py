@@ -14,12 +14,15 @@ but still pins the resolved address.
 """
 
 import contextlib
+import heapq
 import ipaddress
 import socket
 import threading
+import time
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
@@ -129,6 +132,64 @@ def _port(parts):
 _limits = threading.local()
 
 
+class _Watchdog:
+    """One thread per process that strikes expired limits (a Timer thread per request
+    would cost a thread start per delivery)."""
+
+    def __init__(self):
+        self._heap = []
+        self._cond = threading.Condition()
+        self._thread = None
+        self._counter = 0
+
+    def add(self, deadline, limit):
+        with self._cond:
+            self._counter += 1
+            heapq.heappush(self._heap, (deadline, self._counter, limit))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="netguard-watchdog")
+                self._thread.daemon = True
+                self._thread.start()
+            elif self._heap[0][2] is limit:
+                self._cond.notify()
+
+    def _run(self):
+        while True:
+            with self._cond:
+                while not self._heap:
+                    self._cond.wait()
+                deadline, _, limit = self._heap[0]
+                wait = deadline - time.monotonic()
+                if wait > 0:
+                    self._cond.wait(wait)
+                    continue
+                heapq.heappop(self._heap)
+            if not limit.done:
+                limit.strike()
+
+
+_watchdog = _Watchdog()
+
+
+class _Limit:
+    __slots__ = ("sockets", "lock", "expired", "done")
+
+    def __init__(self):
+        self.sockets = []
+        self.lock = threading.Lock()
+        self.expired = threading.Event()
+        self.done = False
+
+    def strike(self):
+        with self.lock:
+            if self.done:
+                return
+            self.expired.set()
+            for sock in self.sockets:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+
 @contextlib.contextmanager
 def time_limit(seconds):
     """Shut the sockets a request of this thread uses once ``seconds`` have passed.
@@ -137,36 +198,24 @@ def time_limit(seconds):
     trickles a byte every few seconds would hold a sending thread for as long as it likes.
     Yields an Event that is set when the limit struck.
     """
-    expired = threading.Event()
-    sockets = []
-    lock = threading.Lock()
-
-    def strike():
-        with lock:
-            expired.set()
-            for sock in sockets:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-
-    timer = threading.Timer(seconds, strike)
-    timer.daemon = True
-    _limits.current = (sockets, lock, expired)
-    timer.start()
+    limit = _Limit()
+    _limits.current = limit
+    _watchdog.add(time.monotonic() + seconds, limit)
     try:
-        yield expired
+        yield limit.expired
     finally:
-        timer.cancel()
+        with limit.lock:
+            limit.done = True
         _limits.current = None
 
 
 def _watch(sock):
-    current = getattr(_limits, "current", None)
-    if current is None or sock is None:
+    limit = getattr(_limits, "current", None)
+    if limit is None or sock is None:
         return
-    sockets, lock, expired = current
-    with lock:
-        sockets.append(sock)
-        if expired.is_set():
+    with limit.lock:
+        limit.sockets.append(sock)
+        if limit.expired.is_set():
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
 
@@ -243,6 +292,53 @@ class PinnedAdapter(HTTPAdapter):
             pool_kwargs["server_hostname"] = hostname
             pool_kwargs["assert_hostname"] = hostname
         return host_params, pool_kwargs
+
+
+class GuardedPoolManager:
+    """A keep-alive urllib3 client with the same guard as PinnedAdapter, for hot paths
+    (webhook delivery): about half the CPU of a requests Session per request.
+
+    ``post(url, body, headers, timeout)`` resolves and checks the host, then sends to the
+    checked address through a pool keyed by (address, port, hostname); no redirects, no
+    retries, no proxies. Returns the urllib3 response, unread (``preload_content=False``).
+    """
+
+    def __init__(self, allow_private=False, maxsize=4):
+        self.allow_private = allow_private
+        self.manager = urllib3.PoolManager(num_pools=50, maxsize=maxsize)
+        self.manager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+
+    def post(self, url, body, headers, timeout):
+        parts = urlsplit(url)
+        if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
+            raise AddressNotAllowed("Only http(s) URLs with a host can be reached.")
+        port = _port(parts)
+        pinned = checked_addresses(parts.hostname, port, self.allow_private)[0]
+        host = parts.hostname
+        host_header = f"[{host}]" if ":" in host else host
+        if port != DEFAULT_PORTS[parts.scheme]:
+            host_header += f":{port}"
+        pool_kwargs = {}
+        if parts.scheme == "https":
+            pool_kwargs = {"server_hostname": host, "assert_hostname": host}
+        pool = self.manager.connection_from_host(
+            pinned, port, parts.scheme, pool_kwargs=pool_kwargs
+        )
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        return pool.urlopen(
+            "POST",
+            path,
+            body=body,
+            headers={**headers, "Host": host_header},
+            redirect=False,
+            retries=False,
+            timeout=urllib3.Timeout(connect=timeout, read=timeout),
+            preload_content=False,
+            assert_same_host=False,
+        )
+
+    def clear(self):
+        self.manager.clear()
 
 
 def guarded_session(allow_private=False, pool_maxsize=10):

@@ -1,7 +1,6 @@
 """Delivery to a real local receiver: signatures (standardwebhooks and the standard
 library), retries, the schedule's end, 410, Retry-After, redelivery, rotation."""
 
-
 from commerce_api.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 from . import webhooks_support

@@ -78,7 +78,7 @@ class WebhookAttempt(BaseModel):
 PARTIAL_INDEXES = (
     # due deliveries, in the order they are claimed
     'CREATE INDEX IF NOT EXISTS "webhook_delivery_due" ON "webhook_delivery"'
-    ' ("next_attempt_at") WHERE "status" = \'pending\'',
+    ' ("next_attempt_at", "event_seq") WHERE "status" = \'pending\'',
     # the ordering check: an earlier pending delivery of the same resource to the endpoint
     'CREATE INDEX IF NOT EXISTS "webhook_delivery_order" ON "webhook_delivery"'
     ' ("endpoint_id", "resource_key", "event_seq") WHERE "status" = \'pending\'',

@@ -13,12 +13,13 @@ import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from ..db import db, is_postgres
+from ..db import db, is_postgres, write_transaction
 from ..timeutil import now_ms
 from . import dispatch, fanout, sender
 from .signing import event_body
 
 log = logging.getLogger("commerce_api.webhooks")
+MAX_CONSECUTIVE_FAILURES = 20
 
 
 def parse_schedule(text):
@@ -51,6 +52,8 @@ class DeliveryService:
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self.outcomes = queue.Queue()
         self.inflight = 0
+        self._unrecorded = []  # outcomes whose recording failed, to try again
+        self._failures = 0
         self._claims = 0
         self.stats = {"fanned_out": 0, "sent": 0, "recorded": 0}
 
@@ -72,7 +75,7 @@ class DeliveryService:
                     self._wait(self.poll_interval if not stopping else 0.05)
         finally:
             pool.shutdown(wait=True)
-            self._record(self._drain())  # outcomes of sends still running at shutdown
+            self._record_left()  # outcomes of sends still running at shutdown
             if is_postgres() and not db.is_closed():
                 db.close()
         return self.stats
@@ -83,27 +86,42 @@ class DeliveryService:
 
     def _step(self, pool, claim):
         """Record outcomes, fan out, claim and send; True when there was work."""
-        busy = False
         done = self._drain()
-        if done:
-            self._record(done)
-            busy = True
+        busy = bool(done)
         if claim and fanout.has_unfanned_events():
-            events, created = fanout.fan_out(self.batch_size, now_ms())
+            events, _ = fanout.fan_out(self.batch_size, now_ms())
             self.stats["fanned_out"] += events
             busy = busy or events > 0
         free = self.capacity - self.inflight
-        if claim and free > 0 and dispatch.has_due(now_ms()):
-            self._claims += 1
-            token = f"{self.worker}:{self._claims}"
-            claimed = dispatch.claim(
-                min(free, self.batch_size), self.lease_ms, token, now_ms(), event_body
-            )
-            for delivery in claimed:
-                self.inflight += 1
-                pool.submit(self._send, delivery)
-            busy = busy or bool(claimed)
-        return busy
+        claim = claim and free > 0 and dispatch.has_due(now_ms())
+        if not (done or claim):
+            return busy
+        self._claims += 1
+        token = f"{self.worker}:{self._claims}"
+        claimed = []
+        try:
+            # one commit for the outcomes and the next claim
+            with write_transaction():
+                self._record(done)
+                if claim:
+                    claimed = dispatch.claim(
+                        min(free, self.batch_size), self.lease_ms, token, now_ms(), event_body
+                    )
+        except Exception:
+            # the outcomes are tried again; unrecorded, their leases would run out and the
+            # deliveries be sent again (at-least-once)
+            log.exception("webhook delivery: recording or claiming failed")
+            self._unrecorded.extend(done)
+            self._failures += 1
+            if self._failures >= MAX_CONSECUTIVE_FAILURES:
+                raise  # the worker logs it; leases run out and other workers go on
+            time.sleep(min(1.0, self.poll_interval * 5))
+            return True
+        self._failures = 0
+        for delivery in claimed:
+            self.inflight += 1
+            pool.submit(self._send, delivery)
+        return busy or bool(claimed)
 
     def _send(self, delivery):
         try:
@@ -124,27 +142,35 @@ class DeliveryService:
         self.outcomes.put(outcome)
 
     def _drain(self):
-        done = []
+        done, self._unrecorded = self._unrecorded, []
+        retried = len(done)  # already counted out of flight
         while True:
             try:
                 done.append(self.outcomes.get_nowait())
             except queue.Empty:
                 break
-        self.inflight -= len(done)
+        self.inflight -= len(done) - retried
         return done
 
     def _record(self, outcomes):
-        if not outcomes:
-            return
-        self.stats["sent"] += sum(1 for o in outcomes if o.sent)
+        if outcomes:
+            self.stats["sent"] += sum(1 for o in outcomes if o.sent)
+            self.stats["recorded"] += dispatch.record(outcomes, self.schedule, now_ms())
+
+    def _record_left(self):
+        """At shutdown: what is still unrecorded, tried a few times."""
         for attempt in range(3):
+            done = self._drain()
+            if not done:
+                return
             try:
-                self.stats["recorded"] += dispatch.record(outcomes, self.schedule, now_ms())
+                with write_transaction():
+                    self._record(done)
                 return
             except Exception:
                 log.exception("webhook outcomes: recording failed (try %s)", attempt + 1)
+                self._unrecorded.extend(done)
                 time.sleep(0.2 * (attempt + 1))
-        # not recorded: the leases run out and the deliveries are sent again (at-least-once)
 
 
 def run_service(config, stop):
