@@ -283,3 +283,27 @@ def test_a_slow_receiver_times_out(hooks_app, client, headers):
     assert delivery["status"] == "failed"
     assert "within 0.5 s" in delivery["last_error"]
     assert WebhookEndpoint.get_by_id(hook["id"]).is_active
+
+
+def test_the_readme_receiver_verifies_real_deliveries(hooks_app, client, headers, receiver):
+    import os
+    import re
+
+    with open(os.path.join(os.path.dirname(__file__), "..", "README.md")) as handle:
+        readme = handle.read()
+    section = readme.split("## Webhooks", 1)[1].split("\n## ", 1)[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 (our own README)
+    verify = namespace["verify"]
+    hook = create_webhook(client, headers, receiver.url)
+    emit_events(headers["X-Tenant-ID"], [("order.created", "ord_1", {"a": "é"})])
+    deliver(hooks_app)
+    (request,) = receiver.requests
+    assert verify(hook["secret"], request["body"], request["headers"])
+    # each scheme on its own
+    without_github = {**request["headers"], "X-Service-Signature": "sha256=00"}
+    assert verify(hook["secret"], request["body"], without_github)
+    without_standard = {**request["headers"], "webhook-signature": "v1,AAAA"}
+    assert verify(hook["secret"], request["body"], without_standard)
+    assert not verify(hook["secret"], request["body"] + b" ", request["headers"])
