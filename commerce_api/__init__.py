@@ -22,6 +22,7 @@ from .orders.routes import blp as orders
 from .pricing.routes import blp as pricing
 from .products.routes import blp as products
 from .tasks import load_task_modules
+from .webhooks.routes import blp as webhooks
 
 API_DESCRIPTION = """A multi-tenant, multi-marketplace commerce API.
 
@@ -39,7 +40,7 @@ class CommerceApi(Api):
 
 
 def _blueprints():
-    return [health, products, inventory, orders, marketplaces, pricing, jobs]
+    return [health, products, inventory, orders, marketplaces, pricing, jobs, webhooks]
 
 
 def create_app(test_config=None):

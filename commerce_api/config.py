@@ -32,6 +32,16 @@ DEFAULTS = {
     "COMPETITOR_MAX_AGE_SECONDS": 86400,  # older competitor offers are stale (pricing)
     "PRICING_CHUNK_SIZE": 500,  # SKUs per chunk of a repricing job (fixed queries per chunk)
     "WEBHOOK_ALLOW_PRIVATE_TARGETS": False,
+    # seconds between attempts; one attempt more than entries (8 over about 27 h)
+    "WEBHOOK_RETRY_SCHEDULE": "5,300,1800,7200,18000,36000,36000",
+    "WEBHOOK_TIMEOUT_SECONDS": 10.0,  # total time of one attempt
+    "WEBHOOK_SEND_CONCURRENCY": 8,  # sending threads per worker process
+    "WEBHOOK_BATCH_SIZE": 200,  # events fanned out / deliveries claimed per statement
+    "WEBHOOK_POLL_INTERVAL": 0.1,  # seconds between looks at the outbox when idle
+    "WEBHOOK_LEASE_SECONDS": 60,  # a claimed delivery is another worker's after this
+    "WEBHOOK_SECRET_GRACE_SECONDS": 86400,  # the old secret still signs after a rotation
+    "WEBHOOK_RETENTION_DAYS": 30,  # finished deliveries and delivered events kept this long
+    "WEBHOOK_MAX_ENDPOINTS": 20,  # per tenant
     "LOG_LEVEL": "INFO",
 }
 
@@ -48,6 +58,12 @@ _INT_KEYS = {
     "ORDER_PULL_INTERVAL_SECONDS",
     "COMPETITOR_MAX_AGE_SECONDS",
     "PRICING_CHUNK_SIZE",
+    "WEBHOOK_SEND_CONCURRENCY",
+    "WEBHOOK_BATCH_SIZE",
+    "WEBHOOK_LEASE_SECONDS",
+    "WEBHOOK_SECRET_GRACE_SECONDS",
+    "WEBHOOK_RETENTION_DAYS",
+    "WEBHOOK_MAX_ENDPOINTS",
 }
 _FLOAT_KEYS = {
     "AUTH_CACHE_SECONDS",
@@ -55,6 +71,8 @@ _FLOAT_KEYS = {
     "WORKER_RETRY_BACKOFF_SECONDS",
     "MARKETPLACE_CONNECT_TIMEOUT",
     "MARKETPLACE_READ_TIMEOUT",
+    "WEBHOOK_TIMEOUT_SECONDS",
+    "WEBHOOK_POLL_INTERVAL",
 }
 _BOOL_KEYS = {"RATE_LIMIT_ENABLED", "WEBHOOK_ALLOW_PRIVATE_TARGETS"}
 

@@ -61,6 +61,9 @@ CATALOGUE = {
     # webhooks
     "WEBHOOK_NOT_FOUND": (404, "The webhook endpoint does not exist."),
     "DELIVERY_NOT_FOUND": (404, "The delivery does not exist."),
+    "WEBHOOK_URL_NOT_ALLOWED": (422, "The webhook URL points to an address that is not allowed."),
+    "WEBHOOK_LIMIT_REACHED": (409, "The tenant has as many webhook endpoints as allowed."),
+    "WEBHOOK_DISABLED": (409, "The webhook endpoint is disabled."),
 }
 
 

@@ -11,6 +11,7 @@ TASK_MODULES = (
     "commerce_api.orders.tasks",
     "commerce_api.pricing.tasks",
     "commerce_api.analysis.tasks",
+    "commerce_api.webhooks.tasks",
 )
 
 

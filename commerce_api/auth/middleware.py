@@ -13,6 +13,7 @@ from flask import current_app, g, request
 from ..db import db
 from ..errors import ApiError
 from .jwt_tokens import decode_user_token
+from .models import ALL_SCOPES
 from .services import KEY_PREFIX, hash_key
 
 
@@ -29,7 +30,7 @@ class AuthContext:
     extra: dict = field(default_factory=dict)
 
     def has_scope(self, scope):
-        return scope in self.scopes
+        return scope in self.scopes or ALL_SCOPES in self.scopes
 
 
 class _TTLCache:
@@ -180,6 +181,7 @@ def _authenticate_user(token, config):
         raise ApiError("TENANT_ACCESS_DENIED")
     scope_claim = claims.get("scope") or ""
     scopes = frozenset(scope_claim.split()) if isinstance(scope_claim, str) else frozenset()
+    scopes -= {ALL_SCOPES}  # only API keys may hold "all"
     sub = str(claims["sub"])
     return AuthContext(
         tenant_id=tenant_id,
@@ -240,7 +242,7 @@ def require_scope(*scopes):
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             auth = g.auth
-            if not any(s in auth.scopes for s in scopes):
+            if ALL_SCOPES not in auth.scopes and not any(s in auth.scopes for s in scopes):
                 raise ApiError(
                     "INSUFFICIENT_SCOPE",
                     f"This request needs the {scopes[0]} scope.",

@@ -21,6 +21,9 @@ SCOPES = (
     "webhooks:read",
     "webhooks:write",
 )
+# What an API key made with ``--scopes all`` holds: every scope, present and future (a
+# scope added later needs no change to the key). Only API keys can hold it.
+ALL_SCOPES = "all"
 
 
 class Tenant(BaseModel):

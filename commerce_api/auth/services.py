@@ -9,7 +9,7 @@ from ..db import write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
 from ..timeutil import format_ms, now_ms
-from .models import PLANS, SCOPES, ApiKey, Tenant
+from .models import ALL_SCOPES, PLANS, SCOPES, ApiKey, Tenant
 
 KEY_PREFIX = "ck_"
 
@@ -20,9 +20,9 @@ def hash_key(secret):
 
 
 def parse_scopes(text):
-    """A comma or space list of scopes, or ``all``."""
-    if text.strip() == "all":
-        return list(SCOPES)
+    """A comma or space list of scopes, or ``all`` (every scope, present and future)."""
+    if text.strip() == ALL_SCOPES:
+        return [ALL_SCOPES]
     scopes = [s for s in text.replace(",", " ").split() if s]
     unknown = [s for s in scopes if s not in SCOPES]
     if unknown or not scopes:
@@ -119,6 +119,12 @@ def revoke_key(key_id):
     return ApiKey.get_by_id(key_id)
 
 
+def key_scopes(stored):
+    """The scopes a stored key grants today (``all`` stands for every scope there is)."""
+    scopes = stored.split()
+    return list(SCOPES) if ALL_SCOPES in scopes else scopes
+
+
 def list_keys(tenant_id):
     return list(ApiKey.select().where(ApiKey.tenant == tenant_id).order_by(ApiKey.created_at))
 
@@ -129,7 +135,7 @@ def serialize_key(key):
         "name": key.name,
         "tenant_id": key.tenant_id,
         "prefix": key.key_prefix,
-        "scopes": key.scopes.split(),
+        "scopes": key_scopes(key.scopes),
         "allowed_ips": key.allowed_ips or [],
         "expires_at": format_ms(key.expires_at),
         "revoked_at": format_ms(key.revoked_at),

@@ -5,14 +5,14 @@ The wire contract (paths, bodies, how answers map to our outcomes) is in
 """
 
 import json
-from urllib.parse import quote, urlparse
+from urllib.parse import quote
 
 import requests
 
+from .. import netguard
 from ..config import current_config
 from .base import Connector, MarketplaceRejection, MarketplaceUnavailable, OrderPage
 from .offers import normalize_offers
-from .services import check_public_host
 
 USER_AGENT = "commerce-api/0.1 (+connector-http)"
 MAX_RESPONSE_BYTES = 5 * 1024 * 1024
@@ -43,18 +43,12 @@ class HttpConnector(Connector):
             headers["Idempotency-Key"] = idempotency_key
         return headers
 
-    def _check_target(self):
-        if self.connection.allow_private:
-            return
-        host = urlparse(self.connection.base_url).hostname
-        try:
-            check_public_host(host)
-        except ValueError as exc:
-            raise MarketplaceUnavailable(str(exc), code="TARGET_NOT_ALLOWED") from None
-
     def _request(self, method, path, *, body=None, params=None, idempotency_key=None):
-        """Send one request; return the decoded JSON object of a 2xx answer."""
-        self._check_target()
+        """Send one request; return the decoded JSON object of a 2xx answer.
+
+        The host is resolved and checked once and the request goes to the checked address
+        (``netguard``): a connection made through the API never reaches a private one.
+        """
         url = self.connection.base_url.rstrip("/") + path
         kwargs = {
             "params": params,
@@ -67,10 +61,20 @@ class HttpConnector(Connector):
             kwargs["data"] = json.dumps(body, separators=(",", ":"))
             kwargs["headers"]["Content-Type"] = "application/json"
         try:
-            with requests.request(method, url, **kwargs) as response:
+            with netguard.request(
+                method, url, allow_private=self.connection.allow_private, **kwargs
+            ) as response:
                 raw = self._read(response)
                 status = response.status_code
                 retry_after = response.headers.get("Retry-After")
+        except netguard.AddressNotAllowed as exc:
+            raise MarketplaceUnavailable(str(exc), code="TARGET_NOT_ALLOWED") from None
+        except netguard.HostNotResolved as exc:
+            if self.connection.allow_private:
+                raise MarketplaceUnavailable(
+                    str(exc), code="CONNECTION_FAILED", details={"error": str(exc)[:300]}
+                ) from None
+            raise MarketplaceUnavailable(str(exc), code="TARGET_NOT_ALLOWED") from None
         except requests.Timeout as exc:
             raise MarketplaceUnavailable(
                 "The marketplace did not answer in time.",

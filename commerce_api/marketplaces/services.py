@@ -1,9 +1,7 @@
 """Marketplace connections and the sync history (calling a marketplace: ``calls.py``)."""
 
-import ipaddress
 import logging
 import re
-import socket
 from urllib.parse import urlparse
 
 from peewee import IntegrityError
@@ -12,6 +10,7 @@ from ..auth.models import Tenant
 from ..db import row_getter, write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
+from ..netguard import check_public_host
 from ..pagination import filter_equal, paginate_args
 from ..timeutil import format_ms, now_ms
 from .models import CONNECTORS, MarketplaceConnection, SyncAttempt
@@ -74,30 +73,6 @@ def serialize_connection(connection):
         "created_at": format_ms(connection.created_at),
         "updated_at": format_ms(connection.updated_at),
     }
-
-
-def _is_public_address(address):
-    ip = ipaddress.ip_address(address)
-    return not (
-        ip.is_private
-        or ip.is_loopback
-        or ip.is_link_local
-        or ip.is_multicast
-        or ip.is_reserved
-        or ip.is_unspecified
-    )
-
-
-def check_public_host(host):
-    """Raise ValueError unless every address ``host`` resolves to is a public one."""
-    try:
-        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-    except (OSError, UnicodeError) as exc:
-        raise ValueError(f"The host {host} does not resolve.") from exc
-    addresses = {info[4][0] for info in infos}
-    private = sorted(a for a in addresses if not _is_public_address(a.split("%")[0]))
-    if private:
-        raise ValueError(f"The host {host} resolves to a private or loopback address.")
 
 
 def _check_base_url(base_url, allow_private):

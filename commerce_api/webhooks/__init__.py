@@ -1,0 +1,1 @@
+"""Webhooks: endpoints, signed deliveries from the event outbox, retries, the delivery log."""

@@ -1,0 +1,154 @@
+"""The delivery log: list, detail with attempts, redeliver. No Flask here."""
+
+from ..db import for_update, write_transaction
+from ..errors import ApiError
+from ..ids import new_id
+from ..pagination import paginate
+from ..timeutil import format_ms, now_ms
+from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+
+DELIVERY_FIELDS = (
+    "id",
+    "event_id",
+    "event_type",
+    "status",
+    "attempt_count",
+    "last_status_code",
+    "last_error",
+    "last_duration_ms",
+    "next_attempt_at",
+    "created_at",
+    "delivered_at",
+    "redelivery_of",
+)
+
+
+def serialize_delivery(delivery, attempts=None):
+    data = {
+        "id": delivery.id,
+        "event_id": delivery.event_id,
+        "event_type": delivery.event_type,
+        "status": delivery.status,
+        "attempt_count": delivery.attempt_count,
+        "last_status_code": delivery.last_status_code,
+        "last_error": delivery.last_error,
+        "last_duration_ms": delivery.last_duration_ms,
+        "next_attempt_at": format_ms(delivery.next_attempt_at)
+        if delivery.status == "pending"
+        else None,
+        "created_at": format_ms(delivery.created_at),
+        "delivered_at": format_ms(delivery.delivered_at),
+        "redelivery_of": delivery.redelivery_of,
+    }
+    if attempts is not None:
+        data["attempts"] = [
+            {
+                "attempted_at": format_ms(a.attempted_at),
+                "status_code": a.status_code,
+                "duration_ms": a.duration_ms,
+                "error": a.error,
+            }
+            for a in attempts
+        ]
+    return data
+
+
+def _endpoint(tenant_id, endpoint_id):
+    endpoint = WebhookEndpoint.get_or_none(
+        (WebhookEndpoint.id == endpoint_id) & (WebhookEndpoint.tenant_id == tenant_id)
+    )
+    if endpoint is None:
+        raise ApiError("WEBHOOK_NOT_FOUND", details={"id": endpoint_id})
+    return endpoint
+
+
+def _delivery(tenant_id, endpoint_id, delivery_id, lock=False):
+    query = WebhookDelivery.select().where(
+        (WebhookDelivery.id == delivery_id)
+        & (WebhookDelivery.endpoint_id == endpoint_id)
+        & (WebhookDelivery.tenant_id == tenant_id)
+    )
+    delivery = (for_update(query) if lock else query).first()
+    if delivery is None:
+        raise ApiError("DELIVERY_NOT_FOUND", details={"id": delivery_id})
+    return delivery
+
+
+def list_deliveries(tenant_id, endpoint_id, args):
+    _endpoint(tenant_id, endpoint_id)
+    query = WebhookDelivery.select().where(
+        (WebhookDelivery.endpoint_id == endpoint_id) & (WebhookDelivery.tenant_id == tenant_id)
+    )
+    if args.get("status"):
+        query = query.where(WebhookDelivery.status == args["status"])
+    rows, meta = paginate(
+        query,
+        sort_field=WebhookDelivery.created_at,
+        tiebreak=WebhookDelivery.id,
+        order=args.get("order", "desc"),
+        limit=args.get("limit", 50),
+        cursor=args.get("cursor"),
+        kind="webhook_deliveries",
+        scope={"tenant": tenant_id, "endpoint": endpoint_id, "status": args.get("status")},
+    )
+    return [serialize_delivery(row) for row in rows], meta
+
+
+def get_delivery(tenant_id, endpoint_id, delivery_id):
+    _endpoint(tenant_id, endpoint_id)
+    delivery = _delivery(tenant_id, endpoint_id, delivery_id)
+    attempts = list(
+        WebhookAttempt.select()
+        .where(WebhookAttempt.delivery_id == delivery.id)
+        .order_by(WebhookAttempt.attempted_at, WebhookAttempt.id)
+    )
+    return serialize_delivery(delivery, attempts)
+
+
+def redeliver(tenant_id, endpoint_id, delivery_id):
+    """Queue a new delivery of the same event to the same endpoint (sent at once, on its
+    own: a redelivery neither waits for nor holds back the resource's other deliveries)."""
+    now = now_ms()
+    with write_transaction():
+        endpoint = _endpoint(tenant_id, endpoint_id)
+        original = _delivery(tenant_id, endpoint_id, delivery_id, lock=True)
+        if not endpoint.is_active:
+            raise ApiError(
+                "WEBHOOK_DISABLED",
+                "The endpoint is disabled; activate it (PATCH is_active) to redeliver.",
+                details={"id": endpoint.id, "disabled_reason": endpoint.disabled_reason},
+            )
+        delivery = WebhookDelivery.create(
+            id=new_id("delivery"),
+            tenant_id=tenant_id,
+            endpoint_id=endpoint.id,
+            event_id=original.event_id,
+            event_type=original.event_type,
+            resource_key=None,
+            event_seq=original.event_seq,
+            status="pending",
+            attempt_count=0,
+            next_attempt_at=now,
+            redelivery_of=original.id,
+            created_at=now,
+        )
+    return serialize_delivery(delivery, [])
+
+
+def fail_pending(endpoint_id, reason, now):
+    """End the endpoint's pending deliveries that no worker is sending (in the caller's
+    transaction); one being sent is recorded when it returns, and not sent again."""
+    return (
+        WebhookDelivery.update(
+            status="failed",
+            last_error=reason,
+            finished_at=now,
+            next_attempt_at=None,
+        )
+        .where(
+            (WebhookDelivery.endpoint_id == endpoint_id)
+            & (WebhookDelivery.status == "pending")
+            & (WebhookDelivery.lease_until.is_null() | (WebhookDelivery.lease_until < now))
+        )
+        .execute()
+    )

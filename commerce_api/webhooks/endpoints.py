@@ -1,0 +1,226 @@
+"""Webhook endpoints: create, read, list, update, delete, rotate the secret. No Flask here."""
+
+from urllib.parse import urlsplit
+
+from .. import netguard
+from ..config import current_config
+from ..db import for_update, write_transaction
+from ..errors import ApiError, validation_error
+from ..events.models import EVENT_TYPES
+from ..ids import new_id
+from ..pagination import paginate
+from ..timeutil import format_ms, now_ms
+from . import deliveries
+from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from .signing import new_secret
+
+WILDCARD = "*"
+ENDPOINT_FIELDS = (
+    "id",
+    "url",
+    "events",
+    "description",
+    "is_active",
+    "disabled_reason",
+    "created_at",
+    "updated_at",
+)
+MAX_URL_LENGTH = 2048
+
+
+def serialize_endpoint(endpoint, secret=None):
+    data = {
+        "id": endpoint.id,
+        "url": endpoint.url,
+        "events": endpoint.events,
+        "description": endpoint.description,
+        "is_active": endpoint.is_active,
+        "disabled_reason": endpoint.disabled_reason,
+        "created_at": format_ms(endpoint.created_at),
+        "updated_at": format_ms(endpoint.updated_at),
+    }
+    if secret is not None:
+        data["secret"] = secret  # shown only at creation and rotation
+    return data
+
+
+# Checks -----------------------------------------------------------------------------------
+
+
+def check_url(url):
+    """An http(s) URL whose host resolves to public addresses only (unless the operator
+    allows private targets); else VALIDATION_ERROR or WEBHOOK_URL_NOT_ALLOWED naming url."""
+    if not isinstance(url, str) or not 0 < len(url) <= MAX_URL_LENGTH:
+        raise validation_error({"url": [f"An http(s) URL of at most {MAX_URL_LENGTH} characters."]})
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError when the port is not a number in range)
+    except ValueError:
+        raise validation_error({"url": ["Not a valid URL."]}) from None
+    if parts.scheme not in ("http", "https"):
+        raise validation_error({"url": ["The URL must start with https:// or http://."]})
+    if not parts.hostname:
+        raise validation_error({"url": ["The URL has no host."]})
+    if parts.username is not None or parts.password is not None:
+        raise validation_error({"url": ["The URL may not carry credentials."]})
+    if parts.fragment:
+        raise validation_error({"url": ["The URL may not have a fragment."]})
+    if any(ch.isspace() for ch in url):
+        raise validation_error({"url": ["The URL may not contain spaces."]})
+    if not current_config()["WEBHOOK_ALLOW_PRIVATE_TARGETS"]:
+        try:
+            netguard.check_url(url)
+        except ValueError as exc:  # AddressNotAllowed, HostNotResolved
+            raise ApiError(
+                "WEBHOOK_URL_NOT_ALLOWED",
+                str(exc),
+                details={"fields": {"url": [str(exc)]}},
+            ) from None
+    return url
+
+
+def check_events(events):
+    """A non-empty list of known event types, or ``["*"]``; returned as given."""
+    if not isinstance(events, list) or not events:
+        raise validation_error({"events": ['At least one event type, or ["*"] for all.']})
+    problems = []
+    for item in events:
+        if item == WILDCARD:
+            if len(events) > 1:
+                problems.append('"*" stands alone: it already means every event type.')
+        elif item not in EVENT_TYPES:
+            problems.append(f"Unknown event type: {item}.")
+    if len(set(events)) != len(events):
+        problems.append("An event type is listed twice.")
+    if problems:
+        raise validation_error({"events": sorted(set(problems))})
+    return list(events)
+
+
+def matches(events, event_type):
+    return WILDCARD in events or event_type in events
+
+
+# Reads ------------------------------------------------------------------------------------
+
+
+def _get(tenant_id, endpoint_id, lock=False):
+    query = WebhookEndpoint.select().where(
+        (WebhookEndpoint.id == endpoint_id) & (WebhookEndpoint.tenant_id == tenant_id)
+    )
+    endpoint = (for_update(query) if lock else query).first()
+    if endpoint is None:
+        raise ApiError("WEBHOOK_NOT_FOUND", details={"id": endpoint_id})
+    return endpoint
+
+
+def get_endpoint(tenant_id, endpoint_id):
+    return serialize_endpoint(_get(tenant_id, endpoint_id))
+
+
+def list_endpoints(tenant_id, args):
+    query = WebhookEndpoint.select().where(WebhookEndpoint.tenant_id == tenant_id)
+    if args.get("is_active") is not None:
+        query = query.where(WebhookEndpoint.is_active == args["is_active"])
+    rows, meta = paginate(
+        query,
+        sort_field=WebhookEndpoint.created_at,
+        tiebreak=WebhookEndpoint.id,
+        order=args.get("order", "desc"),
+        limit=args.get("limit", 50),
+        cursor=args.get("cursor"),
+        kind="webhooks",
+        scope={"tenant": tenant_id, "is_active": args.get("is_active")},
+    )
+    return [serialize_endpoint(row) for row in rows], meta
+
+
+# Changes ----------------------------------------------------------------------------------
+
+
+def create_endpoint(tenant_id, data):
+    """Register an endpoint; returns it with its secret (the only time it is shown)."""
+    events = check_events(data.get("events"))
+    url = check_url(data.get("url"))  # resolves the host: before the transaction
+    secret = new_secret()
+    now = now_ms()
+    limit = int(current_config()["WEBHOOK_MAX_ENDPOINTS"])
+    with write_transaction():
+        count = WebhookEndpoint.select().where(WebhookEndpoint.tenant_id == tenant_id).count()
+        if count >= limit:
+            raise ApiError(
+                "WEBHOOK_LIMIT_REACHED",
+                f"A tenant may have at most {limit} webhook endpoints.",
+                details={"limit": limit},
+            )
+        endpoint = WebhookEndpoint.create(
+            id=new_id("webhook"),
+            tenant_id=tenant_id,
+            url=url,
+            events=events,
+            description=data.get("description"),
+            is_active=True,
+            secret=secret,
+            created_at=now,
+            updated_at=now,
+        )
+    return serialize_endpoint(endpoint, secret=secret)
+
+
+def update_endpoint(tenant_id, endpoint_id, data):
+    """Change url, events, is_active, description; only the fields given."""
+    changes = {}
+    if "events" in data:
+        changes["events"] = check_events(data["events"])
+    if "description" in data:
+        changes["description"] = data["description"]
+    if "url" in data:
+        _get(tenant_id, endpoint_id)  # 404 before any DNS lookup
+        changes["url"] = check_url(data["url"])
+    now = now_ms()
+    with write_transaction():
+        endpoint = _get(tenant_id, endpoint_id, lock=True)
+        if "is_active" in data and data["is_active"] != endpoint.is_active:
+            changes["is_active"] = data["is_active"]
+            changes["disabled_reason"] = None
+        if changes:
+            changes["updated_at"] = now
+            WebhookEndpoint.update(changes).where(WebhookEndpoint.id == endpoint.id).execute()
+            if changes.get("is_active") is False:
+                deliveries.fail_pending(endpoint.id, "The endpoint was deactivated.", now)
+        endpoint = _get(tenant_id, endpoint_id)
+    return serialize_endpoint(endpoint)
+
+
+def delete_endpoint(tenant_id, endpoint_id):
+    """Delete the endpoint with its delivery log; a delivery being sent is not recorded."""
+    with write_transaction():
+        endpoint = _get(tenant_id, endpoint_id, lock=True)
+        owned = WebhookDelivery.select(WebhookDelivery.id).where(
+            WebhookDelivery.endpoint_id == endpoint.id
+        )
+        WebhookAttempt.delete().where(WebhookAttempt.delivery_id.in_(owned)).execute()
+        WebhookDelivery.delete().where(WebhookDelivery.endpoint_id == endpoint.id).execute()
+        endpoint.delete_instance()
+
+
+def rotate_secret(tenant_id, endpoint_id):
+    """A new secret signs from now on; the old one also signs ``webhook-signature``
+    during the grace period. Returns the endpoint with the new secret."""
+    secret = new_secret()
+    now = now_ms()
+    grace_ms = int(current_config()["WEBHOOK_SECRET_GRACE_SECONDS"]) * 1000
+    with write_transaction():
+        endpoint = _get(tenant_id, endpoint_id, lock=True)
+        (
+            WebhookEndpoint.update(
+                secret=secret,
+                previous_secret=endpoint.secret if grace_ms > 0 else None,
+                previous_secret_expires_at=now + grace_ms if grace_ms > 0 else None,
+                updated_at=now,
+            )
+            .where(WebhookEndpoint.id == endpoint.id)
+            .execute()
+        )
+        endpoint = _get(tenant_id, endpoint_id)
+    return serialize_endpoint(endpoint, secret=secret)

@@ -1,0 +1,124 @@
+"""Fan-out: turn outbox events into one delivery per matching active endpoint.
+
+Events are claimed in outbox order (``seq`` on PostgreSQL, ``rowid`` on SQLite) among
+those not yet fanned out, and marked in the same transaction as their deliveries are
+written, so every event is fanned out exactly once. PostgreSQL: the rows are locked ``FOR
+UPDATE SKIP LOCKED``, and one worker of the fleet fans out at a time (a transaction-level
+advisory lock, taken without waiting): two workers fanning out overlapping stretches of the
+outbox at once could commit a later event's delivery before an earlier one's, and the
+per-resource order depends on deliveries appearing in event order. SQLite: the write lock
+(BEGIN IMMEDIATE) serializes every writer anyway.
+"""
+
+import json
+
+from ..db import db, is_postgres, write_transaction
+from ..ids import new_id
+from .endpoints import matches
+
+ADVISORY_LOCK_KEY = 0x5745_4248_4F4F_4B31 & 0x7FFF_FFFF_FFFF_FFFF  # "WEBHOOK1"
+
+_DELIVERY_COLUMNS = (
+    "id",
+    "tenant_id",
+    "endpoint_id",
+    "event_id",
+    "event_type",
+    "resource_key",
+    "event_seq",
+    "status",
+    "attempt_count",
+    "next_attempt_at",
+    "created_at",
+)
+
+
+def _statements():
+    p = db.param
+    order = "seq" if is_postgres() else "rowid"
+    claim = (
+        f'SELECT id, tenant_id, type, resource_type, resource_id, created_at, {order} FROM "event"'
+        f" WHERE fanned_out_at IS NULL ORDER BY {order} LIMIT {p}"
+    )
+    if is_postgres():
+        claim += " FOR UPDATE SKIP LOCKED"
+    columns = ", ".join(f'"{c}"' for c in _DELIVERY_COLUMNS)
+    marks = ", ".join([p] * len(_DELIVERY_COLUMNS))
+    insert = f'INSERT INTO "webhook_delivery" ({columns}) VALUES ({marks})'
+    probe = 'SELECT 1 FROM "event" WHERE fanned_out_at IS NULL LIMIT 1'
+    return claim, insert, probe
+
+
+_cache = {}
+
+
+def statements():
+    key = id(db.obj)
+    if key not in _cache:
+        _cache[key] = _statements()
+    return _cache[key]
+
+
+def has_unfanned_events():
+    """A read-only look: is anything waiting to be fanned out?"""
+    return db.execute_sql(statements()[2]).fetchone() is not None
+
+
+def _active_endpoints(tenant_ids):
+    p = db.param
+    tenants = sorted(tenant_ids)
+    marks = ", ".join([p] * len(tenants))
+    rows = db.execute_sql(
+        'SELECT id, tenant_id, events, created_at FROM "webhook_endpoint"'
+        f" WHERE is_active = {p} AND tenant_id IN ({marks}) ORDER BY created_at, id",
+        (True, *tenants),
+    ).fetchall()
+    by_tenant = {}
+    for endpoint_id, tenant_id, events, created_at in rows:
+        by_tenant.setdefault(tenant_id, []).append((endpoint_id, json.loads(events), created_at))
+    return by_tenant
+
+
+def fan_out(limit, now):
+    """Fan out up to ``limit`` events; returns ``(events, deliveries)`` counts."""
+    claim, insert, _ = statements()
+    with write_transaction():
+        if is_postgres():
+            locked = db.execute_sql(
+                "SELECT pg_try_advisory_xact_lock(%s)", (ADVISORY_LOCK_KEY,)
+            ).fetchone()[0]
+            if not locked:
+                return 0, 0  # another worker is fanning out; it takes these too
+        events = db.execute_sql(claim, (limit,)).fetchall()
+        if not events:
+            return 0, 0
+        endpoints = _active_endpoints({row[1] for row in events})
+        rows = []
+        for event_id, tenant_id, event_type, resource_type, resource_id, created_at, seq in events:
+            for endpoint_id, wanted, endpoint_created in endpoints.get(tenant_id, ()):
+                # an event from before the endpoint existed is not sent to it
+                if created_at < endpoint_created or not matches(wanted, event_type):
+                    continue
+                rows.append(
+                    (
+                        new_id("delivery"),
+                        tenant_id,
+                        endpoint_id,
+                        event_id,
+                        event_type,
+                        f"{resource_type}:{resource_id}"[:120],
+                        seq,
+                        "pending",
+                        0,
+                        now,
+                        now,
+                    )
+                )
+        if rows:
+            db.cursor().executemany(insert, rows)
+        ids = [row[0] for row in events]
+        marks = ", ".join([db.param] * len(ids))
+        db.execute_sql(
+            f'UPDATE "event" SET fanned_out_at = {db.param} WHERE id IN ({marks})', (now, *ids)
+        )
+    return len(events), len(rows)

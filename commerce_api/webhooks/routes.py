@@ -1,0 +1,127 @@
+"""Webhooks API: /api/webhooks (endpoints) and their delivery log."""
+
+from flask import g
+from flask.views import MethodView
+
+from ..auth.middleware import require_scope
+from ..http.blueprint import Blueprint
+from ..http.envelope import many, no_content, one
+from ..http.lists import parse_fields, select_fields
+from . import deliveries, endpoints
+from .schemas import (
+    DeliveryEnvelopeSchema,
+    DeliveryListArgsSchema,
+    DeliveryListSchema,
+    WebhookCreateSchema,
+    WebhookEnvelopeSchema,
+    WebhookFieldsArgsSchema,
+    WebhookListArgsSchema,
+    WebhookListSchema,
+    WebhookUpdateSchema,
+    WebhookWithSecretEnvelopeSchema,
+)
+
+blp = Blueprint(
+    "webhooks",
+    __name__,
+    url_prefix="/api/webhooks",
+    description="Webhook endpoints: signed deliveries of events, retries, the delivery log.",
+)
+
+DETAIL_DELIVERY_FIELDS = deliveries.DELIVERY_FIELDS + ("attempts",)
+
+
+@blp.route("")
+class WebhookViews(MethodView):
+    @require_scope("webhooks:read")
+    @blp.arguments(WebhookListArgsSchema, location="query")
+    @blp.response(200, WebhookListSchema)
+    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
+    def get(self, args):
+        """List webhook endpoints"""
+        fields = parse_fields(args.get("fields"), endpoints.ENDPOINT_FIELDS)
+        data, meta = endpoints.list_endpoints(g.auth.tenant_id, args)
+        return many([select_fields(item, fields) for item in data], meta)
+
+    @require_scope("webhooks:write")
+    @blp.arguments(WebhookCreateSchema)
+    @blp.response(201, WebhookWithSecretEnvelopeSchema)
+    @blp.errors("WEBHOOK_URL_NOT_ALLOWED", "WEBHOOK_LIMIT_REACHED", body=True)
+    def post(self, data):
+        """Create a webhook endpoint (its secret is shown only in this answer)"""
+        endpoint = endpoints.create_endpoint(g.auth.tenant_id, data)
+        return one(endpoint, 201, headers={"Location": f"/api/webhooks/{endpoint['id']}"})
+
+
+@blp.route("/<string:webhook_id>")
+class WebhookByIdViews(MethodView):
+    @require_scope("webhooks:read")
+    @blp.arguments(WebhookFieldsArgsSchema, location="query")
+    @blp.response(200, WebhookEnvelopeSchema)
+    @blp.errors("WEBHOOK_NOT_FOUND", "VALIDATION_ERROR")
+    def get(self, args, webhook_id):
+        """Get a webhook endpoint"""
+        fields = parse_fields(args.get("fields"), endpoints.ENDPOINT_FIELDS)
+        return one(select_fields(endpoints.get_endpoint(g.auth.tenant_id, webhook_id), fields))
+
+    @require_scope("webhooks:write")
+    @blp.arguments(WebhookUpdateSchema)
+    @blp.response(200, WebhookEnvelopeSchema)
+    @blp.errors("WEBHOOK_NOT_FOUND", "WEBHOOK_URL_NOT_ALLOWED", body=True)
+    def patch(self, data, webhook_id):
+        """Update a webhook endpoint's url, events, description or is_active"""
+        return one(endpoints.update_endpoint(g.auth.tenant_id, webhook_id, data))
+
+    @require_scope("webhooks:write")
+    @blp.response(204)
+    @blp.errors("WEBHOOK_NOT_FOUND")
+    def delete(self, webhook_id):
+        """Delete a webhook endpoint and its delivery log"""
+        endpoints.delete_endpoint(g.auth.tenant_id, webhook_id)
+        return no_content()
+
+
+@blp.route("/<string:webhook_id>/rotate-secret")
+class WebhookRotateViews(MethodView):
+    @require_scope("webhooks:write")
+    @blp.response(200, WebhookWithSecretEnvelopeSchema)
+    @blp.errors("WEBHOOK_NOT_FOUND")
+    def post(self, webhook_id):
+        """Replace the signing secret (the new one is shown only in this answer)"""
+        return one(endpoints.rotate_secret(g.auth.tenant_id, webhook_id))
+
+
+@blp.route("/<string:webhook_id>/deliveries")
+class DeliveryViews(MethodView):
+    @require_scope("webhooks:read")
+    @blp.arguments(DeliveryListArgsSchema, location="query")
+    @blp.response(200, DeliveryListSchema)
+    @blp.errors("WEBHOOK_NOT_FOUND", "INVALID_CURSOR", "VALIDATION_ERROR")
+    def get(self, args, webhook_id):
+        """List an endpoint's deliveries, newest first"""
+        fields = parse_fields(args.get("fields"), deliveries.DELIVERY_FIELDS)
+        data, meta = deliveries.list_deliveries(g.auth.tenant_id, webhook_id, args)
+        return many([select_fields(item, fields) for item in data], meta)
+
+
+@blp.route("/<string:webhook_id>/deliveries/<string:delivery_id>")
+class DeliveryByIdViews(MethodView):
+    @require_scope("webhooks:read")
+    @blp.arguments(WebhookFieldsArgsSchema, location="query")
+    @blp.response(200, DeliveryEnvelopeSchema)
+    @blp.errors("WEBHOOK_NOT_FOUND", "DELIVERY_NOT_FOUND", "VALIDATION_ERROR")
+    def get(self, args, webhook_id, delivery_id):
+        """Get a delivery with its attempts"""
+        fields = parse_fields(args.get("fields"), DETAIL_DELIVERY_FIELDS)
+        data = deliveries.get_delivery(g.auth.tenant_id, webhook_id, delivery_id)
+        return one(select_fields(data, fields))
+
+
+@blp.route("/<string:webhook_id>/deliveries/<string:delivery_id>/redeliver")
+class RedeliverViews(MethodView):
+    @require_scope("webhooks:write")
+    @blp.response(202, DeliveryEnvelopeSchema)
+    @blp.errors("WEBHOOK_NOT_FOUND", "DELIVERY_NOT_FOUND", "WEBHOOK_DISABLED")
+    def post(self, webhook_id, delivery_id):
+        """Queue a new delivery of the same event to this endpoint"""
+        return one(deliveries.redeliver(g.auth.tenant_id, webhook_id, delivery_id), 202)

@@ -1,0 +1,120 @@
+"""Webhook request and response schemas."""
+
+import marshmallow as ma
+
+from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema
+from .models import DELIVERY_STATUSES
+
+
+class _Strict(ma.Schema):
+    class Meta:
+        unknown = ma.RAISE
+
+
+def _strict_boolean(**kwargs):
+    # only JSON true/false: "yes" or 1 is a wrong type
+    return ma.fields.Boolean(truthy={True}, falsy={False}, **kwargs)
+
+
+_URL_DOC = {
+    "description": "An https:// (or http://) URL whose host resolves to public addresses.",
+    "example": "https://example.com/hooks/commerce",
+}
+_EVENTS_DOC = {
+    "description": 'Event types to receive, or `["*"]` for all of them.',
+    "example": ["order.created", "order.shipped"],
+}
+
+
+class WebhookCreateSchema(_Strict):
+    url = ma.fields.String(required=True, metadata=_URL_DOC)
+    events = ma.fields.List(ma.fields.String(), required=True, metadata=_EVENTS_DOC)
+    description = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=500))
+
+
+class WebhookUpdateSchema(_Strict):
+    """Only the fields present change."""
+
+    url = ma.fields.String(metadata=_URL_DOC)
+    events = ma.fields.List(ma.fields.String(), metadata=_EVENTS_DOC)
+    description = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=500))
+    is_active = _strict_boolean(
+        metadata={"description": "false stops deliveries (pending ones fail); true resumes."}
+    )
+
+
+class WebhookListArgsSchema(ListArgsSchema):
+    is_active = ma.fields.Boolean(truthy={"true"}, falsy={"false"})
+
+
+class WebhookFieldsArgsSchema(FieldsArgsSchema):
+    pass
+
+
+class WebhookSchema(ma.Schema):
+    id = ma.fields.String(metadata={"example": "whk_01JD3Q9Z7G0000000000000000"})
+    url = ma.fields.String()
+    events = ma.fields.List(ma.fields.String())
+    description = ma.fields.String(allow_none=True)
+    is_active = ma.fields.Boolean()
+    disabled_reason = ma.fields.String(allow_none=True)
+    created_at = ma.fields.String()
+    updated_at = ma.fields.String()
+
+
+class WebhookWithSecretSchema(WebhookSchema):
+    secret = ma.fields.String(
+        metadata={"description": "Shown only here: `whsec_` + base64 of 32 random bytes."}
+    )
+
+
+class WebhookEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(WebhookSchema)
+
+
+class WebhookWithSecretEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(WebhookWithSecretSchema)
+
+
+class WebhookListSchema(ma.Schema):
+    data = ma.fields.List(ma.fields.Nested(WebhookSchema))
+    meta = ma.fields.Nested(MetaSchema)
+
+
+class DeliveryListArgsSchema(ListArgsSchema):
+    status = ma.fields.String(validate=ma.validate.OneOf(DELIVERY_STATUSES))
+
+
+class AttemptSchema(ma.Schema):
+    attempted_at = ma.fields.String()
+    status_code = ma.fields.Integer(allow_none=True)
+    duration_ms = ma.fields.Integer()
+    error = ma.fields.String(allow_none=True)
+
+
+class DeliverySchema(ma.Schema):
+    id = ma.fields.String(metadata={"example": "dlv_01JD3Q9Z7G0000000000000000"})
+    event_id = ma.fields.String()
+    event_type = ma.fields.String()
+    status = ma.fields.String(metadata={"enum": list(DELIVERY_STATUSES)})
+    attempt_count = ma.fields.Integer()
+    last_status_code = ma.fields.Integer(allow_none=True)
+    last_error = ma.fields.String(allow_none=True)
+    last_duration_ms = ma.fields.Integer(allow_none=True)
+    next_attempt_at = ma.fields.String(allow_none=True)
+    created_at = ma.fields.String()
+    delivered_at = ma.fields.String(allow_none=True)
+    redelivery_of = ma.fields.String(allow_none=True)
+
+
+class DeliveryDetailSchema(DeliverySchema):
+    attempts = ma.fields.List(ma.fields.Nested(AttemptSchema))
+
+
+class DeliveryEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(DeliveryDetailSchema)
+
+
+class DeliveryListSchema(ma.Schema):
+    data = ma.fields.List(ma.fields.Nested(DeliverySchema))
+    meta = ma.fields.Nested(MetaSchema)

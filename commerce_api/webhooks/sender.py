@@ -1,0 +1,109 @@
+"""Sending one attempt: a POST of the signed bytes, from a sending thread.
+
+Each sending thread keeps one keep-alive client (``netguard.GuardedPoolManager``: the host
+is resolved and checked before every request and the connection made to the checked
+address; urllib3 directly, at about half the CPU of a requests Session). No redirects are
+followed; the whole exchange is bounded by the time-out.
+"""
+
+import email.utils
+import threading
+import time
+
+import urllib3
+
+from .. import netguard
+from .dispatch import Outcome
+from .signing import delivery_headers
+
+MAX_RESPONSE_BYTES = 64 * 1024  # read (and discard) at most this much of an answer
+
+_local = threading.local()
+
+
+def _client(allow_private):
+    client = getattr(_local, "client", None)
+    if client is None or client.allow_private != allow_private:
+        client = _local.client = netguard.GuardedPoolManager(allow_private=allow_private)
+    return client
+
+
+def parse_retry_after(value):
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date), or None."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if moment is None:
+        return None
+    return max(0.0, moment.timestamp() - time.time())
+
+
+def send(delivery, *, timeout, allow_private):
+    """Make one attempt of ``delivery`` (a ``dispatch.Claimed``); returns an ``Outcome``."""
+    attempted_at = time.time_ns() // 1_000_000
+    if not delivery.is_active:
+        return Outcome(delivery, attempted_at, 0, error="The endpoint is disabled.", sent=False)
+    if delivery.body is None:
+        return Outcome(delivery, attempted_at, 0, error="The event no longer exists.", sent=False)
+    headers = delivery_headers(
+        body=delivery.body,
+        event_id=delivery.event_id,
+        event_type=delivery.event_type,
+        delivery_id=delivery.id,
+        secret=delivery.secret,
+        old_secret=delivery.old_secret,
+        timestamp=attempted_at // 1000,
+    )
+    started = time.monotonic()
+    status = error = retry_after = None
+    try:
+        with netguard.time_limit(timeout) as expired:
+            try:
+                client = _client(allow_private)
+                response = client.post(delivery.url, delivery.body, headers, timeout)
+                try:
+                    status = response.status
+                    retry_after = parse_retry_after(response.headers.get("Retry-After"))
+                    _drain(response)
+                finally:
+                    response.release_conn()
+            except (urllib3.exceptions.HTTPError, OSError):
+                if expired.is_set():
+                    raise TimeoutError from None
+                raise
+    except netguard.AddressNotAllowed as exc:
+        status, error = None, f"Not sent: {exc}"
+    except netguard.HostNotResolved as exc:
+        status, error = None, str(exc)
+    except urllib3.exceptions.NewConnectionError as exc:  # (a ConnectTimeoutError subclass)
+        status, error = None, f"Connection failed: {_reason(exc)}"
+    except (TimeoutError, urllib3.exceptions.TimeoutError):
+        status, error = None, f"No complete answer within {timeout:g} s."
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        status, error = None, f"Connection failed: {_reason(exc)}"
+    duration_ms = int((time.monotonic() - started) * 1000)
+    if error is None and duration_ms > timeout * 1000:
+        error = f"No complete answer within {timeout:g} s."
+    if error is None and not 200 <= status < 300:
+        error = f"The endpoint answered HTTP {status}."
+    return Outcome(delivery, attempted_at, duration_ms, status, error, retry_after)
+
+
+def _drain(response):
+    size = 0
+    for chunk in response.stream(16384):
+        size += len(chunk)
+        if size >= MAX_RESPONSE_BYTES:
+            response.close()  # don't keep a connection whose answer we did not finish
+            return
+
+
+def _reason(exc):
+    text = str(exc)
+    return text[:300] if text else type(exc).__name__

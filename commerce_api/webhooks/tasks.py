@@ -1,0 +1,20 @@
+"""Background work of webhooks: the delivery loop of every worker, and outbox retention."""
+
+from ..config import current_config
+from ..jobs.registry import periodic, service
+from . import retention
+from .service import run_service
+
+PURGE_INTERVAL_SECONDS = 3600
+
+
+@service("webhook_delivery")
+def webhook_delivery(stop):
+    """Fan outbox events out to endpoints and send due deliveries until ``stop``."""
+    run_service(current_config(), stop)
+
+
+@periodic("webhook_retention", PURGE_INTERVAL_SECONDS)
+def webhook_retention():
+    """Delete finished deliveries and delivered events older than the retention age."""
+    return retention.purge(float(current_config()["WEBHOOK_RETENTION_DAYS"]))
