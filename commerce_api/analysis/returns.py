@@ -200,7 +200,8 @@ def spike_anomalies(rows, sold, rates, baselines, wanted):
 
 def analyze_returns(tenant_id, skus=None, marketplace=None, since_ms=None, progress=None,
                     limit=10_000):  # fmt: skip
-    """The ``return_classify`` result (DESIGN section 8)."""
+    """The ``return_classify`` result (DESIGN section 8); ``progress(done, total)`` counts
+    the returns classified."""
     sold_first = units_sold(tenant_id, marketplace, since_ms)
     sold = {sku: units for sku, (units, _) in sold_first.items()}
     rows = return_rows(tenant_id, marketplace, since_ms)
@@ -209,7 +210,8 @@ def analyze_returns(tenant_id, skus=None, marketplace=None, since_ms=None, progr
         returned[row[2]] = returned.get(row[2], 0) + row[3]
     wanted = set(skus) if skus else set(sold) | set(returned)
     mine = [row for row in rows if row[2] in wanted]
-    classes = classify_rows(mine, progress)
+    total = len(mine)
+    classes = classify_rows(mine, (lambda done: progress(done, total)) if progress else None)
 
     categories = dict.fromkeys(CATEGORIES, 0)
     per_sku = {}

@@ -89,6 +89,8 @@ COMMERCE_LEXICON = {
     "mediocre": -1.2,
     "decent": 1.0,
     "comfy": 1.8,
+    "absorbent": 1.3,
+    "leakproof": 1.5,
     "cozy": 1.8,
     "cosy": 1.8,
     # value and service
@@ -115,6 +117,11 @@ PHRASES = (
         ),
         "stopworking",
         -2.3,
+    ),
+    (
+        r"works? (?:great|perfectly|well|like a charm|as expected|as advertised|as described)",
+        "worksgreat",
+        2.0,
     ),
     (r"fell apart|falls apart|falling apart|came apart|comes apart", "fellapart", -2.3),
     (
@@ -216,7 +223,6 @@ PHRASES = (
         2.1,
     ),
     (r"waste of (?:money|time)|rip-?off", "wasteofmoney", -2.6),
-    (r"works (?:great|perfectly|well|like a charm|as expected|as advertised)", "worksgreat", 2.0),
     (
         (
             r"(?:does|did)n't work|(?:does|did) not work|not working|"

@@ -1,9 +1,26 @@
-"""The analysis job types (not built yet: they fail with JOB_TYPE_NOT_IMPLEMENTED)."""
+"""The analysis job types: listing_optimize and llm_visibility_score (built);
+review_sentiment and return_classify (not built yet: JOB_TYPE_NOT_IMPLEMENTED)."""
 
 import marshmallow as ma
 
-from ..jobs.registry import declare_job_type
+from ..jobs.errors import JobFailed
+from ..jobs.registry import declare_job_type, job_type
 from ..jobs.schemas import MARKETPLACE, StrictSchema, skus_field
+from .listing import optimize_listings
+from .llm import (
+    ChatClient,
+    LlmNotConfigured,
+    LlmOutOfTime,
+    LlmRejected,
+    LlmSettings,
+    LlmUnavailable,
+)
+from .visibility import DEFAULT_QUERY_COUNT, MAX_CALLS, job_deadline, score_visibility
+
+
+def _not_blank(value):
+    if not value.strip():
+        raise ma.ValidationError("Must not be empty.")
 
 
 class ReviewSentimentParams(StrictSchema):
@@ -31,13 +48,33 @@ class ReturnClassifyParams(StrictSchema):
 class LlmVisibilityScoreParams(StrictSchema):
     skus = skus_field(required=True, maximum=100)
     queries = ma.fields.List(
-        ma.fields.String(validate=ma.validate.Length(min=1, max=500)),
+        ma.fields.String(validate=[ma.validate.Length(min=1, max=500), _not_blank]),
         validate=ma.validate.Length(min=1, max=20),
+        metadata={
+            "description": "Questions put to every assistant for every SKU (`{title}` and "
+            "`{category}` are filled in); default: three built from title and category."
+        },
     )
     assistants = ma.fields.List(
-        ma.fields.String(validate=ma.validate.Length(min=1, max=64)),
+        ma.fields.String(validate=[ma.validate.Length(min=1, max=64), _not_blank]),
         validate=ma.validate.Length(min=1, max=10),
+        metadata={"description": "Models to ask; default: COMMERCE_LLM_MODELS."},
     )
+    brand = ma.fields.String(
+        validate=[ma.validate.Length(min=1, max=100), _not_blank],
+        metadata={"description": "Brand words to look for; default: the tenant's name."},
+    )
+
+    @ma.validates_schema
+    def _size(self, data, **kwargs):
+        per_sku = len(data.get("queries") or ()) or DEFAULT_QUERY_COUNT
+        calls = len(data.get("skus") or ()) * per_sku * len(data.get("assistants") or (1,))
+        if calls > MAX_CALLS:
+            raise ma.ValidationError(
+                f"At most {MAX_CALLS} questions per job (skus x queries x assistants); "
+                f"this asks {calls}.",
+                "skus",
+            )
 
 
 class ListingOptimizeParams(StrictSchema):
@@ -47,5 +84,52 @@ class ListingOptimizeParams(StrictSchema):
 
 declare_job_type("review_sentiment", params=ReviewSentimentParams, typical_seconds=75)
 declare_job_type("return_classify", params=ReturnClassifyParams, typical_seconds=55)
-declare_job_type("llm_visibility_score", params=LlmVisibilityScoreParams, typical_seconds=180)
-declare_job_type("listing_optimize", params=ListingOptimizeParams, typical_seconds=75)
+
+@job_type("listing_optimize", params=ListingOptimizeParams, typical_seconds=75, timeout=600)
+def listing_optimize(job, ctx):
+    """Check the listings of ``skus`` against the marketplace's profile and propose fixes."""
+    params = job.params or {}
+    return optimize_listings(
+        job.tenant_id, params["skus"], params.get("marketplace"), progress=ctx.progress
+    )
+
+
+@job_type("llm_visibility_score", params=LlmVisibilityScoreParams, typical_seconds=180, timeout=900)
+def llm_visibility_score(job, ctx):
+    """Ask the configured assistants about the SKUs and score how visible they are.
+
+    Unconfigured: fails at once with LLM_NOT_CONFIGURED (not retried). A provider that
+    keeps failing (429, 5xx, network) after the per-request retries is a retryable failure;
+    one that refuses the request (other 4xx) is not.
+    """
+    params = job.params or {}
+    settings = LlmSettings.from_config(ctx.config)
+    if not settings.base_url or not (settings.models or params.get("assistants")):
+        raise JobFailed("LLM_NOT_CONFIGURED", str(LlmNotConfigured()), retryable=False)
+    client = ChatClient(settings)
+    try:
+        return score_visibility(
+            job.tenant_id,
+            params,
+            client,
+            settings.models,
+            deadline=job_deadline(job.timeout_seconds),
+            progress=ctx.progress,
+            heartbeat=ctx.heartbeat,
+        )
+    except LlmRejected as error:
+        raise JobFailed(
+            "LLM_REQUEST_REJECTED", str(error), details={"status": error.status}
+        ) from None
+    except LlmUnavailable as error:
+        raise JobFailed(
+            "LLM_UNAVAILABLE",
+            str(error),
+            retryable=True,
+            details={"status": error.status, "attempts": error.attempts},
+        ) from None
+    except LlmOutOfTime as error:
+        raise JobFailed(
+            "WORKER_TIMEOUT",
+            f"{error} Ask fewer questions per job (skus x queries x assistants).",
+        ) from None
