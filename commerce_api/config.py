@@ -30,6 +30,14 @@ DEFAULTS = {
     "MARKETPLACE_CONNECT_TIMEOUT": 3.0,
     "MARKETPLACE_READ_TIMEOUT": 10.0,
     "WEBHOOK_ALLOW_PRIVATE_TARGETS": False,
+    # llm_visibility_score: an OpenAI-compatible chat completions API
+    "LLM_BASE_URL": None,  # e.g. https://api.openai.com/v1, http://127.0.0.1:11434/v1
+    "LLM_API_KEY": None,  # sent as a Bearer token when set
+    "LLM_MODELS": "",  # comma list of the models (assistants) to ask
+    "LLM_TIMEOUT_SECONDS": 60.0,  # per request, and never past the job's own time-out
+    "LLM_MAX_RETRIES": 4,  # per request, on 429, 5xx and network errors
+    "LLM_RETRY_MAX_WAIT_SECONDS": 30.0,  # longest backoff or Retry-After waited for
+    "LLM_CONCURRENCY": 4,  # requests one job has in flight
     "LOG_LEVEL": "INFO",
 }
 
@@ -44,6 +52,8 @@ _INT_KEYS = {
     "JOB_PRIORITY_AGING_SECONDS",
     "JOB_DEFAULT_TIMEOUT_SECONDS",
     "ORDER_PULL_INTERVAL_SECONDS",
+    "LLM_MAX_RETRIES",
+    "LLM_CONCURRENCY",
 }
 _FLOAT_KEYS = {
     "AUTH_CACHE_SECONDS",
@@ -51,6 +61,8 @@ _FLOAT_KEYS = {
     "WORKER_RETRY_BACKOFF_SECONDS",
     "MARKETPLACE_CONNECT_TIMEOUT",
     "MARKETPLACE_READ_TIMEOUT",
+    "LLM_TIMEOUT_SECONDS",
+    "LLM_RETRY_MAX_WAIT_SECONDS",
 }
 _BOOL_KEYS = {"RATE_LIMIT_ENABLED", "WEBHOOK_ALLOW_PRIVATE_TARGETS"}
 
