@@ -207,7 +207,8 @@ RULES = {
         ),
         (
             (
-                r"took (?:too long|forever|ages|weeks|\d+ (?:days|weeks))|"
+                r"took (?:too long|forever|ages|weeks|(?:over |almost |nearly )?"
+                r"(?:\d+|a|one|two|three|four|five|six|several|many) (?:days|weeks|months))|"
                 r"never (?:arrived|came)"
             ),
             3.5,

@@ -11,8 +11,9 @@ Anomalies (parameters in docs/decisions.md):
   every SKU with sales in the cohort; flagged when q <= ``FDR`` and at least
   ``MIN_RETURNS`` units came back.
 - ``return_spike``: a week whose returned units have a robust z-score (median/MAD of the
-  SKU's weekly returns since its first sale) of at least ``SPIKE_Z``, with at least
-  ``MIN_RETURNS`` units that week and ``MIN_WEEKS`` weeks of history.
+  SKU's weekly returns since its first sale) of at least ``SPIKE_Z``, at least
+  ``MIN_RETURNS`` units above the median week and at least double it, with ``MIN_WEEKS``
+  weeks of history.
 """
 
 from peewee import fn
@@ -174,7 +175,9 @@ def spike_anomalies(rows, sold, rates, baselines, wanted):
         values = [counts.get(week, 0) for week in weeks]
         scores, center = robust_z(values)
         for week, value, z in zip(weeks, values, scores, strict=True):
-            if value < MIN_RETURNS or z < SPIKE_Z:
+            # a spike is also material: at least MIN_RETURNS units above a typical week and
+            # at least double it (with MAD = 0, a week of 4 among weeks of 3 scores high)
+            if value - center < max(MIN_RETURNS, center) or z < SPIKE_Z:
                 continue
             anomalies.append(
                 {
