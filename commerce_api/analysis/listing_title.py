@@ -215,6 +215,11 @@ def _strip_promotional(tokens, changes):
     return out
 
 
+def strip_promotional(text):
+    """``text`` without promotional words, phrases and symbols."""
+    return " ".join(_strip_promotional((text or "").split(), set()))
+
+
 def _normal_case(token):
     """ "ENAMEL" -> "Enamel", "750ML" -> "750ml"; None when it cannot be lower case."""
     lowered = token.lower()

@@ -23,7 +23,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 from ..auth.models import Tenant
 from ..products.models import Product
-from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, key
+from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, key, strip_promotional
 
 DEFAULT_QUERY_COUNT = 3
 MAX_CALLS = 2000  # questions per job: skus x queries x assistants
@@ -48,9 +48,9 @@ _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 
 def product_phrase(title):
     """What the product is, from its title: the part before the first comma or dash."""
-    head = re.split(r"\s[-\u2013|]\s|,|\(", title or "", maxsplit=1)[0]
-    words = [w for w in head.split() if key(w) not in PROMOTIONAL_WORDS]
-    return " ".join(words).strip().lower() or (title or "").strip().lower()
+    clean = strip_promotional(title)
+    head = re.split(r"\s[-\u2013|]\s|,|\(", clean, maxsplit=1)[0].strip()
+    return (head or clean or (title or "").strip()).lower()
 
 
 def build_queries(title, category):
@@ -101,7 +101,8 @@ def answer_units(answer):
             current = len(units) - 1
             continue
         if current is not None and (line[:1].isspace() or _BULLET.match(line)):
-            units[current][0] += " " + line.strip()
+            nested = _BULLET.match(line)
+            units[current][0] += " " + (nested.group(2) if nested else line.strip())
             continue
         current = None
         units.extend([sentence, None] for sentence in _SENTENCE_END.split(line.strip()) if sentence)
