@@ -11,10 +11,12 @@ from commerce_api.analysis.listing import field_issues, propose, score, signal_i
 from commerce_api.analysis.listing_keywords import KeywordCorpus
 from commerce_api.analysis.listing_profiles import DEFAULT_PROFILE, PROFILES, profile_for
 from commerce_api.analysis.listing_title import propose_title, title_issues
+from commerce_api.auth.models import Tenant
+from commerce_api.demo import seed_demo
 from commerce_api.jobs.models import Job
 from commerce_api.orders.services import upsert_order
 
-from .factories import create_product
+from .factories import auth_headers, create_product
 from .jobs_support import dispatch, jobs_app, run_worker  # noqa: F401
 from .orders_support import order_body
 
@@ -402,3 +404,29 @@ def test_bad_params_are_refused_and_nothing_is_queued(client, headers, params, f
     assert body["error"]["code"] == "VALIDATION_ERROR"
     assert field in body["error"]["details"]["fields"]["params"]
     assert Job.select().count() == before
+
+
+def test_the_demo_tenant_gets_meaningful_proposals(client, jobs_app, tmp_path, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(jobs_app, "instance_path", str(tmp_path))
+    with jobs_app.app_context():
+        saved, _ = seed_demo()
+    headers = auth_headers(Tenant.get_by_id(saved["tenant_id"]), saved["api_key"])
+    job = dispatch(
+        client,
+        headers,
+        "listing_optimize",
+        {"skus": ["MUG-ENAMEL-PROMO", "MUG-ENAMEL-CAMP"], "marketplace": "amazon"},
+    )
+    run_worker(jobs_app)
+    result = client.get(f"/api/ai-jobs/{job['id']}", headers=headers).get_json()["data"]["result"]
+    weak, good = result["proposals"]
+    assert TITLE_CODES - {"TITLE_TOO_LONG"} <= set(codes(weak["issues"]))
+    assert {"DESCRIPTION_TOO_SHORT", "IMAGES_TOO_FEW", "IMAGE_NOT_HTTPS"} <= set(
+        codes(weak["issues"])
+    )
+    assert (
+        weak["proposed_title"] and title_issues(weak["proposed_title"], profile_for("amazon")) == []
+    )
+    keywords = next(s for s in weak["suggestions"] if s["kind"] == "keywords")["keywords"]
+    assert "enamel" in [k["term"] for k in keywords]
+    assert good["issues"] == [] and good["score"] == 100 > 40 > weak["score"]

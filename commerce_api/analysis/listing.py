@@ -230,7 +230,8 @@ def propose(product, profile, keywords=(), returns=None, reviews=None):
     suggestions}``."""
     issues = field_issues(product, profile) + signal_issues(profile, returns, reviews)
     terms = [entry["term"] for entry in keywords]
-    padding = [" ".join(terms), product.category or "", product.description or ""]
+    # words the title may gain: the category's keywords, the description, the category
+    padding = [" ".join(terms), product.description or "", product.category or ""]
     proposed, changes = propose_title(product.title, profile, padding)
     suggestions = []
     if proposed is not None and proposed != product.title:
@@ -252,7 +253,6 @@ def propose(product, profile, keywords=(), returns=None, reviews=None):
                 "words: rewrite it with product type, brand and key attributes.",
             }
         )
-    missing = [term for term in terms if term not in (proposed or "").casefold()]
     if keywords:
         suggestions.append(
             {
@@ -260,7 +260,7 @@ def propose(product, profile, keywords=(), returns=None, reviews=None):
                 "field": "title",
                 "keywords": list(keywords),
                 "message": f"Common in {product.category!r} titles and missing from this "
-                f"one: {', '.join(missing or terms)}.",
+                f"one: {', '.join(terms)}.",
             }
         )
     return {

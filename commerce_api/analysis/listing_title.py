@@ -286,7 +286,7 @@ _LENGTH_CODES = ("TITLE_TOO_SHORT", "TITLE_TOO_LONG")
 
 
 def _lengthen(tokens, padding, profile, changes):
-    """Append padding words (category keywords, category, description) not yet in the
+    """Append padding words (category keywords, description, category) not yet in the
     title, until it reaches the profile's minimum; a word that would raise a title issue
     of its own (promotional, capitals, repeats, too long) is skipped."""
     present = {key(t) for t in tokens}
@@ -313,8 +313,8 @@ def _lengthen(tokens, padding, profile, changes):
 
 def propose_title(title, profile, padding=()):
     """``(proposed_title or None, [changes])``: the title cleaned of capitals, promotional
-    words, repeats, and brought within the profile's length, using ``padding`` (words from
-    the product's category and description) when too short."""
+    words, repeats, and brought within the profile's length, using ``padding`` (texts whose
+    words may be added, in order) when too short."""
     tokens = (title or "").split()
     padding = [w.strip(_PUNCTUATION) for text in padding for w in (text or "").split()]
     padding = [w if key(w) in ACRONYMS else w.lower() for w in padding]
