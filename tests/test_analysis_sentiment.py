@@ -13,7 +13,13 @@ import pytest
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 from commerce_api.analysis.reviews import Review
-from commerce_api.analysis.sentiment import PHRASES, CommerceSentiment, score_review
+from commerce_api.analysis.sentiment import (
+    ASPECTS,
+    PHRASES,
+    CommerceSentiment,
+    _split_top,
+    score_review,
+)
 from commerce_api.jobs.models import Job
 from commerce_api.marketplaces.base import MarketplaceUnavailable
 from commerce_api.marketplaces.models import MarketplaceConnection
@@ -158,6 +164,46 @@ def test_every_phrase_is_recognised():
     assert set(examples) == {token for _, token, _ in PHRASES}
     for token, text in examples.items():
         assert token in analyzer.prepare(text.capitalize()).split(), (token, text)
+
+
+def example(branch, pick):
+    """A text matching ``branch``: optional parts left out, ``pick`` option of each group."""
+    out, i = "", 0
+    while i < len(branch):
+        char = branch[i]
+        if char == "(":
+            depth, j = 1, i + 1
+            while depth:
+                depth += branch[j] == "("
+                depth -= branch[j] == ")"
+                j += 1
+            inner = branch[i + 1 : j - 1].removeprefix("?:")
+            if j < len(branch) and branch[j] == "?":
+                j += 1
+            else:
+                out += example(_split_top(inner)[pick], pick)
+            i = j
+        elif char == "\\":
+            out += "7" if branch[i + 1] == "d" else ""
+            i += 2
+        elif i + 1 < len(branch) and branch[i + 1] == "?":
+            i += 2
+        elif char == "+":
+            i += 1
+        else:
+            out += char
+            i += 1
+    return out
+
+
+def test_every_branch_of_every_phrase_is_recognised():
+    analyzer = CommerceSentiment()
+    for pattern, token, _ in PHRASES:
+        for branch in _split_top(pattern):
+            for pick in (0, -1):
+                text = example(branch, pick)
+                words = analyzer.prepare(f"Well, {text}.").replace(".", " ").split()
+                assert token in words, (token, text)
 
 
 def test_aspects_are_tagged_per_sentence():
@@ -334,6 +380,8 @@ def test_job_scores_sandbox_reviews_and_later_only_new_ones(jobs_app, client, he
             assert aspect["mentions"] >= 1 and -1 <= aspect["average_score"] <= 1
     assert len(result["reviews"]) == 12
     assert {"id", "sku", "score", "label", "aspects"} <= set(result["reviews"][0])
+    assert all(set(r["aspects"]) <= set(ASPECTS) for r in result["reviews"])
+    assert any(r["aspects"] for r in result["reviews"])
     assert Review.select().count() == 12
 
     second = run(client, headers, jobs_app, {"skus": ["MUG-1", "TOWEL-1", "CANDLE-1"]})

@@ -3,6 +3,7 @@
 - ``binomial_sf(k, n, p)``: P(X >= k) for X ~ Binomial(n, p), through the regularized
   incomplete beta function (a continued fraction, as in Numerical Recipes §6.4): exact to
   ~1e-12 and O(1) in ``n``.
+- ``poisson_sf(k, lam)``: P(X >= k) for X ~ Poisson(lam), summed from the tail.
 - ``benjamini_hochberg(p_values)``: adjusted p-values (q-values) that control the false
   discovery rate over a family of tests.
 - ``robust_z(values)``: Iglewicz and Hoaglin's modified z-scores, 0.6745 (x - median) / MAD;
@@ -68,6 +69,27 @@ def binomial_sf(k, n, p):
     if p >= 1.0:
         return 1.0
     return min(1.0, max(0.0, betainc(k, n - k + 1, p)))
+
+
+def poisson_sf(k, lam):
+    """P(X >= k) for X ~ Poisson(lam)."""
+    if k <= 0:
+        return 1.0
+    if lam <= 0:
+        return 0.0
+    if k <= lam:  # not in the tail: the complement has few terms and no cancellation
+        term = total = math.exp(-lam)
+        for i in range(1, k):
+            term *= lam / i
+            total += term
+        return min(1.0, max(0.0, 1.0 - total))
+    term = math.exp(-lam + k * math.log(lam) - math.lgamma(k + 1))
+    total, i = 0.0, k
+    while term > total * 1e-16:
+        total += term
+        i += 1
+        term *= lam / i
+    return min(1.0, total)
 
 
 def benjamini_hochberg(p_values):

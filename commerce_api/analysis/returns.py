@@ -13,7 +13,8 @@ Anomalies (parameters in docs/decisions.md):
 - ``return_spike``: a week whose returned units have a robust z-score (median/MAD of the
   SKU's weekly returns since its first sale) of at least ``SPIKE_Z``, at least
   ``MIN_RETURNS`` units above the median week and at least double it, with ``MIN_WEEKS``
-  weeks of history.
+  weeks of history; confirmed by a Poisson tail test (Benjamini-Hochberg over every
+  SKU-week) so that sparse counts raise no false alarms.
 """
 
 from peewee import fn
@@ -21,7 +22,7 @@ from peewee import fn
 from ..orders.models import Order, OrderLine, OrderReturn
 from ..timeutil import format_ms
 from .return_reasons import CATEGORIES, classify_return
-from .return_stats import benjamini_hochberg, binomial_sf, robust_z
+from .return_stats import benjamini_hochberg, binomial_sf, poisson_sf, robust_z
 
 FDR = 0.05
 MIN_RETURNS = 3
@@ -154,7 +155,15 @@ def rate_anomalies(sold, returned, wanted):
 
 
 def spike_anomalies(rows, sold, rates, baselines, wanted):
-    """Weeks in which a wanted SKU's returned units spiked (robust z-score)."""
+    """Weeks in which a wanted SKU's returned units spiked.
+
+    A week is a candidate when its robust z-score is at least ``SPIKE_Z`` and it is
+    material (at least ``MIN_RETURNS`` units above the median week, and at least double
+    it). With sparse counts (a typical week of 0 or 1 return, MAD = 0) the robust z-score
+    alone flags ordinary Poisson noise, so a candidate is confirmed by the Poisson tail of
+    its count at the rate of the SKU's other weeks ((returns + 0.5) / weeks), with
+    Benjamini-Hochberg over every SKU-week examined.
+    """
     if not rows:
         return []
     last_week = week_of(max(row[6] for row in rows))
@@ -164,7 +173,7 @@ def spike_anomalies(rows, sold, rates, baselines, wanted):
             counts = weekly.setdefault(row[2], {})
             week = week_of(row[6])
             counts[week] = counts.get(week, 0) + row[3]
-    anomalies = []
+    candidates, examined = [], 0
     for sku, counts in weekly.items():
         first = min(counts)
         if sku in sold and sold[sku][1] is not None:
@@ -172,29 +181,39 @@ def spike_anomalies(rows, sold, rates, baselines, wanted):
         weeks = list(range(first, last_week + 1))
         if len(weeks) < MIN_WEEKS:
             continue
+        examined += len(weeks)
         values = [counts.get(week, 0) for week in weeks]
         scores, center = robust_z(values)
+        total = sum(values)
         for week, value, z in zip(weeks, values, scores, strict=True):
-            # a spike is also material: at least MIN_RETURNS units above a typical week and
-            # at least double it (with MAD = 0, a week of 4 among weeks of 3 scores high)
             if value - center < max(MIN_RETURNS, center) or z < SPIKE_Z:
                 continue
-            anomalies.append(
-                {
-                    "sku": sku,
-                    "kind": "return_spike",
-                    "return_rate": rates.get(sku),
-                    "baseline_rate": baselines,
-                    "score": round(z, 2),
-                    "week_start": week_start(week),
-                    "week_returns": value,
-                    "weekly_median": center,
-                    "message": (
-                        f"{value} units returned in the week of {week_start(week)} against a "
-                        f"median of {center:g} a week over {len(weeks)} weeks."
-                    ),
-                }
-            )
+            rate = (total - value + 0.5) / (len(weeks) - 1)
+            candidates.append((sku, week, value, z, center, len(weeks), poisson_sf(value, rate)))
+    # the weeks that are no candidate count in the family with p = 1 (conservative)
+    q_values = benjamini_hochberg([c[6] for c in candidates] + [1.0] * (examined - len(candidates)))
+    anomalies = []
+    for (sku, week, value, z, center, span, p), q in zip(candidates, q_values, strict=False):
+        if q > FDR:
+            continue
+        anomalies.append(
+            {
+                "sku": sku,
+                "kind": "return_spike",
+                "return_rate": rates.get(sku),
+                "baseline_rate": baselines,
+                "score": round(z, 2),
+                "p_value": float(f"{p:.3g}"),
+                "q_value": float(f"{q:.3g}"),
+                "week_start": week_start(week),
+                "week_returns": value,
+                "weekly_median": center,
+                "message": (
+                    f"{value} units returned in the week of {week_start(week)} against a "
+                    f"median of {center:g} a week over {span} weeks."
+                ),
+            }
+        )
     return anomalies
 
 

@@ -3,12 +3,20 @@
 were scored by an older version of the scorer)."""
 
 import hashlib
+import json
 
-from peewee import BigIntegerField, CharField, DoubleField, ForeignKeyField, IntegerField, TextField
-from ulid import ULID
+from peewee import (
+    AutoField,
+    BigIntegerField,
+    CharField,
+    DoubleField,
+    ForeignKeyField,
+    IntegerField,
+    TextField,
+)
 
 from ..auth.models import Tenant
-from ..db import BaseModel, JSONField, write_transaction
+from ..db import BaseModel, JSONField, db, write_transaction
 from ..timeutil import now_ms
 from .sentiment import ASPECTS, SCORER_VERSION, average, label_for, score_review
 
@@ -19,7 +27,7 @@ CHUNK = 500  # reviews looked up, scored and written per step (progress, lease r
 class Review(BaseModel):
     """One review of one SKU, from a marketplace (``source``) or given inline."""
 
-    id = CharField(primary_key=True, max_length=40)  # internal (rvw_...), never shown
+    id = AutoField()  # internal, never shown
     tenant = ForeignKeyField(Tenant, on_delete="CASCADE", index=False)
     source = CharField(max_length=64)  # the marketplace, or "inline"
     external_id = CharField(max_length=200)  # the review's id at the source
@@ -60,26 +68,57 @@ def inline_id(review):
 
 
 def _existing(tenant_id, source, external_ids):
+    """``{external_id: (row id, content hash, scorer version, score, label, aspects)}``."""
     if not external_ids:
         return {}
-    rows = (
-        Review.select(
-            Review.external_id,
-            Review.id,
-            Review.content_hash,
-            Review.scorer_version,
-            Review.score,
-            Review.label,
-            Review.aspects,
-        )
-        .where(
-            (Review.tenant == tenant_id)
-            & (Review.source == source)
-            & (Review.external_id.in_(external_ids))
-        )
-        .tuples()
+    p = db.param
+    # one plain statement: peewee's query building and row wrapping cost more than the
+    # lookup itself on this path (a job re-reading 10,000 known reviews)
+    cursor = db.execute_sql(
+        "SELECT external_id, id, content_hash, scorer_version, score, label, aspects "
+        f'FROM "{Review._meta.table_name}" WHERE tenant_id = {p} AND source = {p} '
+        f"AND external_id IN ({', '.join([p] * len(external_ids))})",
+        (tenant_id, source, *external_ids),
     )
-    return {row[0]: (*row[1:6], row[6] or {}) for row in rows}
+    return {row[0]: (*row[1:6], json.loads(row[6]) if row[6] else {}) for row in cursor}
+
+
+_COLUMNS = (
+    "tenant",
+    "source",
+    "external_id",
+    "sku",
+    "rating",
+    "title",
+    "text",
+    "content_hash",
+    "reviewed_at",
+    "score",
+    "label",
+    "aspects",
+    "scorer_version",
+    "scored_at",
+    "created_at",
+)
+
+
+def _insert(rows):
+    """Insert many reviews with one prepared statement (building the INSERT with peewee
+    cost more than scoring). A review a concurrent job of the tenant kept a moment ago is
+    left as it is: its score is as good as ours."""
+    fields = [Review._meta.fields[name] for name in _COLUMNS]
+    columns = ", ".join(f'"{field.column_name}"' for field in fields)
+    marks = ", ".join([db.param] * len(fields))
+    sql = (
+        f'INSERT INTO "{Review._meta.table_name}" ({columns}) VALUES ({marks}) '
+        "ON CONFLICT DO NOTHING"
+    )
+    aspects = Review.aspects
+    params = [
+        tuple(aspects.db_value(row[name]) if name == "aspects" else row[name] for name in _COLUMNS)
+        for row in rows
+    ]
+    db.cursor().executemany(sql, params)
 
 
 def store_reviews(tenant_id, source, reviews, progress=None):
@@ -124,7 +163,7 @@ def store_reviews(tenant_id, source, reviews, progress=None):
                 "scored_at": now,
             }
             if row is None:
-                inserts.append({"id": f"rvw_{ULID()}", "created_at": now, **values})
+                inserts.append({"created_at": now, **values})
             else:
                 updates.append((row[0], values))
             scored.append(
@@ -133,9 +172,7 @@ def store_reviews(tenant_id, source, reviews, progress=None):
         if inserts or updates:
             with write_transaction():
                 if inserts:
-                    # on_conflict_ignore: a concurrent job of the same tenant may have kept
-                    # the same review a moment ago; its score is as good as ours
-                    Review.insert_many(inserts).on_conflict_ignore().execute()
+                    _insert(inserts)
                 for row_id, values in updates:
                     Review.update(**values).where(Review.id == row_id).execute()
         if progress is not None:
@@ -189,10 +226,7 @@ def summarize(scored, limit):
                 "sku": review["sku"],
                 "score": review["score"],
                 "label": review["label"],
-                "aspects": [
-                    {"aspect": aspect, "score": value}
-                    for aspect, value in review["aspects"].items()
-                ],
+                "aspects": list(review["aspects"]),
             }
             for review in listed
         ],

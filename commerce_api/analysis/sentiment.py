@@ -272,18 +272,105 @@ PHRASES = (
 PHRASE_LEXICON = {token: valence for _, token, valence in PHRASES}
 
 
-# Words too common to say whether a phrase may be present; every branch of every pattern
-# holds another literal (tests/test_analysis_sentiment.py checks each phrase is found).
+# Which phrase rules a text may trigger: every match of a rule contains a word starting with
+# one of the rule's keys (the first four letters of a word every match of a branch must
+# hold, else of each option of a group it must go through), so a text none of whose words
+# starts with a key skips that rule's regex. Common words make poor keys.
 _COMMON = frozenset(
     ["the", "and", "was", "are", "for", "you", "your", "not", "its", "were", "has", "had"]
-    + ["did", "does", "one"]
+    + ["did", "does", "one", "very", "really", "super", "just", "exactly", "great", "good"]
 )
 
 
+def _split_top(pattern):
+    """The top-level alternatives of a pattern."""
+    parts, depth, current, i = [], 0, "", 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            current += pattern[i : i + 2]
+            i += 2
+            continue
+        depth += char == "("
+        depth -= char == ")"
+        if char == "|" and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+        i += 1
+    return [*parts, current]
+
+
+def _items(branch):
+    """``[(kind, value, optional)]``: letters and other characters, and groups."""
+    items, i = [], 0
+    while i < len(branch):
+        char = branch[i]
+        if char == "(":
+            depth, j = 1, i + 1
+            while depth:
+                depth += branch[j] == "("
+                depth -= branch[j] == ")"
+                j += 1
+            inner = branch[i + 1 : j - 1]
+            inner = inner[2:] if inner.startswith("?:") else inner
+            items.append(["group", inner, False])
+            i = j
+        elif char == "\\":
+            items.append(["other", branch[i : i + 2], False])
+            i += 2
+        elif char in "?*":
+            items[-1][2] = True
+            i += 1
+        elif char == "+":
+            i += 1
+        else:
+            items.append(["letter" if char.isalpha() else "other", char, False])
+            i += 1
+    return items
+
+
+def _branch_keys(branch):
+    """Keys one of which any match of ``branch`` must hold at a word start, or None."""
+    items = _items(branch)
+    words, word, at_start = [], "", True
+    for kind, value, optional in items:
+        if kind == "letter" and not optional and (word or at_start):
+            word += value
+            continue
+        if word:
+            words.append(word)
+        word = ""
+        at_start = kind == "other" and value in (" ", "-")
+    if word:
+        words.append(word)
+    usable = [w for w in words if len(w) >= 3 and w not in _COMMON]
+    if usable:
+        return {max(usable, key=len)[:4]}
+    at_start = True
+    for kind, value, optional in items:
+        if kind == "group" and not optional and at_start:
+            keys = set()
+            for option in _split_top(value):
+                found = _branch_keys(option)
+                if found is None:
+                    break
+                keys |= found
+            else:
+                return keys
+        at_start = kind == "other" and value in (" ", "-")
+    return None
+
+
 def _keys(pattern):
-    """The first four letters of each literal of 3+ letters in ``pattern``: a text none of
-    whose words starts with one of them cannot match it, and the regex is skipped."""
-    return {f[:4] for f in re.findall(r"[a-z]{3,}", pattern) if f not in _COMMON}
+    keys = set()
+    for branch in _split_top(pattern):
+        found = _branch_keys(branch)
+        if found is None:  # no sure key: every literal of the branch is one
+            found = {f[:4] for f in re.findall(r"[a-z]{3,}", branch)}
+        keys |= found
+    return keys
 
 
 _PHRASE_RULES = tuple(

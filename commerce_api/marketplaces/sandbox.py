@@ -448,14 +448,11 @@ class SandboxConnector(Connector):
                 code="SIMULATED_OUTAGE",
                 retry_after=5,
             )
-        settings = self.settings or {}
         with write_transaction():
             connection = self._locked_connection()
             state = dict(connection.state or {})
             ticks = list(state.get("review_ticks") or [])
-            if not ticks or visible_count(len(ticks) + 1, settings) > visible_count(
-                len(ticks), settings
-            ):
+            if not ticks or visible_count(len(ticks) + 1) > visible_count(len(ticks)):
                 ticks.append(now_ms())
                 state["review_ticks"] = ticks
                 self._save_state(state)
@@ -465,4 +462,4 @@ class SandboxConnector(Connector):
             .tuples()
         )
         since_ms = int(since.timestamp() * 1000) if since is not None else None
-        return reviews_for(self.connection.id, titles, ticks, since_ms, settings)
+        return reviews_for(self.connection, titles, ticks, since_ms)

@@ -1,13 +1,13 @@
 """The sandbox marketplace's product reviews: deterministic, realistic, mixed sentiment.
 
-Review ``n`` of a SKU is written from a random stream seeded by (connection id, SKU, n), so
-the same connection and catalogue always give the same reviews. How a SKU is liked is
-fixed per SKU: a share of positive reviews from the connection's ``review_quality``
-setting (``{sku: 0.0-1.0}``), else drawn from a hash of the SKU (0.3 to 0.9).
+Review ``n`` of a SKU on a marketplace is written from a random stream seeded by
+(marketplace, SKU, n), so a catalogue always gets the same reviews (and its ids are the
+connection's own). How well a SKU is liked is fixed per SKU: its share of positive reviews
+is drawn from a hash of the SKU (0.3 to 0.9).
 
-The marketplace's clock: the first ``fetch_reviews`` shows ``initial_reviews`` reviews per
-SKU (default 4) written over the past 60 days; every later fetch is a tick that adds
-``reviews_per_fetch`` (default 1) per SKU, up to ``max_reviews`` (default 40).
+The marketplace's clock: the first ``fetch_reviews`` of a connection shows
+``INITIAL_REVIEWS`` reviews per SKU, written over the past 60 days; every later fetch is a
+tick that adds ``REVIEWS_PER_FETCH`` per SKU, up to ``MAX_REVIEWS``.
 """
 
 import hashlib
@@ -16,6 +16,9 @@ import random
 from ..timeutil import format_ms
 
 DAY_MS = 86_400_000
+INITIAL_REVIEWS = 4
+REVIEWS_PER_FETCH = 1
+MAX_REVIEWS = 40
 
 POSITIVE = {
     "quality": (
@@ -100,11 +103,8 @@ RATINGS = {"positive": (4, 5, 5), "negative": (1, 1, 2), "neutral": (3,), "mixed
 ASPECTS = tuple(a for a in POSITIVE if a != "general")
 
 
-def sku_quality(sku, settings):
+def sku_quality(sku):
     """The share of positive reviews a SKU gets."""
-    given = (settings.get("review_quality") or {}).get(sku)
-    if isinstance(given, int | float) and 0 <= given <= 1:
-        return float(given)
     digest = int(hashlib.sha256(f"review-quality:{sku}".encode()).hexdigest()[:8], 16)
     return 0.3 + 0.6 * (digest % 1000) / 999
 
@@ -130,9 +130,10 @@ def _review_text(rng, kind, noun):
     return " ".join(sentences).replace("{noun}", noun)
 
 
-def make_review(connection_id, sku, title, n, quality):
+def make_review(connection_id, marketplace, sku, title, n):
     """Review number ``n`` (1-based) of ``sku``, without its time."""
-    rng = random.Random(f"{connection_id}:review:{sku}:{n}")
+    rng = random.Random(f"{marketplace}:review:{sku}:{n}")
+    quality = sku_quality(sku)
     roll = rng.random()
     if roll < quality:
         kind = "positive"
@@ -154,32 +155,27 @@ def make_review(connection_id, sku, title, n, quality):
     }
 
 
-def visible_count(ticks, settings):
+def visible_count(ticks):
     """How many reviews per SKU the marketplace shows after ``ticks`` ticks."""
     if ticks <= 0:
         return 0
-    initial = int(settings.get("initial_reviews", 4))
-    per_fetch = int(settings.get("reviews_per_fetch", 1))
-    return min(int(settings.get("max_reviews", 40)), initial + per_fetch * (ticks - 1))
+    return min(MAX_REVIEWS, INITIAL_REVIEWS + REVIEWS_PER_FETCH * (ticks - 1))
 
 
-def tick_of(n, settings):
+def tick_of(n):
     """The tick (0-based) at which review ``n`` appears."""
-    initial = int(settings.get("initial_reviews", 4))
-    per_fetch = max(1, int(settings.get("reviews_per_fetch", 1)))
-    return 0 if n <= initial else -(-(n - initial) // per_fetch)
+    return 0 if n <= INITIAL_REVIEWS else -(-(n - INITIAL_REVIEWS) // REVIEWS_PER_FETCH)
 
 
-def reviews_for(connection_id, titles, tick_times, since_ms, settings):
+def reviews_for(connection, titles, tick_times, since_ms):
     """The reviews of the SKUs in ``titles`` (``{sku: title}``) the marketplace shows after
     the ticks at ``tick_times``, created at or after ``since_ms``, in the wire shape."""
-    count = visible_count(len(tick_times), settings)
+    count = visible_count(len(tick_times))
     out = []
     for sku in sorted(titles):
-        quality = sku_quality(sku, settings)
         for n in range(1, count + 1):
-            review = make_review(connection_id, sku, titles[sku], n, quality)
-            tick = tick_of(n, settings)
+            review = make_review(connection.id, connection.marketplace, sku, titles[sku], n)
+            tick = tick_of(n)
             if tick == 0:
                 created = tick_times[0] - review.pop("offset_ms")
                 review.pop("jitter_ms")
