@@ -9,6 +9,7 @@ from flask import current_app
 from flask.cli import with_appcontext
 from stdnum import ean
 
+from .analysis.demo import seed_demo_returns
 from .analysis.demo_listings import seed_demo_listings
 from .auth.models import SCOPES, Tenant
 from .auth.services import create_key, create_tenant
@@ -110,6 +111,7 @@ def _seed_marketplace(tenant_id):
 
 _DEMO_EXTRAS.append(_seed_marketplace)
 _DEMO_EXTRAS.append(seed_demo_listings)  # kitchen listings, one deliberately weak
+_DEMO_EXTRAS.append(seed_demo_returns)  # ten weeks of delivered orders with returns
 
 
 def register(cli):

@@ -403,7 +403,7 @@ ASPECT_WORDS = {
     "service": "seller service support refund refunded replacement responded replied reply "
     "response responsive unresponsive unhelpful helpful contacted communication",
     "description": "described description picture pictures pictured photo photos image images "
-    "listing advertised color colour asdescribed nothinglikephoto misleading expected "
+    "listing advertised color colour asdescribed nothinglikephoto misleading "
     "wrongitem counterfeit fake knockoff knock-off",
 }
 ASPECT_BIGRAMS = {
@@ -413,6 +413,7 @@ ASPECT_BIGRAMS = {
     "days early": "shipping",
     "days late": "shipping",
 }
+_BIGRAM_ENDS = frozenset(bigram.split()[1] for bigram in ASPECT_BIGRAMS)
 _WORD_ASPECTS = {}
 for _aspect, _words in ASPECT_WORDS.items():
     for _word in _words.split():
@@ -490,19 +491,6 @@ class CommerceSentiment:
                 regex, token = _PHRASE_RULES[i]
                 text = regex.sub(token, text)
         return text
-
-    @staticmethod
-    def _tokens(sentence):
-        """VADER's tokens, and each token's clause (a comma, semicolon or colon ends one)."""
-        words, clauses = [], []
-        clause = 0
-        for token in sentence.split():
-            stripped = token.strip(_PUNCT)
-            words.append(token if len(stripped) <= 2 else stripped)
-            clauses.append(clause)
-            if token[-1] in ",;:":
-                clause += 1
-        return words, clauses
 
     def _negated(self, word):
         return word in self._negate or "n't" in word
@@ -612,22 +600,30 @@ class CommerceSentiment:
 
     def _sentence(self, sentence):
         """``(valences, lowercased tokens)`` of one prepared sentence; VADER's "but" rule
-        applied within the sentence."""
-        words, clauses = self._tokens(sentence)
-        if not words:
+        applied within the sentence. (Tokens, clauses and VADER's all-caps test in one
+        pass: this is the hot loop of a job scoring thousands of reviews.)"""
+        words, low, clauses = [], [], []
+        clause = upper = 0
+        for token in sentence.split():
+            stripped = token.strip(_PUNCT)
+            word = token if len(stripped) <= 2 else stripped
+            words.append(word)
+            low.append(word.lower())
+            clauses.append(clause)
+            upper += word.isupper()
+            if token[-1] in ",;:":
+                clause += 1
+        n = len(words)
+        if not n:
             return [], []
-        low = [w.lower() for w in words]
-        is_cap_diff = vader.allcap_differential(words)
+        is_cap_diff = 0 < n - upper < n  # vader.allcap_differential
         lexicon, boosters = self.lexicon, self._boosters
-        sentiments = []
-        n = len(low)
+        sentiments = [0] * n
         for i, item in enumerate(low):
-            if item in boosters or (item == "kind" and i < n - 1 and low[i + 1] == "of"):
-                sentiments.append(0)
-            elif item in lexicon:
-                sentiments.append(self._valence(words, low, clauses, i, is_cap_diff))
-            else:
-                sentiments.append(0)
+            if item in lexicon and not (
+                item in boosters or (item == "kind" and i < n - 1 and low[i + 1] == "of")
+            ):
+                sentiments[i] = self._valence(words, low, clauses, i, is_cap_diff)
         if "but" in low:
             # words before the first "but" weigh half, words after it one and a half
             bi = low.index("but")
@@ -650,15 +646,18 @@ class CommerceSentiment:
     @staticmethod
     def _aspects_of(low):
         found = set()
-        for k, word in enumerate(low):
-            word = word.strip(_PUNCT)
+        previous = ""
+        for word in low:
+            # tokens are stripped of punctuation already (but for those of one or two
+            # letters, which are no aspect words)
             aspects = _WORD_ASPECTS.get(word)
             if aspects:
                 found |= aspects
-            if k:
-                bigram = ASPECT_BIGRAMS.get(f"{low[k - 1].strip(_PUNCT)} {word}")
+            if word in _BIGRAM_ENDS:
+                bigram = ASPECT_BIGRAMS.get(f"{previous} {word}")
                 if bigram:
                     found.add(bigram)
+            previous = word
         return found
 
     def compound(self, text):
