@@ -41,7 +41,7 @@ DEFAULT_SEVERITY = {
 PENALTY = {"error": 20, "warning": 8, "info": 3}
 
 # Signals: enough evidence before a signal becomes an issue.
-MIN_SIGNAL_RETURNS = 3  # returns of the category
+MIN_SIGNAL_RETURNS = 2  # returns of the category
 MIN_SIGNAL_SHARE = 0.25  # ... making up at least this share of the SKU's returns
 MIN_ASPECT_MENTIONS = 3  # reviews mentioning the aspect
 NEGATIVE_SCORE = -0.05  # VADER's threshold for a negative compound score
@@ -230,8 +230,10 @@ def propose(product, profile, keywords=(), returns=None, reviews=None):
     suggestions}``."""
     issues = field_issues(product, profile) + signal_issues(profile, returns, reviews)
     terms = [entry["term"] for entry in keywords]
-    # words the title may gain: the category's keywords, the description, the category
-    padding = [" ".join(terms), product.description or "", product.category or ""]
+    # Words a short title may gain: the product's own (description, then category). The
+    # category's keywords are only suggested: common in the category is not the same as
+    # true of this product (a tea towel among mugs would gain "mug").
+    padding = [product.description or "", product.category or ""]
     proposed, changes = propose_title(product.title, profile, padding)
     suggestions = []
     if proposed is not None and proposed != product.title:

@@ -286,7 +286,7 @@ _LENGTH_CODES = ("TITLE_TOO_SHORT", "TITLE_TOO_LONG")
 
 
 def _lengthen(tokens, padding, profile, changes):
-    """Append padding words (category keywords, description, category) not yet in the
+    """Append padding words (the product's description, then category) not yet in the
     title, until it reaches the profile's minimum; a word that would raise a title issue
     of its own (promotional, capitals, repeats, too long) is skipped."""
     present = {key(t) for t in tokens}
