@@ -25,6 +25,7 @@ from commerce_api.analysis.returns import (
     week_of,
 )
 from commerce_api.analysis.signals import return_signals
+from commerce_api.cli import cli
 from commerce_api.jobs.models import Job
 from commerce_api.orders.services import import_orders
 from commerce_api.timeutil import format_ms
@@ -385,3 +386,25 @@ def test_return_signals(app, tenant):
     }
     assert signals["SKU-2"]["categories"]["damaged_in_transit"] >= 4
     assert signals["NOPE"] == {"units_sold": 0, "units_returned": 0, "categories": {}}
+
+
+def test_demo_tenant_gives_both_jobs_something_to_work_on(jobs_app, runner, tmp_path, monkeypatch):
+    monkeypatch.setattr(jobs_app, "instance_path", str(tmp_path))
+    result = runner.invoke(cli, ["demo", "--json"])
+    assert result.exit_code == 0, result.output
+    saved = json.loads(result.output)
+    client = jobs_app.test_client()
+    headers = {"Authorization": f"Bearer {saved['api_key']}", "X-Tenant-ID": saved["tenant_id"]}
+    returns = run(client, headers, jobs_app, {})
+    assert returns["status"] == "completed"
+    anomalies = returns["result"]["anomalies"]
+    assert [(a["sku"], a["kind"]) for a in anomalies] == [("MUG-ENAMEL-BLU", "high_return_rate")]
+    by_sku = {entry["sku"]: entry for entry in returns["result"]["by_sku"]}
+    assert by_sku["MUG-ENAMEL-BLU"]["top_category"] == "defective"
+    assert by_sku["BLANKET-WOOL"]["categories"].get("size_fit", 0) >= 1
+    reviews = dispatch(client, headers, "review_sentiment", {})
+    run_worker(jobs_app)
+    job = client.get(f"/api/ai-jobs/{reviews['id']}", headers=headers).get_json()["data"]
+    assert job["status"] == "completed" and job["result"]["review_count"] >= 40
+    labels = {entry["sku"]: entry["label"] for entry in job["result"]["by_sku"]}
+    assert labels["BLANKET-WOOL"] == "negative"
