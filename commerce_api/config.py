@@ -42,6 +42,14 @@ DEFAULTS = {
     "WEBHOOK_SECRET_GRACE_SECONDS": 86400,  # the old secret still signs after a rotation
     "WEBHOOK_RETENTION_DAYS": 30,  # finished deliveries and delivered events kept this long
     "WEBHOOK_MAX_ENDPOINTS": 20,  # per tenant
+    # llm_visibility_score: an OpenAI-compatible chat completions API
+    "LLM_BASE_URL": None,  # e.g. https://api.openai.com/v1, http://127.0.0.1:11434/v1
+    "LLM_API_KEY": None,  # sent as a Bearer token when set
+    "LLM_MODELS": "",  # comma list of the models (assistants) to ask
+    "LLM_TIMEOUT_SECONDS": 60.0,  # per request, and never past the job's own time-out
+    "LLM_MAX_RETRIES": 4,  # per request, on 429, 5xx and network errors
+    "LLM_RETRY_MAX_WAIT_SECONDS": 30.0,  # longest backoff or Retry-After waited for
+    "LLM_CONCURRENCY": 4,  # requests one job has in flight
     "LOG_LEVEL": "INFO",
 }
 
@@ -64,6 +72,8 @@ _INT_KEYS = {
     "WEBHOOK_SECRET_GRACE_SECONDS",
     "WEBHOOK_RETENTION_DAYS",
     "WEBHOOK_MAX_ENDPOINTS",
+    "LLM_MAX_RETRIES",
+    "LLM_CONCURRENCY",
 }
 _FLOAT_KEYS = {
     "AUTH_CACHE_SECONDS",
@@ -73,6 +83,8 @@ _FLOAT_KEYS = {
     "MARKETPLACE_READ_TIMEOUT",
     "WEBHOOK_TIMEOUT_SECONDS",
     "WEBHOOK_POLL_INTERVAL",
+    "LLM_TIMEOUT_SECONDS",
+    "LLM_RETRY_MAX_WAIT_SECONDS",
 }
 _BOOL_KEYS = {"RATE_LIMIT_ENABLED", "WEBHOOK_ALLOW_PRIVATE_TARGETS"}
 

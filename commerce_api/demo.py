@@ -9,6 +9,8 @@ from flask import current_app
 from flask.cli import with_appcontext
 from stdnum import ean
 
+from .analysis.demo import seed_demo_returns
+from .analysis.demo_listings import seed_demo_listings
 from .auth.models import SCOPES, Tenant
 from .auth.services import create_key, create_tenant
 from .inventory.demo import seed_demo_inventory
@@ -75,6 +77,7 @@ def seed_demo():
                 "images": [f"https://images.example.com/{sku.lower()}.jpg"],
             },
         )
+    seed_demo_listings(tenant.id)  # kitchen listings, one deliberately weak
     # the stock first: the sandbox's first orders reserve it
     seed_demo_inventory(tenant.id)
     connection = seed_demo_marketplace(tenant.id)
@@ -84,6 +87,7 @@ def seed_demo():
         pull_connection(get_connection(tenant.id, connection.id))
     # the products listed there, competitors scanned, a few rules: recalculate has work
     seed_demo_pricing(tenant.id, DEMO_MARKETPLACE)
+    seed_demo_returns(tenant.id)  # ten weeks of delivered orders with returns
     saved = {"tenant_id": tenant.id, "api_key": secret, "key_id": key.id}
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:

@@ -1,43 +1,111 @@
-"""The analysis job types (not built yet: they fail with JOB_TYPE_NOT_IMPLEMENTED)."""
+"""The analysis job types: review_sentiment, return_classify, listing_optimize and
+llm_visibility_score."""
 
 import marshmallow as ma
 
-from ..jobs.registry import declare_job_type
+from ..jobs.errors import JobFailed
+from ..jobs.registry import job_type
 from ..jobs.schemas import MARKETPLACE, StrictSchema, skus_field
+from .listing import optimize_listings
+from .llm import (
+    ChatClient,
+    LlmNotConfigured,
+    LlmOutOfTime,
+    LlmRejected,
+    LlmSettings,
+    LlmUnavailable,
+)
+from .returns import analyze_returns
+from .review_sentiment import run_review_sentiment, to_ms
+from .visibility import DEFAULT_QUERY_COUNT, MAX_CALLS, job_deadline, score_visibility
+
+MAX_INLINE_REVIEWS = 10_000
+
+
+def _not_blank(value):
+    if not value.strip():
+        raise ma.ValidationError("Must not be empty.")
+
+
+class InlineReviewSchema(StrictSchema):
+    id = ma.fields.String(
+        validate=ma.validate.Length(min=1, max=200),
+        metadata={"description": "Your id of the review; recognises it in later jobs."},
+    )
+    sku = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=64))
+    rating = ma.fields.Integer(strict=True, allow_none=True, validate=ma.validate.Range(1, 5))
+    title = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=500))
+    text = ma.fields.String(required=True, validate=[ma.validate.Length(max=10_000), _not_blank])
 
 
 class ReviewSentimentParams(StrictSchema):
     skus = skus_field(required=False, maximum=1000)
     marketplace = ma.fields.String(validate=MARKETPLACE)
     since = ma.fields.AwareDateTime(metadata={"description": "Only reviews since this time."})
+    reviews = ma.fields.List(
+        ma.fields.Nested(InlineReviewSchema),
+        validate=ma.validate.Length(min=1, max=MAX_INLINE_REVIEWS),
+        metadata={"description": "Up to 10,000 reviews `{id?, sku, rating?, title?, text}`."},
+    )
+
+    @ma.validates_schema
+    def _one_source(self, data, **kwargs):
+        if "reviews" not in data:
+            return
+        for name in ("marketplace", "skus", "since"):
+            if name in data:
+                raise ma.ValidationError(
+                    f"Inline reviews are analysed as given; {name} applies to marketplace "
+                    "reviews only.",
+                    name,
+                )
+        seen = {}
+        for index, review in enumerate(data["reviews"]):
+            if "id" in review and review["id"] in seen:
+                raise ma.ValidationError(
+                    {index: {"id": [f"Same id as review {seen[review['id']]}."]}}, "reviews"
+                )
+            seen.setdefault(review.get("id"), index)
 
 
 class ReturnClassifyParams(StrictSchema):
     skus = skus_field(required=False, maximum=1000)
     marketplace = ma.fields.String(validate=MARKETPLACE)
-    start_date = ma.fields.Date()
-    end_date = ma.fields.Date()
-
-    @ma.validates_schema
-    def _dates(self, data, **kwargs):
-        if (
-            data.get("start_date")
-            and data.get("end_date")
-            and data["start_date"] > data["end_date"]
-        ):
-            raise ma.ValidationError("Must not be after end_date.", "start_date")
+    since = ma.fields.AwareDateTime(
+        metadata={"description": "Only orders placed since this time, and their returns."}
+    )
 
 
 class LlmVisibilityScoreParams(StrictSchema):
     skus = skus_field(required=True, maximum=100)
     queries = ma.fields.List(
-        ma.fields.String(validate=ma.validate.Length(min=1, max=500)),
+        ma.fields.String(validate=[ma.validate.Length(min=1, max=500), _not_blank]),
         validate=ma.validate.Length(min=1, max=20),
+        metadata={
+            "description": "Questions put to every assistant for every SKU (`{title}` and "
+            "`{category}` are filled in); default: three built from title and category."
+        },
     )
     assistants = ma.fields.List(
-        ma.fields.String(validate=ma.validate.Length(min=1, max=64)),
+        ma.fields.String(validate=[ma.validate.Length(min=1, max=64), _not_blank]),
         validate=ma.validate.Length(min=1, max=10),
+        metadata={"description": "Models to ask; default: COMMERCE_LLM_MODELS."},
     )
+    brand = ma.fields.String(
+        validate=[ma.validate.Length(min=1, max=100), _not_blank],
+        metadata={"description": "Brand words to look for; default: the tenant's name."},
+    )
+
+    @ma.validates_schema
+    def _size(self, data, **kwargs):
+        per_sku = len(data.get("queries") or ()) or DEFAULT_QUERY_COUNT
+        calls = len(data.get("skus") or ()) * per_sku * len(data.get("assistants") or (1,))
+        if calls > MAX_CALLS:
+            raise ma.ValidationError(
+                f"At most {MAX_CALLS} questions per job (skus x queries x assistants); "
+                f"this asks {calls}.",
+                "skus",
+            )
 
 
 class ListingOptimizeParams(StrictSchema):
@@ -45,7 +113,71 @@ class ListingOptimizeParams(StrictSchema):
     marketplace = ma.fields.String(validate=MARKETPLACE)
 
 
-declare_job_type("review_sentiment", params=ReviewSentimentParams, typical_seconds=75)
-declare_job_type("return_classify", params=ReturnClassifyParams, typical_seconds=55)
-declare_job_type("llm_visibility_score", params=LlmVisibilityScoreParams, typical_seconds=180)
-declare_job_type("listing_optimize", params=ListingOptimizeParams, typical_seconds=75)
+@job_type("listing_optimize", params=ListingOptimizeParams, typical_seconds=75, timeout=600)
+def listing_optimize(job, ctx):
+    """Check the listings of ``skus`` against the marketplace's profile and propose fixes."""
+    params = job.params or {}
+    return optimize_listings(
+        job.tenant_id, params["skus"], params.get("marketplace"), progress=ctx.progress
+    )
+
+
+@job_type("llm_visibility_score", params=LlmVisibilityScoreParams, typical_seconds=180, timeout=900)
+def llm_visibility_score(job, ctx):
+    """Ask the configured assistants about the SKUs and score how visible they are.
+
+    Unconfigured: fails at once with LLM_NOT_CONFIGURED (not retried). A provider that
+    keeps failing (429, 5xx, network) after the per-request retries is a retryable failure;
+    one that refuses the request (other 4xx) is not.
+    """
+    params = job.params or {}
+    settings = LlmSettings.from_config(ctx.config)
+    if not settings.base_url or not (settings.models or params.get("assistants")):
+        raise JobFailed("LLM_NOT_CONFIGURED", str(LlmNotConfigured()), retryable=False)
+    client = ChatClient(settings)
+    try:
+        return score_visibility(
+            job.tenant_id,
+            params,
+            client,
+            settings.models,
+            deadline=job_deadline(job.timeout_seconds),
+            progress=ctx.progress,
+            heartbeat=ctx.heartbeat,
+        )
+    except LlmRejected as error:
+        raise JobFailed(
+            "LLM_REQUEST_REJECTED", str(error), details={"status": error.status}
+        ) from None
+    except LlmUnavailable as error:
+        raise JobFailed(
+            "LLM_UNAVAILABLE",
+            str(error),
+            retryable=True,
+            details={"status": error.status, "attempts": error.attempts},
+        ) from None
+    except LlmOutOfTime as error:
+        raise JobFailed(
+            "WORKER_TIMEOUT",
+            f"{error} Ask fewer questions per job (skus x queries x assistants).",
+        ) from None
+
+
+@job_type("review_sentiment", params=ReviewSentimentParams, typical_seconds=75, timeout=900)
+def review_sentiment(job, ctx):
+    """Score the new reviews of the tenant's marketplaces (or the inline ones) and sum up
+    every review in scope; a marketplace that cannot be reached is a retryable failure."""
+    return run_review_sentiment(job.tenant_id, job.params or {}, ctx)
+
+
+@job_type("return_classify", params=ReturnClassifyParams, typical_seconds=55, timeout=900)
+def return_classify(job, ctx):
+    """Classify the returns of the tenant's orders and look for anomalies."""
+    params = job.params or {}
+    return analyze_returns(
+        job.tenant_id,
+        skus=params.get("skus"),
+        marketplace=params.get("marketplace"),
+        since_ms=to_ms(params.get("since")),
+        progress=ctx.progress,
+    )

@@ -87,3 +87,9 @@ class Connector(ABC):
     def fetch_inventory(self):
         """Stock the marketplace holds in its own warehouses (FBA/FBS): a list of
         ``{sku, on_hand, warehouse_type}``."""
+
+    @abstractmethod
+    def fetch_reviews(self, skus, since):
+        """Product reviews of ``skus`` created at or after ``since`` (an aware datetime, or
+        None for all): a list of ``{id, sku, rating, title, text, created_at}`` (``rating``
+        1-5 or None, ``title`` may be None, ``created_at`` an ISO 8601 string or None)."""

@@ -5,6 +5,7 @@ The wire contract (paths, bodies, how answers map to our outcomes) is in
 """
 
 import json
+from datetime import UTC, datetime
 from urllib.parse import quote
 
 import requests
@@ -217,6 +218,68 @@ class HttpConnector(Connector):
         answer = self._request("GET", "/competitor-prices", params={"sku": skus})
         # every record is checked; one bad record makes the whole answer unusable
         return normalize_offers(answer.get("prices"), skus, self.connection.marketplace)
+
+    def fetch_reviews(self, skus, since):
+        params = {"sku": list(skus)}
+        if since is not None:
+            params["since"] = since.astimezone(UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
+        answer = self._request("GET", "/reviews", params=params)
+        reviews = answer.get("reviews")
+        if not isinstance(reviews, list):
+            raise MarketplaceUnavailable("The answer has no reviews list.", code="INVALID_RESPONSE")
+        return [_review(item, index) for index, item in enumerate(reviews)]
+
+
+def _bad_review(index, field, problem):
+    return MarketplaceUnavailable(
+        f"Review {index} of the answer: {field} {problem}.",
+        code="INVALID_RESPONSE",
+        details={"index": index, "field": field},
+    )
+
+
+def _review(item, index):
+    """One review of a ``GET /reviews`` answer, checked; a bad shape is unavailable."""
+    if not isinstance(item, dict):
+        raise _bad_review(index, "review", "is not an object")
+    review_id = item.get("id")
+    if isinstance(review_id, bool) or not isinstance(review_id, str | int) or review_id == "":
+        raise _bad_review(index, "id", "must be a non-empty string or an integer")
+    review_id = str(review_id)
+    if len(review_id) > 200:
+        raise _bad_review(index, "id", "is longer than 200 characters")
+    sku = item.get("sku")
+    if not isinstance(sku, str) or not 1 <= len(sku) <= 64:
+        raise _bad_review(index, "sku", "must be a string of 1 to 64 characters")
+    rating = item.get("rating")
+    if rating is not None and (
+        isinstance(rating, bool) or not isinstance(rating, int) or not 1 <= rating <= 5
+    ):
+        raise _bad_review(index, "rating", "must be an integer from 1 to 5 or null")
+    title = item.get("title")
+    if title is not None and not isinstance(title, str):
+        raise _bad_review(index, "title", "must be a string or null")
+    text = item.get("text")
+    if not isinstance(text, str):
+        raise _bad_review(index, "text", "must be a string")
+    created_at = item.get("created_at")
+    if created_at is not None:
+        try:
+            parsed = (
+                datetime.fromisoformat(str(created_at)) if isinstance(created_at, str) else None
+            )
+        except ValueError:
+            parsed = None
+        if parsed is None or parsed.tzinfo is None:
+            raise _bad_review(index, "created_at", "must be an ISO 8601 time with a zone or null")
+    return {
+        "id": review_id,
+        "sku": sku,
+        "rating": rating,
+        "title": title[:500] if title is not None else None,
+        "text": text[:10_000],
+        "created_at": created_at,
+    }
 
 
 def _retry_after(value):

@@ -26,6 +26,8 @@ connection's ``state``), so pulls are incremental and repeatable:
   else 19.99.
 - FBA stock of each active product starts at a level seeded by (connection id, SKU) and
   goes down by the FBA orders the sandbox has emitted for it.
+- Product reviews come from ``sandbox_reviews`` (deterministic, mixed sentiment per SKU);
+  a fetch naming a SKU that starts with ``UNAVAILABLE`` finds the marketplace unreachable.
 """
 
 import hashlib
@@ -38,6 +40,7 @@ from ..timeutil import format_ms, now_ms
 from .base import Connector, MarketplaceRejection, MarketplaceUnavailable, OrderPage
 from .models import MarketplaceConnection, SandboxOrder
 from .offers import normalize_offers
+from .sandbox_reviews import reviews_for, visible_count
 
 PAGE_SIZE = 100
 DAY_MS = 86_400_000
@@ -434,3 +437,30 @@ class SandboxConnector(Connector):
             )
             records.extend(offers)
         return normalize_offers(records, skus, self.connection.marketplace, now)
+
+    # reviews ----------------------------------------------------------------------------
+
+    def fetch_reviews(self, skus, since):
+        """Reviews of the tenant's products among ``skus`` (see ``sandbox_reviews``). Each
+        call is a tick of the marketplace's review clock, until ``max_reviews`` is reached."""
+        if any(str(sku).upper().startswith("UNAVAILABLE") for sku in skus):
+            raise MarketplaceUnavailable(
+                "The sandbox simulates an outage for this SKU.",
+                code="SIMULATED_OUTAGE",
+                retry_after=5,
+            )
+        with write_transaction():
+            connection = self._locked_connection()
+            state = dict(connection.state or {})
+            ticks = list(state.get("review_ticks") or [])
+            if not ticks or visible_count(len(ticks) + 1) > visible_count(len(ticks)):
+                ticks.append(now_ms())
+                state["review_ticks"] = ticks
+                self._save_state(state)
+        titles = dict(
+            Product.select(Product.sku, Product.title)
+            .where((Product.tenant == self.connection.tenant_id) & (Product.sku.in_(list(skus))))
+            .tuples()
+        )
+        since_ms = int(since.timestamp() * 1000) if since is not None else None
+        return reviews_for(self.connection, titles, ticks, since_ms)

@@ -1,0 +1,333 @@
+"""Title checks and the proposed title of ``listing_optimize``.
+
+A title is read as whitespace-separated tokens; a token's *key* is its letters and digits,
+case-folded ("Mug," and "MUG" are the same word). The checks and the clean-up use the same
+tokens and keys, so whatever a check flags the clean-up can remove, and the proposed title
+is re-checked until it raises no title issue (or none can be built from the product's own
+words: then it is None, never a made-up title).
+"""
+
+import unicodedata
+
+# Words and phrases marketplaces forbid in titles as promotional (as keys, case-folded).
+PROMOTIONAL_PHRASES = tuple(
+    tuple(phrase.split())
+    for phrase in (
+        "free shipping",
+        "free delivery",
+        "free gift",
+        "sale",
+        "on sale",
+        "hot sale",
+        "best seller",
+        "bestseller",
+        "best selling",
+        "top seller",
+        "top rated",
+        "best price",
+        "lowest price",
+        "cheapest",
+        "cheap",
+        "discount",
+        "discounted",
+        "deal",
+        "deals",
+        "clearance",
+        "limited time",
+        "limited offer",
+        "special offer",
+        "buy now",
+        "order now",
+        "hurry",
+        "new arrival",
+        "guaranteed",
+        "guarantee",
+        "promo",
+        "promotion",
+        "bonus",
+        "amazing",
+        "awesome",
+        "wow",
+        "number one",
+        "must have",
+        "bargain",
+    )
+)
+PROMOTIONAL_WORDS = frozenset(p[0] for p in PROMOTIONAL_PHRASES if len(p) == 1)
+# Decoration: "!", currency signs (Sc) and other symbols (So: emoji, stars, (R), (TM)).
+_DECORATION_CATEGORIES = ("Sc", "So")
+
+
+def _words(text):
+    return frozenset(text.split())
+
+
+# Upper-case words that are not shouting (acronyms and sizes).
+ACRONYMS = _words(
+    "usb usbc led lcd oled qled hdmi wifi gps dvd uv ac dc xs xl xxl xxxl rgb usa uk eu bpa "
+    "diy pvc abs tv hd uhd fhd nfc ssd hdd ram cpu gpu aaa aa ipx ce fda iso ansi din a4 a5 "
+    "a6 a3 mm cm kg ml"
+)
+SHOUT_MIN_LETTERS = 4  # a token of at least this many capitals and no lower case shouts
+SHOUT_MIN_TITLE_LETTERS = 6  # a title with this many capitals and no lower case shouts
+REPEAT_MIN_KEY = 3  # shorter words (ml, x, 2) may repeat
+
+# Small words that may repeat and are never keywords.
+STOPWORDS = _words(
+    "a an and or the of for with in on at to by from x per set pack pcs piece pieces "
+    "und mit für de la le les et du des"
+)
+
+
+def is_decoration(char):
+    return char == "!" or unicodedata.category(char) in _DECORATION_CATEGORIES
+
+
+def key(token):
+    """The word a token stands for: its letters and digits, case-folded."""
+    return "".join(c for c in token if c.isalnum()).casefold()
+
+
+def has_letter(text):
+    return any(c.isalpha() for c in text)
+
+
+# Checks --------------------------------------------------------------------------------
+
+
+def _promotional_spans(tokens):
+    """``[(start, end, phrase)]`` token spans of promotional words and phrases."""
+    keys = [key(t) for t in tokens]
+    spans = []
+    for i, token in enumerate(tokens):
+        if "#1" in token.replace(" ", ""):
+            spans.append((i, i + 1, "#1"))
+        if i + 1 < len(tokens) and token.endswith("%") and keys[i + 1] == "off":
+            spans.append((i, i + 2, f"{token} off"))
+        for phrase in PROMOTIONAL_PHRASES:
+            if tuple(keys[i : i + len(phrase)]) == phrase:
+                spans.append((i, i + len(phrase), " ".join(phrase)))
+    return spans
+
+
+def _shouting(token):
+    if key(token) in ACRONYMS:
+        return False
+    upper = sum(c.isupper() for c in token)
+    lower = sum(c.islower() for c in token)
+    return upper >= SHOUT_MIN_LETTERS and lower == 0
+
+
+def _title_shouts(tokens):
+    words = [t for t in tokens if key(t) not in ACRONYMS]
+    upper = sum(c.isupper() for t in words for c in t)
+    lower = sum(c.islower() for t in words for c in t)
+    return upper >= SHOUT_MIN_TITLE_LETTERS and lower == 0
+
+
+def _repeats(tokens, max_repeats):
+    """Indexes of tokens that repeat a word: straight after itself, or beyond max_repeats."""
+    seen = {}
+    previous = None
+    flagged = []
+    for i, token in enumerate(tokens):
+        word = key(token)
+        if not word or not has_letter(word) or word in STOPWORDS:
+            previous = word or previous
+            continue
+        seen[word] = seen.get(word, 0) + 1
+        if word == previous or (len(word) >= REPEAT_MIN_KEY and seen[word] > max_repeats):
+            flagged.append(i)
+        previous = word
+    return flagged
+
+
+def title_issues(title, profile):
+    """The title issues ``[(code, message)]`` of ``title`` under ``profile``."""
+    title = title or ""
+    tokens = title.split()
+    issues = []
+    length = len(title.strip())
+    if length < profile.title_min:
+        issues.append(
+            (
+                "TITLE_TOO_SHORT",
+                f"The title has {length} characters; {profile.name} listings do better with "
+                f"at least {profile.title_min} (product type, brand, key attributes).",
+            )
+        )
+    if length > profile.title_max:
+        issues.append(
+            (
+                "TITLE_TOO_LONG",
+                f"The title has {length} characters; {profile.name} allows at most "
+                f"{profile.title_max}.",
+            )
+        )
+    if _title_shouts(tokens) or any(_shouting(t) for t in tokens):
+        issues.append(("TITLE_ALL_CAPS", "Write the title in normal case, not in capitals."))
+    promotional = sorted({phrase for _, _, phrase in _promotional_spans(tokens)})
+    decorations = sorted({c for c in title if is_decoration(c)})
+    if promotional or decorations:
+        found = ", ".join([*(f'"{p}"' for p in promotional), *decorations])
+        issues.append(
+            (
+                "TITLE_PROMOTIONAL",
+                f"Promotional words or symbols do not belong in a title: {found}.",
+            )
+        )
+    repeated = _repeats(tokens, profile.max_word_repeats)
+    if repeated:
+        words = sorted({key(tokens[i]) for i in repeated})
+        issues.append(
+            (
+                "TITLE_REPEATED_WORD",
+                f"Repeated words: {', '.join(words)} (at most {profile.max_word_repeats} "
+                f"times each on {profile.name}, never twice in a row).",
+            )
+        )
+    return issues
+
+
+# Proposed title -------------------------------------------------------------------------
+
+MAX_PASSES = 8
+_PUNCTUATION = ".,;:!?()[]{}\"'"
+_CONNECTORS = _words("and or with for of in on at to by from x & + - | / ,")
+
+
+def _strip_promotional(tokens, changes):
+    spans = _promotional_spans(tokens)
+    drop = {i for start, end, _ in spans for i in range(start, end)}
+    if drop:
+        changes.add("removed promotional words")
+    out = []
+    for i, token in enumerate(tokens):
+        if i in drop:
+            continue
+        cleaned = "".join(
+            c for c in token if not is_decoration(c) and unicodedata.category(c)[0] != "C"
+        )
+        if cleaned != token:
+            changes.add("removed symbols")
+        if cleaned and (key(cleaned) or cleaned in _CONNECTORS):
+            out.append(cleaned)
+    return out
+
+
+def strip_promotional(text):
+    """``text`` without promotional words, phrases and symbols."""
+    return " ".join(_strip_promotional((text or "").split(), set()))
+
+
+def _normal_case(token):
+    """ "ENAMEL" -> "Enamel", "750ML" -> "750ml"; None when it cannot be lower case."""
+    lowered = token.lower()
+    for i, char in enumerate(lowered):
+        if char.isalpha():
+            lowered = lowered[:i] + char.upper() + lowered[i + 1 :]
+            break
+        if char.isdigit():
+            break
+    return None if _shouting(lowered) else lowered
+
+
+def _fix_case(tokens, loud, changes):
+    """Write shouting words in normal case; in a title that shouted (``loud``), its other
+    capitalised words of three letters or more (not acronyms) are normalised too."""
+    whole = _title_shouts(tokens)
+    out = []
+    for token in tokens:
+        capitals = not any(c.islower() for c in token) and key(token) not in ACRONYMS
+        letters = sum(c.isupper() for c in token)
+        shouts = _shouting(token) or (capitals and (whole or (loud and letters >= 3)))
+        if not shouts:
+            out.append(token)
+            continue
+        fixed = _normal_case(token)
+        if fixed != token:
+            changes.add("changed capitals to normal case")
+        if fixed is not None and has_letter(fixed) == has_letter(token):
+            out.append(fixed)
+    if _title_shouts(out):  # letters without a lower case: drop them
+        out = [t for t in out if key(t) in ACRONYMS or not any(c.isupper() for c in t)]
+    return out
+
+
+def _drop_repeats(tokens, max_repeats, changes):
+    drop = set(_repeats(tokens, max_repeats))
+    if drop:
+        changes.add("removed repeated words")
+    return [t for i, t in enumerate(tokens) if i not in drop]
+
+
+def _trim_connectors(tokens):
+    while tokens and (key(tokens[-1]) in _CONNECTORS or not key(tokens[-1])):
+        tokens = tokens[:-1]
+    if tokens:
+        tokens[-1] = tokens[-1].rstrip(",;:-|/&+")
+    while tokens and not key(tokens[0]):
+        tokens = tokens[1:]
+    return [t for t in tokens if t]
+
+
+def _shorten(tokens, limit, changes):
+    if len(" ".join(tokens)) <= limit:
+        return tokens
+    changes.add(f"shortened to at most {limit} characters")
+    while len(tokens) > 1 and len(" ".join(tokens)) > limit:
+        tokens = _trim_connectors(tokens[:-1])
+    if tokens and len(tokens[0]) > limit:
+        tokens = [tokens[0][:limit]]
+    return tokens
+
+
+_LENGTH_CODES = ("TITLE_TOO_SHORT", "TITLE_TOO_LONG")
+
+
+def _lengthen(tokens, padding, profile, changes):
+    """Append padding words (the product's description, then category) not yet in the
+    title, until it reaches the profile's minimum; a word that would raise a title issue
+    of its own (promotional, capitals, repeats, too long) is skipped."""
+    present = {key(t) for t in tokens}
+    added = []
+    for word in padding:
+        if len(" ".join(tokens)) >= profile.title_min:
+            break
+        word_key = key(word)
+        if not word_key or word_key in present or word_key in STOPWORDS:
+            continue
+        candidate = [*tokens, word]
+        if len(" ".join(candidate)) > profile.title_max:
+            continue
+        text = " ".join(candidate)
+        if any(code not in _LENGTH_CODES for code, _ in title_issues(text, profile)):
+            continue
+        tokens = candidate
+        present.add(word_key)
+        added.append(word)
+    if added:
+        changes.add("added descriptive words: " + ", ".join(added))
+    return tokens
+
+
+def propose_title(title, profile, padding=()):
+    """``(proposed_title or None, [changes])``: the title cleaned of capitals, promotional
+    words, repeats, and brought within the profile's length, using ``padding`` (texts whose
+    words may be added, in order) when too short."""
+    tokens = (title or "").split()
+    padding = [w.strip(_PUNCTUATION) for text in padding for w in (text or "").split()]
+    padding = [w if key(w) in ACRONYMS else w.lower() for w in padding]
+    changes = set()
+    loud = _title_shouts(tokens) or any(_shouting(t) for t in tokens)
+    for _ in range(MAX_PASSES):
+        tokens = _strip_promotional(tokens, changes)
+        tokens = _fix_case(tokens, loud, changes)
+        tokens = _drop_repeats(tokens, profile.max_word_repeats, changes)
+        tokens = _trim_connectors(tokens)
+        tokens = _lengthen(tokens, padding, profile, changes)
+        tokens = _shorten(tokens, profile.title_max, changes)
+        proposed = " ".join(tokens)
+        if not title_issues(proposed, profile):
+            return proposed, sorted(changes)
+    return None, sorted(changes)

@@ -1,0 +1,250 @@
+"""The per-tenant review store: reviews and their scores are kept, so a later
+``review_sentiment`` job scores only the reviews it has not seen (or that were edited, or
+were scored by an older version of the scorer)."""
+
+import hashlib
+import json
+
+from peewee import (
+    AutoField,
+    BigIntegerField,
+    CharField,
+    DoubleField,
+    ForeignKeyField,
+    IntegerField,
+    TextField,
+)
+
+from ..auth.models import Tenant
+from ..db import BaseModel, JSONField, db, write_transaction
+from ..timeutil import now_ms
+from .sentiment import ASPECTS, SCORER_VERSION, average, label_for, score_review
+
+INLINE_SOURCE = "inline"  # reviews given in the job's params rather than fetched
+CHUNK = 500  # reviews looked up, scored and written per step (progress, lease renewal)
+
+
+class Review(BaseModel):
+    """One review of one SKU, from a marketplace (``source``) or given inline."""
+
+    id = AutoField()  # internal, never shown
+    tenant = ForeignKeyField(Tenant, on_delete="CASCADE", index=False)
+    source = CharField(max_length=64)  # the marketplace, or "inline"
+    external_id = CharField(max_length=200)  # the review's id at the source
+    sku = CharField(max_length=64)
+    rating = IntegerField(null=True)
+    title = TextField(null=True)
+    text = TextField()
+    content_hash = CharField(max_length=32)  # of title and text: an edit is scored again
+    reviewed_at = BigIntegerField(null=True)  # the review's created_at at the source
+    score = DoubleField()
+    label = CharField(max_length=8)
+    aspects = JSONField(default=dict)  # {aspect: score}
+    scorer_version = CharField(max_length=16)
+    scored_at = BigIntegerField()
+    created_at = BigIntegerField(default=now_ms)
+
+    class Meta:
+        table_name = "analysis_review"
+        indexes = (
+            (("tenant", "source", "external_id"), True),
+            (("tenant", "sku"), False),
+        )
+
+
+def content_hash(title, text):
+    return hashlib.sha256(f"{title or ''}\x1f{text}".encode()).hexdigest()[:32]
+
+
+def inline_id(review):
+    """The id of an inline review: its own, or one derived from its SKU and words (the same
+    review given again is recognised)."""
+    if review.get("id"):
+        return str(review["id"])
+    digest = hashlib.sha256(
+        f"{review['sku']}\x1f{review.get('title') or ''}\x1f{review['text']}".encode()
+    ).hexdigest()
+    return "h_" + digest[:30]
+
+
+def _existing(tenant_id, source, external_ids):
+    """``{external_id: (row id, content hash, scorer version, score, label, aspects)}``."""
+    if not external_ids:
+        return {}
+    p = db.param
+    # one plain statement: peewee's query building and row wrapping cost more than the
+    # lookup itself on this path (a job re-reading 10,000 known reviews)
+    cursor = db.execute_sql(
+        "SELECT external_id, id, content_hash, scorer_version, score, label, aspects "
+        f'FROM "{Review._meta.table_name}" WHERE tenant_id = {p} AND source = {p} '
+        f"AND external_id IN ({', '.join([p] * len(external_ids))})",
+        (tenant_id, source, *external_ids),
+    )
+    return {row[0]: (*row[1:6], json.loads(row[6]) if row[6] else {}) for row in cursor}
+
+
+_COLUMNS = (
+    "tenant",
+    "source",
+    "external_id",
+    "sku",
+    "rating",
+    "title",
+    "text",
+    "content_hash",
+    "reviewed_at",
+    "score",
+    "label",
+    "aspects",
+    "scorer_version",
+    "scored_at",
+    "created_at",
+)
+
+
+def _insert(rows):
+    """Insert many reviews with one prepared statement (building the INSERT with peewee
+    cost more than scoring). A review a concurrent job of the tenant kept a moment ago is
+    left as it is: its score is as good as ours."""
+    fields = [Review._meta.fields[name] for name in _COLUMNS]
+    columns = ", ".join(f'"{field.column_name}"' for field in fields)
+    marks = ", ".join([db.param] * len(fields))
+    sql = (
+        f'INSERT INTO "{Review._meta.table_name}" ({columns}) VALUES ({marks}) '
+        "ON CONFLICT DO NOTHING"
+    )
+    aspects = Review.aspects
+    params = [
+        tuple(aspects.db_value(row[name]) if name == "aspects" else row[name] for name in _COLUMNS)
+        for row in rows
+    ]
+    db.cursor().executemany(sql, params)
+
+
+def store_reviews(tenant_id, source, reviews, progress=None):
+    """Score and keep ``reviews`` (dicts ``{external_id, sku, rating, title, text,
+    reviewed_at}``); returns ``(scored, new_count)``: each review with its ``score``,
+    ``label`` and ``aspects``, and how many were scored in this call.
+
+    Reviews already kept with the same words and scorer version keep their stored score.
+    ``progress(done)`` is called after each chunk.
+    """
+    unique = {}
+    for review in reviews:  # a review listed twice counts once (the last one)
+        unique[review["external_id"]] = review
+    items = list(unique.values())
+    scored, new_count, now = [], 0, now_ms()
+    for start in range(0, len(items), CHUNK):
+        chunk = items[start : start + CHUNK]
+        known = _existing(tenant_id, source, [r["external_id"] for r in chunk])
+        inserts, updates = [], []
+        for review in chunk:
+            digest = content_hash(review.get("title"), review["text"])
+            row = known.get(review["external_id"])
+            if row is not None and row[1] == digest and row[2] == SCORER_VERSION:
+                scored.append({**review, "score": row[3], "label": row[4], "aspects": row[5]})
+                continue
+            result = score_review(review["text"], review.get("title"))
+            new_count += 1
+            values = {
+                "tenant": tenant_id,
+                "source": source,
+                "external_id": review["external_id"],
+                "sku": review["sku"],
+                "rating": review.get("rating"),
+                "title": review.get("title"),
+                "text": review["text"],
+                "content_hash": digest,
+                "reviewed_at": review.get("reviewed_at"),
+                "score": result.score,
+                "label": result.label,
+                "aspects": result.aspects,
+                "scorer_version": SCORER_VERSION,
+                "scored_at": now,
+            }
+            if row is None:
+                inserts.append({"created_at": now, **values})
+            else:
+                updates.append((row[0], values))
+            scored.append(
+                {**review, "score": result.score, "label": result.label, "aspects": result.aspects}
+            )
+        if inserts or updates:
+            with write_transaction():
+                if inserts:
+                    _insert(inserts)
+                for row_id, values in updates:
+                    Review.update(**values).where(Review.id == row_id).execute()
+        if progress is not None:
+            progress(start + len(chunk))
+    return scored, new_count
+
+
+def summarize(scored, limit):
+    """The ``review_sentiment`` result body over ``scored`` reviews."""
+    overall = {"positive": 0, "neutral": 0, "negative": 0}
+    by_sku = {}
+    for review in scored:
+        overall[review["label"]] += 1
+        entry = by_sku.setdefault(review["sku"], {"scores": [], "ratings": [], "aspects": {}})
+        entry["scores"].append(review["score"])
+        if review.get("rating") is not None:
+            entry["ratings"].append(review["rating"])
+        for aspect, value in review["aspects"].items():
+            entry["aspects"].setdefault(aspect, []).append(value)
+    overall["average_score"] = average(r["score"] for r in scored)
+    skus = []
+    for sku in sorted(by_sku):
+        entry = by_sku[sku]
+        mean = average(entry["scores"])
+        skus.append(
+            {
+                "sku": sku,
+                "review_count": len(entry["scores"]),
+                "average_score": mean,
+                "label": label_for(mean),
+                "average_rating": average(entry["ratings"]),
+                "aspects": [
+                    {
+                        "aspect": aspect,
+                        "mentions": len(entry["aspects"][aspect]),
+                        "average_score": average(entry["aspects"][aspect]),
+                    }
+                    for aspect in ASPECTS
+                    if aspect in entry["aspects"]
+                ],
+            }
+        )
+    listed = scored[:limit]
+    return {
+        "review_count": len(scored),
+        "overall": overall,
+        "by_sku": skus,
+        "reviews": [
+            {
+                "id": review["external_id"],
+                "sku": review["sku"],
+                "score": review["score"],
+                "label": review["label"],
+                "aspects": list(review["aspects"]),
+            }
+            for review in listed
+        ],
+        "reviews_truncated": len(scored) > len(listed),
+    }
+
+
+def stored_review_stats(tenant_id, skus):
+    """``{sku: ([scores], {aspect: [scores]})}`` over every stored review of ``skus``."""
+    stats = {}
+    query = (
+        Review.select(Review.sku, Review.score, Review.aspects)
+        .where((Review.tenant == tenant_id) & (Review.sku.in_(list(skus))))
+        .tuples()
+    )
+    for sku, score, aspects in query:
+        entry = stats.setdefault(sku, ([], {}))
+        entry[0].append(score)
+        for aspect, value in (aspects or {}).items():
+            entry[1].setdefault(aspect, []).append(value)
+    return stats
