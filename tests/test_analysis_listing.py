@@ -4,7 +4,6 @@ and the job through HTTP and the in-process worker."""
 from types import SimpleNamespace
 
 import pytest
-from commerce_api.orders.services import upsert_order
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +14,7 @@ from commerce_api.analysis.listing_title import propose_title, title_issues
 from commerce_api.auth.models import Tenant
 from commerce_api.demo import seed_demo
 from commerce_api.jobs.models import Job
+from commerce_api.orders.ingest import upsert_order
 
 from .factories import auth_headers, create_product
 from .jobs_support import dispatch, jobs_app, run_worker  # noqa: F401

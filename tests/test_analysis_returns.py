@@ -9,7 +9,6 @@ from math import comb
 from pathlib import Path
 
 import pytest
-from commerce_api.orders.services import import_orders
 
 from commerce_api.analysis.return_reasons import CATEGORIES, classify_return
 from commerce_api.analysis.return_stats import (
@@ -28,6 +27,7 @@ from commerce_api.analysis.returns import (
 from commerce_api.analysis.signals import return_signals
 from commerce_api.cli import cli
 from commerce_api.jobs.models import Job
+from commerce_api.orders.ingest import import_orders
 from commerce_api.timeutil import format_ms
 
 from . import jobs_support

@@ -10,7 +10,7 @@ is sent back for its size now and then (a ``size_fit`` signal for ``listing_opti
 
 import random
 
-from ..orders.services import import_orders
+from ..orders.ingest import import_orders
 from ..products.models import Product
 from ..timeutil import format_ms, now_ms
 
