@@ -12,7 +12,9 @@ DEFAULTS = {
     "JWT_LEEWAY_SECONDS": 30,
     "MAX_BODY_BYTES": 1024 * 1024,
     "TRUSTED_PROXIES": "",  # comma list of CIDRs whose X-Forwarded-For is believed
-    "AUTH_CACHE_SECONDS": 5,  # API key rows are cached this long; revocation waits at most this
+    # How long a process keeps an API key row. Changes are seen at once all the same: every
+    # request reads the tenant's auth_version, and a changed one drops the cached row.
+    "AUTH_CACHE_SECONDS": 300,
     "REDIS_URL": None,
     "RATE_LIMIT_ENABLED": True,
     "RATE_LIMIT_KEY_PREFIX": "commerce:rl",  # Redis keys of the rate-limit counters

@@ -182,14 +182,11 @@ def test_override_counts_on_enterprise_only(client, runner, limited):
         cli, args=["tenants", "set-plan", "--tenant", tenant.id, "--plan", "growth"]
     )
     assert result.exit_code == 0, result.output
-    from commerce_api.auth import middleware
-
-    middleware.key_cache.clear()  # what AUTH_CACHE_SECONDS would do (tested below)
     assert rate_headers(client.get("/api/products", headers=headers))[:2] == (300, 298)
 
 
-def test_plan_change_takes_effect_within_the_auth_cache_time(app, make_app, clock, runner):
-    built = make_app(RATE_LIMIT_ENABLED=True, AUTH_CACHE_SECONDS=0.5)
+def test_plan_change_takes_effect_on_the_next_request(app, make_app, clock, runner):
+    built = make_app(RATE_LIMIT_ENABLED=True, AUTH_CACHE_SECONDS=3600)
     built.extensions["commerce"]["rate_limiter"].clock = clock
     client = built.test_client()
     tenant = make_tenant("starter")
@@ -203,14 +200,8 @@ def test_plan_change_takes_effect_within_the_auth_cache_time(app, make_app, cloc
     assert result.output.strip().startswith("{")
     assert '"plan": "growth"' in result.output
     assert Tenant.get_by_id(tenant.id).plan == "growth"
-    changed_at = time.monotonic()
-    while True:
-        limit, remaining, _ = rate_headers(client.get("/api/products", headers=headers))
-        if limit == 300 or time.monotonic() - changed_at > 3:
-            break
-        time.sleep(0.05)
-    assert time.monotonic() - changed_at < 0.5 + 0.3  # the cache time, and a little slack
-    # the count goes on across the plan change
+    limit, remaining, _ = rate_headers(client.get("/api/products", headers=headers))
+    # the very next request, and the count goes on across the plan change
     assert limit == 300 and remaining < 299
 
 
