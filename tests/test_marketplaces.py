@@ -223,6 +223,21 @@ def test_api_connections(client, headers, tenant):
             "base_url",
         ),
         (
+            {"marketplace": "ebay", "connector": "http", "base_url": "http://[::1"},
+            "VALIDATION_ERROR",
+            "base_url",
+        ),
+        (
+            {"marketplace": "ebay", "connector": "http", "base_url": "http://93.184.216.34:99999"},
+            "VALIDATION_ERROR",
+            "base_url",
+        ),
+        (
+            {"marketplace": "ebay", "connector": "http", "base_url": "https://u:p@93.184.216.34"},
+            "VALIDATION_ERROR",
+            "base_url",
+        ),
+        (
             {"marketplace": "ebay", "connector": "http", "base_url": "file:///etc/passwd"},
             "VALIDATION_ERROR",
             "base_url",

@@ -112,7 +112,15 @@ def check_public_host(host):
 
 
 def _check_base_url(base_url, allow_private):
-    parsed = urlparse(base_url)
+    try:
+        parsed = urlparse(base_url)
+        parsed.port  # noqa: B018 (raises ValueError for a port out of range)
+    except ValueError:  # e.g. "http://[::1": an unclosed IPv6 literal
+        raise validation_error({"base_url": ["Not a valid URL."]}) from None
+    if parsed.username is not None or parsed.password is not None:
+        raise validation_error(
+            {"base_url": ["Credentials in the URL are refused; use the api_token."]}
+        )
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise validation_error({"base_url": ["An http(s) URL with a host is required."]})
     if parsed.query or parsed.fragment:

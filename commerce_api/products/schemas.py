@@ -7,6 +7,7 @@ import marshmallow as ma
 from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema
 from ..http.schemas import BulkErrorSchema, StrictDecimal
 from .models import PRODUCT_STATUSES
+from .services import MAX_SEARCH_WORDS, search_words
 
 SKU_PATTERN = r"^[A-Za-z0-9._-]{1,64}$"
 MAX_WEIGHT_KG = Decimal("999999999.999")
@@ -76,12 +77,23 @@ class SyncRequestSchema(_Strict):
     )
 
 
+def validate_search(text):
+    words = search_words(text)
+    if not words:
+        raise ma.ValidationError("Give at least one word.")
+    if len(words) > MAX_SEARCH_WORDS:
+        raise ma.ValidationError(f"At most {MAX_SEARCH_WORDS} distinct words.")
+
+
 class ProductListArgsSchema(ListArgsSchema):
     status = ma.fields.String(validate=ma.validate.OneOf(PRODUCT_STATUSES))
     marketplace = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
     search = ma.fields.String(
-        validate=ma.validate.Length(min=1, max=200),
-        metadata={"description": "Words matched against title, SKU and GTIN."},
+        validate=[ma.validate.Length(min=1, max=200), validate_search],
+        metadata={
+            "description": "Words matched against title, SKU and GTIN (all must match; "
+            f"at most {MAX_SEARCH_WORDS} distinct words)."
+        },
     )
     sort = ma.fields.String(
         load_default="created_at",
