@@ -18,6 +18,8 @@ SCOPES = (
     "pricing:write",
     "ai-jobs:read",
     "ai-jobs:write",
+    "marketplaces:read",
+    "marketplaces:write",
     "webhooks:read",
     "webhooks:write",
 )

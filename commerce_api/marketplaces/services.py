@@ -382,8 +382,11 @@ def attempts_for(tenant_id, resource_type, resource_id, limit=50):
     return [serialize_attempt(row) for row in rows]
 
 
-def list_attempts(tenant_id, args):
-    query = SyncAttempt.select().where(SyncAttempt.tenant == tenant_id)
+def list_attempts(tenant_id, args, resource_types=("order", "product")):
+    """The sync history, limited to the ``resource_types`` the caller may read."""
+    query = SyncAttempt.select().where(
+        (SyncAttempt.tenant == tenant_id) & SyncAttempt.resource_type.in_(list(resource_types))
+    )
     for name in ("resource_type", "marketplace", "status", "operation", "sku"):
         if args.get(name):
             query = query.where(getattr(SyncAttempt, name) == args[name])
@@ -399,7 +402,7 @@ def list_attempts(tenant_id, args):
         limit=args["limit"],
         cursor=args.get("cursor"),
         kind="sync_history",
-        scope=[tenant_id]
+        scope=[tenant_id, sorted(resource_types)]
         + [
             args.get(name)
             for name in ("resource_type", "marketplace", "status", "operation", "sku", "order_id")
