@@ -10,6 +10,7 @@ DEFAULTS = {
     "JWT_ISSUER": None,
     "JWT_AUDIENCE": None,
     "JWT_LEEWAY_SECONDS": 30,
+    "JWT_MAX_LIFETIME_SECONDS": 24 * 3600 + 60,  # exp - iat; the spec's 24 h and a minute
     "MAX_BODY_BYTES": 1024 * 1024,
     "TRUSTED_PROXIES": "",  # comma list of CIDRs whose X-Forwarded-For is believed
     # How long a process keeps an API key row. Changes are seen at once all the same: every
@@ -37,6 +38,7 @@ DEFAULTS = {
 
 _INT_KEYS = {
     "JWT_LEEWAY_SECONDS",
+    "JWT_MAX_LIFETIME_SECONDS",
     "MAX_BODY_BYTES",
     "JOB_QUEUE_CAPACITY",
     "WORKER_LEASE_SECONDS",

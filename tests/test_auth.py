@@ -343,3 +343,14 @@ def test_a_refused_request_changes_nothing_whatever_its_body(client, tenant):
         response = client.post(LIST, json=body, headers=headers)
         assert response.status_code == 403
     assert snapshot() == before
+
+
+@pytest.mark.parametrize("forwarded", ["not-an-address", "203.0.113.7, garbage", "999.1.1.1"])
+def test_an_unparsable_x_forwarded_for_is_denied_not_taken_for_the_proxy(make_app, forwarded):
+    # the allowlist holds the proxy's own address: falling back to it would let anyone in
+    client = make_app(TRUSTED_PROXIES="127.0.0.1/32").test_client()
+    tenant = make_tenant()
+    _, secret = make_key(tenant, allowed_ips=["127.0.0.0/8"])
+    headers = {**auth_headers(tenant, secret), "X-Forwarded-For": forwarded}
+    assert_refused(client, "POST", LIST, headers, 403, "IP_NOT_ALLOWED", json=product_body("X"))
+    assert create(client, auth_headers(tenant, secret), "XFF-OK").status_code == 201

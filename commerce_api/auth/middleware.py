@@ -102,7 +102,10 @@ def _fetch_tenant_state(tenant_id):
 
 
 def client_ip():
-    """The peer address; X-Forwarded-For only from a declared trusted proxy."""
+    """The peer address; X-Forwarded-For only from a declared trusted proxy.
+
+    An X-Forwarded-For from a trusted proxy that cannot be parsed gives None: the caller
+    is unknown, and an IP allowlist then denies (never the proxy's own address)."""
     remote = request.remote_addr or "0.0.0.0"
     trusted = current_app.extensions["commerce"]["trusted_proxies"]
     if not trusted:
@@ -118,7 +121,7 @@ def client_ip():
                 return address
         return chain[0]
     except ValueError:
-        return remote
+        return None
 
 
 def _tenant_header():
@@ -157,14 +160,15 @@ def _authenticate_key(token, config):
     if row["tenant_id"] != tenant_id:
         raise ApiError("TENANT_ACCESS_DENIED")
     if row["networks"] is not None:
+        address = client_ip()
         try:
-            ip = ipaddress.ip_address(client_ip())
+            ip = ipaddress.ip_address(address) if address is not None else None
         except ValueError:
             ip = None
         if ip is not None and ip.version == 6 and ip.ipv4_mapped:
             ip = ip.ipv4_mapped  # an IPv4 peer on a dual-stack socket
         if ip is None or not any(ip in net for net in row["networks"]):
-            raise ApiError("IP_NOT_ALLOWED", details={"ip": client_ip()})
+            raise ApiError("IP_NOT_ALLOWED", details={"ip": address})
     return AuthContext(
         tenant_id=tenant_id,
         plan=state[0],
