@@ -12,6 +12,8 @@ DEFAULTS = {
     "JWT_LEEWAY_SECONDS": 30,
     "JWT_MAX_LIFETIME_SECONDS": 24 * 3600 + 60,  # exp - iat; the spec's 24 h and a minute
     "MAX_BODY_BYTES": 1024 * 1024,
+    # Encrypts marketplace API tokens at rest (commerce_api/crypto.py); unset: a key file.
+    "SECRET_KEY": None,
     "TRUSTED_PROXIES": "",  # comma list of CIDRs whose X-Forwarded-For is believed
     # How long a process keeps an API key row. Changes are seen at once all the same: every
     # request reads the tenant's auth_version, and a changed one drops the cached row.

@@ -61,16 +61,23 @@ def is_postgres(database=None):
     return isinstance(database, peewee.PostgresqlDatabase)
 
 
+def sqlite_path(url):
+    """The file of a ``sqlite:///`` URL (":memory:" for none), or None for another engine."""
+    parsed = urlparse(url)
+    if parsed.scheme != "sqlite":
+        return None
+    path = unquote(parsed.path)
+    # sqlite:///relative/file.db and sqlite:////absolute/file.db, as SQLAlchemy spells them
+    path = path[1:] if path.startswith("/") else path
+    return ":memory:" if path in ("", ":memory:") else path
+
+
 def make_database(url):
     """Build (not connect) a peewee Database for a ``sqlite:///`` or ``postgresql://`` URL."""
     parsed = urlparse(url)
     if parsed.scheme == "sqlite":
-        path = unquote(parsed.path)
-        # sqlite:///relative/file.db and sqlite:////absolute/file.db, as SQLAlchemy spells them
-        path = path[1:] if path.startswith("/") else path
-        if path in ("", ":memory:"):
-            path = ":memory:"
-        else:
+        path = sqlite_path(url)
+        if path != ":memory:":
             directory = os.path.dirname(os.path.abspath(path))
             os.makedirs(directory, exist_ok=True)
         database = peewee.SqliteDatabase(path, pragmas=SQLITE_PRAGMAS, check_same_thread=False)

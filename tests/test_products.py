@@ -1081,3 +1081,19 @@ def test_repeated_search_words_count_once(client, headers):
     response = client.get("/api/products", query_string={"search": "mug " * 45}, headers=headers)
     assert response.status_code == 200
     assert [p["sku"] for p in response.get_json()["data"]] == ["MUG-1"]
+
+
+@pytest.mark.parametrize("sku", ["bulk", "warehouses", ".", ".."])
+def test_skus_that_are_fixed_path_segments_are_refused(client, headers, sku):
+    response = client.post("/api/products", json={"sku": sku, "title": "X"}, headers=headers)
+    assert response.status_code == 422
+    assert "sku" in response.get_json()["error"]["details"]["fields"]
+    assert client.get("/api/products", headers=headers).get_json()["meta"]["total"] == 0
+
+
+@pytest.mark.parametrize("sku", ["Bulk", "bulk-1", "warehouses.2", "...", "a.b"])
+def test_skus_near_the_reserved_ones_are_fine(client, headers, sku):
+    response = client.post("/api/products", json={"sku": sku, "title": "X"}, headers=headers)
+    assert response.status_code == 201, response.get_json()
+    assert client.get(f"/api/products/{sku}", headers=headers).status_code == 200
+    assert client.get(f"/api/inventory/{sku}", headers=headers).status_code in (200, 404)
