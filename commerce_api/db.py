@@ -32,7 +32,12 @@ class BaseModel(peewee.Model):
 
 
 class MoneyField(peewee.DecimalField):
-    """A decimal with two places; never a float in storage."""
+    """A decimal with two places, rounded half up; never a float in storage.
+
+    PostgreSQL stores NUMERIC(14, 2). SQLite has no decimal type (a DECIMAL column has
+    NUMERIC affinity and keeps 0.10 as the float 0.1), so there the column holds integer
+    cents: exact, and it still sorts and compares as money.
+    """
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("max_digits", 14)
@@ -40,6 +45,19 @@ class MoneyField(peewee.DecimalField):
         kwargs.setdefault("auto_round", True)
         kwargs.setdefault("rounding", ROUND_HALF_UP)
         super().__init__(*args, **kwargs)
+
+    def db_value(self, value):
+        value = super().db_value(value)  # a Decimal with two places (auto_round)
+        if value is None or is_postgres():
+            return value
+        return int(value.scaleb(2))
+
+    def python_value(self, value):
+        if value is None:
+            return None
+        if isinstance(value, int) and not is_postgres():
+            return Decimal(value).scaleb(-2)
+        return super().python_value(value)
 
 
 class JSONField(peewee.TextField):
