@@ -10,9 +10,14 @@ DEFAULTS = {
     "JWT_ISSUER": None,
     "JWT_AUDIENCE": None,
     "JWT_LEEWAY_SECONDS": 30,
+    "JWT_MAX_LIFETIME_SECONDS": 24 * 3600 + 60,  # exp - iat; the spec's 24 h and a minute
     "MAX_BODY_BYTES": 1024 * 1024,
+    # Encrypts marketplace API tokens at rest (commerce_api/crypto.py); unset: a key file.
+    "SECRET_KEY": None,
     "TRUSTED_PROXIES": "",  # comma list of CIDRs whose X-Forwarded-For is believed
-    "AUTH_CACHE_SECONDS": 5,  # API key rows are cached this long; revocation waits at most this
+    # How long a process keeps an API key row. Changes are seen at once all the same: every
+    # request reads the tenant's auth_version, and a changed one drops the cached row.
+    "AUTH_CACHE_SECONDS": 300,
     "REDIS_URL": None,
     "RATE_LIMIT_ENABLED": True,
     "RATE_LIMIT_KEY_PREFIX": "commerce:rl",  # Redis keys of the rate-limit counters
@@ -55,6 +60,7 @@ DEFAULTS = {
 
 _INT_KEYS = {
     "JWT_LEEWAY_SECONDS",
+    "JWT_MAX_LIFETIME_SECONDS",
     "MAX_BODY_BYTES",
     "JOB_QUEUE_CAPACITY",
     "WORKER_LEASE_SECONDS",

@@ -32,7 +32,12 @@ class BaseModel(peewee.Model):
 
 
 class MoneyField(peewee.DecimalField):
-    """A decimal with two places; never a float in storage."""
+    """A decimal with two places, rounded half up; never a float in storage.
+
+    PostgreSQL stores NUMERIC(14, 2). SQLite has no decimal type (a DECIMAL column has
+    NUMERIC affinity and keeps 0.10 as the float 0.1), so there the column holds integer
+    cents: exact, and it still sorts and compares as money.
+    """
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("max_digits", 14)
@@ -40,6 +45,19 @@ class MoneyField(peewee.DecimalField):
         kwargs.setdefault("auto_round", True)
         kwargs.setdefault("rounding", ROUND_HALF_UP)
         super().__init__(*args, **kwargs)
+
+    def db_value(self, value):
+        value = super().db_value(value)  # a Decimal with two places (auto_round)
+        if value is None or is_postgres():
+            return value
+        return int(value.scaleb(2))
+
+    def python_value(self, value):
+        if value is None:
+            return None
+        if isinstance(value, int) and not is_postgres():
+            return Decimal(value).scaleb(-2)
+        return super().python_value(value)
 
 
 class JSONField(peewee.TextField):
@@ -61,16 +79,23 @@ def is_postgres(database=None):
     return isinstance(database, peewee.PostgresqlDatabase)
 
 
+def sqlite_path(url):
+    """The file of a ``sqlite:///`` URL (":memory:" for none), or None for another engine."""
+    parsed = urlparse(url)
+    if parsed.scheme != "sqlite":
+        return None
+    path = unquote(parsed.path)
+    # sqlite:///relative/file.db and sqlite:////absolute/file.db, as SQLAlchemy spells them
+    path = path[1:] if path.startswith("/") else path
+    return ":memory:" if path in ("", ":memory:") else path
+
+
 def make_database(url):
     """Build (not connect) a peewee Database for a ``sqlite:///`` or ``postgresql://`` URL."""
     parsed = urlparse(url)
     if parsed.scheme == "sqlite":
-        path = unquote(parsed.path)
-        # sqlite:///relative/file.db and sqlite:////absolute/file.db, as SQLAlchemy spells them
-        path = path[1:] if path.startswith("/") else path
-        if path in ("", ":memory:"):
-            path = ":memory:"
-        else:
+        path = sqlite_path(url)
+        if path != ":memory:":
             directory = os.path.dirname(os.path.abspath(path))
             os.makedirs(directory, exist_ok=True)
         database = peewee.SqliteDatabase(path, pragmas=SQLITE_PRAGMAS, check_same_thread=False)

@@ -76,7 +76,6 @@ def app(_session_app):
     with db.connection_context():
         dbutil.truncate_all()
     middleware.key_cache.clear()
-    middleware.tenant_cache.clear()
     yield _session_app
 
 

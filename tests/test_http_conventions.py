@@ -702,3 +702,14 @@ def test_any_sku_in_a_path_gets_a_clean_answer(client, headers, sku):
     path = "/api/products/" + quote(sku, safe="")
     for method, kwargs in (("GET", {}), ("PATCH", {"json": {}}), ("DELETE", {})):
         _assert_clean(client.open(path, method=method, headers=headers, **kwargs))
+
+
+def test_json_output_never_carries_nan_or_infinity():
+    import math
+
+    from commerce_api.http.envelope import dumps
+
+    for bad in (math.nan, math.inf, -math.inf):
+        with pytest.raises(ValueError):
+            dumps({"price": bad})
+    assert dumps({"price": 1.5}) == '{"price":1.5}'

@@ -309,3 +309,29 @@ def test_missing_scope(client, jwt_keys, tenant, scope, method, required):
 def test_read_scope_token_reads(client, jwt_keys, tenant):
     value = token(jwt_keys, tenant.id, alg="ES256", scope="products:read")
     assert client.get(LIST, headers=bearer(value, tenant.id)).status_code == 200
+
+
+def test_a_token_without_iat_is_refused(client, jwt_keys, tenant):
+    headers = bearer(token(jwt_keys, tenant.id, iat=None), tenant.id)
+    unauthenticated(client, headers, "missing_claim")
+
+
+@pytest.mark.parametrize(
+    ("lifetime", "accepted"), [(3600, True), (86400, True), (86460, True), (86461, False)]
+)
+def test_tokens_live_at_most_a_day(client, jwt_keys, tenant, lifetime, accepted):
+    now = int(time.time())
+    headers = bearer(token(jwt_keys, tenant.id, iat=now - 10, exp=now - 10 + lifetime), tenant.id)
+    if accepted:
+        assert client.get(LIST, headers=headers).status_code == 200
+    else:
+        unauthenticated(client, headers, "lifetime_too_long")
+
+
+def test_the_lifetime_limit_is_configurable(make_app, jwt_keys, tenant):
+    client = make_app(JWT_MAX_LIFETIME_SECONDS=600).test_client()
+    now = int(time.time())
+    headers = bearer(token(jwt_keys, tenant.id, iat=now, exp=now + 601), tenant.id)
+    response = client.get(LIST, headers=headers)
+    assert response.status_code == 401
+    assert response.get_json()["error"]["details"]["reason"] == "lifetime_too_long"

@@ -160,33 +160,32 @@ def test_api_connections(client, headers, tenant):
     assert response.status_code == 422
     one = client.get(f"/api/marketplaces/{created['id']}", headers=headers)
     assert one.status_code == 200 and one.get_json()["data"] == created
-    # read with orders:read or products:read; connecting needs products:write
-    assert (
-        client.get(
-            "/api/marketplaces", headers=headers_for(tenant, scopes=["orders:read"])
-        ).status_code
-        == 200
-    )
-    assert (
-        client.get(
-            "/api/marketplaces", headers=headers_for(tenant, scopes=["products:read"])
-        ).status_code
-        == 200
-    )
-    response = client.get(
-        "/api/marketplaces", headers=headers_for(tenant, scopes=["inventory:read"])
-    )
-    assert response.status_code == 403
+    # connections have scopes of their own: marketplaces:read and marketplaces:write
+    read = headers_for(tenant, scopes=["marketplaces:read"])
+    assert client.get("/api/marketplaces", headers=read).status_code == 200
+    for scopes in (["orders:read"], ["products:read"], ["inventory:read"]):
+        response = client.get("/api/marketplaces", headers=headers_for(tenant, scopes=scopes))
+        assert response.status_code == 403
+        assert response.get_json()["error"]["details"]["required_scope"] == "marketplaces:read"
+    for scopes in (["products:write"], ["orders:write"], ["marketplaces:read"]):
+        response = client.post(
+            "/api/marketplaces",
+            json={"marketplace": "ebay", "connector": "sandbox"},
+            headers=headers_for(tenant, scopes=scopes),
+        )
+        assert response.status_code == 403
+        assert response.get_json()["error"]["details"]["required_scope"] == "marketplaces:write"
+    assert client.get("/api/marketplaces", headers=headers).get_json()["meta"]["total"] == 2
     response = client.post(
         "/api/marketplaces",
         json={"marketplace": "ebay", "connector": "sandbox"},
-        headers=headers_for(tenant, scopes=["orders:write"]),
+        headers=headers_for(tenant, scopes=["marketplaces:write"]),
     )
-    assert response.status_code == 403
-    assert response.get_json()["error"]["details"]["required_scope"] == "products:write"
+    assert response.status_code == 201
     # another tenant sees none of it
     other = headers_for()
     assert client.get("/api/marketplaces", headers=other).get_json()["data"] == []
+    assert client.get("/api/marketplaces", headers=headers).get_json()["meta"]["total"] == 3
     response = client.get(f"/api/marketplaces/{created['id']}", headers=other)
     assert (
         response.status_code == 404
@@ -219,6 +218,21 @@ def test_api_connections(client, headers, tenant):
         ),
         (
             {"marketplace": "ebay", "connector": "http", "base_url": "http://[::1]/"},
+            "VALIDATION_ERROR",
+            "base_url",
+        ),
+        (
+            {"marketplace": "ebay", "connector": "http", "base_url": "http://[::1"},
+            "VALIDATION_ERROR",
+            "base_url",
+        ),
+        (
+            {"marketplace": "ebay", "connector": "http", "base_url": "http://93.184.216.34:99999"},
+            "VALIDATION_ERROR",
+            "base_url",
+        ),
+        (
+            {"marketplace": "ebay", "connector": "http", "base_url": "https://u:p@93.184.216.34"},
             "VALIDATION_ERROR",
             "base_url",
         ),
@@ -523,3 +537,31 @@ def test_sync_history_list_filters_and_errors(client, headers, tenant, stocked):
         "/api/marketplaces/sync-history", headers=headers_for(tenant, scopes=["pricing:read"])
     )
     assert response.status_code == 403
+
+
+def test_sync_history_of_orders_needs_orders_read(client, headers, tenant, stocked):
+    connection = connect(tenant, "amazon", settings={"initial_orders": 2})
+    _pull(connection)
+    job_id = client.post("/api/products/MUG-1/sync", headers=headers).get_json()["data"]["job_id"]
+    run_job(job_id)
+    everything = client.get("/api/marketplaces/sync-history", headers=headers).get_json()
+    assert {h["resource_type"] for h in everything["data"]} == {"order", "product"}
+
+    def kinds(scopes, query=""):
+        response = client.get(
+            "/api/marketplaces/sync-history" + query, headers=headers_for(tenant, scopes=scopes)
+        )
+        return response.status_code, response.get_json()
+
+    status, body = kinds(["marketplaces:read", "products:read"])
+    assert status == 200 and {h["resource_type"] for h in body["data"]} == {"product"}
+    assert body["meta"]["total"] == 1
+    status, body = kinds(["marketplaces:read", "orders:read"])
+    assert status == 200 and {h["resource_type"] for h in body["data"]} == {"order"}
+    status, body = kinds(["marketplaces:read"])
+    assert status == 200 and body["data"] == [] and body["meta"]["total"] == 0
+    for query in ("?resource_type=order", "?order_id=ord_x"):
+        status, body = kinds(["marketplaces:read", "products:read"], query)
+        assert status == 403 and body["error"]["details"]["required_scope"] == "orders:read"
+    status, body = kinds(["products:read", "orders:read"])
+    assert status == 403 and body["error"]["details"]["required_scope"] == "marketplaces:read"

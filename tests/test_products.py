@@ -1060,3 +1060,40 @@ def test_concurrent_archives_write_one_archived_event(app, headers, monkeypatch)
     assert sorted(statuses) == [200, 204]
     assert len(events("product.archived")) == 1
     assert Product.get(Product.sku == "RACE").status == "archived"
+
+
+def test_a_search_of_many_words_is_refused_not_a_500(client, headers):
+    many = " ".join("abcdefghijklmnopqrstuvwxyz"[i % 26] + str(i) for i in range(75))[:200]
+    for search in (" ".join(["a"] * 75), " ".join("abcdefghijk"), many):
+        response = client.get("/api/products", query_string={"search": search}, headers=headers)
+        if len(set(search.split())) <= 10:
+            assert response.status_code == 200, search
+        else:
+            assert response.status_code == 422, search
+            assert "search" in response.get_json()["error"]["details"]["fields"]
+    letters = " ".join("abcdefghijklmnopqrstuvwxyz" * 3)  # 78 one-letter words
+    response = client.get("/api/products", query_string={"search": letters}, headers=headers)
+    assert response.status_code == 422
+
+
+def test_repeated_search_words_count_once(client, headers):
+    client.post("/api/products", json={"sku": "MUG-1", "title": "Blue mug"}, headers=headers)
+    response = client.get("/api/products", query_string={"search": "mug " * 45}, headers=headers)
+    assert response.status_code == 200
+    assert [p["sku"] for p in response.get_json()["data"]] == ["MUG-1"]
+
+
+@pytest.mark.parametrize("sku", ["bulk", "warehouses", ".", ".."])
+def test_skus_that_are_fixed_path_segments_are_refused(client, headers, sku):
+    response = client.post("/api/products", json={"sku": sku, "title": "X"}, headers=headers)
+    assert response.status_code == 422
+    assert "sku" in response.get_json()["error"]["details"]["fields"]
+    assert client.get("/api/products", headers=headers).get_json()["meta"]["total"] == 0
+
+
+@pytest.mark.parametrize("sku", ["Bulk", "bulk-1", "warehouses.2", "...", "a.b"])
+def test_skus_near_the_reserved_ones_are_fine(client, headers, sku):
+    response = client.post("/api/products", json={"sku": sku, "title": "X"}, headers=headers)
+    assert response.status_code == 201, response.get_json()
+    assert client.get(f"/api/products/{sku}", headers=headers).status_code == 200
+    assert client.get(f"/api/inventory/{sku}", headers=headers).status_code in (200, 404)

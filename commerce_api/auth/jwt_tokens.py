@@ -74,11 +74,11 @@ def decode_user_token(token, config):
         raise _unauthenticated("unsupported_algorithm", f"Algorithm {alg!r} is not accepted.")
     audience = config.get("JWT_AUDIENCE")
     issuer = config.get("JWT_ISSUER")
-    options = {"require": ["exp", "sub"], "verify_aud": bool(audience)}
+    options = {"require": ["exp", "iat", "sub"], "verify_aud": bool(audience)}
     last_error = _unauthenticated("invalid_signature", "The token signature is not valid.")
     for key in _candidate_keys(token, alg, config):
         try:
-            return jwt.decode(
+            claims = jwt.decode(
                 token,
                 key,
                 algorithms=[alg],
@@ -102,7 +102,20 @@ def decode_user_token(token, config):
         except jwt.PyJWTError as exc:
             last_error = _unauthenticated("invalid", str(exc))
             break
+        _check_lifetime(claims, config)
+        return claims
     raise last_error
+
+
+def _check_lifetime(claims, config):
+    """User tokens live 24 hours (SPEC): refuse one the identity provider made longer."""
+    lifetime = claims["exp"] - claims["iat"]
+    if lifetime > int(config.get("JWT_MAX_LIFETIME_SECONDS", 86460)):
+        raise _unauthenticated(
+            "lifetime_too_long",
+            f"The token is valid for {int(lifetime)} s, more than the "
+            f"{int(config.get('JWT_MAX_LIFETIME_SECONDS', 86460))} s allowed.",
+        )
 
 
 def clear_caches():

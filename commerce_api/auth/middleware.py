@@ -58,7 +58,6 @@ class _TTLCache:
 
 
 key_cache = _TTLCache()
-tenant_cache = _TTLCache()
 _MISSING = ("missing",)
 MAX_CREATED_BY = 200  # the narrowest created_by column (jobs)
 
@@ -71,7 +70,7 @@ def _fetch_key(key_hash):
     p = db.param
     cursor = db.execute_sql(
         "SELECT k.id, k.tenant_id, k.scopes, k.allowed_ips, k.expires_at, k.revoked_at,"
-        " k.rate_limit_per_minute, k.rate_limit_per_hour, t.plan"
+        " k.rate_limit_per_minute, k.rate_limit_per_hour, t.auth_version"
         f" FROM api_key k JOIN tenant t ON t.id = k.tenant_id WHERE k.key_hash = {p}",
         (key_hash,),
     )
@@ -89,18 +88,25 @@ def _fetch_key(key_hash):
         "revoked_at": row[5],
         "rate_limit_per_minute": row[6],
         "rate_limit_per_hour": row[7],
-        "plan": row[8],
+        "auth_version": row[8],
     }
 
 
-def _fetch_tenant_plan(tenant_id):
-    cursor = db.execute_sql(f"SELECT plan FROM tenant WHERE id = {db.param}", (tenant_id,))
+def _fetch_tenant_state(tenant_id):
+    """``(plan, auth_version)`` of the tenant, read on every request (one primary-key read):
+    plan changes, revocations and key changes are in force from the very next request."""
+    cursor = db.execute_sql(
+        f"SELECT plan, auth_version FROM tenant WHERE id = {db.param}", (tenant_id,)
+    )
     row = cursor.fetchone()
-    return row[0] if row else _MISSING
+    return row if row else _MISSING
 
 
 def client_ip():
-    """The peer address; X-Forwarded-For only from a declared trusted proxy."""
+    """The peer address; X-Forwarded-For only from a declared trusted proxy.
+
+    An X-Forwarded-For from a trusted proxy that cannot be parsed gives None: the caller
+    is unknown, and an IP allowlist then denies (never the proxy's own address)."""
     remote = request.remote_addr or "0.0.0.0"
     trusted = current_app.extensions["commerce"]["trusted_proxies"]
     if not trusted:
@@ -116,7 +122,7 @@ def client_ip():
                 return address
         return chain[0]
     except ValueError:
-        return remote
+        return None
 
 
 def _tenant_header():
@@ -137,6 +143,14 @@ def _authenticate_key(token, config):
         key_cache.put(key_hash, row, config["AUTH_CACHE_SECONDS"])
     if row is _MISSING:
         raise _unauthenticated("invalid", "The API key is not valid.")
+    state = _fetch_tenant_state(row["tenant_id"])
+    if state is not _MISSING and state[1] != row["auth_version"]:
+        row = _fetch_key(key_hash)  # the tenant's keys changed since we cached this one
+        key_cache.put(key_hash, row, config["AUTH_CACHE_SECONDS"])
+        if row is _MISSING:
+            raise _unauthenticated("invalid", "The API key is not valid.")
+    if state is _MISSING:
+        raise _unauthenticated("invalid", "The API key is not valid.")
     now = time.time() * 1000
     if row["revoked_at"] is not None:
         raise _unauthenticated("revoked", "The API key has been revoked.")
@@ -147,17 +161,18 @@ def _authenticate_key(token, config):
     if row["tenant_id"] != tenant_id:
         raise ApiError("TENANT_ACCESS_DENIED")
     if row["networks"] is not None:
+        address = client_ip()
         try:
-            ip = ipaddress.ip_address(client_ip())
+            ip = ipaddress.ip_address(address) if address is not None else None
         except ValueError:
             ip = None
         if ip is not None and ip.version == 6 and ip.ipv4_mapped:
             ip = ip.ipv4_mapped  # an IPv4 peer on a dual-stack socket
         if ip is None or not any(ip in net for net in row["networks"]):
-            raise ApiError("IP_NOT_ALLOWED", details={"ip": client_ip()})
+            raise ApiError("IP_NOT_ALLOWED", details={"ip": address})
     return AuthContext(
         tenant_id=tenant_id,
-        plan=row["plan"],
+        plan=state[0],
         kind="api_key",
         principal_id=row["id"],
         scopes=row["scopes"],
@@ -173,12 +188,10 @@ def _authenticate_user(token, config):
     tenants = claims.get("tenants") or []
     if not isinstance(tenants, list) or tenant_id not in [str(t).lower() for t in tenants]:
         raise ApiError("TENANT_ACCESS_DENIED")
-    plan = tenant_cache.get(tenant_id)
-    if plan is None:
-        plan = _fetch_tenant_plan(tenant_id)
-        tenant_cache.put(tenant_id, plan, config["AUTH_CACHE_SECONDS"])
-    if plan is _MISSING:
+    state = _fetch_tenant_state(tenant_id)
+    if state is _MISSING:
         raise ApiError("TENANT_ACCESS_DENIED")
+    plan = state[0]
     scope_claim = claims.get("scope") or ""
     scopes = frozenset(scope_claim.split()) if isinstance(scope_claim, str) else frozenset()
     scopes -= {ALL_SCOPES}  # only API keys may hold "all"

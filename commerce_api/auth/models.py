@@ -18,6 +18,8 @@ SCOPES = (
     "pricing:write",
     "ai-jobs:read",
     "ai-jobs:write",
+    "marketplaces:read",
+    "marketplaces:write",
     "webhooks:read",
     "webhooks:write",
 )
@@ -30,6 +32,10 @@ class Tenant(BaseModel):
     id = CharField(primary_key=True, max_length=36)  # a UUID, as X-Tenant-ID carries it
     name = CharField(max_length=200)
     plan = CharField(max_length=20, default="starter")
+    # Bumped with every change to the tenant's keys or plan, in the same transaction: each
+    # request reads it (one primary-key read), so a process's cached key row is dropped
+    # the moment it is out of date, on every process and host.
+    auth_version = IntegerField(default=0)
     created_at = BigIntegerField(default=now_ms)
 
 

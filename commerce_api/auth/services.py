@@ -48,11 +48,21 @@ def create_tenant(name, plan="starter", tenant_id=None):
     return tenant
 
 
+def _bump_auth_version(tenant_id):
+    """Make every process drop what it cached of the tenant's keys (call in the change's
+    transaction)."""
+    Tenant.update(auth_version=Tenant.auth_version + 1).where(Tenant.id == tenant_id).execute()
+
+
 def set_plan(tenant_id, plan):
     if plan not in PLANS:
         raise validation_error({"plan": [f"Must be one of {', '.join(PLANS)}."]})
     with write_transaction():
-        updated = Tenant.update(plan=plan).where(Tenant.id == tenant_id).execute()
+        updated = (
+            Tenant.update(plan=plan, auth_version=Tenant.auth_version + 1)
+            .where(Tenant.id == tenant_id)
+            .execute()
+        )
     if not updated:
         raise ApiError("RESOURCE_NOT_FOUND", "The tenant does not exist.")
     return Tenant.get_by_id(tenant_id)
@@ -83,12 +93,7 @@ def create_key(
         raise validation_error(
             {"rate_limit": ["Per-key rate limit overrides need the enterprise plan."]}
         )
-    networks = []
-    for cidr in allowed_ips or []:
-        try:
-            networks.append(str(ipaddress.ip_network(cidr, strict=False)))
-        except ValueError:
-            raise validation_error({"allowed_ips": [f"Not a CIDR: {cidr}."]}) from None
+    networks = _networks(allowed_ips)
     secret = KEY_PREFIX + secrets.token_urlsafe(30)
     with write_transaction():
         key = ApiKey.create(
@@ -107,15 +112,55 @@ def create_key(
     return key, secret
 
 
+def _networks(allowed_ips):
+    networks = []
+    for cidr in allowed_ips or []:
+        try:
+            networks.append(str(ipaddress.ip_network(cidr, strict=False)))
+        except ValueError:
+            raise validation_error({"allowed_ips": [f"Not a CIDR: {cidr}."]}) from None
+    return networks
+
+
+def _get_key(key_id):
+    key = ApiKey.get_or_none(ApiKey.id == key_id)
+    if key is None:
+        raise ApiError("RESOURCE_NOT_FOUND", "The API key does not exist.")
+    return key
+
+
 def revoke_key(key_id):
+    """Revoke a key; every process refuses it from the next request on."""
+    key = _get_key(key_id)
     with write_transaction():
         updated = (
             ApiKey.update(revoked_at=now_ms())
             .where((ApiKey.id == key_id) & ApiKey.revoked_at.is_null())
             .execute()
         )
-    if not updated and not ApiKey.get_or_none(ApiKey.id == key_id):
-        raise ApiError("RESOURCE_NOT_FOUND", "The API key does not exist.")
+        if updated:
+            _bump_auth_version(key.tenant_id)
+    return ApiKey.get_by_id(key_id)
+
+
+_UNSET = object()
+
+
+def update_key(key_id, *, scopes=_UNSET, allowed_ips=_UNSET, expires_at=_UNSET):
+    """Change a key's scopes, IP allowlist (None: any address) or expiry (None: never);
+    in force on every process from the next request on."""
+    key = _get_key(key_id)
+    changes = {}
+    if scopes is not _UNSET:
+        changes["scopes"] = " ".join(scopes)
+    if allowed_ips is not _UNSET:
+        changes["allowed_ips"] = _networks(allowed_ips) or None
+    if expires_at is not _UNSET:
+        changes["expires_at"] = expires_at
+    if changes:
+        with write_transaction():
+            ApiKey.update(**changes).where(ApiKey.id == key_id).execute()
+            _bump_auth_version(key.tenant_id)
     return ApiKey.get_by_id(key_id)
 
 

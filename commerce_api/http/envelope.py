@@ -19,7 +19,10 @@ def _default(value):
 
 
 def dumps(payload):
-    return json.dumps(payload, default=_default, separators=(",", ":"), ensure_ascii=False)
+    # allow_nan=False: NaN and Infinity are not JSON; emitting them would break every client
+    return json.dumps(
+        payload, default=_default, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
 
 
 class JSONProvider(DefaultJSONProvider):
@@ -28,6 +31,7 @@ class JSONProvider(DefaultJSONProvider):
     def dumps(self, obj, **kwargs):
         kwargs.setdefault("default", _default)
         kwargs.setdefault("ensure_ascii", False)
+        kwargs.setdefault("allow_nan", False)
         return json.dumps(obj, **kwargs)
 
 

@@ -1,4 +1,9 @@
-"""Per-key rate limits, counted once for every process and host (the database, or Redis).
+"""Per-key rate limits, counted once for every process and host.
+
+Counters never slow the data they guard (DESIGN 4): on SQLite they live in a SQLite file of
+their own beside the database (``<database>-ratelimit``), so a counter write neither takes
+the main file's write lock nor invalidates what readers cached of it; on PostgreSQL in an
+UNLOGGED table of the database, or in Redis when ``COMMERCE_REDIS_URL`` is set.
 
 Each caller has two fixed windows aligned to the clock, the current minute and the current
 hour (the ``limits`` package's fixed-window model, with its ``RateLimitItem`` limits). One
@@ -17,9 +22,9 @@ from typing import NamedTuple
 
 from flask import current_app, g
 from limits import RateLimitItemPerHour, RateLimitItemPerMinute
-from peewee import BigIntegerField, CharField, DatabaseError, IntegerField
+from peewee import BigIntegerField, CharField, DatabaseError, IntegerField, SqliteDatabase
 
-from ..db import BaseModel, db
+from ..db import BaseModel, db, is_postgres
 from ..errors import ApiError
 
 log = logging.getLogger(__name__)
@@ -141,14 +146,15 @@ def _purge_sql(p):
 
 
 class DatabaseCounter:
-    """Counters in the ``rate_limit_counter`` table: one UPSERT per request.
+    """Counters in a ``rate_limit_counter`` table: one UPSERT per request.
 
-    On SQLite the write lock is held for that one autocommit statement only; on PostgreSQL
-    the table is UNLOGGED (counters are worth nothing after a crash), so the commit does not
-    wait for a WAL flush.
+    ``database`` is the app's (PostgreSQL: the table is UNLOGGED, counters are worth nothing
+    after a crash, so the commit does not wait for a WAL flush), or the counters' own SQLite
+    file (``SqliteFileCounter``).
     """
 
-    def __init__(self):
+    def __init__(self, database=db):
+        self.database = database
         self._sql = {p: (_acquire_sql(p), _read_sql(p), _purge_sql(p)) for p in ("?", "%s")}
         self._next_purge = 0.0
         self._prepared = weakref.WeakSet()  # PostgreSQL connections holding _PG_PREPARE
@@ -160,19 +166,20 @@ class DatabaseCounter:
         Returns ``(allowed, ((minute_window, count), (hour_window, count)))``: the counts
         after this request when allowed, else the current ones.
         """
-        acquire, read, purge = self._sql[db.param]
+        database = self.database
+        acquire, read, purge = self._sql[database.param]
         minute, hour = windows
         params = (key, minute, hour, amounts[0], amounts[1])
         if acquire is self._sql["%s"][0] and self._use_prepared:
             rows = self._execute_prepared(acquire, params)
         else:
-            rows = db.execute_sql(acquire, params).fetchall()
+            rows = database.execute_sql(acquire, params).fetchall()
         if rows:
             row = rows[0]
             if time.monotonic() >= self._next_purge:
                 self._purge(purge, hour)
             return True, ((row[0], row[1]), (row[2], row[3]))
-        rows = db.execute_sql(read, (key,)).fetchall()
+        rows = database.execute_sql(read, (key,)).fetchall()
         if not rows:  # deleted by a purge in between: nothing counted
             return False, ((minute, 0), (hour, 0))
         row = rows[0]
@@ -202,7 +209,31 @@ class DatabaseCounter:
     def _purge(self, sql, hour):
         self._next_purge = time.monotonic() + PURGE_INTERVAL_SECONDS
         # rows untouched since before the previous hour hold no live count
-        db.execute_sql(sql, (hour - 1,))
+        self.database.execute_sql(sql, (hour - 1,))
+
+
+class SqliteFileCounter(DatabaseCounter):
+    """Counters in a SQLite file of their own, shared by every process on the machine.
+
+    Each thread keeps its own connection (peewee's). ``synchronous=OFF``: a counter lost to
+    a power cut costs nothing, and a counter write then never waits for the disk.
+    """
+
+    def __init__(self, path):
+        database = SqliteDatabase(
+            path,
+            pragmas={"journal_mode": "wal", "synchronous": "off", "busy_timeout": 15000},
+            check_same_thread=False,
+        )
+        super().__init__(database)
+        self.path = path
+        database.execute_sql(
+            "CREATE TABLE IF NOT EXISTS rate_limit_counter ("
+            " counter_key VARCHAR(255) NOT NULL PRIMARY KEY, minute_window BIGINT NOT NULL,"
+            " minute_count INTEGER NOT NULL, hour_window BIGINT NOT NULL,"
+            " hour_count INTEGER NOT NULL) WITHOUT ROWID"
+        )
+        database.close()  # threads (and forked workers) open their own
 
 
 _REDIS_ACQUIRE = """
@@ -347,8 +378,11 @@ def init_app(app):
     if not app.config.get("RATE_LIMIT_ENABLED"):
         return
     url = app.config.get("REDIS_URL")
+    path = getattr(app.extensions["commerce"]["database"], "database", None)
     if url:
         counter = RedisCounter(url, app.config.get("RATE_LIMIT_KEY_PREFIX") or "commerce:rl")
-    else:
+    elif is_postgres(app.extensions["commerce"]["database"]) or path in (None, ":memory:"):
         counter = DatabaseCounter()
+    else:
+        counter = SqliteFileCounter(f"{path}-ratelimit")
     app.extensions["commerce"]["rate_limiter"] = RateLimiter(counter)

@@ -11,6 +11,7 @@ from peewee import (
 )
 
 from ..auth.models import Tenant
+from ..crypto import EncryptedTextField
 from ..db import BaseModel, JSONField
 from ..timeutil import now_ms
 
@@ -27,7 +28,7 @@ class MarketplaceConnection(BaseModel):
     marketplace = CharField(max_length=64)
     connector = CharField(max_length=16)
     base_url = CharField(max_length=2048, null=True)
-    api_token = TextField(null=True)  # sent to the http marketplace; never shown
+    api_token = EncryptedTextField(null=True)  # sent to the http marketplace; never shown
     # Connections made by the operator (CLI) may target private or loopback addresses;
     # those made through the API may not (a tenant must not reach our internal network).
     allow_private = BooleanField(default=False)

@@ -1,9 +1,12 @@
 """Marketplace connections API: /api/marketplaces."""
 
+import functools
+
 from flask import g
 from flask.views import MethodView
 
 from ..auth.middleware import require_scope
+from ..errors import ApiError
 from ..http.blueprint import Blueprint
 from ..http.envelope import list_page, one
 from . import services
@@ -23,12 +26,14 @@ blp = Blueprint(
     description="The tenant's marketplace connections and the sync history.",
 )
 
-READ_SCOPES = ("orders:read", "products:read")
+# Sync-history entries tell of orders (carriers, tracking numbers) or of products: each kind
+# is shown only to a caller that may read that resource.
+HISTORY_SCOPES = {"order": "orders:read", "product": "products:read"}
 
 
 @blp.route("")
 class MarketplaceViews(MethodView):
-    @require_scope(*READ_SCOPES)
+    @require_scope("marketplaces:read")
     @blp.arguments(ConnectionListArgsSchema, location="query")
     @blp.response(200, ConnectionListSchema)
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
@@ -38,7 +43,7 @@ class MarketplaceViews(MethodView):
             args, services.CONNECTION_FIELDS, services.list_connections, g.auth.tenant_id
         )
 
-    @require_scope("products:write")
+    @require_scope("marketplaces:write")
     @blp.arguments(ConnectionCreateSchema)
     @blp.response(201, ConnectionEnvelopeSchema)
     @blp.errors("MARKETPLACE_ALREADY_CONNECTED", body=True)
@@ -60,18 +65,31 @@ class MarketplaceViews(MethodView):
 
 @blp.route("/sync-history")
 class SyncHistoryViews(MethodView):
-    @require_scope(*READ_SCOPES)
+    @require_scope("marketplaces:read")
     @blp.arguments(SyncHistoryArgsSchema, location="query")
     @blp.response(200, SyncHistoryListSchema)
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
-        """List exchanges with the marketplaces (pushes and received orders)"""
-        return list_page(args, services.ATTEMPT_FIELDS, services.list_attempts, g.auth.tenant_id)
+        """List exchanges with the marketplaces (pushes and received orders)
+
+        Needs `marketplaces:read`; entries about orders are listed only with `orders:read`
+        as well, entries about products only with `products:read`.
+        """
+        wanted = args.get("resource_type") or ("order" if args.get("order_id") else None)
+        if wanted and not g.auth.has_scope(HISTORY_SCOPES[wanted]):
+            raise ApiError(
+                "INSUFFICIENT_SCOPE",
+                f"Sync history of {wanted}s needs the {HISTORY_SCOPES[wanted]} scope.",
+                details={"required_scope": HISTORY_SCOPES[wanted]},
+            )
+        visible = [kind for kind, scope in HISTORY_SCOPES.items() if g.auth.has_scope(scope)]
+        list_visible = functools.partial(services.list_attempts, resource_types=visible)
+        return list_page(args, services.ATTEMPT_FIELDS, list_visible, g.auth.tenant_id)
 
 
 @blp.route("/<string:connection_id>")
 class MarketplaceByIdViews(MethodView):
-    @require_scope(*READ_SCOPES)
+    @require_scope("marketplaces:read")
     @blp.response(200, ConnectionEnvelopeSchema)
     @blp.errors("CONNECTION_NOT_FOUND")
     def get(self, connection_id):

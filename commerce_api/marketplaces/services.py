@@ -76,7 +76,15 @@ def serialize_connection(connection):
 
 
 def _check_base_url(base_url, allow_private):
-    parsed = urlparse(base_url)
+    try:
+        parsed = urlparse(base_url)
+        parsed.port  # noqa: B018 (raises ValueError for a port out of range)
+    except ValueError:  # e.g. "http://[::1": an unclosed IPv6 literal
+        raise validation_error({"base_url": ["Not a valid URL."]}) from None
+    if parsed.username is not None or parsed.password is not None:
+        raise validation_error(
+            {"base_url": ["Credentials in the URL are refused; use the api_token."]}
+        )
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise validation_error({"base_url": ["An http(s) URL with a host is required."]})
     if parsed.query or parsed.fragment:
@@ -342,8 +350,11 @@ def attempts_for(tenant_id, resource_type, resource_id, limit=50):
     return [serialize_attempt(row) for row in rows]
 
 
-def list_attempts(tenant_id, args):
-    query = SyncAttempt.select().where(SyncAttempt.tenant == tenant_id)
+def list_attempts(tenant_id, args, resource_types=("order", "product")):
+    """The sync history, limited to the ``resource_types`` the caller may read."""
+    query = SyncAttempt.select().where(
+        (SyncAttempt.tenant == tenant_id) & SyncAttempt.resource_type.in_(list(resource_types))
+    )
     names = ("resource_type", "marketplace", "status", "operation", "sku")
     query = filter_equal(query, SyncAttempt, args, names)
     if args.get("order_id"):
@@ -356,7 +367,7 @@ def list_attempts(tenant_id, args):
         sort_field=SyncAttempt.created_at,
         tiebreak=SyncAttempt.id,
         kind="sync_history",
-        scope=[tenant_id]
+        scope=[tenant_id, sorted(resource_types)]
         + [
             args.get(name)
             for name in ("resource_type", "marketplace", "status", "operation", "sku", "order_id")

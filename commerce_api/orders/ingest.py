@@ -11,7 +11,7 @@ import marshmallow as ma
 from peewee import IntegrityError
 from ulid import ULID
 
-from ..db import for_update, row_getter, write_transaction
+from ..db import for_update, quantize_money, row_getter, write_transaction
 from ..errors import ApiError, validation_error
 from ..events import emit
 from ..ids import new_id
@@ -31,7 +31,6 @@ IGNORED_IMPORT_FIELDS = (
     "cancellation",
     "sync_history",
 )
-CENTS = Decimal("0.01")
 _import_schema = ImportOrderSchema()
 
 
@@ -52,10 +51,10 @@ def validate_incoming(raw):
         quantity = line["quantity"]
         unit_price, line_total = line.get("unit_price"), line.get("line_total")
         if unit_price is None and line_total is not None:
-            unit_price = (line_total / quantity).quantize(CENTS)
+            unit_price = quantize_money(line_total / quantity)
         unit_price = unit_price if unit_price is not None else Decimal("0.00")
         if line_total is None:
-            line_total = (unit_price * quantity).quantize(CENTS)
+            line_total = quantize_money(unit_price * quantity)
         lines.append(
             {
                 "position": position,
@@ -230,8 +229,8 @@ def _same_lines(current, incoming):
             get("sku"),
             get("title"),
             get("quantity"),
-            Decimal(get("unit_price")).quantize(CENTS),
-            Decimal(get("line_total")).quantize(CENTS),
+            quantize_money(get("unit_price")),
+            quantize_money(get("line_total")),
         )
 
     return [key(line) for line in current] == [key(line) for line in incoming]
@@ -288,7 +287,7 @@ def _follow_details(order, data, was_open, changes):
             lines = _line_rows(order, data["line_items"])
             OrderLine.bulk_create(lines)
             changes["line_items"] = True
-    if Decimal(order.total_amount).quantize(CENTS) != data["total_amount"].quantize(CENTS):
+    if quantize_money(order.total_amount) != quantize_money(data["total_amount"]):
         changes["total_amount"] = data["total_amount"]
     if data["currency"] != order.currency:
         changes["currency"] = data["currency"]

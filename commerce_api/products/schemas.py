@@ -7,8 +7,13 @@ import marshmallow as ma
 from ..http.lists import FieldsArgsSchema, ListArgsSchema, envelope_schema, list_schema
 from ..http.schemas import BulkErrorSchema, StrictDecimal
 from .models import PRODUCT_STATUSES
+from .services import MAX_SEARCH_WORDS, search_words
 
-SKU_PATTERN = r"^[A-Za-z0-9._-]{1,64}$"
+# A SKU is a path segment (/api/products/:sku, /api/inventory/:sku): it may not be one of
+# the fixed segments beside it, nor a dot segment that clients fold away.
+RESERVED_SKUS = ("bulk", "warehouses", ".", "..")
+SKU_PATTERN = r"^(?!(bulk|warehouses|\.|\.\.)$)[A-Za-z0-9._-]{1,64}$"
+SKU_RULE = "1-64 of A-Z a-z 0-9 . _ -, and not bulk, warehouses, . or .."
 MAX_WEIGHT_KG = Decimal("999999999.999")
 
 
@@ -45,7 +50,7 @@ class ProductWritableFields(_Strict):
 class ProductCreateSchema(ProductWritableFields):
     sku = ma.fields.String(
         required=True,
-        validate=ma.validate.Regexp(SKU_PATTERN, error="1-64 of A-Z a-z 0-9 . _ -"),
+        validate=ma.validate.Regexp(SKU_PATTERN, error=SKU_RULE),
     )
     title = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=500))
     status = ma.fields.String(load_default="draft", validate=ma.validate.OneOf(PRODUCT_STATUSES))
@@ -76,12 +81,23 @@ class SyncRequestSchema(_Strict):
     )
 
 
+def validate_search(text):
+    words = search_words(text)
+    if not words:
+        raise ma.ValidationError("Give at least one word.")
+    if len(words) > MAX_SEARCH_WORDS:
+        raise ma.ValidationError(f"At most {MAX_SEARCH_WORDS} distinct words.")
+
+
 class ProductListArgsSchema(ListArgsSchema):
     status = ma.fields.String(validate=ma.validate.OneOf(PRODUCT_STATUSES))
     marketplace = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
     search = ma.fields.String(
-        validate=ma.validate.Length(min=1, max=200),
-        metadata={"description": "Words matched against title, SKU and GTIN."},
+        validate=[ma.validate.Length(min=1, max=200), validate_search],
+        metadata={
+            "description": "Words matched against title, SKU and GTIN (all must match; "
+            f"at most {MAX_SEARCH_WORDS} distinct words)."
+        },
     )
     sort = ma.fields.String(
         load_default="created_at",

@@ -13,6 +13,15 @@ from ..pagination import paginate_args
 from ..timeutil import format_ms, now_ms
 from .models import Listing, Product
 
+# Each word adds a condition over three columns: bound them (SQLite's parser stack, and cost).
+MAX_SEARCH_WORDS = 10
+
+
+def search_words(text):
+    """The distinct words of a search, in order (a repeated word adds nothing)."""
+    return list(dict.fromkeys((text or "").split()))
+
+
 PRODUCT_FIELDS = (
     "id",
     "sku",
@@ -286,7 +295,7 @@ def list_products(tenant_id, args):
             (Listing.tenant == tenant_id) & (Listing.marketplace == args["marketplace"])
         )
         query = query.where(Product.id.in_(listed))
-    for term in (args.get("search") or "").split():
+    for term in search_words(args.get("search")):
         query = query.where(
             contains_text(Product.title, term)
             | contains_text(Product.sku, term)
