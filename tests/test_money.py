@@ -4,25 +4,39 @@ import importlib
 from decimal import Decimal
 
 import pytest
-from commerce_api.orders.ingest import upsert_order
 
-from commerce_api.db import MoneyField, db, is_postgres
+from commerce_api.db import BaseModel, MoneyField, db, is_postgres
+from commerce_api.orders.ingest import upsert_order
 from commerce_api.orders.models import Order, OrderLine
-from commerce_api.products.models import Listing, Product
 
 from .orders_support import order_body
 
-MONEY_COLUMNS = [
-    (model._meta.table_name, field.column_name)
-    for model in (Product, Listing, Order, OrderLine)
-    for field in model._meta.sorted_fields
-    if isinstance(field, MoneyField)
-]
+
+def _models(base=BaseModel):
+    for model in base.__subclasses__():
+        yield model
+        yield from _models(model)
 
 
-def test_every_money_column_is_a_money_field():
-    assert ("product", "cost_price") in MONEY_COLUMNS
-    assert len(MONEY_COLUMNS) >= 5
+def money_columns():
+    """Every money column of every table (the app has imported every domain's models;
+    abstract bases have no table)."""
+    tables = set(db.get_tables())
+    return sorted(
+        {
+            (model._meta.table_name, field.column_name)
+            for model in _models()
+            for field in model._meta.sorted_fields
+            if isinstance(field, MoneyField) and model._meta.table_name in tables
+        }
+    )
+
+
+def test_every_money_column_is_a_money_field(app):
+    MONEY_COLUMNS = money_columns()
+    assert {("product", "cost_price"), ("listing", "price")} <= set(MONEY_COLUMNS)
+    assert any(table == "pricing_recommendation" for table, _ in MONEY_COLUMNS)
+    assert len(MONEY_COLUMNS) >= 8
 
 
 @pytest.mark.skipif(
@@ -36,7 +50,7 @@ def test_sqlite_stores_integers_never_floats(client, headers, tenant):
         headers=headers,
     )
     upsert_order(tenant.id, order_body("M-1"), source="import")
-    for table, column in MONEY_COLUMNS:
+    for table, column in money_columns():
         kinds = {
             row[0] for row in db.execute_sql(f'SELECT typeof("{column}") FROM "{table}"').fetchall()
         }
@@ -119,3 +133,25 @@ def test_the_migration_turns_stored_floats_into_cents(client, headers):
     )
     product = client.get("/api/products/A", headers=headers).get_json()["data"]
     assert product["cost_price"] == 12.35
+
+
+@pytest.mark.skipif(
+    "postgres" in __import__("os").environ.get("COMMERCE_DATABASE_URL", ""),
+    reason="typeof() is SQLite's",
+)
+def test_every_money_column_holds_integers_after_the_demo(app, runner, tmp_path, monkeypatch):
+    """The demo writes products, listings, orders, offers and rules; a recalculation then
+    writes recommendations: no money column holds a float anywhere."""
+    from commerce_api.cli import cli
+
+    monkeypatch.setattr(app, "instance_path", str(tmp_path))
+    assert runner.invoke(cli, ["demo", "--json"]).exit_code == 0
+    filled = set()
+    for table, column in money_columns():
+        kinds = {
+            row[0] for row in db.execute_sql(f'SELECT typeof("{column}") FROM "{table}"').fetchall()
+        }
+        assert kinds <= {"integer", "null"}, (table, column, kinds)
+        if "integer" in kinds:
+            filled.add(table)
+    assert {"product", "listing", "order", "order_line", "competitor_price"} <= filled
