@@ -177,17 +177,19 @@ def quote(name):
     return f'"{name}"'
 
 
-def insert_statement(model, fields=None):
-    """``INSERT INTO <table> (<columns>) VALUES (<params>)`` for ``fields`` (default:
-    every field of ``model``), built once per engine."""
-    fields = tuple(model._meta.sorted_fields if fields is None else fields)
-
-    def build():
+def insert_statement(model, names=None):
+    """``INSERT INTO <table> (<columns>) VALUES (<params>)`` for the fields ``names`` (a
+    tuple; default: every field of ``model`` in its order), built once per engine."""
+    cache_key = (id(db.obj), model, names)  # no closure or call on the hot path
+    sql = _STATEMENTS.get(cache_key)
+    if sql is None:
+        meta = model._meta
+        fields = meta.sorted_fields if names is None else [meta.fields[n] for n in names]
         columns = ", ".join(quote(field.column_name) for field in fields)
         marks = ", ".join([db.param] * len(fields))
-        return f"INSERT INTO {quote(model._meta.table_name)} ({columns}) VALUES ({marks})"
-
-    return cached_statement(("insert", model, tuple(f.name for f in fields)), build)
+        sql = f"INSERT INTO {quote(meta.table_name)} ({columns}) VALUES ({marks})"
+        _STATEMENTS[cache_key] = sql
+    return sql
 
 
 def row_getter(row):

@@ -325,7 +325,7 @@ class StockLedger:
         if self.adjustments:
             fields = [Adjustment._meta.fields[name] for name in self.adjustments[0]]
             _executemany(
-                insert_statement(Adjustment, fields),
+                insert_statement(Adjustment, tuple(f.name for f in fields)),
                 [tuple(a[f.name] for f in fields) for a in self.adjustments],
             )
         summaries = [s for s in self.summaries.values() if s.dirty]
