@@ -13,13 +13,8 @@ import pytest
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 from commerce_api.analysis.reviews import Review
-from commerce_api.analysis.sentiment import (
-    ASPECTS,
-    PHRASES,
-    CommerceSentiment,
-    _split_top,
-    score_review,
-)
+from commerce_api.analysis.sentiment import ASPECTS, CommerceSentiment, score_review
+from commerce_api.analysis.sentiment_lexicon import PHRASES, _split_top
 from commerce_api.jobs.models import Job
 from commerce_api.marketplaces.base import MarketplaceUnavailable
 from commerce_api.marketplaces.models import MarketplaceConnection

@@ -1,7 +1,12 @@
-"""The commerce wording on top of VADER's lexicon: words, and phrases scored as one token.
+"""The commerce wording added to VADER: a lexicon, phrases turned into single tokens (with
+the index that says which phrase rules a text may trigger), and the aspect keyword lists.
 
-Data only; ``sentiment.py`` uses it. Valences are on VADER's scale (-4 to +4).
+Used by ``sentiment.py``; tuned on nothing but commerce usage (see docs/decisions.md).
 """
+
+import re
+
+ASPECTS = ("shipping", "quality", "size_fit", "value", "packaging", "service", "description")
 
 # Words ------------------------------------------------------------------------------------
 
@@ -238,3 +243,152 @@ PHRASES = (
         2.0,
     ),
 )
+PHRASE_LEXICON = {token: valence for _, token, valence in PHRASES}
+
+
+# Which phrase rules a text may trigger: every match of a rule contains a word starting with
+# one of the rule's keys (the first four letters of a word every match of a branch must
+# hold, else of each option of a group it must go through), so a text none of whose words
+# starts with a key skips that rule's regex. Common words make poor keys.
+_COMMON = frozenset(
+    ["the", "and", "was", "are", "for", "you", "your", "not", "its", "were", "has", "had"]
+    + ["did", "does", "one", "very", "really", "super", "just", "exactly", "great", "good"]
+)
+
+
+def _split_top(pattern):
+    """The top-level alternatives of a pattern."""
+    parts, depth, current, i = [], 0, "", 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            current += pattern[i : i + 2]
+            i += 2
+            continue
+        depth += char == "("
+        depth -= char == ")"
+        if char == "|" and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+        i += 1
+    return [*parts, current]
+
+
+def _items(branch):
+    """``[(kind, value, optional)]``: letters and other characters, and groups."""
+    items, i = [], 0
+    while i < len(branch):
+        char = branch[i]
+        if char == "(":
+            depth, j = 1, i + 1
+            while depth:
+                depth += branch[j] == "("
+                depth -= branch[j] == ")"
+                j += 1
+            inner = branch[i + 1 : j - 1]
+            inner = inner[2:] if inner.startswith("?:") else inner
+            items.append(["group", inner, False])
+            i = j
+        elif char == "\\":
+            items.append(["other", branch[i : i + 2], False])
+            i += 2
+        elif char in "?*":
+            items[-1][2] = True
+            i += 1
+        elif char == "+":
+            i += 1
+        else:
+            items.append(["letter" if char.isalpha() else "other", char, False])
+            i += 1
+    return items
+
+
+def _branch_keys(branch):
+    """Keys one of which any match of ``branch`` must hold at a word start, or None."""
+    items = _items(branch)
+    words, word, at_start = [], "", True
+    for kind, value, optional in items:
+        if kind == "letter" and not optional and (word or at_start):
+            word += value
+            continue
+        if word:
+            words.append(word)
+        word = ""
+        at_start = kind == "other" and value in (" ", "-")
+    if word:
+        words.append(word)
+    usable = [w for w in words if len(w) >= 3 and w not in _COMMON]
+    if usable:
+        return {max(usable, key=len)[:4]}
+    at_start = True
+    for kind, value, optional in items:
+        if kind == "group" and not optional and at_start:
+            keys = set()
+            for option in _split_top(value):
+                found = _branch_keys(option)
+                if found is None:
+                    break
+                keys |= found
+            else:
+                return keys
+        at_start = kind == "other" and value in (" ", "-")
+    return None
+
+
+def _keys(pattern):
+    keys = set()
+    for branch in _split_top(pattern):
+        found = _branch_keys(branch)
+        if found is None:  # no sure key: every literal of the branch is one
+            found = {f[:4] for f in re.findall(r"[a-z]{3,}", branch)}
+        keys |= found
+    return keys
+
+
+PHRASE_RULES = tuple(
+    (re.compile(rf"\b(?:{pattern})\b", re.IGNORECASE), token) for pattern, token, _ in PHRASES
+)
+PHRASE_INDEX = {}  # key -> indexes of the rules it may trigger
+for _index, (_pattern, _, _) in enumerate(PHRASES):
+    for _key in _keys(_pattern):
+        PHRASE_INDEX.setdefault(_key, set()).add(_index)
+WORD_RE = re.compile(r"[a-z]+")
+
+# Aspects are tagged from the words of a sentence (after the phrase pass, so phrase tokens
+# count too) and from a few two-word terms.
+ASPECT_WORDS = {
+    "shipping": "shipping shipped ships ship delivery delivered deliver arrive arrived arrival "
+    "courier dispatch dispatched postage tracking fastshipping slowshipping arrivedontime "
+    "arrivedlate neverarrived arriveddamaged",
+    "quality": "quality sturdy sturdier durable durability flimsy flimsier solid shoddy broke "
+    "broken break breaks cracked cracks crack chipped chipping material materials build built "
+    "stitching seam seams plastic defective faulty cheaply wellmade poorlymade cheapplastic "
+    "stopworking fellapart doesnotwork worksgreat holdsup leak leaks leaking leaky rusty rusted "
+    "wobbly peeling pilling well-made well-built lasts lasted flimsiness craftsmanship "
+    "malfunctioned unusable junk",
+    "size_fit": "size sizes sized sizing fit fits fitted fitting tight loose snug fitswell "
+    "toosmall smaller larger bigger length width dimensions",
+    "value": "price prices priced pricey pricing value worth money expensive cheap cheaper "
+    "bargain overpriced cost deal goodvalue wasteofmoney penny",
+    "packaging": "package packaged packaging packed packing box boxed boxes wrapped wrapping "
+    "parcel envelope wellpacked badlypacked crushed",
+    "service": "seller service support refund refunded replacement responded replied reply "
+    "response responsive unresponsive unhelpful helpful contacted communication",
+    "description": "described description picture pictures pictured photo photos image images "
+    "listing advertised color colour asdescribed nothinglikephoto misleading "
+    "wrongitem counterfeit fake knockoff knock-off",
+}
+ASPECT_BIGRAMS = {
+    "customer service": "service",
+    "bubble wrap": "packaging",
+    "as shown": "description",
+    "days early": "shipping",
+    "days late": "shipping",
+}
+BIGRAM_ENDS = frozenset(bigram.split()[1] for bigram in ASPECT_BIGRAMS)
+WORD_ASPECTS = {}
+for _aspect, _words in ASPECT_WORDS.items():
+    for _word in _words.split():
+        WORD_ASPECTS.setdefault(_word, set()).add(_aspect)
