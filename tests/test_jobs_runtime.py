@@ -731,3 +731,17 @@ def test_services_run_beside_the_runners_and_stop_with_the_worker(jobs_app):
         assert len(passes) >= 1 and not passes[0]
     finally:
         registry.SERVICES.pop("probe", None)
+
+
+def test_events_leave_out_a_huge_result_and_say_so(client, headers, jobs_app):
+    big = {"rows": ["x" * 100] * 1000}  # ~100 KB of JSON
+    register_handler("big", types.SimpleNamespace(run=lambda job, ctx: big))
+    register_handler("small", types.SimpleNamespace(run=lambda job, ctx: {"ok": 1}))
+    big_id = dispatch(client, headers, "big")["id"]
+    small_id = dispatch(client, headers, "small")["id"]
+    run_worker(jobs_app, concurrency=1)
+    (big_event,) = [e for e in job_events(big_id) if e.type == "ai_job.completed"]
+    assert big_event.data["result"] is None and big_event.data["result_omitted"] is True
+    assert get(client, headers, big_id)["result"] == big  # the API still has all of it
+    (small_event,) = [e for e in job_events(small_id) if e.type == "ai_job.completed"]
+    assert small_event.data["result"] == {"ok": 1} and "result_omitted" not in small_event.data

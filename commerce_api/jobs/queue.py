@@ -266,12 +266,28 @@ def prepare_completion(job, worker_id, result, now=None):
     return job, (Job.result.db_value(result), now, now, *fence), completed_event_row(job, now)
 
 
+# An event (and so every webhook delivery of it) carries a job's params and result up to
+# this size each; a larger one (10,000 scored reviews: megabytes) is left out and flagged,
+# and the receiver reads it with GET /api/ai-jobs/:id.
+EVENT_PAYLOAD_LIMIT = 64 * 1024
+
+
+def event_job(job):
+    """The job as its ``ai_job.*`` events carry it."""
+    data = serialize_job(job)
+    for name in ("params", "result"):
+        value = data.get(name)
+        encoded = json.dumps(value, default=str, separators=(",", ":")) if value else ""
+        if len(encoded) > EVENT_PAYLOAD_LIMIT:
+            data[name] = None
+            data[f"{name}_omitted"] = True
+    return data
+
+
 def completed_event_row(job, now):
     """The ``ai_job.completed`` outbox row, as parameters for ``events.write_events``
     (built before the transaction opens, so the write lock is held for the statements only)."""
-    return event_params(
-        job.tenant_id, "ai_job.completed", "ai_job", job.id, serialize_job(job), now
-    )
+    return event_params(job.tenant_id, "ai_job.completed", "ai_job", job.id, event_job(job), now)
 
 
 def _landed(prepared):
@@ -356,7 +372,7 @@ def record_failure(job, worker_id, code, message, retryable, details=None, now=N
             return None
         job.status, job.error, job.last_error, job.completed_at = "failed", error, error, now
         job.lease_expires_at = job.deadline_at = None
-        emit(job.tenant_id, "ai_job.failed", "ai_job", job.id, serialize_job(job))
+        emit(job.tenant_id, "ai_job.failed", "ai_job", job.id, event_job(job))
         cancel_batch_rest(job, "batch_predecessor_failed", now)
         return "failed"
     run_at = now + backoff_ms(job.attempts)
