@@ -433,10 +433,12 @@ def test_heartbeat_raises_job_lost_after_a_sweep(jobs_app, tenant):
             jobqueue.sweep_expired_leases()
         gate.release.set()
         wait_for(lambda: outcome.get("lost"))
+        with jobs_app.app_context():  # the retry (no backoff here) runs and completes
+            wait_for(lambda: job_row(job_id).status == "completed", timeout=20)
     finally:
         worker.stop()
         thread.join(15)
-    with jobs_app.app_context():  # the retry (no backoff here) ran and completed
+    with jobs_app.app_context():
         row = job_row(job_id)
         assert row.status == "completed" and row.attempts == 2
 
