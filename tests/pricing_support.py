@@ -1,9 +1,8 @@
 """Helpers of the pricing tests: a marketplace adapter on 127.0.0.1, listings, offers, jobs."""
 
 import json
-import threading
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -25,11 +24,12 @@ from commerce_api.timeutil import format_ms, now_ms
 
 from .factories import product_body
 from .jobs_support import run_worker
+from .servers import LocalHTTPServer
 
 HOUR_MS = 3_600_000
 
 
-class FakeMarketplace:
+class FakeMarketplace(LocalHTTPServer):
     """A marketplace adapter: ``offers[sku]`` answers GET /competitor-prices, ``modes[key]``
     (``products``, ``competitor-prices``) picks accept, reject, busy, error or garbage."""
 
@@ -107,19 +107,7 @@ class FakeMarketplace:
 
             do_GET = do_PUT = do_POST = _handle
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)
+        self.serve(Handler)
 
     def pushes(self):
         return [r for r in self.requests if r["method"] == "PUT"]

@@ -9,7 +9,9 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from http.server import ThreadingHTTPServer
 
 import requests
 
@@ -96,3 +98,30 @@ def start_command(args, database_url, **config):
         env=process_env(database_url, **config),
         start_new_session=True,
     )
+
+
+class LocalHTTPServer:
+    """A threaded HTTP server on a free 127.0.0.1 port for a test's fake peer (a marketplace
+    adapter, an LLM provider, a review source). Subclasses call ``self.serve(Handler)``;
+    ``with`` (or ``start``/``close``) runs and stops it."""
+
+    def serve(self, handler):
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()

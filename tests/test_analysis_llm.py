@@ -5,7 +5,7 @@ its position, the position-adjusted score, LLM_NOT_CONFIGURED."""
 import json
 import math
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -29,6 +29,7 @@ from commerce_api.jobs.models import Job
 
 from .factories import create_product
 from .jobs_support import dispatch, jobs_app, run_worker  # noqa: F401
+from .servers import LocalHTTPServer
 
 API_KEY = "sk-test-123"
 MUG_TITLE = "Enamel camping mug, white, 350 ml"
@@ -45,7 +46,7 @@ LIST_ANSWER = """Here are some great options:
 Any of these will serve you well."""
 
 
-class FakeProvider:
+class FakeProvider(LocalHTTPServer):
     """A scripted OpenAI-compatible server: records every request; answers from
     ``script`` (a list of ``(status, headers, body)``) first, then with ``answer(body)``."""
 
@@ -82,16 +83,9 @@ class FakeProvider:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
+        self.serve(Handler)
+        self.start()
+        self.base_url = f"{self.url}/v1"
 
 
 def _completion(model, text):

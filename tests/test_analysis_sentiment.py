@@ -3,9 +3,8 @@ the connectors' ``fetch_reviews``, and the ``review_sentiment`` job through HTTP
 in-process worker."""
 
 import json
-import threading
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -23,7 +22,7 @@ from commerce_api.marketplaces.registry import get_connector
 from . import jobs_support
 from .jobs_support import dispatch, run_worker
 from .orders_support import connect, make_products
-from .servers import free_port
+from .servers import LocalHTTPServer, free_port
 
 jobs_app = jobs_support.jobs_app  # the fixture
 
@@ -222,7 +221,7 @@ def test_scores_and_labels_are_in_range():
 # A marketplace adapter serving reviews ----------------------------------------------------
 
 
-class ReviewServer:
+class ReviewServer(LocalHTTPServer):
     """``GET /reviews`` on 127.0.0.1; ``answer`` is what it sends (or ``status``)."""
 
     def __init__(self):
@@ -247,14 +246,8 @@ class ReviewServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        self.serve(Handler)
+        self.start()
 
 
 @pytest.fixture

@@ -5,9 +5,8 @@ in the documented status, with nothing written but the attempt in the sync histo
 """
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -28,13 +27,13 @@ from .orders_support import (
     snapshot,
     stock_up,
 )
-from .servers import free_port
+from .servers import LocalHTTPServer, free_port
 
 READ_TIMEOUT = 0.4
 SLOW = 2.0  # how long the "slow" marketplace takes: well past the read time-out
 
 
-class FakeMarketplace:
+class FakeMarketplace(LocalHTTPServer):
     """A marketplace adapter on 127.0.0.1; ``modes[key]`` picks how it answers."""
 
     def __init__(self):
@@ -119,19 +118,7 @@ class FakeMarketplace:
 
             do_GET = do_POST = do_PUT = _handle
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)
+        self.serve(Handler)
 
 
 @pytest.fixture
