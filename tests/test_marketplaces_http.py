@@ -319,7 +319,9 @@ def _wire(external_id, **overrides):
 
 def test_pull_pages_through_orders_with_the_cursor(tenant, shop, marketplace):
     bad = _wire("BAD-1")
-    bad["line_items"][0]["quantity"] = -1
+    # valid in shape but for another marketplace: this order alone fails (an order that
+    # breaks the import shape makes the whole page unusable: test_marketplace_answers.py)
+    bad["marketplace"] = "amazon"
     marketplace.pages = {
         None: {
             "orders": [_wire("P-1"), _wire("P-2", status="confirmed")],

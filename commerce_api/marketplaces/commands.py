@@ -22,6 +22,41 @@ def _parse_settings(pairs):
     return settings
 
 
+MAX_TOKEN_LENGTH = 2000  # as the API's api_token
+
+
+def _read_token(api_token, token_file):
+    """The token from ``--api-token`` or ``--api-token-file`` (``-``: standard input).
+
+    The file's content is taken whole, less the surrounding white space (a trailing
+    newline); a token on the command line shows in ``ps`` and shell history, a file or a
+    pipe does not.
+    """
+    if token_file is None:
+        return api_token
+    if api_token is not None:
+        raise click.UsageError("Give --api-token or --api-token-file, not both.")
+    try:
+        text = token_file.read(MAX_TOKEN_LENGTH * 4 + 1)
+    except UnicodeDecodeError:
+        raise click.BadParameter(
+            "the file is not UTF-8 text", param_hint="--api-token-file"
+        ) from None
+    token = text.strip()
+    if not token:
+        raise click.BadParameter("the file holds no token", param_hint="--api-token-file")
+    if len(token) > MAX_TOKEN_LENGTH:
+        raise click.BadParameter(
+            f"the token is longer than {MAX_TOKEN_LENGTH} characters",
+            param_hint="--api-token-file",
+        )
+    if not token.isprintable():
+        raise click.BadParameter(
+            "the token holds line breaks or control characters", param_hint="--api-token-file"
+        )
+    return token
+
+
 def register(cli):
     @cli.group()
     def marketplaces():
@@ -36,6 +71,11 @@ def register(cli):
     @click.option("--base-url", help="http connector: the marketplace adapter's base URL.")
     @click.option("--api-token", help="http connector: sent as 'Authorization: Bearer <token>'.")
     @click.option(
+        "--api-token-file",
+        type=click.File("r", encoding="utf-8"),
+        help="http connector: read the token from this file ('-': standard input) instead.",
+    )
+    @click.option(
         "--setting",
         "settings",
         multiple=True,
@@ -45,9 +85,10 @@ def register(cli):
     @click.option("--json", "as_json", is_flag=True)
     @with_appcontext
     def marketplaces_connect(
-        tenant_id, marketplace, connector, base_url, api_token, settings, as_json
+        tenant_id, marketplace, connector, base_url, api_token, api_token_file, settings, as_json
     ):
         """Connect a marketplace for a tenant (the operator may use private addresses)."""
+        api_token = _read_token(api_token, api_token_file)
         connection = run_service(
             connect_marketplace,
             tenant_id,

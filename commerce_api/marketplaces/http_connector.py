@@ -12,6 +12,7 @@ import requests
 
 from .. import netguard
 from ..config import current_config
+from .answers import has_unstorable_text
 from .base import Connector, MarketplaceRejection, MarketplaceUnavailable, OrderPage
 from .offers import normalize_offers
 
@@ -131,9 +132,14 @@ class HttpConnector(Connector):
         if not raw:
             return None
         try:
-            return json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
+            document = json.loads(raw, parse_constant=_no_constant)
+        except (ValueError, UnicodeDecodeError, RecursionError):
             return None
+        if b"\\u" in raw and has_unstorable_text(document):  # only \u escapes make them
+            raise MarketplaceUnavailable(
+                "The marketplace's answer holds NUL or a lone surrogate.", code="INVALID_RESPONSE"
+            )
+        return document
 
     # the interface ------------------------------------------------------------------------
 
@@ -146,12 +152,14 @@ class HttpConnector(Connector):
         external_id = answer.get("external_id")
         if not isinstance(external_id, str) or not external_id:
             raise MarketplaceUnavailable("The answer has no external_id.", code="INVALID_RESPONSE")
+        # missing values default to what was sent; present ones are checked as they came
+        # (answers.check_listing): a wrong one makes the answer unusable
         return {
-            "external_id": external_id[:200],
-            "status": str(answer.get("status") or "active")[:32],
-            "price": _number(answer.get("price"), product.get("price")),
-            "currency": (answer.get("currency") or product.get("currency")),
-            "quantity": _integer(answer.get("quantity"), product.get("quantity")),
+            "external_id": external_id,
+            "status": _given(answer, "status", "active"),
+            "price": _given(answer, "price", product.get("price")),
+            "currency": _given(answer, "currency", product.get("currency")),
+            "quantity": _given(answer, "quantity", product.get("quantity")),
         }
 
     def confirm_shipment(self, order, shipment):
@@ -290,13 +298,11 @@ def _retry_after(value):
     return max(1, min(seconds, 3600))
 
 
-def _number(value, default):
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return value
-    return default
+def _given(answer, name, default):
+    value = answer.get(name)
+    return default if value is None else value
 
 
-def _integer(value, default):
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    return default
+def _no_constant(name):
+    # NaN, Infinity and -Infinity are not JSON: an answer holding them is not usable
+    raise ValueError(f"{name} is not JSON")

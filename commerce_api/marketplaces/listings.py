@@ -49,31 +49,33 @@ def _payload(product, listing, quantity):
 
 
 def _save_listing(tenant_id, product, marketplace, answer):
+    """Create or update the listing in one statement: an upsert on (product, marketplace),
+    so two saves of the same listing at once (two sync jobs, two processes) never collide
+    on the unique index, on SQLite as on PostgreSQL. ``answer`` is checked already
+    (``answers.check_listing``)."""
     now = now_ms()
+    fields = {
+        Listing.external_id: answer["external_id"],
+        Listing.price: answer.get("price"),
+        Listing.currency: answer.get("currency"),
+        Listing.quantity: answer.get("quantity") or 0,
+        Listing.status: answer.get("status") or "active",
+        Listing.last_synced_at: now,
+        Listing.updated_at: now,
+    }
     with write_transaction():
-        listing = Listing.get_or_none(
-            (Listing.product == product["id"]) & (Listing.marketplace == marketplace)
-        )
-        fields = {
-            "external_id": answer.get("external_id"),
-            "price": answer.get("price"),
-            "currency": answer.get("currency"),
-            "quantity": int(answer.get("quantity") or 0),
-            "status": answer.get("status") or "active",
-            "last_synced_at": now,
-            "updated_at": now,
-        }
-        if listing is None:
-            Listing.create(
-                id=new_id("listing"),
-                tenant=tenant_id,
-                product=product["id"],
-                marketplace=marketplace,
-                created_at=now,
+        Listing.insert(
+            {
+                Listing.id: new_id("listing"),
+                Listing.tenant: tenant_id,
+                Listing.product: product["id"],
+                Listing.marketplace: marketplace,
+                Listing.created_at: now,
                 **fields,
-            )
-        else:
-            Listing.update(**fields).where(Listing.id == listing.id).execute()
+            }
+        ).on_conflict(
+            conflict_target=[Listing.product, Listing.marketplace], update=fields
+        ).execute()
 
 
 def sync_product(tenant_id, sku, marketplaces, created_by, heartbeat=None):

@@ -1,6 +1,7 @@
 """Connector classes by name."""
 
 from ..errors import ApiError
+from .answers import CheckedConnector
 from .http_connector import HttpConnector
 from .sandbox import SandboxConnector
 
@@ -8,7 +9,8 @@ CONNECTOR_CLASSES = {"sandbox": SandboxConnector, "http": HttpConnector}
 
 
 def get_connector(connection):
-    """The connector object for a MarketplaceConnection."""
+    """The connector object for a MarketplaceConnection; its answers are checked
+    (``answers.CheckedConnector``)."""
     cls = CONNECTOR_CLASSES.get(connection.connector)
     if cls is None:
         raise ApiError(
@@ -16,4 +18,4 @@ def get_connector(connection):
             f"Unknown connector {connection.connector!r}.",
             details={"marketplace": connection.marketplace},
         )
-    return cls(connection, connection.settings or {})
+    return CheckedConnector(cls(connection, connection.settings or {}))

@@ -1,8 +1,10 @@
-"""Marketplace connection and sync-history schemas."""
+"""Marketplace connection and sync-history schemas, and the shapes of connector answers."""
 
 import marshmallow as ma
 
 from ..http.lists import ListArgsSchema, envelope_schema, list_schema
+from ..http.schemas import StrictDecimal, StrictInteger
+from ..inventory.models import MAX_QUANTITY
 from .models import ATTEMPT_STATUSES, CONNECTION_STATUSES, CONNECTORS
 from .services import MARKETPLACE_PATTERN
 
@@ -85,3 +87,53 @@ class SyncAttemptSchema(ma.Schema):
 
 
 SyncHistoryListSchema = list_schema("SyncHistoryListSchema", SyncAttemptSchema)
+
+
+# What connectors answer (checked by answers.py before anything stores it) -----------
+
+
+def unstorable(text):
+    """True when ``text`` holds NUL or a lone UTF-16 surrogate, which no database stores."""
+    return "\x00" in text or (
+        not text.isascii() and any("\ud800" <= char <= "\udfff" for char in text)
+    )
+
+
+def _storable(value):
+    if unstorable(value):
+        raise ma.ValidationError("Must not contain NUL or lone surrogates.")
+
+
+def _text(max_length, min_length=1, **kwargs):
+    return ma.fields.String(
+        validate=[ma.validate.Length(min=min_length, max=max_length), _storable], **kwargs
+    )
+
+
+class ListingAnswerSchema(ma.Schema):
+    """``push_product`` / ``push_price``: the listing as the marketplace now shows it."""
+
+    class Meta:
+        unknown = ma.EXCLUDE  # extra fields of the marketplace are not ours to keep
+
+    external_id = _text(200, required=True)
+    status = _text(32, load_default="active")
+    price = StrictDecimal(places=2, allow_none=True, validate=ma.validate.Range(min=0))
+    currency = ma.fields.String(
+        allow_none=True,
+        validate=ma.validate.Regexp(r"^[A-Z]{3}\Z", error="A 3-letter code."),
+    )
+    quantity = StrictInteger(load_default=0, validate=ma.validate.Range(min=0, max=MAX_QUANTITY))
+
+
+class InventoryItemSchema(ma.Schema):
+    """``fetch_inventory``: one SKU's stock in a marketplace-operated warehouse."""
+
+    class Meta:
+        unknown = ma.EXCLUDE
+
+    sku = _text(64, required=True)
+    on_hand = StrictInteger(required=True, validate=ma.validate.Range(min=0, max=MAX_QUANTITY))
+    warehouse_type = ma.fields.String(
+        load_default="FBA", allow_none=True, validate=ma.validate.OneOf(("FBA", "FBS"))
+    )

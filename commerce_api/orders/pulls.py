@@ -13,11 +13,12 @@ from ..db import write_transaction
 from ..errors import ApiError
 from ..inventory.models import Warehouse
 from ..inventory.reservations import set_marketplace_stock
+from ..marketplaces.answers import invalid_answer
 from ..marketplaces.base import MarketplaceRejection, MarketplaceUnavailable
 from ..marketplaces.models import MarketplaceConnection
 from ..marketplaces.registry import get_connector
 from ..timeutil import now_ms
-from .ingest import upsert_order
+from .ingest import upsert_order, validate_incoming
 
 log = logging.getLogger("commerce_api.orders")
 
@@ -41,6 +42,23 @@ def _finish(connection_id, status, error):
         ).where(MarketplaceConnection.id == connection_id).execute()
 
 
+def check_page_orders(connection, orders):
+    """Every order of a page against the import shape (the rules of ``orders import``).
+
+    One order that breaks them (NaN, 1e20, a 50-character currency, an object where a
+    number belongs, a negative or huge quantity) makes the whole answer unusable: the
+    marketplace counts as unavailable, nothing of the page is applied and the cursor stays.
+    """
+    for index, raw in enumerate(orders):
+        try:
+            validate_incoming({"marketplace": connection.marketplace, **raw})
+        except ApiError as error:
+            fields = error.details.get("fields", error.details)
+            external_id = raw.get("external_order_id")
+            label = external_id if isinstance(external_id, str) else f"#{index}"
+            raise invalid_answer("fetch_orders", f"order {label[:200]}:", fields, index) from None
+
+
 def pull_connection(connection, *, inventory=True, heartbeat=None):
     """Pull one connection now; returns a summary of what changed."""
     connector = get_connector(connection)
@@ -62,6 +80,7 @@ def pull_connection(connection, *, inventory=True, heartbeat=None):
             if heartbeat is not None:
                 heartbeat()
             page = connector.fetch_orders(cursor)
+            check_page_orders(connection, page.orders)  # the whole page, before any of it
             for raw in page.orders:
                 try:
                     outcome, _ = upsert_order(

@@ -44,6 +44,34 @@ def _shipment_lines(order, lines, requested):
     ]
 
 
+def _recheck_line(order_id, by_id, item):
+    """The re-locked line ``item`` ships, checked again: it still exists, and the quantity
+    still fits what the line holds less what has shipped already (a concurrent shipment or
+    an order pull may have changed it while the marketplace was answering)."""
+    line = by_id.get(item["external_line_item_id"])
+    if line is None:
+        raise ApiError(
+            "INVALID_STATUS_TRANSITION",
+            "The order's lines changed while the shipment was confirmed.",
+            details={"order_id": order_id},
+        )
+    left = line.quantity - (line.shipped_quantity or 0)
+    if item["quantity"] > left:
+        raise ApiError(
+            "INVALID_STATUS_TRANSITION",
+            "The order's lines changed while the shipment was confirmed: "
+            f"line {line.external_line_item_id} has {left} left to ship.",
+            details={
+                "order_id": order_id,
+                "external_line_item_id": line.external_line_item_id,
+                "quantity": item["quantity"],
+                "line_quantity": line.quantity,
+                "shipped_quantity": line.shipped_quantity or 0,
+            },
+        )
+    return line
+
+
 def confirm_shipment(tenant_id, order_id, data, created_by):
     """Push the shipment to the marketplace, then mark the order shipped.
 
@@ -88,13 +116,7 @@ def confirm_shipment(tenant_id, order_id, data, created_by):
         by_id = {line.external_line_item_id: line for line in lines}
         shipped = {}
         for item in shipped_lines:
-            line = by_id.get(item["external_line_item_id"])
-            if line is None:
-                raise ApiError(
-                    "INVALID_STATUS_TRANSITION",
-                    "The order's lines changed while the shipment was confirmed.",
-                    details={"order_id": order.id},
-                )
+            line = _recheck_line(order.id, by_id, item)
             shipped[line.sku] = shipped.get(line.sku, 0) + item["quantity"]
             OrderLine.update(shipped_quantity=item["quantity"]).where(
                 OrderLine.id == line.id
