@@ -1,4 +1,4 @@
-"""schemathesis hooks for .ci/schemathesis.py (see docs/decisions.md for each reason).
+"""schemathesis hooks for .ci/run_schemathesis.py (see docs/decisions.md for each reason).
 
 - ``cursor`` is opaque: only a cursor the service issued is valid, any other is refused as
   INVALID_CURSOR (400), which no schema can describe; generated queries do not send one.

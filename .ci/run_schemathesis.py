@@ -5,7 +5,7 @@ free 127.0.0.1 port over a throwaway SQLite database with one seeded tenant and 
 all-scopes key, runs a bounded ``schemathesis run --checks all`` with a fixed seed over
 every operation, stops the server and exits with schemathesis's status.
 
-    .venv/bin/python .ci/schemathesis.py [extra schemathesis options]
+    .venv/bin/python .ci/run_schemathesis.py [extra schemathesis options]
 
 Exclusions and their reasons: docs/decisions.md, "OpenAPI document and schemathesis".
 """
