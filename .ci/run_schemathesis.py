@@ -24,7 +24,7 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.dirname(sys.executable)
 SEED = "20261123"
-MAX_EXAMPLES = "10"
+MAX_EXAMPLES = "5"
 CONFIG = os.path.join(ROOT, ".ci", "schemathesis.toml")
 
 

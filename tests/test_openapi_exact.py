@@ -166,3 +166,23 @@ def test_gunicorn_limits_are_above_the_apps(spec):
                 continue
             assert "URI_TOO_LONG" in operation["responses"]["414"]["description"], (method, path)
             assert "HEADERS_TOO_LARGE" in operation["responses"]["431"]["description"]
+
+
+def test_allow_names_only_the_resources_own_methods(client, headers):
+    # /api/ai-jobs/batch also matches /api/ai-jobs/<job_id> (GET, DELETE): not its methods
+    options = client.open("/api/ai-jobs/batch", method="OPTIONS", headers=headers)
+    assert options.headers["Allow"] == "POST, OPTIONS"
+    refused = client.put("/api/products/bulk", headers=headers, json={"updates": []})
+    assert refused.status_code == 405
+    assert refused.headers["Allow"] == "POST, OPTIONS"
+    assert refused.get_json()["error"]["details"]["allowed_methods"] == ["POST", "OPTIONS"]
+
+
+def test_a_null_bulk_item_fails_alone(client, headers):
+    create_product(client, headers, sku="NULL-1")
+    body = {"updates": [None, {"sku": "NULL-1", "title": "Renamed"}]}
+    response = client.post("/api/products/bulk", headers=headers, json=body)
+    assert response.status_code == 200
+    result = response.get_json()["data"]
+    assert result["updated"] == 1 and result["failed"] == 1
+    assert result["errors"][0]["index"] == 0 and result["errors"][0]["sku"] is None

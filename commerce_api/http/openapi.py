@@ -90,6 +90,10 @@ def _one_of_job_types(document):
     body["content"]["application/json"]["schema"] = copy.deepcopy(one_of)
     batch = document["components"]["schemas"]["BatchCreate"]
     batch["properties"]["jobs"]["items"] = copy.deepcopy(one_of)
+    # the list filter takes any registered type, internal ones included
+    for parameter in document["paths"][JOB_CREATE_PATH]["get"]["parameters"]:
+        if parameter["name"] == "type" and parameter["in"] == "query":
+            parameter["schema"]["enum"] = list(registry.known_types())
 
 
 def _resolve(document, node):
