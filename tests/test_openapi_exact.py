@@ -9,6 +9,7 @@ from commerce_api.http import limits
 from commerce_api.http.lists import fields_pattern, parse_fields
 from commerce_api.jobs import registry
 from commerce_api.products import services as product_services
+from commerce_api.serve import gunicorn_options
 from tests.factories import create_product
 
 
@@ -153,8 +154,6 @@ def test_too_many_headers_is_431_and_creates_nothing(client, headers):
 
 
 def test_gunicorn_limits_are_above_the_apps(spec):
-    from commerce_api.serve import gunicorn_options
-
     options = gunicorn_options("127.0.0.1:0", 1)
     assert options["limit_request_fields"] > limits.MAX_HEADER_FIELDS
     assert options["limit_request_field_size"] > limits.MAX_HEADER_FIELD_SIZE
