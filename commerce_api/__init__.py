@@ -14,6 +14,8 @@ from .http import docs, idempotency, ratelimit
 from .http import request as http_request
 from .http.envelope import JSONProvider
 from .http.errors import register_error_handlers
+from .http.limits import RequestLimits
+from .http.openapi import decimal_properties, register_job_params
 from .http.schemas import ErrorSchema, StrictDecimal, StrictInteger
 from .inventory.routes import blp as inventory
 from .jobs.routes import blp as jobs
@@ -73,6 +75,7 @@ def create_app(test_config=None):
     )
     api.register_field(StrictDecimal, "number", None)
     api.register_field(StrictInteger, "integer", None)
+    api.ma_plugin.converter.add_attribute_function(decimal_properties)
     api.spec.components.security_scheme(
         "bearerAuth", {"type": "http", "scheme": "bearer", "description": "API key or user JWT"}
     )
@@ -81,6 +84,7 @@ def create_app(test_config=None):
     )
     for blueprint in _blueprints():
         api.register_blueprint(blueprint)
+    register_job_params(api)
     app.register_blueprint(docs.bp)
 
     app.extensions["commerce"] = {
@@ -93,6 +97,8 @@ def create_app(test_config=None):
         ),
     }
     _install_request_pipeline(app)
+    # 414 / 431 in the envelope, before Flask parses anything (limits: http/limits.py)
+    app.wsgi_app = RequestLimits(app.wsgi_app)
     if is_postgres(database):
 
         @app.teardown_request
@@ -116,6 +122,7 @@ def _install_request_pipeline(app):
             ratelimit.enforce_rate_limit()
         http_request.check_body()
         http_request.check_query_args()
+        http_request.check_empty_patch()
         return idempotency.begin_idempotent_request()  # None, or the stored response
 
     @app.after_request

@@ -8,6 +8,7 @@ import sys
 from gunicorn.app.base import BaseApplication
 
 from . import create_app
+from .http import limits
 
 
 class GunicornApp(BaseApplication):
@@ -35,6 +36,10 @@ def gunicorn_options(bind, workers):
         "accesslog": os.environ.get("COMMERCE_ACCESS_LOG") or None,
         "errorlog": "-",
         "loglevel": "warning",
+        # above the app's own limits, so that the app answers 414 / 431 in the JSON envelope
+        "limit_request_line": limits.GUNICORN_LIMIT_REQUEST_LINE,
+        "limit_request_fields": limits.GUNICORN_LIMIT_REQUEST_FIELDS,
+        "limit_request_field_size": limits.GUNICORN_LIMIT_REQUEST_FIELD_SIZE,
     }
 
 

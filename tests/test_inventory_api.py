@@ -262,11 +262,14 @@ def test_tenant_isolation(client, headers, stocked):
 def test_patch_safety_stock(client, headers, stocked):
     response = client.patch("/api/inventory/NOPE", json={"safety_stock": 5}, headers=headers)
     assert response.status_code == 404 and error_of(response)["code"] == "PRODUCT_NOT_FOUND"
-    for bad in ({"safety_stock": -1}, {"safety_stock": "5"}, {}, {"safety_stock": 2, "x": 1}):
+    for bad in ({"safety_stock": -1}, {"safety_stock": "5"}, {"safety_stock": 2, "x": 1}):
         before = snapshot()
         response = client.patch("/api/inventory/MUG-1", json=bad, headers=headers)
         assert response.status_code == 422 and error_of(response)["code"] == "VALIDATION_ERROR"
         assert snapshot() == before
+    response = client.patch("/api/inventory/MUG-1", json={}, headers=headers)
+    assert response.status_code == 400 and error_of(response)["code"] == "EMPTY_PATCH"
+    assert snapshot() == before
     # a safety stock may be set before any stock: it creates the (empty) record
     response = client.patch("/api/inventory/MUG-1", json={"safety_stock": 8}, headers=headers)
     assert response.status_code == 200

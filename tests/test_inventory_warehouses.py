@@ -110,7 +110,9 @@ def test_update_own_warehouse(client, headers):
     assert response.status_code == 200
     updated = response.get_json()["data"]
     assert (updated["name"], updated["address"]) == ("Central", None)
-    assert client.patch(url, json={}, headers=headers).get_json()["data"]["name"] == "Central"
+    empty = client.patch(url, json={}, headers=headers)  # nothing to change: 400
+    assert empty.status_code == 400 and empty.get_json()["error"]["code"] == "EMPTY_PATCH"
+    assert client.get(url, headers=headers).get_json()["data"]["name"] == "Central"
     for bad in ({"name": ""}, {"type": "FBA"}, {"is_active": "no"}, {"id": "wh_x"}):
         before = snapshot()
         response = client.patch(url, json=bad, headers=headers)

@@ -352,10 +352,14 @@ def test_patch_can_clear_nullable_fields(client, headers):
 def test_patch_without_a_change_writes_no_event(client, headers):
     created = create_product(client, headers, sku="P-3")
     before = snapshot()
-    for body in ({}, {"title": created["title"], "cost_price": 3.50, "weight_kg": 0.350}):
-        response = client.patch("/api/products/P-3", json=body, headers=headers)
-        assert response.status_code == 200
-        assert response.get_json()["data"] == created
+    # an empty PATCH is refused (400 EMPTY_PATCH); one that repeats the values is a no-op
+    response = client.patch("/api/products/P-3", json={}, headers=headers)
+    assert response.status_code == 400
+    assert response.get_json()["error"]["code"] == "EMPTY_PATCH"
+    body = {"title": created["title"], "cost_price": 3.50, "weight_kg": 0.350}
+    response = client.patch("/api/products/P-3", json=body, headers=headers)
+    assert response.status_code == 200
+    assert response.get_json()["data"] == created
     assert snapshot() == before
 
 

@@ -35,7 +35,11 @@ class InlineReviewSchema(StrictSchema):
     sku = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=64))
     rating = ma.fields.Integer(strict=True, allow_none=True, validate=ma.validate.Range(1, 5))
     title = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=500))
-    text = ma.fields.String(required=True, validate=[ma.validate.Length(max=10_000), _not_blank])
+    text = ma.fields.String(
+        required=True,
+        validate=[ma.validate.Length(max=10_000), _not_blank],
+        metadata={"pattern": r"^[^\x00]*[^\s\x00][^\x00]*$"},  # not blank, no NUL
+    )
 
 
 class ReviewSentimentParams(StrictSchema):

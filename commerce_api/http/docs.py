@@ -7,6 +7,7 @@ from swagger_ui_bundle import swagger_ui_path
 
 from ..auth.middleware import public
 from .envelope import json_response
+from .openapi import build_document
 
 bp = Blueprint("apidocs", __name__)
 
@@ -38,7 +39,11 @@ PAGE = """<!DOCTYPE html>
 @bp.get("/api/openapi.json")
 @public
 def openapi_json():
-    return json_response(current_app.extensions["commerce"]["api"].spec.to_dict())
+    extension = current_app.extensions["commerce"]
+    document = extension.get("openapi")
+    if document is None:  # built once: the routes and job types do not change
+        document = extension["openapi"] = build_document(extension["api"])
+    return json_response(document)
 
 
 @bp.get("/api/docs")

@@ -8,6 +8,7 @@ from werkzeug.exceptions import HTTPException
 
 from ..errors import ApiError
 from .envelope import json_response
+from .request import allowed_methods
 
 log = logging.getLogger("commerce_api")
 
@@ -65,10 +66,10 @@ def handle_http_exception(error):
             message = f"The method {request.method} is not allowed for this resource."
         api_error = ApiError(code, message=message, status=status)
         if error.code == 405:
-            allowed = error.get_response().headers.get("Allow")
+            allowed = allowed_methods()
             if allowed:
-                api_error.headers["Allow"] = allowed
-                api_error.details = {"allowed_methods": [m.strip() for m in allowed.split(",")]}
+                api_error.headers["Allow"] = ", ".join(allowed)
+                api_error.details = {"allowed_methods": allowed}
     headers = data.get("headers")
     if headers:
         api_error.headers.update(headers)

@@ -4,6 +4,8 @@ The keyset pagination itself lives on the ground floor (``commerce_api.paginatio
 services never import the web layer.
 """
 
+import re
+
 import marshmallow as ma
 
 from ..errors import validation_error
@@ -44,6 +46,31 @@ class FieldsArgsSchema(ma.Schema):
     fields = ma.fields.String(
         metadata={"description": "Comma-separated field names to return (`id` is always kept)."},
         validate=ma.validate.Length(max=1000),
+    )
+
+
+MAX_FIELDS_ARG = 500  # every name of the longest resource is about 200 characters
+
+
+def fields_pattern(names):
+    """The regular expression of the ``fields`` values ``parse_fields`` accepts for ``names``:
+    comma-separated, blanks around names and empty items ignored."""
+    alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    item = rf"\s*(?:(?:{alternatives})\s*)?"
+    return rf"^{item}(?:,{item})*$"
+
+
+def fields_arg(names):
+    """The ``fields`` query argument of a resource whose fields are ``names``; the document
+    lists them (``pattern``), ``parse_fields`` refuses the others (422)."""
+    return ma.fields.String(
+        validate=ma.validate.Length(max=MAX_FIELDS_ARG),
+        metadata={
+            "description": "Comma-separated field names to return (`id` is always kept): "
+            + ", ".join(f"`{name}`" for name in names)
+            + ".",
+            "pattern": fields_pattern(names),
+        },
     )
 
 

@@ -3,12 +3,13 @@
 import json
 
 from flask import current_app, g, request
-from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from ..errors import ApiError, validation_error
 from ..ids import new_id
 
 BODY_METHODS = frozenset(("POST", "PUT", "PATCH"))
+VIEW_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 MAX_REQUEST_ID = 200
 
 
@@ -38,6 +39,7 @@ def check_body():
     if len(raw) > limit:
         raise ApiError("PAYLOAD_TOO_LARGE", details={"max_bytes": limit})
     if not raw:
+        g.empty_patch = request.method == "PATCH"
         return
     if request.mimetype != "application/json":
         raise ApiError(
@@ -53,8 +55,16 @@ def check_body():
         raise ApiError("INVALID_JSON", details={"reason": "Nested too deeply."}) from None
     except ValueError as exc:
         raise ApiError("INVALID_JSON", details={"reason": str(exc)[:200]}) from None
+    g.empty_patch = request.method == "PATCH" and document == {}
     if "\\u" in text:  # NUL and lone surrogates can only arrive as \u escapes
         _check_storable_text(document)
+
+
+def check_empty_patch():
+    """A PATCH without a body, or with ``{}``, changes nothing: 400 (after the query check,
+    so that an unknown query parameter is still a 422)."""
+    if g.get("empty_patch"):
+        raise ApiError("EMPTY_PATCH")
 
 
 def _check_storable_text(document):
@@ -128,7 +138,34 @@ def check_query_args():
         raise validation_error({name: ["Unknown field."] for name in request.args})
 
 
+def allowed_methods():
+    """The methods of the resource at this path, as documented, or None (no such path).
+
+    A path may match several rules (``/api/ai-jobs/batch`` is also ``/api/ai-jobs/<id>``);
+    the resource is the most specific one (fewest variable parts), and werkzeug's union of
+    them would name methods the resource does not have.
+    """
+    adapter = current_app.create_url_adapter(request)
+    rules = []
+    for method in VIEW_METHODS:
+        try:
+            rule, _ = adapter.match(method=method, return_rule=True)
+        except HTTPException:
+            continue
+        rules.append(rule)
+    if not rules:
+        return None
+    resource = min(rules, key=lambda rule: len(rule.arguments))
+    methods = [m for m in VIEW_METHODS if m in resource.methods]
+    # HEAD (with GET) and OPTIONS are answered by Flask itself
+    return methods + (["HEAD"] if "GET" in methods else []) + ["OPTIONS"]
+
+
 def finish_response(response):
+    if "Allow" in response.headers:  # 405, and the automatic answer to OPTIONS
+        methods = allowed_methods()
+        if methods:
+            response.headers["Allow"] = ", ".join(methods)
     response.headers["X-Request-ID"] = g.get("request_id", "")
     if response.status_code == 204:
         response.headers.pop("Content-Type", None)

@@ -5,6 +5,8 @@ from decimal import Decimal, InvalidOperation
 
 import marshmallow as ma
 
+DECIMAL_LIMIT = Decimal(10) ** 10  # a StrictDecimal is below this in magnitude
+
 
 class StrictDecimal(ma.fields.Field):
     """A JSON number (not a string, not a boolean), finite, kept as Decimal with ``places``."""
@@ -31,7 +33,7 @@ class StrictDecimal(ma.fields.Field):
             Decimal(1).scaleb(-self.places)
         ):
             raise self.make_error("too_precise", places=self.places)
-        if abs(number) >= Decimal(10) ** 10:
+        if abs(number) >= DECIMAL_LIMIT:
             raise self.make_error("invalid")
         return number
 
@@ -58,9 +60,12 @@ class ErrorSchema(ma.Schema):
 
 
 class BulkErrorSchema(ma.Schema):
+    """One refused item of a bulk request; ``sku`` / ``order_id`` are null when the item
+    did not give one as a string."""
+
     index = ma.fields.Integer()
-    sku = ma.fields.String()
-    order_id = ma.fields.String()
+    sku = ma.fields.String(allow_none=True)
+    order_id = ma.fields.String(allow_none=True)
     code = ma.fields.String()
     message = ma.fields.String()
     details = ma.fields.Dict()

@@ -2,9 +2,16 @@
 
 import marshmallow as ma
 
-from ..http.lists import FieldsArgsSchema, ListArgsSchema, envelope_schema, list_schema
+from ..http.lists import (
+    FieldsArgsSchema,
+    ListArgsSchema,
+    envelope_schema,
+    fields_arg,
+    list_schema,
+)
 from ..http.schemas import BulkErrorSchema, StrictInteger
 from .models import CALLER_REASONS, INVENTORY_STATUSES, MAX_QUANTITY, REASONS, WAREHOUSE_TYPES
+from .services import ADJUSTMENT_FIELDS, RECORD_FIELDS, WAREHOUSE_FIELDS
 
 MAX_BULK_ITEMS = 500
 
@@ -30,6 +37,7 @@ def _quantity(**kwargs):
             "description": "Absolute on-hand level to set. A negative value, or one below "
             "what is reserved, gives `NEGATIVE_QUANTITY`.",
             "example": 120,
+            "minimum": 0,
         },
         **kwargs,
     )
@@ -58,7 +66,10 @@ class BulkStockItemSchema(StockSetSchema):
 
 class BulkStockSchema(_Strict):
     updates = ma.fields.List(
-        ma.fields.Raw(metadata={"description": "`{sku, warehouse_id, quantity, reason, note}`"}),
+        ma.fields.Raw(
+            allow_none=True,  # like any item that is not an object: that item fails
+            metadata={"description": "`{sku, warehouse_id, quantity, reason, note}`"},
+        ),
         required=True,
         validate=ma.validate.Length(min=1, max=MAX_BULK_ITEMS),
         metadata={
@@ -101,6 +112,7 @@ class WarehouseUpdateSchema(_Strict):
 
 
 class InventoryListArgsSchema(ListArgsSchema):
+    fields = fields_arg(RECORD_FIELDS)
     status = ma.fields.String(validate=ma.validate.OneOf(INVENTORY_STATUSES))
     warehouse_id = ma.fields.String(
         validate=ma.validate.Length(min=1, max=40),
@@ -119,6 +131,7 @@ class InventoryListArgsSchema(ListArgsSchema):
 
 
 class WarehouseListArgsSchema(ListArgsSchema):
+    fields = fields_arg(WAREHOUSE_FIELDS)
     type = ma.fields.String(validate=ma.validate.OneOf(WAREHOUSE_TYPES))
     is_active = ma.fields.Boolean()
     order = ma.fields.String(
@@ -129,6 +142,7 @@ class WarehouseListArgsSchema(ListArgsSchema):
 
 
 class AdjustmentListArgsSchema(ListArgsSchema):
+    fields = fields_arg(ADJUSTMENT_FIELDS)
     start_date = ma.fields.Date(metadata={"description": "Created on or after (UTC date)."})
     end_date = ma.fields.Date(metadata={"description": "Created on or before (UTC date)."})
     warehouse_id = ma.fields.String(validate=ma.validate.Length(min=1, max=40))
@@ -150,7 +164,7 @@ class AdjustmentListArgsSchema(ListArgsSchema):
 
 
 class RecordFieldsArgsSchema(FieldsArgsSchema):
-    pass
+    fields = fields_arg(RECORD_FIELDS)
 
 
 # Response documentation -------------------------------------------------------------

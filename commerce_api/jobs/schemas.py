@@ -5,8 +5,15 @@ Each job type's params schema lives with its domain's ``tasks.py`` (see ``regist
 
 import marshmallow as ma
 
-from ..http.lists import FieldsArgsSchema, ListArgsSchema, envelope_schema, list_schema
+from ..http.lists import (
+    FieldsArgsSchema,
+    ListArgsSchema,
+    envelope_schema,
+    fields_arg,
+    list_schema,
+)
 from .models import JOB_STATUSES, PRIORITIES
+from .store import JOB_FIELDS
 
 MARKETPLACE = ma.validate.Length(min=1, max=64)
 
@@ -80,6 +87,7 @@ class BatchCreateSchema(StrictSchema):
 
 
 class JobListArgsSchema(ListArgsSchema):
+    fields = fields_arg(JOB_FIELDS)
     type = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
     status = ma.fields.String(validate=ma.validate.OneOf(JOB_STATUSES))
     priority = ma.fields.String(validate=ma.validate.OneOf(list(PRIORITIES)))
@@ -98,7 +106,7 @@ class JobListArgsSchema(ListArgsSchema):
 
 
 class JobFieldsArgsSchema(FieldsArgsSchema):
-    pass
+    fields = fields_arg(JOB_FIELDS)
 
 
 # Response documentation ---------------------------------------------------------------
@@ -135,7 +143,7 @@ class JobSchema(ma.Schema):
     cancelled_at = ma.fields.String()
     cancel_reason = ma.fields.String()
     batch_id = ma.fields.String()
-    batch_position = ma.fields.Integer()
+    batch_index = ma.fields.Integer()
 
 
 JobEnvelopeSchema = envelope_schema("JobEnvelopeSchema", JobSchema)

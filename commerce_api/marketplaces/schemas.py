@@ -2,11 +2,11 @@
 
 import marshmallow as ma
 
-from ..http.lists import ListArgsSchema, envelope_schema, list_schema
+from ..http.lists import ListArgsSchema, envelope_schema, fields_arg, list_schema
 from ..http.schemas import StrictDecimal, StrictInteger
 from ..inventory.models import MAX_QUANTITY
 from .models import ATTEMPT_STATUSES, CONNECTION_STATUSES, CONNECTORS
-from .services import MARKETPLACE_PATTERN
+from .services import ATTEMPT_FIELDS, CONNECTION_FIELDS, MARKETPLACE_PATTERN
 
 
 class _Strict(ma.Schema):
@@ -36,11 +36,13 @@ class ConnectionCreateSchema(_Strict):
 
 
 class ConnectionListArgsSchema(ListArgsSchema):
+    fields = fields_arg(CONNECTION_FIELDS)
     connector = ma.fields.String(validate=ma.validate.OneOf(CONNECTORS))
     status = ma.fields.String(validate=ma.validate.OneOf(CONNECTION_STATUSES))
 
 
 class SyncHistoryArgsSchema(ListArgsSchema):
+    fields = fields_arg(ATTEMPT_FIELDS)
     resource_type = ma.fields.String(validate=ma.validate.OneOf(("order", "product")))
     order_id = ma.fields.String(validate=ma.validate.Length(min=1, max=80))
     sku = ma.fields.String(validate=ma.validate.Length(min=1, max=64))

@@ -2,11 +2,18 @@
 
 import marshmallow as ma
 
-from ..http.lists import FieldsArgsSchema, ListArgsSchema, envelope_schema, list_schema
+from ..http.lists import (
+    FieldsArgsSchema,
+    ListArgsSchema,
+    envelope_schema,
+    fields_arg,
+    list_schema,
+)
 from ..http.schemas import BulkErrorSchema, StrictDecimal, StrictInteger
 from ..marketplaces.schemas import SyncAttemptSchema
 from ..timeutil import parse_timestamp
 from .models import CANCELLATION_REASONS, FULFILLMENT_METHODS, ORDER_STATUSES
+from .reading import DETAIL_FIELDS, ORDER_FIELDS
 
 BULK_SHIPMENT_MAX = 100
 
@@ -116,6 +123,7 @@ class ImportOrderSchema(_Strict):
 
 
 class OrderListArgsSchema(ListArgsSchema):
+    fields = fields_arg(ORDER_FIELDS)
     status = ma.fields.String(validate=ma.validate.OneOf(ORDER_STATUSES))
     marketplace = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
     fulfillment_method = ma.fields.String(validate=ma.validate.OneOf(FULFILLMENT_METHODS))
@@ -140,7 +148,7 @@ class OrderListArgsSchema(ListArgsSchema):
 
 
 class OrderFieldsArgsSchema(FieldsArgsSchema):
-    pass
+    fields = fields_arg(DETAIL_FIELDS)
 
 
 class ShipmentLineSchema(_Strict):
@@ -154,7 +162,10 @@ class ShipmentSchema(_Strict):
     carrier = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=100))
     tracking_number = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=100))
     shipped_date = Timestamp(
-        metadata={"description": "When the parcel left (ISO 8601); now when omitted."}
+        metadata={
+            "description": "When the parcel left (ISO 8601); now when omitted.",
+            "format": "date-time",
+        }
     )
     line_items = ma.fields.List(
         ma.fields.Nested(ShipmentLineSchema),
@@ -169,7 +180,10 @@ class BulkShipmentItemSchema(ShipmentSchema):
 
 class BulkShipmentSchema(_Strict):
     shipments = ma.fields.List(
-        ma.fields.Raw(metadata={"description": "`{order_id, carrier, tracking_number, ...}`"}),
+        ma.fields.Raw(
+            allow_none=True,  # like any item that is not an object: that item fails
+            metadata={"description": "`{order_id, carrier, tracking_number, ...}`"},
+        ),
         required=True,
         validate=ma.validate.Length(min=1, max=BULK_SHIPMENT_MAX),
         metadata={"description": f"1 to {BULK_SHIPMENT_MAX} shipments, each applied on its own."},

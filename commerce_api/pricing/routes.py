@@ -9,6 +9,7 @@ from ..http.envelope import many, no_content, one
 from ..http.lists import parse_fields, select_fields
 from . import competitors, recalculate, recommendations, rules
 from .schemas import (
+    COMPETITOR_FIELDS,
     CompetitorListArgsSchema,
     CompetitorListSchema,
     RecalculateEnvelopeSchema,
@@ -30,20 +31,6 @@ blp = Blueprint(
     __name__,
     url_prefix="/api/pricing",
     description="Pricing rules, repricing jobs, price recommendations and competitor prices.",
-)
-
-COMPETITOR_FIELDS = (
-    "id",
-    "sku",
-    "marketplace",
-    "competitor",
-    "price",
-    "shipping",
-    "landed_price",
-    "currency",
-    "is_buy_box_winner",
-    "condition",
-    "observed_at",
 )
 
 

@@ -2,10 +2,26 @@
 
 import marshmallow as ma
 
-from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema
+from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema, fields_arg
 from ..http.schemas import StrictDecimal, StrictInteger
 from ..jobs.schemas import StrictBoolean
 from .models import APPLIES_TO, RECOMMENDATION_STATUSES, RULE_TYPES, VALUE_TYPES
+from .recommendations import RECOMMENDATION_FIELDS
+from .rules import RULE_FIELDS
+
+COMPETITOR_FIELDS = (
+    "id",
+    "sku",
+    "marketplace",
+    "competitor",
+    "price",
+    "shipping",
+    "landed_price",
+    "currency",
+    "is_buy_box_winner",
+    "condition",
+    "observed_at",
+)
 
 SKU_PATTERN = r"^[A-Za-z0-9._-]{1,64}$"
 MAX_RULE_SKUS = 1000
@@ -76,6 +92,7 @@ class RuleUpdateSchema(RuleWritableFields):
 
 
 class RuleListArgsSchema(ListArgsSchema):
+    fields = fields_arg(RULE_FIELDS)
     type = ma.fields.String(validate=ma.validate.OneOf(RULE_TYPES))
     marketplace = ma.fields.String(
         validate=MARKETPLACE,
@@ -88,7 +105,7 @@ class RuleListArgsSchema(ListArgsSchema):
 
 
 class RuleFieldsArgsSchema(FieldsArgsSchema):
-    pass
+    fields = fields_arg(RULE_FIELDS)
 
 
 class RuleSchema(ma.Schema):
@@ -147,6 +164,7 @@ class RecalculateEnvelopeSchema(ma.Schema):
 
 
 class RecommendationListArgsSchema(ListArgsSchema):
+    fields = fields_arg(RECOMMENDATION_FIELDS)
     status = ma.fields.String(validate=ma.validate.OneOf(RECOMMENDATION_STATUSES))
     marketplace = ma.fields.String(validate=MARKETPLACE)
     sku = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
@@ -158,7 +176,7 @@ class RecommendationListArgsSchema(ListArgsSchema):
 
 
 class RecommendationFieldsArgsSchema(FieldsArgsSchema):
-    pass
+    fields = fields_arg(RECOMMENDATION_FIELDS)
 
 
 class RecommendationSchema(ma.Schema):
@@ -195,6 +213,7 @@ class RecommendationListSchema(ma.Schema):
 
 
 class CompetitorListArgsSchema(ListArgsSchema):
+    fields = fields_arg(COMPETITOR_FIELDS)
     sku = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
     marketplace = ma.fields.String(validate=MARKETPLACE)
 

@@ -11,6 +11,7 @@ from ..http.lists import parse_fields, select_fields
 from ..marketplaces import listings
 from . import services
 from .schemas import (
+    DETAIL_FIELDS,
     BulkItemSchema,
     BulkResultEnvelopeSchema,
     BulkUpdateSchema,
@@ -31,7 +32,6 @@ blp = Blueprint(
     description="The product catalog and its per-marketplace listings.",
 )
 
-DETAIL_FIELDS = services.PRODUCT_FIELDS + ("listings",)
 _bulk_item_schema = BulkItemSchema()
 
 

@@ -4,10 +4,16 @@ from decimal import Decimal
 
 import marshmallow as ma
 
-from ..http.lists import FieldsArgsSchema, ListArgsSchema, envelope_schema, list_schema
+from ..http.lists import (
+    FieldsArgsSchema,
+    ListArgsSchema,
+    envelope_schema,
+    fields_arg,
+    list_schema,
+)
 from ..http.schemas import BulkErrorSchema, StrictDecimal
 from .models import PRODUCT_STATUSES
-from .services import MAX_SEARCH_WORDS, search_words
+from .services import MAX_SEARCH_WORDS, PRODUCT_FIELDS, search_words
 
 # A SKU is a path segment (/api/products/:sku, /api/inventory/:sku): it may not be one of
 # the fixed segments beside it, nor a dot segment that clients fold away.
@@ -15,6 +21,10 @@ RESERVED_SKUS = ("bulk", "warehouses", ".", "..")
 SKU_PATTERN = r"^(?!(bulk|warehouses|\.|\.\.)$)[A-Za-z0-9._-]{1,64}$"
 SKU_RULE = "1-64 of A-Z a-z 0-9 . _ -, and not bulk, warehouses, . or .."
 MAX_WEIGHT_KG = Decimal("999999999.999")
+IMAGE_URL_PATTERN = (
+    r"^https?://(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,6}(?:/[A-Za-z0-9_.~-]*)*$"
+)
+DETAIL_FIELDS = PRODUCT_FIELDS + ("listings",)
 
 
 class _Strict(ma.Schema):
@@ -42,7 +52,12 @@ class ProductWritableFields(_Strict):
         metadata={"example": 0.25},
     )
     images = ma.fields.List(
-        ma.fields.URL(schemes={"http", "https"}, validate=ma.validate.Length(max=2048)),
+        ma.fields.URL(
+            schemes={"http", "https"},
+            validate=ma.validate.Length(max=2048),
+            # documented: a plain subset of what the URL validator accepts
+            metadata={"pattern": IMAGE_URL_PATTERN},
+        ),
         validate=ma.validate.Length(max=20),
     )
 
@@ -66,7 +81,10 @@ class BulkItemSchema(ProductWritableFields):
 
 class BulkUpdateSchema(_Strict):
     updates = ma.fields.List(
-        ma.fields.Raw(metadata={"description": "`{sku, <fields to change>}`"}),
+        ma.fields.Raw(
+            allow_none=True,  # like any item that is not an object: that item fails
+            metadata={"description": "`{sku, <fields to change>}`"},
+        ),
         required=True,
         validate=ma.validate.Length(min=1, max=100),
         metadata={"description": "1 to 100 items of `{sku, <fields to change>}`."},
@@ -90,6 +108,7 @@ def validate_search(text):
 
 
 class ProductListArgsSchema(ListArgsSchema):
+    fields = fields_arg(PRODUCT_FIELDS)
     status = ma.fields.String(validate=ma.validate.OneOf(PRODUCT_STATUSES))
     marketplace = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
     search = ma.fields.String(
@@ -106,7 +125,7 @@ class ProductListArgsSchema(ListArgsSchema):
 
 
 class ProductFieldsArgsSchema(FieldsArgsSchema):
-    pass
+    fields = fields_arg(DETAIL_FIELDS)
 
 
 # Response documentation -------------------------------------------------------------

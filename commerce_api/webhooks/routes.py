@@ -9,7 +9,9 @@ from ..http.envelope import many, no_content, one
 from ..http.lists import parse_fields, select_fields
 from . import deliveries, endpoints
 from .schemas import (
+    DETAIL_DELIVERY_FIELDS,
     DeliveryEnvelopeSchema,
+    DeliveryFieldsArgsSchema,
     DeliveryListArgsSchema,
     DeliveryListSchema,
     WebhookCreateSchema,
@@ -27,8 +29,6 @@ blp = Blueprint(
     url_prefix="/api/webhooks",
     description="Webhook endpoints: signed deliveries of events, retries, the delivery log.",
 )
-
-DETAIL_DELIVERY_FIELDS = deliveries.DELIVERY_FIELDS + ("attempts",)
 
 
 @blp.route("")
@@ -107,7 +107,7 @@ class DeliveryViews(MethodView):
 @blp.route("/<string:webhook_id>/deliveries/<string:delivery_id>")
 class DeliveryByIdViews(MethodView):
     @require_scope("webhooks:read")
-    @blp.arguments(WebhookFieldsArgsSchema, location="query")
+    @blp.arguments(DeliveryFieldsArgsSchema, location="query")
     @blp.response(200, DeliveryEnvelopeSchema)
     @blp.errors("WEBHOOK_NOT_FOUND", "DELIVERY_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, webhook_id, delivery_id):

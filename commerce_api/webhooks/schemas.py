@@ -2,8 +2,12 @@
 
 import marshmallow as ma
 
-from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema
+from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema, fields_arg
+from .deliveries import DELIVERY_FIELDS
+from .endpoints import ENDPOINT_FIELDS
 from .models import DELIVERY_STATUSES
+
+DETAIL_DELIVERY_FIELDS = DELIVERY_FIELDS + ("attempts",)
 
 
 class _Strict(ma.Schema):
@@ -44,11 +48,16 @@ class WebhookUpdateSchema(_Strict):
 
 
 class WebhookListArgsSchema(ListArgsSchema):
+    fields = fields_arg(ENDPOINT_FIELDS)
     is_active = ma.fields.Boolean(truthy={"true"}, falsy={"false"})
 
 
 class WebhookFieldsArgsSchema(FieldsArgsSchema):
-    pass
+    fields = fields_arg(ENDPOINT_FIELDS)
+
+
+class DeliveryFieldsArgsSchema(FieldsArgsSchema):
+    fields = fields_arg(DETAIL_DELIVERY_FIELDS)
 
 
 class WebhookSchema(ma.Schema):
@@ -82,6 +91,7 @@ class WebhookListSchema(ma.Schema):
 
 
 class DeliveryListArgsSchema(ListArgsSchema):
+    fields = fields_arg(DELIVERY_FIELDS)
     status = ma.fields.String(validate=ma.validate.OneOf(DELIVERY_STATUSES))
 
 

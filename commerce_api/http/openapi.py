@@ -1,0 +1,159 @@
+"""The served OpenAPI document: flask-smorest's, made as exact as the validators.
+
+What the schemas alone cannot say is added here, once per app:
+- ``POST /api/ai-jobs`` and ``/api/ai-jobs/batch`` take ``oneOf`` per public job type
+  (from the job-type registry), discriminated by ``type``, each with its own ``params``;
+- every ``PATCH`` needs a body with at least one field (``EMPTY_PATCH``, 400);
+- every operation may answer 414 / 431 (``http/limits.py``);
+- no string may hold NUL (``http/request.py``), so every string without a stricter rule
+  gets the pattern ``^[^\\x00]*$``.
+
+Field-level rules come from the schemas' validators (apispec), plus ``decimal_properties``
+for ``StrictDecimal`` (its decimal places as ``multipleOf``, its magnitude limit).
+"""
+
+import copy
+from decimal import Decimal
+
+from ..errors import CATALOGUE
+from ..jobs import registry
+from .schemas import DECIMAL_LIMIT, StrictDecimal
+
+JOB_CREATE_PATH = "/api/ai-jobs"
+ERROR_REF = {"$ref": "#/components/schemas/Error"}
+LIMIT_ERRORS = ("URI_TOO_LONG", "HEADERS_TOO_LARGE")
+HTTP_METHODS = ("get", "post", "put", "patch", "delete")
+
+
+NO_NUL = "^[^\\x00]*$"
+
+
+def decimal_properties(self, field, ret=None, **kwargs):
+    """apispec attribute function: what ``StrictDecimal`` checks besides its validators."""
+    if not isinstance(field, StrictDecimal):
+        return {}
+    ret = ret or {}
+    props = {"multipleOf": float(Decimal(1).scaleb(-field.places))}
+    largest = float(DECIMAL_LIMIT - Decimal(1).scaleb(-field.places))
+    if "maximum" not in ret:
+        props["maximum"] = largest
+    if "minimum" not in ret:
+        props["minimum"] = -largest
+    return props
+
+
+def _component_name(type_name):
+    return "JobCreate_" + type_name
+
+
+def register_job_params(api):
+    """Add each public job type's params schema to the document's components."""
+    for name in registry.public_types():
+        spec = registry.get(name)
+        if spec.params is not None:
+            api.spec.components.schema("JobParams_" + name, schema=spec.params)
+
+
+def _job_variants(document):
+    schemas = document["components"]["schemas"]
+    create = schemas["JobCreate"]
+    mapping = {}
+    for name in registry.public_types():
+        spec = registry.get(name)
+        params = {"type": "object"}
+        required = ["type"]
+        if spec.params is not None:
+            params = {"$ref": "#/components/schemas/JobParams_" + name}
+            if schemas["JobParams_" + name].get("required"):
+                required.append("params")
+        variant = {
+            "type": "object",
+            "properties": {
+                "type": {"type": "string", "enum": [name]},
+                "params": params,
+                "priority": copy.deepcopy(create["properties"]["priority"]),
+            },
+            "required": required,
+            "additionalProperties": False,
+        }
+        schemas[_component_name(name)] = variant
+        mapping[name] = "#/components/schemas/" + _component_name(name)
+    return {
+        "oneOf": [{"$ref": ref} for ref in mapping.values()],
+        "discriminator": {"propertyName": "type", "mapping": mapping},
+    }
+
+
+def _one_of_job_types(document):
+    one_of = _job_variants(document)
+    body = document["paths"][JOB_CREATE_PATH]["post"]["requestBody"]
+    body["content"]["application/json"]["schema"] = copy.deepcopy(one_of)
+    batch = document["components"]["schemas"]["BatchCreate"]
+    batch["properties"]["jobs"]["items"] = copy.deepcopy(one_of)
+    # the list filter takes any registered type, internal ones included
+    for parameter in document["paths"][JOB_CREATE_PATH]["get"]["parameters"]:
+        if parameter["name"] == "type" and parameter["in"] == "query":
+            parameter["schema"]["enum"] = list(registry.known_types())
+
+
+def _resolve(document, node):
+    while "$ref" in node:
+        node = document["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]]
+    return node
+
+
+def _add_error(operation, code):
+    status = str(CATALOGUE[code][0])
+    response = operation["responses"].setdefault(
+        status,
+        {"description": "Error codes: ", "content": {"application/json": {"schema": ERROR_REF}}},
+    )
+    if f"`{code}`" not in response["description"]:
+        if response["description"].endswith(": "):
+            response["description"] += f"`{code}`"
+        else:
+            response["description"] += f", `{code}`"
+
+
+def _patch_needs_a_field(document):
+    for item in document["paths"].values():
+        operation = item.get("patch")
+        if operation is None:
+            continue
+        body = operation["requestBody"]
+        body["required"] = True
+        _resolve(document, body["content"]["application/json"]["schema"])["minProperties"] = 1
+        _add_error(operation, "EMPTY_PATCH")
+
+
+def _limits(document):
+    for item in document["paths"].values():
+        for method in HTTP_METHODS:
+            if method in item:
+                for code in LIMIT_ERRORS:
+                    _add_error(item[method], code)
+
+
+def _no_nul(node):
+    """Every plain string (no pattern, enum or format of its own) refuses NUL."""
+    if isinstance(node, list):
+        for item in node:
+            _no_nul(item)
+        return
+    if not isinstance(node, dict):
+        return
+    if node.get("type") == "string" and not {"pattern", "enum", "format"} & node.keys():
+        node["pattern"] = NO_NUL
+    for key, value in node.items():
+        if key not in ("example", "default", "examples"):
+            _no_nul(value)
+
+
+def build_document(api):
+    document = copy.deepcopy(api.spec.to_dict())
+    _one_of_job_types(document)
+    _patch_needs_a_field(document)
+    _limits(document)
+    _no_nul(document["paths"])
+    _no_nul(document["components"])
+    return document
