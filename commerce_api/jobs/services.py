@@ -18,7 +18,7 @@ from . import registry
 from .models import HELD, PRIORITIES, QUEUED, Job, WorkerProcess
 from .store import (
     cancel_batch_rest,
-    claim_key_for,
+    fair_claim_key,
     job_write,
     notify_workers,
     queue_writer,
@@ -136,7 +136,7 @@ def _job_row(
 ):
     rank = PRIORITIES[priority]
     run_at = HELD if held else now
-    claim_key = HELD if held else claim_key_for(now, rank, config)
+    claim_key = HELD if held else fair_claim_key(tenant_id, now, rank, config)
     if estimate is None:
         estimate = estimate_completion(job_type, rank, now, config)
     row = dict(
@@ -202,13 +202,31 @@ def _insert_sql():
     return insert_statement(Job, _INSERT_FIELDS)
 
 
-def enqueue_job(tenant_id, job_type, params, priority="normal", created_by=None, internal=False):
+def enqueue_job(
+    tenant_id,
+    job_type,
+    params,
+    priority="normal",
+    created_by=None,
+    internal=False,
+    check_capacity=False,
+):
     """Insert a queued job; call inside the caller's transaction when it has one.
 
-    No type, params or capacity checks: this is for the service's own (internal) jobs.
+    No type or params checks: this is for the service's own (internal) jobs. With
+    ``check_capacity`` (an API request queuing an internal job) the tenant's queued internal
+    jobs must stay within ``INTERNAL_JOB_CAPACITY``, or QUEUE_FULL.
     """
     config = current_config()
     now = now_ms()
+    if check_capacity:
+        with job_write():
+            _check_internal_capacity(tenant_id, config)
+            job = _insert_job(
+                tenant_id, job_type, params, priority, created_by, internal, now, config
+            )
+            notify_workers()
+        return job
     if db.transaction_depth() == 0 and not is_postgres():
         # one INSERT is atomic by itself: no BEGIN/COMMIT round trips (SQLite workers
         # notice the commit through data_version, nothing to notify)
@@ -297,6 +315,33 @@ def _check_capacity(tenant_id, adding, now, config):
                 "retry_after_seconds": retry_after,
             },
             headers={"Retry-After": str(retry_after)},
+        )
+
+
+INTERNAL_RETRY_AFTER = 5  # seconds, when the tenant's internal jobs are at capacity
+
+
+def _check_internal_capacity(tenant_id, config):
+    """QUEUE_FULL when one more internal job would pass the tenant's internal capacity."""
+    for_update(Tenant.select(Tenant.id).where(Tenant.id == tenant_id)).execute()
+    capacity = int(config["INTERNAL_JOB_CAPACITY"])
+    queued = (
+        Job.select()
+        .where((Job.tenant_id == tenant_id) & QUEUED & (Job.internal == True))  # noqa: E712
+        .count()
+    )
+    if queued + 1 > capacity:
+        raise ApiError(
+            "QUEUE_FULL",
+            "The tenant's queue of background work (syncs, cancellations) is full.",
+            details={
+                "queue": "internal",
+                "capacity": capacity,
+                "queued": queued,
+                "requested": 1,
+                "retry_after_seconds": INTERNAL_RETRY_AFTER,
+            },
+            headers={"Retry-After": str(INTERNAL_RETRY_AFTER)},
         )
 
 
