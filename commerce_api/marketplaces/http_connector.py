@@ -67,13 +67,15 @@ class HttpConnector(Connector):
             kwargs["headers"]["Content-Type"] = "application/json"
         expired = None
         try:
-            with netguard.time_limit(deadline) as expired:
-                with netguard.request(
+            with (
+                netguard.time_limit(deadline) as expired,
+                netguard.request(
                     method, url, allow_private=self.connection.allow_private, **kwargs
-                ) as response:
-                    raw = self._read(response)
-                    status = response.status_code
-                    retry_after = response.headers.get("Retry-After")
+                ) as response,
+            ):
+                raw = self._read(response)
+                status = response.status_code
+                retry_after = response.headers.get("Retry-After")
         except MarketplaceUnavailable:
             if expired is not None and expired.is_set():
                 raise _deadline_passed(deadline) from None
