@@ -28,6 +28,7 @@ DEFAULTS = {
     "WORKER_SHUTDOWN_GRACE_SECONDS": 30,
     "WORKER_MAX_ATTEMPTS": 4,  # the first try plus three retries
     "WORKER_CONCURRENCY": 4,  # jobs one worker process runs at once (threads)
+    "WORKER_MAX_HUNG_RUNNERS": 0,  # hung runner threads before the worker exits; 0: 4 x conc.
     "WORKER_RETRY_BACKOFF_SECONDS": 5.0,  # first retry delay; doubles per attempt
     "JOB_FAIR_SPACING_MS": 1000,  # claim-key gap between one tenant's queued jobs (fairness)
     "JOB_PRIORITY_AGING_SECONDS": 300,  # a waiting job gains one priority level per this
@@ -73,6 +74,7 @@ _INT_KEYS = {
     "WORKER_SHUTDOWN_GRACE_SECONDS",
     "WORKER_MAX_ATTEMPTS",
     "WORKER_CONCURRENCY",
+    "WORKER_MAX_HUNG_RUNNERS",
     "JOB_PRIORITY_AGING_SECONDS",
     "JOB_FAIR_SPACING_MS",
     "JOB_DEFAULT_TIMEOUT_SECONDS",
