@@ -50,6 +50,13 @@ def parse_args(argv=None):
         default=os.environ.get("BENCH_RATE_LIMIT", "") in ("1", "true", "yes"),
         help="run with COMMERCE_RATE_LIMIT_ENABLED=1 (default: off)",
     )
+    parser.add_argument(
+        "--worker-class",
+        choices=("sync", "gthread"),
+        default=os.environ.get("BENCH_WORKER_CLASS") or "sync",
+        help="gunicorn worker class of every app (sync); gthread runs --threads threads",
+    )
+    parser.add_argument("--threads", type=int, default=int(os.environ.get("BENCH_THREADS") or 4))
     parser.add_argument("--duration", type=int, default=8, help="seconds per case (8)")
     parser.add_argument(
         "--rounds",
@@ -167,6 +174,8 @@ def check_deep_cursor(api, tenant_id, pages, walk_api):
 
 def main(argv=None):
     args = parse_args(argv)
+    os.environ["BENCH_WORKER_CLASS"] = args.worker_class
+    os.environ["BENCH_THREADS"] = str(args.threads)
     client = args.client
     if client == "auto":
         client = "wrk" if common.wrk_path() else "python"
@@ -258,7 +267,9 @@ def main(argv=None):
     else:
         rl_state = "OFF (COMMERCE_RATE_LIMIT_ENABLED=0)"
     print()
-    print("Commerce API benchmark: gunicorn 2 sync workers per app, 127.0.0.1 only")
+    name, threads = common.worker_class()
+    kind = f"{name} workers x {threads} threads" if name == "gthread" else f"{name} workers"
+    print(f"Commerce API benchmark: gunicorn 2 {kind} per app, 127.0.0.1 only")
     print(f"load generator: {load_desc}")
     print(
         "  (clients keep connections alive; gunicorn's sync workers answer 'Connection: close',"
