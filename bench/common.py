@@ -262,6 +262,7 @@ def wait_until_up(base, path, proc, timeout=30):
         time.sleep(0.1)
 
 
+@contextlib.contextmanager
 def gunicorn(app_spec, env, workers=2, health_path="/api/health", chdir=ROOT):
     """Run ``gunicorn <app_spec>`` (sync workers) on a free 127.0.0.1 port; yields the base URL."""
     port = free_port()

@@ -9,7 +9,7 @@ import marshmallow as ma
 
 from ..auth.models import Tenant
 from ..config import current_config
-from ..db import JSONField, db, for_update, insert_statement, is_postgres
+from ..db import JSONField, cached_statement, db, for_update, is_postgres
 from ..errors import ApiError, validation_error
 from ..ids import new_id
 from ..pagination import filter_date_range, filter_equal, paginate_args
@@ -18,7 +18,7 @@ from . import registry
 from .models import HELD, PRIORITIES, QUEUED, Job, WorkerProcess
 from .store import (
     cancel_batch_rest,
-    fair_claim_key,
+    claim_key_for,
     job_write,
     notify_workers,
     queue_writer,
@@ -136,7 +136,7 @@ def _job_row(
 ):
     rank = PRIORITIES[priority]
     run_at = HELD if held else now
-    claim_key = HELD if held else fair_claim_key(tenant_id, now, rank, config)
+    claim_key = HELD if held else claim_key_for(now, rank, config)
     if estimate is None:
         estimate = estimate_completion(job_type, rank, now, config)
     row = dict(
@@ -174,6 +174,16 @@ def _job_row(
     values = [row[name] for name in _INSERT_NAMES]
     for index, convert in _INSERT_CONVERTERS:
         values[index] = convert(values[index])
+    spacing = int(config["JOB_FAIR_SPACING_MS"])
+    fair = not held and spacing > 0
+    # the claim key's expression (_insert_sql): natural, tenant, rank, HELD, spacing
+    values[_CLAIM_KEY_INDEX : _CLAIM_KEY_INDEX + 1] = (
+        claim_key,
+        tenant_id if fair else None,
+        rank,
+        HELD,
+        spacing,
+    )
     job = Job(__no_default__=True)
     job.__data__ = row
     return job, values
@@ -196,10 +206,35 @@ _INSERT_CONVERTERS = tuple(
 )
 
 
+_CLAIM_KEY_INDEX = _INSERT_NAMES.index("claim_key")
+
+
 def _insert_sql():
     """The INSERT: peewee would spend ~0.6 ms composing this 30-column statement on every
-    dispatch, and dispatch is a hot path."""
-    return insert_statement(Job, _INSERT_FIELDS)
+    dispatch, and dispatch is a hot path. Built once per engine.
+
+    The claim key is fair between tenants: a tenant that already has queued jobs of the
+    same priority gets its new one ``JOB_FAIR_SPACING_MS`` after the last of them when
+    that is later than its natural key (``claim_key_for``). A tenant queuing 500 jobs at
+    once spreads them over 500 spacings, so another tenant's job, keyed at its own dispatch
+    time, is claimed within a few claims instead of after all 500; within one tenant keys
+    still grow in dispatch order per priority. The tail is one lookup in the partial index
+    ``job_fair_tail``, inside the INSERT itself (no extra statement).
+    """
+    return cached_statement("job-insert-fair", _build_insert_sql)
+
+
+def _build_insert_sql():
+    p = db.param
+    greatest = "GREATEST" if is_postgres() else "MAX"
+    tail = (
+        "(SELECT MAX(claim_key) FROM job WHERE tenant_id = "
+        f"{p} AND priority_rank = {p} AND status = 'queued' AND claim_key < {p})"
+    )
+    marks = [p] * len(_INSERT_FIELDS)
+    marks[_CLAIM_KEY_INDEX] = f"{greatest}({p}, COALESCE({tail} + {p}, 0))"
+    columns = ", ".join(f'"{field.column_name}"' for field in _INSERT_FIELDS)
+    return f"INSERT INTO job ({columns}) VALUES ({', '.join(marks)})"
 
 
 def enqueue_job(

@@ -10,10 +10,10 @@ import threading
 from contextlib import contextmanager
 
 from ..config import current_config
-from ..db import cached_statement, db, is_postgres, write_transaction
+from ..db import db, is_postgres, write_transaction
 from ..timeutil import format_ms
 from . import registry
-from .models import HELD, Job
+from .models import Job
 
 # PostgreSQL workers LISTEN on this channel; dispatch NOTIFYs it (delivered at commit).
 NOTIFY_CHANNEL = "commerce_jobs"
@@ -55,38 +55,6 @@ def aging_ms(config=None):
 def claim_key_for(run_at, rank, config=None):
     """Queue order: one aging window per priority level below high (see models.Job)."""
     return run_at + rank * aging_ms(config)
-
-
-def _tail_sql():
-    p = db.param
-    return cached_statement(
-        "job-fair-tail",
-        lambda: (
-            "SELECT MAX(claim_key) FROM job WHERE tenant_id = "
-            f"{p} AND priority_rank = {p} AND status = 'queued' AND claim_key < {p}"
-        ),
-    )
-
-
-def fair_claim_key(tenant_id, now, rank, config=None):
-    """The claim key of a new job: fair between tenants, in order within one.
-
-    A job's natural key is ``claim_key_for(now, rank)``. A tenant that already has queued
-    jobs of the same priority gets its new one ``JOB_FAIR_SPACING_MS`` after the last of
-    them, if that is later: a tenant queuing 500 jobs at once spreads them over 500
-    spacings, so another tenant's job, keyed at its own dispatch time, is claimed within
-    a few claims instead of after all 500. Within a tenant, keys still grow in dispatch
-    order per priority. One indexed lookup (``job_fair_tail``).
-    """
-    config = config or current_config()
-    natural = claim_key_for(now, rank, config)
-    spacing = int(config["JOB_FAIR_SPACING_MS"])
-    if spacing <= 0:
-        return natural
-    tail = db.execute_sql(_tail_sql(), (tenant_id, rank, HELD)).fetchone()[0]
-    if tail is None:
-        return natural
-    return max(natural, int(tail) + spacing)
 
 
 def timeout_seconds_for(job_type, config=None):
