@@ -63,8 +63,8 @@ class Job(BaseModel):
 QUEUED = SQL("status = 'queued'")
 RUNNING = SQL("status = 'running'")
 Job.add_index(Job.claim_key, Job.id, where=QUEUED)  # the claim, in queue order
-Job.add_index(Job.tenant_id, where=QUEUED)  # queue capacity
-# fairness between tenants: the last queued claim key of a tenant and priority
+# queue capacity (its tenant_id prefix), and fairness between tenants: the last queued
+# claim key of a tenant and priority (migration 0014 replaced the tenant_id-only index)
 Job.add_index(
     Job.index(Job.tenant_id, Job.priority_rank, Job.claim_key, name="job_fair_tail", where=QUEUED)
 )
