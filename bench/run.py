@@ -24,6 +24,7 @@ Exit status 1 when a bar fails or a case saw errors.
 """
 
 import argparse
+import http.client
 import importlib.util
 import json
 import os
@@ -97,8 +98,14 @@ class Api:
         self.conn = HTTPConnection(common.HOST, self.port, timeout=10)
 
     def get(self, path):
-        self.conn.request("GET", path, headers=self.headers)
-        response = self.conn.getresponse()
+        try:
+            self.conn.request("GET", path, headers=self.headers)
+            response = self.conn.getresponse()
+        except (ConnectionError, http.client.HTTPException):
+            # a keep-alive connection the server closed while idle (gthread): once more
+            self.conn.close()
+            self.conn.request("GET", path, headers=self.headers)
+            response = self.conn.getresponse()
         body = response.read()
         return response.status, dict(response.getheaders()), json.loads(body)
 
