@@ -262,14 +262,25 @@ def wait_until_up(base, path, proc, timeout=30):
         time.sleep(0.1)
 
 
+def worker_class():
+    """(class, threads) of the benchmarked servers: BENCH_WORKER_CLASS (sync, or gthread
+    with BENCH_THREADS threads, 4 by default); ``run.py --worker-class`` sets them."""
+    name = os.environ.get("BENCH_WORKER_CLASS") or "sync"
+    threads = int(os.environ.get("BENCH_THREADS") or 4) if name == "gthread" else 1
+    return name, threads
+
+
 @contextlib.contextmanager
 def gunicorn(app_spec, env, workers=2, health_path="/api/health", chdir=ROOT):
-    """Run ``gunicorn <app_spec>`` (sync workers) on a free 127.0.0.1 port; yields the base URL."""
+    """Run ``gunicorn <app_spec>`` (``worker_class()``) on a free 127.0.0.1 port; yields
+    the base URL."""
     port = free_port()
+    name, threads = worker_class()
     cmd = [
         sys.executable, "-m", "gunicorn",
         "--workers", str(workers),
-        "--worker-class", "sync",
+        "--worker-class", name,
+        "--threads", str(threads),
         "--bind", f"{HOST}:{port}",
         "--timeout", "60",
         "--log-level", "warning",

@@ -24,6 +24,7 @@ Exit status 1 when a bar fails or a case saw errors.
 """
 
 import argparse
+import http.client
 import importlib.util
 import json
 import os
@@ -50,6 +51,13 @@ def parse_args(argv=None):
         default=os.environ.get("BENCH_RATE_LIMIT", "") in ("1", "true", "yes"),
         help="run with COMMERCE_RATE_LIMIT_ENABLED=1 (default: off)",
     )
+    parser.add_argument(
+        "--worker-class",
+        choices=("sync", "gthread"),
+        default=os.environ.get("BENCH_WORKER_CLASS") or "sync",
+        help="gunicorn worker class of every app (sync); gthread runs --threads threads",
+    )
+    parser.add_argument("--threads", type=int, default=int(os.environ.get("BENCH_THREADS") or 4))
     parser.add_argument("--duration", type=int, default=8, help="seconds per case (8)")
     parser.add_argument(
         "--rounds",
@@ -90,8 +98,14 @@ class Api:
         self.conn = HTTPConnection(common.HOST, self.port, timeout=10)
 
     def get(self, path):
-        self.conn.request("GET", path, headers=self.headers)
-        response = self.conn.getresponse()
+        try:
+            self.conn.request("GET", path, headers=self.headers)
+            response = self.conn.getresponse()
+        except (ConnectionError, http.client.HTTPException):
+            # a keep-alive connection the server closed while idle (gthread): once more
+            self.conn.close()
+            self.conn.request("GET", path, headers=self.headers)
+            response = self.conn.getresponse()
         body = response.read()
         return response.status, dict(response.getheaders()), json.loads(body)
 
@@ -167,6 +181,8 @@ def check_deep_cursor(api, tenant_id, pages, walk_api):
 
 def main(argv=None):
     args = parse_args(argv)
+    os.environ["BENCH_WORKER_CLASS"] = args.worker_class
+    os.environ["BENCH_THREADS"] = str(args.threads)
     client = args.client
     if client == "auto":
         client = "wrk" if common.wrk_path() else "python"
@@ -258,7 +274,9 @@ def main(argv=None):
     else:
         rl_state = "OFF (COMMERCE_RATE_LIMIT_ENABLED=0)"
     print()
-    print("Commerce API benchmark: gunicorn 2 sync workers per app, 127.0.0.1 only")
+    name, threads = common.worker_class()
+    kind = f"{name} workers x {threads} threads" if name == "gthread" else f"{name} workers"
+    print(f"Commerce API benchmark: gunicorn 2 {kind} per app, 127.0.0.1 only")
     print(f"load generator: {load_desc}")
     print(
         "  (clients keep connections alive; gunicorn's sync workers answer 'Connection: close',"

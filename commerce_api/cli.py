@@ -149,10 +149,21 @@ def keys_revoke(key_id, as_json):
 @cli.command("serve")
 @click.option("--bind", default="127.0.0.1:8000", show_default=True)
 @click.option("--workers", type=int, default=2, show_default=True)
-@click.option("--with-worker", is_flag=True, help="Also run the job worker beside the API.")
-def serve_command(bind, workers, with_worker):
+@click.option(
+    "--threads",
+    type=click.IntRange(1, 64),
+    default=4,
+    show_default=True,
+    help="Threads per process (gthread); 1 gives sync workers.",
+)
+@click.option(
+    "--with-worker",
+    is_flag=True,
+    help="Also run the job worker beside the API (restarted when it exits).",
+)
+def serve_command(bind, workers, threads, with_worker):
     """Serve the API with gunicorn (and optionally the job worker)."""
-    serve(bind=bind, workers=workers, with_worker=with_worker)
+    serve(bind=bind, workers=workers, with_worker=with_worker, threads=threads)
 
 
 # Domain commands: demo, warehouses, marketplaces, orders, worker.

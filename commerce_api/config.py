@@ -22,18 +22,24 @@ DEFAULTS = {
     "RATE_LIMIT_ENABLED": True,
     "RATE_LIMIT_KEY_PREFIX": "commerce:rl",  # Redis keys of the rate-limit counters
     "JOB_QUEUE_CAPACITY": 100,
+    "INTERNAL_JOB_CAPACITY": 100,  # queued internal jobs (syncs, cancellations) per tenant
     "WORKER_LEASE_SECONDS": 30,
     "WORKER_POLL_INTERVAL": 0.5,
     "WORKER_SHUTDOWN_GRACE_SECONDS": 30,
     "WORKER_MAX_ATTEMPTS": 4,  # the first try plus three retries
     "WORKER_CONCURRENCY": 4,  # jobs one worker process runs at once (threads)
+    "WORKER_MAX_HUNG_RUNNERS": 0,  # hung runner threads before the worker exits; 0: 4 x conc.
     "WORKER_RETRY_BACKOFF_SECONDS": 5.0,  # first retry delay; doubles per attempt
+    "JOB_FAIR_SPACING_MS": 1000,  # claim-key gap between one tenant's queued jobs (fairness)
     "JOB_PRIORITY_AGING_SECONDS": 300,  # a waiting job gains one priority level per this
     "JOB_DEFAULT_TIMEOUT_SECONDS": 600,  # for job types registered without a timeout
     "EXTRA_TASK_MODULES": "",  # comma list of modules registering more job types (tests)
     "ORDER_PULL_INTERVAL_SECONDS": 60,
     "MARKETPLACE_CONNECT_TIMEOUT": 3.0,
     "MARKETPLACE_READ_TIMEOUT": 10.0,
+    "MARKETPLACE_DEADLINE_SECONDS": 10.0,  # wall clock of one outbound call, however it trickles
+    "MARKETPLACE_BULK_DEADLINE_SECONDS": 30.0,  # wall clock of a whole bulk-shipment request
+    "MARKETPLACE_TENANT_CONCURRENCY": 2,  # outbound calls of one tenant at once, per process
     "COMPETITOR_MAX_AGE_SECONDS": 86400,  # older competitor offers are stale (pricing)
     "PRICING_CHUNK_SIZE": 500,  # SKUs per chunk of a repricing job (fixed queries per chunk)
     "WEBHOOK_ALLOW_PRIVATE_TARGETS": False,
@@ -63,13 +69,17 @@ _INT_KEYS = {
     "JWT_MAX_LIFETIME_SECONDS",
     "MAX_BODY_BYTES",
     "JOB_QUEUE_CAPACITY",
+    "INTERNAL_JOB_CAPACITY",
     "WORKER_LEASE_SECONDS",
     "WORKER_SHUTDOWN_GRACE_SECONDS",
     "WORKER_MAX_ATTEMPTS",
     "WORKER_CONCURRENCY",
+    "WORKER_MAX_HUNG_RUNNERS",
     "JOB_PRIORITY_AGING_SECONDS",
+    "JOB_FAIR_SPACING_MS",
     "JOB_DEFAULT_TIMEOUT_SECONDS",
     "ORDER_PULL_INTERVAL_SECONDS",
+    "MARKETPLACE_TENANT_CONCURRENCY",
     "COMPETITOR_MAX_AGE_SECONDS",
     "PRICING_CHUNK_SIZE",
     "WEBHOOK_SEND_CONCURRENCY",
@@ -87,6 +97,8 @@ _FLOAT_KEYS = {
     "WORKER_RETRY_BACKOFF_SECONDS",
     "MARKETPLACE_CONNECT_TIMEOUT",
     "MARKETPLACE_READ_TIMEOUT",
+    "MARKETPLACE_DEADLINE_SECONDS",
+    "MARKETPLACE_BULK_DEADLINE_SECONDS",
     "WEBHOOK_TIMEOUT_SECONDS",
     "WEBHOOK_POLL_INTERVAL",
     "LLM_TIMEOUT_SECONDS",

@@ -3,6 +3,7 @@
 They never ship in the package: a production deployment has no way to dispatch them.
 - ``test_noop`` does nothing but say when it started (the worker benchmark measures
   dispatch-to-start latency with it);
+- ``test_hang`` (internal) sleeps past its one-second time-out: a hung runner;
 - ``test_task`` sleeps, fails or records on request. It records ``start``/``end`` lines
   (job id, attempt, worker id, time) to the file named by ``TEST_JOBS_RECORD_FILE`` when
   ``record`` is true, so tests in other processes can see every execution.
@@ -71,3 +72,12 @@ def test_task(job, ctx):
     if params.get("record"):
         _record(ctx, "end", job)
     return {"attempt": job.attempts, "worker_id": ctx.worker_id, **(params.get("result") or {})}
+
+
+@job_type("test_hang", typical_seconds=1, timeout=1, internal=True)
+def test_hang(job, ctx):
+    """Hangs past its one-second time-out, ignoring everything (a stuck marketplace call).
+
+    Internal: queued by tests with ``enqueue_job`` only."""
+    time.sleep(float((job.params or {}).get("seconds") or 30))
+    return {}

@@ -49,8 +49,11 @@ def stop_process(proc, timeout=10):
 
 
 @contextlib.contextmanager
-def gunicorn_server(database_url, workers=2, startup_timeout=30, **config):
-    """Run ``gunicorn wsgi:app`` on a free 127.0.0.1 port; yields the base URL."""
+def gunicorn_server(database_url, workers=2, startup_timeout=30, threads=1, **config):
+    """Run ``gunicorn wsgi:app`` on a free 127.0.0.1 port; yields the base URL.
+
+    ``threads`` > 1 runs gthread workers with that many threads each (what ``commerce-api
+    serve`` runs); 1 runs sync workers."""
     port = free_port()
     cmd = [
         sys.executable,
@@ -61,7 +64,9 @@ def gunicorn_server(database_url, workers=2, startup_timeout=30, **config):
         "--bind",
         f"127.0.0.1:{port}",
         "--worker-class",
-        "sync",
+        "gthread" if threads > 1 else "sync",
+        "--threads",
+        str(threads),
         "--timeout",
         "60",
         "--log-level",

@@ -414,7 +414,11 @@ def test_periodic_task_pulls_every_active_connection(tenant, stocked):
     assert TASKS["pull_orders"] == (tasks.ORDER_PULL_INTERVAL_SECONDS, tasks.pull_orders)
     connect(tenant, "amazon", settings={"initial_orders": 2})
     connect(tenant, "ebay", settings={"initial_orders": 3})
-    results = tasks.pull_orders()
+    queued = tasks.pull_orders()
+    assert len(queued) == 2  # one order_pull job per connection
+    # a connection whose pull is still queued gets no second one
+    assert tasks.pull_orders() == []
+    results = [run_job(item["job_id"])[0] for item in queued]
     assert sorted((r["marketplace"], r["created"]) for r in results) == [("amazon", 2), ("ebay", 3)]
     assert Order.select().count() == 5
 

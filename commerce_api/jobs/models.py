@@ -63,7 +63,11 @@ class Job(BaseModel):
 QUEUED = SQL("status = 'queued'")
 RUNNING = SQL("status = 'running'")
 Job.add_index(Job.claim_key, Job.id, where=QUEUED)  # the claim, in queue order
-Job.add_index(Job.tenant_id, where=QUEUED)  # queue capacity
+# queue capacity (its tenant_id prefix), and fairness between tenants: the last queued
+# claim key of a tenant and priority (migration 0014 replaced the tenant_id-only index)
+Job.add_index(
+    Job.index(Job.tenant_id, Job.priority_rank, Job.claim_key, name="job_fair_tail", where=QUEUED)
+)
 Job.add_index(Job.lease_expires_at, where=RUNNING)  # the sweep
 Job.add_index(Job.batch_id, Job.batch_position, where=SQL("batch_id IS NOT NULL"))
 

@@ -8,6 +8,33 @@ import time
 from . import queue as jobqueue
 from .errors import JobLost
 
+EXIT_HUNG = 3  # the exit status of a worker that stopped because its runners hung
+log = logging.getLogger("commerce_api.worker")
+
+
+def replace_or_exit(worker, hung):
+    """A runner was abandoned in a hung job: start another, or, with ``hung`` threads past
+    ``worker.max_abandoned``, stop the worker with EXIT_HUNG.
+
+    A thread cannot be killed: past the limit the worker would run short of runners while
+    still heartbeating. It exits instead, so the supervisor (or ``serve --with-worker``)
+    starts a fresh process.
+    """
+    if hung <= worker.max_abandoned:
+        worker._add_runner()
+        return
+    log.error(
+        "worker %s: %s runner threads hung (limit %s); cannot keep concurrency %s,"
+        " exiting with code %s",
+        worker.id,
+        hung,
+        worker.max_abandoned,
+        worker.concurrency,
+        EXIT_HUNG,
+    )
+    worker.exit_code = EXIT_HUNG
+    worker.stop()
+
 
 class JobContext:
     """What a handler gets besides the job: heartbeat, progress, worker id, attempt."""

@@ -31,7 +31,7 @@ from . import queue as jobqueue
 from . import registry
 from .errors import JobFailed, JobLost
 from .periodic_runs import PeriodicRuns
-from .runtime import Entry, JobContext, Runner
+from .runtime import Entry, JobContext, Runner, replace_or_exit
 from .wakeup import WakeUp
 
 log = logging.getLogger("commerce_api.worker")
@@ -72,7 +72,9 @@ class Worker:
             grace = config["WORKER_SHUTDOWN_GRACE_SECONDS"]
         self.grace_seconds = float(grace)
         self.id = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
-        self.max_abandoned = self.concurrency * 4
+        # hung runner threads (cannot be killed) the worker tolerates before it exits
+        self.max_abandoned = int(config["WORKER_MAX_HUNG_RUNNERS"]) or self.concurrency * 4
+        self.exit_code = 0
 
         self._lock = threading.Lock()
         self._work_ready = threading.Condition(self._lock)  # idle runners wait here
@@ -95,7 +97,8 @@ class Worker:
     # Public ---------------------------------------------------------------------------
 
     def run(self):
-        """Run until stopped (or, with ``once``, until nothing is due); returns 0."""
+        """Run until stopped (or, with ``once``, until nothing is due); returns 0, or
+        ``EXIT_HUNG`` when it stopped because too many runners hung (see ``_mark_lost``)."""
         with self.app.app_context():
             try:
                 self._start()
@@ -104,7 +107,7 @@ class Worker:
                     self._run_services_once()
             finally:
                 self._shutdown()
-        return 0
+        return self.exit_code
 
     def stop(self):
         """Ask the worker to stop gracefully (what SIGTERM does)."""
@@ -357,12 +360,8 @@ class Worker:
         log.warning("job %s attempt %s: lease lost", entry.job.id, entry.job.attempts)
         if replace:
             self._flush_runner(runner)  # its unstarted jobs and finished outcomes
-            if self._stopping.is_set():
-                pass
-            elif hung <= self.max_abandoned:
-                self._add_runner()
-            else:
-                log.error("worker %s: %s hung runners; not replacing any more", self.id, hung)
+            if not self._stopping.is_set():
+                replace_or_exit(self, hung)
         self._wake()
 
     def _runner_main(self, runner):

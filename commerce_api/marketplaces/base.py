@@ -50,6 +50,8 @@ class Connector(ABC):
     """What a marketplace adapter does. Every method may raise the two errors above."""
 
     name = "base"
+    # calls leave the process (counted against the tenant's cap of outbound calls)
+    remote = True
 
     def __init__(self, connection, settings=None):
         self.connection = connection

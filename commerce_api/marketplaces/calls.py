@@ -7,15 +7,19 @@ state. The attempt itself is recorded in its own short transaction, so the sync 
 keeps failed attempts even though the change they were for was not made.
 """
 
+import contextlib
 import time
 
+from ..config import current_config
 from ..db import db
 from ..errors import ApiError
 from .base import ConnectorError, MarketplaceRejection, MarketplaceUnavailable
+from .limits import TenantBusy, tenant_slot
 from .registry import get_connector
 from .services import record_attempt
 
 DEFAULT_RETRY_AFTER = 30  # seconds, when the marketplace gives no Retry-After of its own
+BUSY_RETRY_AFTER = 2  # seconds, when the tenant's outbound calls are at their cap
 
 
 def call_marketplace(
@@ -33,7 +37,9 @@ def call_marketplace(
 
     A rejection becomes 422 ``MARKETPLACE_REJECTION`` and an unreachable marketplace 503
     ``MARKETPLACE_UNAVAILABLE`` with ``Retry-After``; in both cases the attempt row is the
-    only thing written.
+    only thing written. A tenant with ``MARKETPLACE_TENANT_CONCURRENCY`` calls in flight in
+    this process is refused at once with 503 ``MARKETPLACE_UNAVAILABLE`` (reason
+    ``TENANT_CONCURRENCY``), and nothing is written.
     """
     if db.transaction_depth() > 0:
         # a write transaction held over a network call blocks every writer on SQLite
@@ -55,8 +61,26 @@ def call_marketplace(
         )
 
     outcome = {"status": "succeeded", "error_code": None, "error_message": None}
+    slot = contextlib.nullcontext()
+    if connector.remote:
+        cap = int(current_config()["MARKETPLACE_TENANT_CONCURRENCY"])
+        slot = tenant_slot(connection.tenant_id, cap)
     try:
-        result = call(connector)
+        with slot:
+            result = call(connector)
+    except TenantBusy as exc:
+        raise ApiError(
+            "MARKETPLACE_UNAVAILABLE",
+            f"Too many calls to marketplaces are in flight for this tenant: {exc}",
+            details={
+                "marketplace": connection.marketplace,
+                "operation": operation,
+                "reason": "TENANT_CONCURRENCY",
+                "limit": exc.cap,
+                "retry_after": BUSY_RETRY_AFTER,
+            },
+            headers={"Retry-After": str(BUSY_RETRY_AFTER)},
+        ) from None
     except MarketplaceRejection as exc:
         outcome = {"status": "rejected", "error_code": exc.code, "error_message": exc.message}
         error = ApiError(

@@ -14,6 +14,7 @@ from .. import netguard
 from ..config import current_config
 from .answers import has_unstorable_text
 from .base import Connector, MarketplaceRejection, MarketplaceUnavailable, OrderPage
+from .limits import remaining
 from .offers import normalize_offers
 
 USER_AGENT = "commerce-api/0.1 (+connector-http)"
@@ -49,8 +50,11 @@ class HttpConnector(Connector):
         """Send one request; return the decoded JSON object of a 2xx answer.
 
         The host is resolved and checked once and the request goes to the checked address
-        (``netguard``): a connection made through the API never reaches a private one.
+        (``netguard``): a connection made through the API never reaches a private one. The
+        whole exchange ends by the call's wall-clock deadline (``limits.remaining``): a
+        marketplace trickling its answer a byte at a time is cut off there.
         """
+        deadline = remaining(current_config()["MARKETPLACE_DEADLINE_SECONDS"])
         url = self.connection.base_url.rstrip("/") + path
         kwargs = {
             "params": params,
@@ -62,39 +66,27 @@ class HttpConnector(Connector):
         if body is not None:
             kwargs["data"] = json.dumps(body, separators=(",", ":"))
             kwargs["headers"]["Content-Type"] = "application/json"
+        expired = None
         try:
-            with netguard.request(
-                method, url, allow_private=self.connection.allow_private, **kwargs
-            ) as response:
+            with (
+                netguard.time_limit(deadline) as expired,
+                netguard.request(
+                    method, url, allow_private=self.connection.allow_private, **kwargs
+                ) as response,
+            ):
                 raw = self._read(response)
                 status = response.status_code
                 retry_after = response.headers.get("Retry-After")
-        except netguard.AddressNotAllowed as exc:
-            raise MarketplaceUnavailable(str(exc), code="TARGET_NOT_ALLOWED") from None
-        except netguard.HostNotResolved as exc:
-            if self.connection.allow_private:
-                raise MarketplaceUnavailable(
-                    str(exc), code="CONNECTION_FAILED", details={"error": str(exc)[:300]}
-                ) from None
-            raise MarketplaceUnavailable(str(exc), code="TARGET_NOT_ALLOWED") from None
-        except requests.Timeout as exc:
-            raise MarketplaceUnavailable(
-                "The marketplace did not answer in time.",
-                code="TIMEOUT",
-                details={"error": str(exc)[:300]},
-            ) from None
-        except requests.ConnectionError as exc:
-            raise MarketplaceUnavailable(
-                "The marketplace refused or dropped the connection.",
-                code="CONNECTION_FAILED",
-                details={"error": str(exc)[:300]},
-            ) from None
-        except requests.RequestException as exc:
-            raise MarketplaceUnavailable(
-                "The request to the marketplace failed.",
-                code="REQUEST_FAILED",
-                details={"error": str(exc)[:300]},
-            ) from None
+        except MarketplaceUnavailable:
+            if expired is not None and expired.is_set():
+                raise _deadline_passed(deadline) from None
+            raise
+        except Exception as exc:
+            if expired is not None and expired.is_set():
+                raise _deadline_passed(deadline) from None
+            raise _unavailable(exc, self.connection.allow_private) from None
+        if expired.is_set():  # an answer cut at the deadline may look complete: never trust it
+            raise _deadline_passed(deadline)
         payload = self._decode(raw)
         if 200 <= status < 300:
             if not isinstance(payload, dict):
@@ -288,6 +280,45 @@ def _review(item, index):
         "text": text[:10_000],
         "created_at": created_at,
     }
+
+
+def _deadline_passed(seconds):
+    return MarketplaceUnavailable(
+        f"The marketplace did not answer within the deadline of {seconds:g} s.",
+        code="TIMEOUT",
+        details={"deadline_seconds": round(seconds, 3)},
+    )
+
+
+def _unavailable(exc, allow_private):
+    """The MarketplaceUnavailable for a failed exchange (other exceptions are re-raised)."""
+    if isinstance(exc, netguard.AddressNotAllowed):
+        return MarketplaceUnavailable(str(exc), code="TARGET_NOT_ALLOWED")
+    if isinstance(exc, netguard.HostNotResolved):
+        if allow_private:
+            return MarketplaceUnavailable(
+                str(exc), code="CONNECTION_FAILED", details={"error": str(exc)[:300]}
+            )
+        return MarketplaceUnavailable(str(exc), code="TARGET_NOT_ALLOWED")
+    if isinstance(exc, requests.Timeout):
+        return MarketplaceUnavailable(
+            "The marketplace did not answer in time.",
+            code="TIMEOUT",
+            details={"error": str(exc)[:300]},
+        )
+    if isinstance(exc, requests.ConnectionError):
+        return MarketplaceUnavailable(
+            "The marketplace refused or dropped the connection.",
+            code="CONNECTION_FAILED",
+            details={"error": str(exc)[:300]},
+        )
+    if isinstance(exc, requests.RequestException):
+        return MarketplaceUnavailable(
+            "The request to the marketplace failed.",
+            code="REQUEST_FAILED",
+            details={"error": str(exc)[:300]},
+        )
+    raise exc
 
 
 def _retry_after(value):

@@ -24,6 +24,7 @@ def request_sync(tenant_id, sku, marketplaces, created_by):
             {"sku": product.sku, "product_id": product.id, "marketplaces": marketplaces},
             created_by=created_by,
             internal=True,
+            check_capacity=True,
         )
     return {"job_id": job.id, "status": job.status, "marketplaces": marketplaces}
 

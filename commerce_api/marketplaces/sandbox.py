@@ -84,6 +84,7 @@ def _digest(*parts):
 
 class SandboxConnector(Connector):
     name = "sandbox"
+    remote = False  # in-process and instant: no outbound call to bound
 
     # deterministic randomness ---------------------------------------------------------
 

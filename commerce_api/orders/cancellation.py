@@ -32,6 +32,7 @@ def request_cancellation(tenant_id, order_id, reason, created_by):
             {"order_id": order.id},
             created_by=created_by,
             internal=True,
+            check_capacity=True,
         )
         now = now_ms()
         cancellation = {

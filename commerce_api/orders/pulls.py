@@ -13,6 +13,8 @@ from ..db import write_transaction
 from ..errors import ApiError
 from ..inventory.models import Warehouse
 from ..inventory.reservations import set_marketplace_stock
+from ..jobs.models import Job
+from ..jobs.services import enqueue_job
 from ..marketplaces.answers import invalid_answer
 from ..marketplaces.base import MarketplaceRejection, MarketplaceUnavailable
 from ..marketplaces.models import MarketplaceConnection
@@ -167,19 +169,54 @@ def sync_marketplace_stock(connection, connector):
     return updated
 
 
-def pull_all(heartbeat=None):
-    """Pull every active connection of every tenant (the periodic task)."""
-    results = []
-    connections = list(
-        MarketplaceConnection.select()
+def enqueue_pulls():
+    """The periodic task: one internal ``order_pull`` job per active connection.
+
+    Each connection is pulled by a job of its own, so a slow marketplace holds one runner
+    for at most its job's time-out and never the pulls of other connections or tenants. A
+    connection whose pull is still queued or running gets no second one. Returns the jobs
+    queued, as ``[{connection_id, job_id}]``.
+    """
+    pending = set()
+    for (params,) in (
+        Job.select(Job.params)
+        .where((Job.type == "order_pull") & Job.status.in_(("queued", "running")))
+        .tuples()
+    ):
+        if isinstance(params, dict):
+            pending.add(params.get("connection_id"))
+    queued = []
+    connections = (
+        MarketplaceConnection.select(MarketplaceConnection.id, MarketplaceConnection.tenant)
         .where(MarketplaceConnection.status == "active")
         .order_by(MarketplaceConnection.created_at)
     )
     for connection in connections:
-        try:
-            results.append(pull_connection(connection, heartbeat=heartbeat))
-        except Exception:
-            # one broken connection must not stop the pulls of the others
-            log.exception("order pull of %s failed", connection.id)
-            _finish(connection.id, "error", "Internal error during the pull; see the logs.")
-    return results
+        if connection.id in pending:
+            continue
+        job = enqueue_job(
+            connection.tenant_id,
+            "order_pull",
+            {"connection_id": connection.id},
+            created_by="periodic:pull_orders",
+            internal=True,
+        )
+        queued.append({"connection_id": connection.id, "job_id": job.id})
+    return queued
+
+
+def pull_one(tenant_id, connection_id, heartbeat=None):
+    """The ``order_pull`` job: pull one connection if it is still active; None if not."""
+    connection = MarketplaceConnection.get_or_none(
+        (MarketplaceConnection.id == connection_id)
+        & (MarketplaceConnection.tenant == tenant_id)
+        & (MarketplaceConnection.status == "active")
+    )
+    if connection is None:
+        return None
+    try:
+        return pull_connection(connection, heartbeat=heartbeat)
+    except Exception:
+        log.exception("order pull of %s failed", connection.id)
+        _finish(connection.id, "error", "Internal error during the pull; see the logs.")
+        raise

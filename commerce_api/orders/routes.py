@@ -97,7 +97,11 @@ class OrderCancelViews(MethodView):
     @blp.arguments(CancelSchema)
     @blp.response(202, OrderEnvelopeSchema)
     @blp.errors(
-        "ORDER_NOT_FOUND", "INVALID_STATUS_TRANSITION", "MARKETPLACE_NOT_CONNECTED", body=True
+        "ORDER_NOT_FOUND",
+        "INVALID_STATUS_TRANSITION",
+        "MARKETPLACE_NOT_CONNECTED",
+        "QUEUE_FULL",
+        body=True,
     )
     def post(self, data, order_id):
         """Request the order's cancellation (the marketplace decides)"""

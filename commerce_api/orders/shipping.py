@@ -7,10 +7,12 @@ the outcome in a transaction that checks the state again.
 import hashlib
 import json
 
+from ..config import current_config
 from ..db import write_transaction
 from ..errors import ApiError, validation_error
 from ..events import emit
 from ..marketplaces.calls import call_marketplace
+from ..marketplaces.limits import deadline_scope, outer_deadline_passed
 from ..marketplaces.services import require_connection
 from ..timeutil import format_ms, now_ms
 from . import state, stock
@@ -149,7 +151,16 @@ def bulk_confirm_shipment(tenant_id, items, created_by):
     """Confirm up to 100 shipments, each on its own; report per item.
 
     ``items`` come from ``http.bulk.load_items``: loaded, or an ``error`` of their own.
+    The whole request ends by ``MARKETPLACE_BULK_DEADLINE_SECONDS``: each call's own
+    deadline is cut to what is left, and items not reached by then fail with
+    ``MARKETPLACE_UNAVAILABLE`` (reason ``BULK_DEADLINE``) without calling the marketplace.
     """
+    seconds = float(current_config()["MARKETPLACE_BULK_DEADLINE_SECONDS"])
+    with deadline_scope(seconds):
+        return _confirm_each(tenant_id, items, created_by, seconds)
+
+
+def _confirm_each(tenant_id, items, created_by, seconds):
     succeeded, errors = 0, []
     for item in items:
         if "error" in item:
@@ -157,6 +168,12 @@ def bulk_confirm_shipment(tenant_id, items, created_by):
             continue
         data = {k: v for k, v in item.items() if k not in ("index", "order_id")}
         try:
+            if outer_deadline_passed():
+                raise ApiError(
+                    "MARKETPLACE_UNAVAILABLE",
+                    f"The bulk request's deadline of {seconds:g} s passed before this item.",
+                    details={"reason": "BULK_DEADLINE", "retry_after": 1},
+                )
             confirm_shipment(tenant_id, item["order_id"], data, created_by)
             succeeded += 1
         except ApiError as error:

@@ -1,11 +1,12 @@
-"""Order background work: the ``order_cancellation`` job and the periodic order pull."""
+"""Order background work: the ``order_cancellation`` and ``order_pull`` jobs, and the
+periodic task that queues one ``order_pull`` per active connection."""
 
 from ..config import load_config
 from ..errors import ApiError
 from ..jobs.errors import JobFailed
 from ..jobs.registry import job_type, periodic
 from .cancellation import push_cancellation
-from .pulls import pull_all
+from .pulls import enqueue_pulls, pull_one
 
 # Read when the worker imports this module: COMMERCE_ORDER_PULL_INTERVAL_SECONDS.
 ORDER_PULL_INTERVAL_SECONDS = int(load_config()["ORDER_PULL_INTERVAL_SECONDS"])
@@ -35,7 +36,24 @@ def order_cancellation(job, ctx):
         ) from None
 
 
+@job_type("order_pull", internal=True, typical_seconds=5, timeout=300)
+def order_pull(job, ctx):
+    """Pull new and changed orders (and marketplace stock) from one connection.
+
+    Queued by the periodic ``pull_orders``, one per active connection. An unreachable
+    marketplace is recorded on the connection (``last_pull_status``) and the job completes:
+    the next period pulls again from the same cursor.
+    """
+    connection_id = (job.params or {}).get("connection_id")
+    if not isinstance(connection_id, str) or not connection_id:
+        raise JobFailed("VALIDATION_ERROR", "The job has no connection_id.")
+    summary = pull_one(job.tenant_id, connection_id, heartbeat=ctx.heartbeat)
+    if summary is None:
+        return {"connection_id": connection_id, "status": "skipped", "reason": "not active"}
+    return summary
+
+
 @periodic("pull_orders", ORDER_PULL_INTERVAL_SECONDS)
 def pull_orders():
-    """Pull new and changed orders (and marketplace stock) from every active connection."""
-    return pull_all()
+    """Queue an ``order_pull`` job for every active connection (none twice)."""
+    return enqueue_pulls()

@@ -99,7 +99,7 @@ class ProductSyncViews(MethodView):
     @require_scope("products:write")
     @blp.arguments(SyncRequestSchema, required=False)
     @blp.response(202, SyncResultEnvelopeSchema)
-    @blp.errors("PRODUCT_NOT_FOUND", "MARKETPLACE_NOT_CONNECTED", body=True)
+    @blp.errors("PRODUCT_NOT_FOUND", "MARKETPLACE_NOT_CONNECTED", "QUEUE_FULL", body=True)
     def post(self, data, sku):
         """Push a product to its marketplaces (queues a marketplace_sync job)"""
         if data is None:
