@@ -73,7 +73,11 @@ def test_a_worker_whose_runners_all_hang_exits(jobs_app, tenant, monkeypatch, ca
 
 
 @pytest.mark.slow
-def test_serve_with_worker_restarts_a_worker_that_exited(app, tenant, database_url, tmp_path):
+def test_serve_with_worker_restarts_a_worker_that_exited(
+    app, tenant, database_url, tmp_path, monkeypatch
+):
+    # the hung jobs get one attempt each (a job's attempts are fixed when it is queued)
+    monkeypatch.setenv("COMMERCE_WORKER_MAX_ATTEMPTS", "1")
     port = free_port()
     env = process_env(
         database_url,
