@@ -53,6 +53,13 @@ def no_content():
     return Response(status=204)
 
 
+def resource_page(args, allowed, get_item, *params):
+    """A single-resource response: ``get_item(*params)``, cut to the ``fields`` asked for
+    (checked first: an unknown field is a 422 before any lookup)."""
+    fields = parse_fields(args.get("fields"), allowed)
+    return one(select_fields(get_item(*params), fields))
+
+
 def list_page(args, allowed, list_items, *params):
     """The list response: ``list_items(*params, args) -> (items, meta)``, each item cut
     to the ``fields`` asked for."""

@@ -6,8 +6,7 @@ from flask.views import MethodView
 from ..auth.middleware import require_scope
 from ..auth.models import SCOPES
 from ..http.blueprint import Blueprint
-from ..http.envelope import list_page, no_content, one
-from ..http.lists import parse_fields, select_fields
+from ..http.envelope import list_page, no_content, one, resource_page
 from . import services, store
 from .schemas import (
     BatchCreateSchema,
@@ -74,8 +73,7 @@ class JobByIdViews(MethodView):
     @blp.errors("JOB_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, job_id):
         """Get a job's status, and its result or error"""
-        fields = parse_fields(args.get("fields"), store.JOB_FIELDS)
-        return one(select_fields(services.get_job(g.auth.tenant_id, job_id), fields))
+        return resource_page(args, store.JOB_FIELDS, services.get_job, g.auth.tenant_id, job_id)
 
     @require_scope("ai-jobs:write")
     @blp.response(204)

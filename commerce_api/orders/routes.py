@@ -6,8 +6,7 @@ from flask.views import MethodView
 from ..auth.middleware import require_scope
 from ..http.blueprint import Blueprint
 from ..http.bulk import load_items
-from ..http.envelope import list_page, one
-from ..http.lists import parse_fields, select_fields
+from ..http.envelope import list_page, one, resource_page
 from . import cancellation, reading, shipping
 from .schemas import (
     BulkShipmentEnvelopeSchema,
@@ -68,8 +67,9 @@ class OrderByIdViews(MethodView):
     @blp.errors("ORDER_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, order_id):
         """Get an order with its shipping address, returns and sync history"""
-        fields = parse_fields(args.get("fields"), reading.DETAIL_FIELDS)
-        return one(select_fields(reading.get_order(g.auth.tenant_id, order_id), fields))
+        return resource_page(
+            args, reading.DETAIL_FIELDS, reading.get_order, g.auth.tenant_id, order_id
+        )
 
 
 @blp.route("/<string:order_id>/shipment")

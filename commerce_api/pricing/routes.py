@@ -5,7 +5,7 @@ from flask.views import MethodView
 
 from ..auth.middleware import require_scope
 from ..http.blueprint import Blueprint
-from ..http.envelope import many, no_content, one
+from ..http.envelope import many, no_content, one, resource_page
 from ..http.lists import parse_fields, select_fields
 from . import competitors, recalculate, recommendations, rules
 from .schemas import (
@@ -66,8 +66,7 @@ class RuleByIdViews(MethodView):
     @blp.errors("RULE_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, rule_id):
         """Get a pricing rule"""
-        fields = parse_fields(args.get("fields"), rules.RULE_FIELDS)
-        return one(select_fields(rules.get_rule(g.auth.tenant_id, rule_id), fields))
+        return resource_page(args, rules.RULE_FIELDS, rules.get_rule, g.auth.tenant_id, rule_id)
 
     @require_scope("pricing:write")
     @blp.arguments(RuleUpdateSchema)

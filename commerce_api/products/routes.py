@@ -6,8 +6,7 @@ from flask.views import MethodView
 from ..auth.middleware import require_scope
 from ..http.blueprint import Blueprint
 from ..http.bulk import load_items
-from ..http.envelope import json_response, list_page, no_content, one
-from ..http.lists import parse_fields, select_fields
+from ..http.envelope import json_response, list_page, no_content, one, resource_page
 from ..marketplaces import listings
 from . import services
 from .schemas import (
@@ -74,8 +73,7 @@ class ProductBySkuViews(MethodView):
     @blp.errors("PRODUCT_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, sku):
         """Get a product with its listings"""
-        fields = parse_fields(args.get("fields"), DETAIL_FIELDS)
-        return one(select_fields(services.get_product(g.auth.tenant_id, sku), fields))
+        return resource_page(args, DETAIL_FIELDS, services.get_product, g.auth.tenant_id, sku)
 
     @require_scope("products:write")
     @blp.arguments(ProductUpdateSchema)

@@ -5,7 +5,7 @@ from flask.views import MethodView
 
 from ..auth.middleware import require_scope
 from ..http.blueprint import Blueprint
-from ..http.envelope import many, no_content, one
+from ..http.envelope import many, no_content, one, resource_page
 from ..http.lists import parse_fields, select_fields
 from . import deliveries, endpoints
 from .schemas import (
@@ -61,8 +61,9 @@ class WebhookByIdViews(MethodView):
     @blp.errors("WEBHOOK_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, webhook_id):
         """Get a webhook endpoint"""
-        fields = parse_fields(args.get("fields"), endpoints.ENDPOINT_FIELDS)
-        return one(select_fields(endpoints.get_endpoint(g.auth.tenant_id, webhook_id), fields))
+        return resource_page(
+            args, endpoints.ENDPOINT_FIELDS, endpoints.get_endpoint, g.auth.tenant_id, webhook_id
+        )
 
     @require_scope("webhooks:write")
     @blp.arguments(WebhookUpdateSchema)
