@@ -21,6 +21,9 @@ DEFAULTS = {
     "REDIS_URL": None,
     "RATE_LIMIT_ENABLED": True,
     "RATE_LIMIT_KEY_PREFIX": "commerce:rl",  # Redis keys of the rate-limit counters
+    # a list filtered by more than its status counts at most this many rows for its total
+    # (null past it); 0: no cap. Unfiltered and status-filtered big lists keep exact counts.
+    "LIST_COUNT_CAP": 10_000,
     "JOB_QUEUE_CAPACITY": 100,
     "INTERNAL_JOB_CAPACITY": 100,  # queued internal jobs (syncs, cancellations) per tenant
     "WORKER_LEASE_SECONDS": 30,
@@ -65,6 +68,7 @@ DEFAULTS = {
 }
 
 _INT_KEYS = {
+    "LIST_COUNT_CAP",
     "JWT_LEEWAY_SECONDS",
     "JWT_MAX_LIFETIME_SECONDS",
     "MAX_BODY_BYTES",

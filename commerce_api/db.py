@@ -2,7 +2,6 @@
 
 import json
 import os
-import threading
 from contextlib import contextmanager
 from decimal import ROUND_HALF_UP, Decimal
 from urllib.parse import parse_qs, unquote, urlparse
@@ -246,48 +245,6 @@ class PreparedQuery:
     def first(self, *params):
         rows = self.dicts(*params)
         return rows[0] if rows else None
-
-
-class _CountMemo(threading.local):
-    """Counts remembered by one SQLite connection (one per thread) while nothing changed."""
-
-    conn = None
-    version = None
-    counts = None
-
-
-_count_memo = _CountMemo()
-
-
-def exact_count(query):
-    """``query.count()``, answered from memory when the database cannot have changed.
-
-    A list's ``total`` re-counts every matching row (about 10 ms for 100,000 products on
-    SQLite). On SQLite the count is remembered per connection and reused only while
-    ``PRAGMA data_version`` (commits by any other connection, in any process) and the
-    connection's own ``total_changes`` are unchanged, and never inside a transaction, so
-    the total stays exact. PostgreSQL always counts.
-    """
-    database = db.obj
-    if not isinstance(database, peewee.SqliteDatabase):
-        return query.count()
-    conn = database.connection()
-    if conn.in_transaction:
-        return query.count()
-    sql, params = query.sql()
-    try:
-        key = (sql, tuple(params))
-        hash(key)
-    except TypeError:
-        return query.count()
-    version = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
-    memo = _count_memo
-    if memo.conn is not conn or memo.version != version or len(memo.counts) > 256:
-        memo.conn, memo.version, memo.counts = conn, version, {}
-    count = memo.counts.get(key)
-    if count is None:
-        count = memo.counts[key] = query.count()
-    return count
 
 
 def _unicode_lower(value):

@@ -13,9 +13,9 @@ from decimal import Decimal
 
 from peewee import BooleanField, DecimalField, FloatField, IntegerField, Tuple
 
-from .db import exact_count
 from .errors import ApiError
 from .timeutil import date_end_ms, date_start_ms
+from .totals import bounded
 
 MAX_CURSOR = 1000  # characters; longer is not a cursor we issued
 
@@ -77,12 +77,14 @@ def _key_value(field, value):
     raise ApiError("INVALID_CURSOR")
 
 
-def paginate(query, *, sort_field, tiebreak, order, limit, cursor, kind, count=True, scope=None):
+def paginate(query, *, sort_field, tiebreak, order, limit, cursor, kind, scope=None, total=None):
     """Return ``(rows, meta)`` for one page of ``query`` ordered by (sort_field, tiebreak).
 
     The cursor carries the last row's exact stored values, so pages stay stable while
     rows are added; it is bound to the list (``kind``), the sort, the order and ``scope``
     (the tenant and filters that shaped ``query``, when the caller gives them).
+    ``total``: the list's maintained count (``totals.maintained``) when the caller has one
+    for this query; otherwise ``query`` is counted, bounded (``totals.bounded``).
     """
     sort_name = sort_field.name
     page = 1
@@ -133,12 +135,15 @@ def paginate(query, *, sort_field, tiebreak, order, limit, cursor, kind, count=T
         if digest is not None:
             payload["f"] = digest
         next_cursor = encode_cursor(payload)
-    total = exact_count(query.order_by()) if count else None
+    if total is None:  # no maintained count for this query: count it, bounded
+        total = bounded(query)
     meta = {"total": total, "page": page, "limit": limit, "nextCursor": next_cursor}
     return rows, meta
 
 
-def paginate_args(query, args, *, sort_field, tiebreak, kind, default_order="desc", scope=None):
+def paginate_args(
+    query, args, *, sort_field, tiebreak, kind, default_order="desc", scope=None, total=None
+):
     """``paginate`` with a list's query arguments (``order``, ``limit``, ``cursor``)."""
     return paginate(
         query,
@@ -149,6 +154,7 @@ def paginate_args(query, args, *, sort_field, tiebreak, kind, default_order="des
         cursor=args.get("cursor"),
         kind=kind,
         scope=scope,
+        total=total,
     )
 
 

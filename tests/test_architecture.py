@@ -14,7 +14,10 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "commerce_api"
 
 # Lowest first. A module may import modules of its own layer or of lower layers.
 LAYERS = (
-    ("ground", ("db", "ids", "timeutil", "errors", "config", "pagination", "netguard", "crypto")),
+    (
+        "ground",
+        ("db", "ids", "timeutil", "errors", "config", "pagination", "totals", "netguard", "crypto"),
+    ),
     ("auth", ("auth",)),
     ("events", ("events",)),
     ("jobs", ("jobs",)),  # queue, worker, registry: knows no domain

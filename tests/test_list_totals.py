@@ -1,16 +1,24 @@
-"""A list's ``meta.total`` stays exact while the count is remembered (``db.exact_count``)."""
+"""A list's ``meta.total``: maintained counts (migration 0015, ``totals.py``) for the
+unfiltered and status-filtered big lists, a bounded count for any other filter."""
 
+import importlib
+import os
 import threading
 
-from commerce_api.db import db, exact_count, is_postgres
+import pytest
+
+from commerce_api import totals
+from commerce_api.db import db, is_postgres
 from commerce_api.ids import new_id
 from commerce_api.products.models import Product
 
 from .factories import create_product
 
+COUNTED = importlib.import_module("commerce_api.migrations.0015_list_counts").COUNTED
 
-def _total(client, headers, **params):
-    response = client.get("/api/products", headers=headers, query_string=params)
+
+def _total(client, headers, path="/api/products", **params):
+    response = client.get(path, headers=headers, query_string=params)
     assert response.status_code == 200, response.get_json()
     return response.get_json()["meta"]["total"]
 
@@ -32,10 +40,33 @@ def _in_other_connection(work):
     assert not thread.is_alive() and not errors, errors
 
 
+def assert_counts_match_rows():
+    """Every maintained count equals a COUNT(*) of its rows, for every tenant and status
+    (including counts of statuses that no longer have rows: they must be 0)."""
+    for table, _key, kind, status, condition in COUNTED:
+        where = f"WHERE {condition.format(row='')}" if condition else ""
+        group = f"tenant_id, {status}" if status else "tenant_id"
+        select = f"tenant_id, {status}" if status else "tenant_id, ''"
+        actual = {
+            (tenant_id, state): n
+            for tenant_id, state, n in db.execute_sql(
+                f"SELECT {select}, COUNT(*) FROM {table} {where} GROUP BY {group}"
+            ).fetchall()
+        }
+        known = {
+            (tenant_id, state)
+            for tenant_id, state in db.execute_sql(
+                f"SELECT tenant_id, status FROM list_count WHERE kind = {db.obj.param}", (kind,)
+            ).fetchall()
+        }
+        for tenant_id, state in known | set(actual):
+            maintained = totals.maintained(tenant_id, kind, state)
+            assert maintained == actual.get((tenant_id, state), 0), (kind, tenant_id, state)
+
+
 def test_total_follows_writes_through_the_api(client, headers):
     assert _total(client, headers) == 0
     create_product(client, headers, sku="TOT-1")
-    assert _total(client, headers) == 1
     assert _total(client, headers) == 1
     create_product(client, headers, sku="TOT-2")
     assert _total(client, headers) == 2
@@ -43,6 +74,8 @@ def test_total_follows_writes_through_the_api(client, headers):
     assert _total(client, headers) == 1
     assert _total(client, headers, status="archived") == 1
     assert _total(client, headers, status="active") == 1
+    assert _total(client, headers, status="draft") == 0
+    assert_counts_match_rows()
 
 
 def test_total_follows_a_commit_by_another_connection(client, headers, tenant):
@@ -63,32 +96,147 @@ def test_total_follows_a_commit_by_another_connection(client, headers, tenant):
 
     _in_other_connection(insert)
     assert _total(client, headers) == 2
+    assert_counts_match_rows()
 
 
-def test_a_count_inside_a_rolled_back_transaction_is_not_kept(app, tenant):
-    query = Product.select().where(Product.tenant == tenant.id)
-    assert exact_count(query) == 0
+def test_a_rolled_back_write_leaves_the_count_as_it_was(app, tenant):
+    assert totals.maintained(tenant.id, "products") == 0
     with db.atomic() as transaction:
         Product.create(id=new_id("product"), tenant=tenant.id, sku="TOT-R", title="t")
-        assert exact_count(query) == 1
+        assert totals.maintained(tenant.id, "products") == 1  # the transaction sees its own
         transaction.rollback()
-    assert exact_count(query) == 0
-    assert exact_count(query) == 0
+    assert totals.maintained(tenant.id, "products") == 0
+    assert_counts_match_rows()
 
 
-def test_an_unchanged_database_is_not_counted_again(app, tenant):
-    """On SQLite the second count is answered from memory; PostgreSQL always counts."""
-    Product.create(id=new_id("product"), tenant=tenant.id, sku="TOT-M", title="t")
-    query = Product.select().where(Product.tenant == tenant.id)
+def test_an_unfiltered_total_reads_the_count_not_the_rows(app, tenant, client, headers):
+    """No COUNT over the product table: one read of the maintained count."""
+    for n in range(3):
+        create_product(client, headers, sku=f"TOT-S{n}")
     statements = []
     database = db.obj
     database.query_hooks.append(lambda event: statements.append(event.sql))
     try:
-        assert exact_count(query) == 1
-        counted_first = sum("COUNT" in sql for sql in statements)
-        assert exact_count(query) == 1
-        counted_second = sum("COUNT" in sql for sql in statements) - counted_first
+        assert _total(client, headers) == 3
+        assert _total(client, headers, status="active") == 3
     finally:
         database.query_hooks.pop()
-    assert counted_first == 1
-    assert counted_second == (1 if is_postgres() else 0)
+    counting = [sql for sql in statements if "COUNT(" in sql.upper()]
+    assert counting == [], counting
+    assert sum("list_count" in sql for sql in statements) == 2
+
+
+def test_other_filters_count_up_to_the_cap(app, client, headers, monkeypatch):
+    for n in range(5):
+        create_product(client, headers, sku=f"CAP-{n}", title=f"Widget {n}")
+    create_product(client, headers, sku="OTHER-1", title="Gadget")
+    monkeypatch.setitem(app.config, "LIST_COUNT_CAP", 4)
+    assert _total(client, headers, search="widget") is None  # 5 matches, past the cap
+    body = client.get("/api/products?search=widget&limit=2", headers=headers).get_json()
+    assert len(body["data"]) == 2 and body["meta"]["nextCursor"]  # pages are unaffected
+    assert _total(client, headers, search="gadget") == 1
+    assert _total(client, headers) == 6  # maintained: exact whatever the cap
+    monkeypatch.setitem(app.config, "LIST_COUNT_CAP", 5)
+    assert _total(client, headers, search="widget") == 5
+    monkeypatch.setitem(app.config, "LIST_COUNT_CAP", 0)  # no cap
+    assert _total(client, headers, search="widget") == 5
+
+
+def test_counts_match_the_rows_after_the_demo_and_a_day_of_work(
+    app, runner, client, tmp_path, monkeypatch
+):
+    """The demo writes products, listings, inventory, orders (several statuses) and a
+    recalculation's recommendations; then jobs come and go and statuses change."""
+    from commerce_api.cli import cli
+    from commerce_api.jobs.models import Job
+    from commerce_api.orders.models import Order
+    from commerce_api.pricing.models import Recommendation
+
+    monkeypatch.setattr(app, "instance_path", str(tmp_path))
+    assert runner.invoke(cli, ["demo", "--json"]).exit_code == 0
+    assert_counts_match_rows()
+    assert db.execute_sql('SELECT COUNT(*) FROM "order"').fetchone()[0] > 0
+    tenant_id = db.execute_sql("SELECT tenant_id FROM product LIMIT 1").fetchone()[0]
+    # bulk status changes, one statement each
+    Order.update(status="cancelled").where(Order.tenant == tenant_id).execute()
+    Recommendation.update(status="dismissed").where(Recommendation.tenant == tenant_id).execute()
+    Product.update(status="archived").where(
+        (Product.tenant == tenant_id) & (Product.sku.in_(["DEMO-TSHIRT-BLK-M"]))
+    ).execute()
+    # jobs: public ones counted, internal ones not; deleted ones leave the count
+    for internal in (False, True, False):
+        Job.create(
+            id=new_id("job"), tenant_id=tenant_id, type="review_sentiment", internal=internal
+        )
+    assert_counts_match_rows()
+    Job.delete().where(Job.tenant_id == tenant_id).execute()
+    Product.delete().where((Product.tenant == tenant_id) & (Product.status == "archived")).execute()
+    assert_counts_match_rows()
+    if is_postgres():
+        assert totals.compact() > 0
+        assert db.execute_sql("SELECT COUNT(*) FROM list_count_delta").fetchone()[0] == 0
+        assert_counts_match_rows()
+
+
+def test_every_list_with_a_maintained_total_answers_it(client, headers, tenant):
+    create_product(client, headers, sku="ALL-1")
+    response = client.post(
+        "/api/ai-jobs",
+        headers=headers,
+        json={
+            "type": "review_sentiment",
+            "params": {"reviews": [{"sku": "ALL-1", "text": "Great"}]},
+        },
+    )
+    assert response.status_code in (201, 202), response.get_json()
+    for path, expected in (
+        ("/api/products", 1),
+        ("/api/orders", 0),
+        ("/api/inventory", 0),
+        ("/api/pricing/recommendations", 0),
+        ("/api/ai-jobs", 1),
+    ):
+        assert _total(client, headers, path) == expected, path
+    assert _total(client, headers, "/api/ai-jobs", status="queued") == 1  # bounded count
+
+
+@pytest.mark.skipif(
+    "postgres" not in os.environ.get("COMMERCE_DATABASE_URL", ""),
+    reason="PostgreSQL's deltas and fold",
+)
+def test_concurrent_writers_of_one_tenant_never_wait_on_a_count(app, tenant):
+    """Two transactions of one tenant write statuses in opposite orders at once. Counts kept
+    in rows would lock them in opposite orders (a deadlock); deltas lock nothing."""
+    barrier = threading.Barrier(2, timeout=10)
+    errors = []
+
+    def writer(first, second):
+        try:
+            with db.connection_context(), db.atomic():
+                for status in (first, second):
+                    Product.create(
+                        id=new_id("product"),
+                        tenant=tenant.id,
+                        sku=new_id("product")[-12:],
+                        title="t",
+                        status=status,
+                    )
+                    barrier.wait()
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=writer, args=("active", "draft")),
+        threading.Thread(target=writer, args=("draft", "active")),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+        assert not thread.is_alive()
+    assert not errors, errors
+    assert totals.maintained(tenant.id, "products", "active") == 2
+    assert totals.maintained(tenant.id, "products", "draft") == 2
+    assert totals.compact() > 0
+    assert totals.maintained(tenant.id, "products") == 4
+    assert_counts_match_rows()

@@ -75,7 +75,14 @@ def fields_arg(names):
 
 
 class MetaSchema(ma.Schema):
-    total = ma.fields.Integer()
+    total = ma.fields.Integer(
+        allow_none=True,
+        metadata={
+            "description": "Rows matching the list's filters. Exact for the unfiltered and "
+            "status-filtered lists; a list filtered otherwise counts at most "
+            "`COMMERCE_LIST_COUNT_CAP` rows (default 10,000) and gives null past that."
+        },
+    )
     page = ma.fields.Integer()
     limit = ma.fields.Integer()
     nextCursor = ma.fields.String(allow_none=True)  # noqa: N815 (the spec's name)

@@ -10,6 +10,7 @@ from ..pagination import filter_date_range, filter_equal, paginate_args
 from ..products.models import Product
 from ..products.services import find_product
 from ..timeutil import format_ms, now_ms
+from ..totals import maintained
 from .ledger import StockLedger, compute_status, lock_warehouses, serialize_adjustment
 from .models import (
     MARKETPLACE_TYPES,
@@ -336,6 +337,9 @@ def list_records(tenant_id, args):
         tiebreak=InventorySummary.sku,
         default_order="asc",
         kind="inventory",
+        total=None
+        if args.get("sku") or warehouse_id
+        else maintained(tenant_id, "inventory", args.get("status") or None),
     )
     entries = _entries([row.product_id for row in rows])
     return [serialize_record(row, row.title, entries[row.product_id]) for row in rows], meta

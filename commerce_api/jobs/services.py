@@ -14,6 +14,7 @@ from ..errors import ApiError, validation_error
 from ..ids import new_id
 from ..pagination import filter_date_range, filter_equal, paginate_args
 from ..timeutil import format_ms, now_ms
+from ..totals import maintained
 from . import registry
 from .models import HELD, PRIORITIES, QUEUED, Job, WorkerProcess
 from .store import (
@@ -492,12 +493,15 @@ def list_jobs(tenant_id, args):
         query = query.where(Job.internal == False)  # noqa: E712
     query = filter_equal(query, Job, args, ("status", "priority", "batch_id"))
     query = filter_date_range(query, Job.created_at, args)
+    filters = ("type", "status", "priority", "batch_id", "start_date", "end_date")
     rows, meta = paginate_args(
         query,
         args,
         sort_field=Job.created_at,
         tiebreak=Job.id,
         kind="ai_jobs",
+        # every public job of the tenant: maintained; any filter: counted, bounded
+        total=None if any(args.get(name) for name in filters) else maintained(tenant_id, "ai_jobs"),
     )
     return [serialize_job(row) for row in rows], meta
 

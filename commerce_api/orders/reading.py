@@ -6,6 +6,7 @@ from ..errors import ApiError
 from ..marketplaces.services import attempts_for
 from ..pagination import filter_date_range, filter_equal, paginate_args
 from ..timeutil import format_ms
+from ..totals import maintained
 from .models import Order, OrderLine, OrderReturn
 
 ORDER_FIELDS = (
@@ -149,12 +150,17 @@ def list_orders(tenant_id, args):
     query = filter_date_range(query, Order.placed_at, args)
     if args.get("has_returns") is not None:
         query = query.where(Order.has_returns == bool(args["has_returns"]))
+    other_filters = ("marketplace", "fulfillment_method", "start_date", "end_date")
+    total = None  # a filter besides status: counted, bounded
+    if args.get("has_returns") is None and not any(args.get(name) for name in other_filters):
+        total = maintained(tenant_id, "orders", args.get("status") or None)
     rows, meta = paginate_args(
         query,
         args,
         sort_field=SORT_FIELDS[args.get("sort") or "created_at"],
         tiebreak=Order.id,
         kind="orders",
+        total=total,
         # a cursor only continues the query (tenant and filters) that issued it
         scope=[tenant_id]
         + [

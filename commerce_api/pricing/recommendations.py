@@ -8,6 +8,7 @@ from ..marketplaces.services import connection_for
 from ..pagination import paginate
 from ..products.models import Listing, Product
 from ..timeutil import format_ms, now_ms
+from ..totals import maintained
 from .bulk import PreparedIn
 from .models import Recommendation
 
@@ -180,6 +181,9 @@ def list_recommendations(tenant_id, args):
         limit=args["limit"],
         cursor=args.get("cursor"),
         kind="pricing_recommendations",
+        total=None
+        if args.get("marketplace") or args.get("sku") or args.get("min_confidence") is not None
+        else maintained(tenant_id, "pricing_recommendations", args.get("status") or None),
         scope=[tenant_id]
         + [args.get(name) for name in ("status", "marketplace", "sku", "min_confidence")],
     )

@@ -11,6 +11,7 @@ from ..events import emit
 from ..ids import new_id
 from ..pagination import paginate_args
 from ..timeutil import format_ms, now_ms
+from ..totals import maintained
 from .models import Listing, Product
 
 # Each word adds a condition over three columns: bound them (SQLite's parser stack, and cost).
@@ -310,5 +311,8 @@ def list_products(tenant_id, args):
         kind="products",
         # a cursor only continues the query (tenant and filters) that issued it
         scope=[tenant_id, status, args.get("marketplace"), args.get("search")],
+        total=None
+        if args.get("marketplace") or args.get("search")
+        else maintained(tenant_id, "products", status, exclude=("archived",)),
     )
     return [serialize_product(row) for row in rows], meta

@@ -1,0 +1,85 @@
+"""A list's ``total``: maintained counts for the big lists, a bounded count for the rest.
+
+Triggers (migration 0015) keep ``list_count`` rows per (tenant, list, status) in the same
+transaction as the rows they count, so the total of an unfiltered or status-filtered list
+is one indexed read, whatever else was written. Any other filter (a search, a marketplace,
+a date range) is counted by SQL, but over at most ``LIST_COUNT_CAP`` matching rows: past
+the cap ``total`` is ``null`` (the pages and cursors are unaffected).
+
+On PostgreSQL the triggers append deltas (no row lock, so writers of one tenant never queue
+on a count), readers add them to the folded counts, and ``compact`` (a periodic task of the
+worker fleet) folds them in.
+"""
+
+from .config import current_config
+from .db import db, is_postgres
+
+# the lists whose totals are maintained (migration 0015): kind -> counted by status
+MAINTAINED = {
+    "products": True,
+    "orders": True,
+    "inventory": True,
+    "pricing_recommendations": True,
+    "ai_jobs": False,  # every non-internal job, under status ''
+}
+DEFAULT_CAP = 10_000
+_COMPACT_LOCK = 0x4C43_4E54  # pg advisory lock key of the fold ("LCNT")
+
+
+def maintained(tenant_id, kind, status=None, exclude=()):
+    """The exact count of tenant ``tenant_id``'s ``kind`` rows: of ``status`` when given,
+    else of every status except those in ``exclude``."""
+    if kind not in MAINTAINED:
+        raise ValueError(f"no maintained count for {kind!r}")
+    p = db.obj.param
+    where, params = f"tenant_id = {p} AND kind = {p}", [tenant_id, kind]
+    if status is not None:
+        where += f" AND status = {p}"
+        params.append(status)
+    elif exclude:
+        where += f" AND status NOT IN ({', '.join([p] * len(exclude))})"
+        params.extend(exclude)
+    if is_postgres():
+        sql = (
+            f"SELECT COALESCE(SUM(n), 0) FROM (SELECT n FROM list_count WHERE {where}"
+            f" UNION ALL SELECT n FROM list_count_delta WHERE {where}) AS counted"
+        )
+        params = params * 2
+    else:
+        sql = f"SELECT COALESCE(SUM(n), 0) FROM list_count WHERE {where}"
+    return int(db.execute_sql(sql, params).fetchone()[0])
+
+
+def count_cap():
+    cap = current_config().get("LIST_COUNT_CAP", DEFAULT_CAP)
+    return int(DEFAULT_CAP if cap is None else cap)
+
+
+def bounded(query):
+    """COUNT of ``query``'s rows over at most the cap (+1): None past the cap; 0 = no cap."""
+    cap = count_cap()
+    query = query.order_by()
+    if cap <= 0:
+        return query.count()
+    count = query.limit(cap + 1).count()
+    return None if count > cap else count
+
+
+def compact():
+    """Fold PostgreSQL's count deltas into ``list_count`` (one fold at a time across the
+    fleet); returns the number of deltas folded. SQLite has none."""
+    if not is_postgres():
+        return 0
+    with db.atomic():
+        locked = db.execute_sql("SELECT pg_try_advisory_xact_lock(%s)", (_COMPACT_LOCK,))
+        if not locked.fetchone()[0]:
+            return 0
+        cursor = db.execute_sql(
+            "WITH moved AS (DELETE FROM list_count_delta RETURNING tenant_id, kind, status, n),"
+            " folded AS (INSERT INTO list_count (tenant_id, kind, status, n)"
+            " SELECT tenant_id, kind, status, SUM(n) FROM moved GROUP BY tenant_id, kind, status"
+            " ORDER BY tenant_id, kind, status"
+            " ON CONFLICT (tenant_id, kind, status) DO UPDATE SET n = list_count.n + EXCLUDED.n)"
+            " SELECT COUNT(*) FROM moved"
+        )
+        return int(cursor.fetchone()[0])
