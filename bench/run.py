@@ -19,11 +19,19 @@ with the app's own list code in this process (checked against the server's curso
 through the server with ``--walk-api``.
 
 Rate limiting is OFF unless ``--rate-limit`` (or BENCH_RATE_LIMIT=1) is given; then the key
-belongs to an enterprise tenant with a per-key override of 10,000,000 per minute and hour.
+belongs to an enterprise tenant with a per-key override of 10,000,000 per minute and hour,
+and a second API server with rate limiting off runs on the same database: (a) to (d) are
+measured on both in the same rounds and printed side by side, with the bars of issue 14:
+
+  (b)/(f) with rate limiting on: at least 0.6
+  (c) with rate limiting on over (c) with it off (the first list page): at least 0.8
+  (d)/(c) with rate limiting on: at most 1.2
+
 Exit status 1 when a bar fails or a case saw errors.
 """
 
 import argparse
+import contextlib
 import http.client
 import importlib.util
 import json
@@ -213,25 +221,41 @@ def main(argv=None):
         sample = random.Random(7).sample(skus, min(1000, len(skus)))
         sku_paths = [f"/api/products/{quote(s)}" for s in sample]
 
-        api_env = common.child_env(url, RATE_LIMIT_ENABLED=1 if rate_limit else 0)
         ref_env = dict(os.environ, BENCH_DB_PATH=db_path)
-        with (
-            common.gunicorn("wsgi:app", api_env) as api_base,
-            common.gunicorn(
-                "baseline_apps:bare_wsgi", ref_env, health_path="/", chdir=common.BENCH_DIR
-            ) as bare_base,
-            common.gunicorn(
-                "baseline_apps:flask_sqlite",
-                ref_env,
-                health_path="/api/health",
-                chdir=common.BENCH_DIR,
-            ) as flask_base,
-        ):
+        with contextlib.ExitStack() as stack:
+            # with --rate-limit, a second API server on the same database with rate limiting
+            # off: the two configurations side by side, in the same rounds
+            servers = {"": common.child_env(url, RATE_LIMIT_ENABLED=1 if rate_limit else 0)}
+            if rate_limit:
+                servers["0"] = common.child_env(url, RATE_LIMIT_ENABLED=0)
+            bases = {
+                suffix: stack.enter_context(common.gunicorn("wsgi:app", env))
+                for suffix, env in servers.items()
+            }
+            api_base = bases[""]
+            bare_base = stack.enter_context(
+                common.gunicorn(
+                    "baseline_apps:bare_wsgi", ref_env, health_path="/", chdir=common.BENCH_DIR
+                )
+            )
+            flask_base = stack.enter_context(
+                common.gunicorn(
+                    "baseline_apps:flask_sqlite",
+                    ref_env,
+                    health_path="/api/health",
+                    chdir=common.BENCH_DIR,
+                )
+            )
             api = Api(api_base, headers)
             try:
                 status, response_headers, body = api.get(sku_paths[0])
                 assert status == 200 and body["data"]["sku"] == sample[0], body
                 rl_header = "X-RateLimit-Limit" in response_headers
+                if rate_limit:
+                    unlimited = Api(bases["0"], headers)
+                    status, plain_headers, _ = unlimited.get(sku_paths[0])
+                    unlimited.close()
+                    assert status == 200 and "X-RateLimit-Limit" not in plain_headers
                 fapi = Api(flask_base, headers)
                 status, _, fbody = fapi.get(sku_paths[0])
                 fapi.close()
@@ -245,12 +269,24 @@ def main(argv=None):
 
             cases = [
                 ("e", "bare WSGI app, fixed JSON (no Flask)", bare_base, ["/"], None),
-                ("a", "GET /api/health", api_base, ["/api/health"], None),
                 ("f", "bare Flask + sqlite3, product by sku", flask_base, sku_paths, headers),
-                ("b", "GET /api/products/:sku (API key)", api_base, sku_paths, headers),
-                ("c", "GET /api/products?limit=50", api_base, [list_path()], headers),
-                ("d", f"same list, page {args.pages} (cursor)", api_base, [deep_path], headers),
             ]
+            for suffix, base in bases.items():
+                cases += [
+                    ("a" + suffix, "GET /api/health", base, ["/api/health"], None),
+                    ("b" + suffix, "GET /api/products/:sku (API key)", base, sku_paths, headers),
+                    ("c" + suffix, "GET /api/products?limit=50", base, [list_path()], headers),
+                    (
+                        "d" + suffix,
+                        f"same list, page {args.pages} (cursor)",
+                        base,
+                        [deep_path],
+                        headers,
+                    ),
+                ]
+            # each round: the references, then every API case with and without the limit
+            # one after the other, so a burst of other load falls on both alike
+            cases.sort(key=lambda case: (case[0][0] not in "ef", case[0][0], case[0]))
             if args.warmup > 0:
                 for _, _, base, paths, hdrs in cases:
                     common.load(base, paths, hdrs, args.warmup, client, args.connections)
@@ -299,41 +335,68 @@ def main(argv=None):
     print(f"deep cursor: page {args.pages}, {cursor_note}")
     print(f"(b) and (f) cycle through {len(sample):,} random skus of the {args.products:,}")
     print()
-    print(f"{'case':<46}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'requests':>10}{'errors':>8}")
-    for letter, label, *_ in cases:
-        r = results[letter]
-        print(
-            f"({letter}) {label:<42}{r['rps']:>9,.0f}{r['p50_ms']:>9.2f}{r['p99_ms']:>9.2f}"
-            f"{r['requests']:>10,}{r['errors']:>8}"
+    labels = {letter: label for letter, label, *_ in cases}
+    if rate_limit:
+        head = f"{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'requests':>10}{'errors':>7}"
+        print(f"{'':<46}{'rate limiting ON (default)':^44}   {'rate limiting OFF':^44}")
+        print(f"{'case':<46}{head}   {head}")
+    else:
+        print(f"{'case':<46}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'requests':>10}{'errors':>7}")
+
+    def cells(r):
+        return (
+            f"{r['rps']:>9,.0f}{r['p50_ms']:>9.2f}{r['p99_ms']:>9.2f}"
+            f"{r['requests']:>10,}{r['errors']:>7}"
         )
+
+    for letter in "efabcd":
+        line = f"({letter}) {labels[letter]:<42}{cells(results[letter])}"
+        if letter + "0" in results:
+            line += f"   {cells(results[letter + '0'])}"
+        print(line)
     print()
-    # Each round measures (f) then (b), and (c) then (d), seconds apart: the median of the
-    # rounds' ratios resists a burst of other load better than the ratio of the totals.
-    bf_rounds = [
-        b / f for b, f in zip(results["b"]["rounds_rps"], results["f"]["rounds_rps"], strict=True)
-    ]
-    dc_rounds = [
-        c / d for c, d in zip(results["c"]["rounds_rps"], results["d"]["rounds_rps"], strict=True)
-    ]
-    bf, dc = statistics.median(bf_rounds), statistics.median(dc_rounds)
-    bf_total = results["b"]["rps"] / results["f"]["rps"]
-    dc_total = results["c"]["rps"] / results["d"]["rps"]
-    ok_bf, ok_dc = bf >= 0.5, dc <= 1.3
-    print(
-        f"(b)/(f) req/s ratio            = {bf:.2f}  bar >= 0.50  {'PASS' if ok_bf else 'FAIL'}"
-        f"  (median of rounds {', '.join(f'{x:.2f}' for x in bf_rounds)}; "
-        f"totals {bf_total:.2f})"
-    )
-    print(
-        f"(d)/(c) time-per-request ratio = {dc:.2f}  bar <= 1.30  {'PASS' if ok_dc else 'FAIL'}"
-        f"  (median of rounds {', '.join(f'{x:.2f}' for x in dc_rounds)}; "
-        f"totals {dc_total:.2f})"
-    )
+
+    def per_round(top, bottom):
+        pairs = zip(results[top]["rounds_rps"], results[bottom]["rounds_rps"], strict=True)
+        return [t / b for t, b in pairs]
+
+    def ratio(top, bottom, bar, at_least, label, note=""):
+        """The median of the per-round ratios top/bottom (req/s), against its bar."""
+        rounds_ratios = per_round(top, bottom)
+        value = statistics.median(rounds_ratios)
+        ok = value >= bar if at_least else value <= bar
+        print(
+            f"{label:<44} = {value:.2f}  bar {'>=' if at_least else '<='} {bar:.2f}  "
+            f"{'PASS' if ok else 'FAIL'}  (median of rounds "
+            f"{', '.join(f'{x:.2f}' for x in rounds_ratios)}; totals "
+            f"{results[top]['rps'] / results[bottom]['rps']:.2f}){note}"
+        )
+        return ok
+
+    # Each round measures every case seconds apart: the median of the rounds' ratios
+    # resists a burst of other load better than the ratio of the totals. (d)/(c) is time
+    # per request of (d) over (c), i.e. req/s of (c) over (d).
+    if rate_limit:
+        # issue 14: the default configuration (rate limiting on) as fast as the measured one
+        oks = [
+            ratio("b", "f", 0.6, True, "(b)/(f) req/s, rate limiting on"),
+            ratio("c", "c0", 0.8, True, "(c) on / (c) off, first list page req/s"),
+            ratio("c", "d", 1.2, False, "(d)/(c) time per request, rate limiting on"),
+            ratio("b0", "f", 0.5, True, "(b)/(f) req/s, rate limiting off", "  [issue 2]"),
+            ratio("c0", "d0", 1.3, False, "(d)/(c) time per request, off", "  [issue 2]"),
+        ]
+        b_on_off = statistics.median(per_round("b", "b0"))
+        print(f"{'(b) on / (b) off, product GET req/s':<44} = {b_on_off:.2f}  (no bar)")
+    else:
+        oks = [
+            ratio("b", "f", 0.5, True, "(b)/(f) req/s ratio"),
+            ratio("c", "d", 1.3, False, "(d)/(c) time-per-request ratio"),
+        ]
     errors = sum(r["errors"] for r in results.values())
     if errors:
         print(f"ERRORS: {errors} requests failed or answered non-2xx/3xx")
     print(f"total run time: {total_seconds:.0f} s")
-    return 0 if ok_bf and ok_dc and not errors else 1
+    return 0 if all(oks) and not errors else 1
 
 
 if __name__ == "__main__":
