@@ -15,14 +15,18 @@ TASK_MODULES = (
     "commerce_api.webhooks.tasks",
 )
 
+LIST_COUNT_COMPACT_SECONDS = 10
+
+
+def list_count_compact():
+    """Fold PostgreSQL's list-count deltas into the counts (``totals.compact``)."""
+    return totals.compact()
+
 
 def load_task_modules(config):
     """Import every task module: the built-in ones, then ``EXTRA_TASK_MODULES``."""
     extra = [name.strip() for name in str(config.get("EXTRA_TASK_MODULES") or "").split(",")]
     registry.load_modules([*TASK_MODULES, *(name for name in extra if name)])
-
-
-@registry.periodic("list_count_compact", 10)
-def list_count_compact():
-    """Fold PostgreSQL's list-count deltas into the counts (a no-op on SQLite)."""
-    return totals.compact()
+    if str(config.get("DATABASE_URL") or "").startswith("postgres"):
+        # only PostgreSQL keeps count deltas to fold (SQLite's triggers update the counts)
+        registry.periodic("list_count_compact", LIST_COUNT_COMPACT_SECONDS)(list_count_compact)
