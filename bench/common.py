@@ -263,9 +263,10 @@ def wait_until_up(base, path, proc, timeout=30):
 
 
 def worker_class():
-    """(class, threads) of the benchmarked servers: BENCH_WORKER_CLASS (sync, or gthread
-    with BENCH_THREADS threads, 4 by default); ``run.py --worker-class`` sets them."""
-    name = os.environ.get("BENCH_WORKER_CLASS") or "sync"
+    """(class, threads) of the benchmarked servers: BENCH_WORKER_CLASS (gthread with
+    BENCH_THREADS threads, 4 by default, as ``commerce-api serve`` runs; or sync);
+    ``run.py --worker-class`` sets them."""
+    name = os.environ.get("BENCH_WORKER_CLASS") or "gthread"
     threads = int(os.environ.get("BENCH_THREADS") or 4) if name == "gthread" else 1
     return name, threads
 

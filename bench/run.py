@@ -1,6 +1,7 @@
 """The hot-path benchmark (issue 2): ``make bench`` or ``.venv/bin/python bench/run.py``.
 
-Starts the real server (gunicorn, 2 sync workers) on a temp SQLite database seeded with
+Starts the real server (gunicorn, 2 gthread workers x 4 threads, as ``commerce-api serve``
+runs it; ``--worker-class sync`` for sync workers) on a temp SQLite database seeded with
 100,000 products in one tenant, plus two reference apps under the same gunicorn settings,
 drives each over 127.0.0.1 with keep-alive clients (wrk when installed) for a bounded time,
 and prints req/s and p50/p99 latency per case with the two ratios the bar is set on:
@@ -62,8 +63,9 @@ def parse_args(argv=None):
     parser.add_argument(
         "--worker-class",
         choices=("sync", "gthread"),
-        default=os.environ.get("BENCH_WORKER_CLASS") or "sync",
-        help="gunicorn worker class of every app (sync); gthread runs --threads threads",
+        default=os.environ.get("BENCH_WORKER_CLASS") or "gthread",
+        help="gunicorn worker class of every app (gthread, with --threads threads, as "
+        "commerce-api serve runs; or sync)",
     )
     parser.add_argument("--threads", type=int, default=int(os.environ.get("BENCH_THREADS") or 4))
     parser.add_argument("--duration", type=int, default=8, help="seconds per case (8)")
@@ -314,10 +316,11 @@ def main(argv=None):
     kind = f"{name} workers x {threads} threads" if name == "gthread" else f"{name} workers"
     print(f"Commerce API benchmark: gunicorn 2 {kind} per app, 127.0.0.1 only")
     print(f"load generator: {load_desc}")
-    print(
-        "  (clients keep connections alive; gunicorn's sync workers answer 'Connection: close',"
-        " so every request opens a new loopback connection, for all six apps alike)"
-    )
+    if name == "sync":
+        print(
+            "  (clients keep connections alive; gunicorn's sync workers answer 'Connection: "
+            "close', so every request opens a new loopback connection, for all apps alike)"
+        )
     print(
         f"  {args.rounds} rounds x {slice_seconds} s per case, cases taking turns, after a "
         f"{args.warmup} s warm-up each; "
