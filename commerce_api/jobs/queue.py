@@ -98,8 +98,10 @@ def _build_claim_sql():
         )
     else:
         columns = ", ".join(f'"{c}"' for c in _JOB_COLUMNS)
+        # by rowid: the table's own key, no lookup through the id index per claimed row
+        due = due.replace("SELECT id FROM", "SELECT rowid FROM", 1)
         sql = (
-            f"UPDATE job SET {setting} WHERE id IN ({due}) AND status = 'queued'"
+            f"UPDATE job SET {setting} WHERE rowid IN ({due}) AND status = 'queued'"
             f" RETURNING {columns}"
         )
     return sql
