@@ -21,9 +21,9 @@ both alike), in three phases:
   paced  M jobs at R per second (below capacity): dispatch-to-start latency when the
          queue is not backed up
 
-and prints medians over the rounds and the ratios ours/huey. The bar: at least as many
-jobs per second from dispatch to completed as huey (burst ratio >= 1). Exit status 1 when
-the bar fails or a job is missing. The machine's other load moves single rounds a lot;
+and prints medians over the rounds and the ratios ours/huey. The bar (issue 14): at least
+1.8 times huey's jobs per second from dispatch to completed (burst ratio >= 1.8). Exit
+status 1 when the bar fails or a job is missing. The machine's other load moves single rounds a lot;
 compare the medians of one run.
 
 Both use SQLite in WAL mode with ``synchronous=NORMAL`` (the project's setting; huey
@@ -48,6 +48,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 _huey = None
+BAR = 1.8  # ours/huey, end to end (issue 14; issue 5 asked for 1.0)
 
 
 def huey_app(path=None, synchronous=None):
@@ -445,10 +446,13 @@ def main(argv=None):
         )
     drain_ratio = median("ours", "drain") / median("huey", "drain")
     ratio = median("ours", "jobs_per_s") / median("huey", "jobs_per_s")
-    verdict = "PASS" if ratio >= 1.0 else "FAIL"
-    print(f"\njobs/s from dispatch to completed, ours/huey = {ratio:.2f} (bar: >= 1.00) {verdict}")
+    verdict = "PASS" if ratio >= BAR else "FAIL"
+    print(
+        f"\njobs/s from dispatch to completed, ours/huey = {ratio:.2f} (bar: >= {BAR:.2f})"
+        f" {verdict}"
+    )
     print(f"the worker alone (drain), ours/huey = {drain_ratio:.2f}")
-    return 0 if ratio >= 1.0 else 1
+    return 0 if ratio >= BAR else 1
 
 
 if __name__ == "__main__":

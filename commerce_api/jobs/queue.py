@@ -5,26 +5,39 @@ Every state change a worker makes is a conditional UPDATE fenced by
 gave the job to someone else, or failed it) changes nothing, whatever it finishes later.
 """
 
-import json
 import logging
 import random
-from decimal import Decimal
 
 from peewee import BooleanField, Case
 
 from ..config import current_config
 from ..db import JSONField, cached_statement, db, is_postgres
 from ..events import emit
-from ..events.outbox import event_params, write_events
 from ..timeutil import now_ms
-from .models import HELD, RUNNING, Job, PeriodicTask, WorkerProcess
-from .store import (
-    aging_ms,
-    cancel_batch_rest,
-    job_write,
-    notify_workers,
-    serialize_job,
+from .completion import (
+    EVENT_PAYLOAD_LIMIT,
+    complete_job,
+    encode_result,
+    event_job,
+    jsonable_result,
+    prepare_completion,
+    release_next,
+    write_completions,
 )
+from .models import RUNNING, Job, PeriodicTask, WorkerProcess
+from .store import aging_ms, cancel_batch_rest, job_write, notify_workers
+
+# the completion side, re-exported: the worker and the tests reach it as queue.<name>
+__all__ = [
+    "EVENT_PAYLOAD_LIMIT",
+    "complete_job",
+    "encode_result",
+    "event_job",
+    "jsonable_result",
+    "prepare_completion",
+    "release_next",
+    "write_completions",
+]
 
 log = logging.getLogger("commerce_api.jobs")
 
@@ -43,7 +56,8 @@ def claim_jobs(worker_id, limit, lease_ms, now=None):
     different rows without waiting for each other.
     """
     with job_write():
-        return claim_in_transaction(worker_id, limit, lease_ms, now)
+        rows = claim_rows(worker_id, limit, lease_ms, now)
+    return jobs_from_rows(rows)
 
 
 _JOB_FIELDS = tuple(Job._meta.sorted_fields)
@@ -84,11 +98,18 @@ def _build_claim_sql():
         )
     else:
         columns = ", ".join(f'"{c}"' for c in _JOB_COLUMNS)
+        # by rowid: the table's own key, no lookup through the id index per claimed row
+        due = due.replace("SELECT id FROM", "SELECT rowid FROM", 1)
         sql = (
-            f"UPDATE job SET {setting} WHERE id IN ({due}) AND status = 'queued'"
+            f"UPDATE job SET {setting} WHERE rowid IN ({due}) AND status = 'queued'"
             f" RETURNING {columns}"
         )
     return sql
+
+
+_JOB_NAMES = tuple(field.name for field in _JOB_FIELDS)
+_CLAIM_KEY = _JOB_NAMES.index("claim_key")
+_ID = _JOB_NAMES.index("id")
 
 
 def job_from_row(row):
@@ -98,21 +119,30 @@ def job_from_row(row):
         if values[index] is not None:
             values[index] = convert(values[index])
     job = Job(__no_default__=True)
-    job.__data__ = dict(zip((f.name for f in _JOB_FIELDS), values, strict=True))
+    job.__data__ = dict(zip(_JOB_NAMES, values, strict=True))
     return job
 
 
-def claim_in_transaction(worker_id, limit, lease_ms, now=None):
-    """The claim, inside the caller's write transaction."""
+def jobs_from_rows(rows):
+    """Claimed rows as Jobs in queue order (built after the claim's transaction: the
+    write lock is not held for Python work)."""
+    rows = sorted(rows, key=lambda row: (row[_CLAIM_KEY], row[_ID]))
+    return [job_from_row(row) for row in rows]
+
+
+def claim_rows(worker_id, limit, lease_ms, now=None):
+    """The claim, inside the caller's write transaction: the claimed rows as they are."""
     now = now_ms() if now is None else now
     lease_until = now + lease_ms
     setting = (worker_id, now, now, now, lease_until, now, lease_until, now)
     due = (now, limit)
     params = due + setting if is_postgres() else setting + due
-    rows = db.execute_sql(_claim_sql(), params).fetchall()
-    jobs = [job_from_row(row) for row in rows]
-    jobs.sort(key=lambda job: (job.claim_key, job.id))
-    return jobs
+    return db.execute_sql(_claim_sql(), params).fetchall()
+
+
+def claim_in_transaction(worker_id, limit, lease_ms, now=None):
+    """The claim, inside the caller's write transaction."""
+    return jobs_from_rows(claim_rows(worker_id, limit, lease_ms, now))
 
 
 def step(worker_id, outcomes, claim_limit, lease_ms):
@@ -135,8 +165,8 @@ def step(worker_id, outcomes, claim_limit, lease_ms):
                 results.append(
                     record_failure(job, worker_id, code, message, retryable, details, now)
                 )
-        jobs = claim_in_transaction(worker_id, claim_limit, lease_ms, now) if claim_limit else []
-    return results, jobs
+        rows = claim_rows(worker_id, claim_limit, lease_ms, now) if claim_limit else ()
+    return results, jobs_from_rows(rows)
 
 
 def has_due_jobs(now=None):
@@ -196,137 +226,6 @@ def _fence(job, worker_id):
         & (Job.worker_id == worker_id)
         & (Job.attempts == job.attempts)
     )
-
-
-def _jsonable(value):
-    def default(item):
-        if isinstance(item, Decimal):
-            return float(item)
-        if isinstance(item, set | frozenset | tuple):
-            return list(item)
-        raise TypeError(f"{type(item).__name__} is not JSON serializable")
-
-    return json.loads(json.dumps(value, default=default))
-
-
-def release_next(job, now):
-    """Make the job after ``job`` in its sequential batch claimable."""
-    if not (job.batch_id and job.batch_sequential):
-        return 0
-    released = (
-        Job.update(
-            run_at=now,
-            # its place in the queue is that of the batch's dispatch, not of this moment
-            claim_key=Job.created_at + Job.priority_rank * aging_ms(),
-            updated_at=now,
-        )
-        .where(
-            (Job.batch_id == job.batch_id)
-            & (Job.batch_position == job.batch_position + 1)
-            & (Job.status == "queued")
-            & (Job.run_at == HELD)
-        )
-        .execute()
-    )
-    if released:
-        notify_workers()
-    return released
-
-
-def complete_job(job, worker_id, result, now=None):
-    """Record success; False when the worker no longer holds the job (nothing changes)."""
-    prepared = prepare_completion(job, worker_id, jsonable_result(result), now)
-    with job_write():
-        return write_completions([prepared])[0]
-
-
-def jsonable_result(result):
-    """The handler's result as plain JSON (Decimal -> number); TypeError when it is not."""
-    return _jsonable(result if result is not None else {})
-
-
-def _complete_sql():
-    """The fenced completion, built once per engine (peewee would compose it every time)."""
-    p = db.param
-    return (
-        f"UPDATE job SET status = 'completed', result = {p}, completed_at = {p},"
-        " lease_expires_at = NULL, deadline_at = NULL, last_error = NULL,"
-        f" updated_at = {p}"
-        f" WHERE id = {p} AND status = 'running' AND worker_id = {p} AND attempts = {p}"
-    )
-
-
-def prepare_completion(job, worker_id, result, now=None):
-    """Everything a completion writes, computed before the transaction opens (so the
-    write lock is held for the statements only)."""
-    now = now_ms() if now is None else now
-    job.status, job.result, job.completed_at = "completed", result, now
-    job.lease_expires_at = job.deadline_at = job.last_error = None
-    fence = (job.id, worker_id, job.attempts)
-    return job, (Job.result.db_value(result), now, now, *fence), completed_event_row(job, now)
-
-
-# An event (and so every webhook delivery of it) carries a job's params and result up to
-# this size each; a larger one (10,000 scored reviews: megabytes) is left out and flagged,
-# and the receiver reads it with GET /api/ai-jobs/:id.
-EVENT_PAYLOAD_LIMIT = 64 * 1024
-
-
-def event_job(job):
-    """The job as its ``ai_job.*`` events carry it."""
-    data = serialize_job(job)
-    for name in ("params", "result"):
-        value = data.get(name)
-        encoded = json.dumps(value, default=str, separators=(",", ":")) if value else ""
-        if len(encoded) > EVENT_PAYLOAD_LIMIT:
-            data[name] = None
-            data[f"{name}_omitted"] = True
-    return data
-
-
-def completed_event_row(job, now):
-    """The ``ai_job.completed`` outbox row, as parameters for ``events.write_events``
-    (built before the transaction opens, so the write lock is held for the statements only)."""
-    return event_params(job.tenant_id, "ai_job.completed", "ai_job", job.id, event_job(job), now)
-
-
-def _landed(prepared):
-    """Which of the completions just written landed (the rest had lost their lease)."""
-    p = db.param
-    ours = set()
-    for job, params, _ in prepared:
-        row = db.execute_sql(
-            f"SELECT 1 FROM job WHERE id = {p} AND status = 'completed' AND worker_id = {p}"
-            f" AND attempts = {p} AND completed_at = {p}",
-            (job.id, params[4], job.attempts, params[1]),
-        ).fetchone()
-        if row:
-            ours.add(job.id)
-    return [job.id in ours for job, _, _ in prepared]
-
-
-def write_completions(prepared, now=None):
-    """Inside the caller's transaction: the fenced updates, their outbox rows and the
-    release of sequential-batch successors; a list of booleans (False: lease lost)."""
-    if db.transaction_depth() == 0:
-        raise RuntimeError("completions must be written inside a transaction")
-    update = cached_statement("job-complete", _complete_sql)
-    if len(prepared) == 1:
-        changed = [db.execute_sql(update, prepared[0][1]).rowcount == 1]
-    else:
-        # one executemany (the statement stepped in C): when every fenced update landed,
-        # as is usual, that is all; otherwise ask which ones did
-        cursor = db.cursor()
-        cursor.executemany(update, [params for _, params, _ in prepared])
-        everyone = cursor.rowcount == len(prepared)
-        changed = [True] * len(prepared) if everyone else _landed(prepared)
-    events = [event for (_, _, event), ok in zip(prepared, changed, strict=True) if ok]
-    if events:
-        write_events(events)
-    for (job, _, _), ok in zip(prepared, changed, strict=True):
-        if ok and job.batch_sequential:
-            release_next(job, job.completed_at if now is None else now)
-    return changed
 
 
 def backoff_ms(attempt, config=None):

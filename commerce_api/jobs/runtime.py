@@ -4,9 +4,11 @@ import collections
 import logging
 import threading
 import time
+import traceback
 
 from . import queue as jobqueue
-from .errors import JobLost
+from . import registry
+from .errors import JobFailed, JobLost
 
 EXIT_HUNG = 3  # the exit status of a worker that stopped because its runners hung
 log = logging.getLogger("commerce_api.worker")
@@ -115,3 +117,35 @@ class Runner:
         self.thread = threading.Thread(
             target=worker._runner_main, args=(self,), name=f"job-runner-{number}", daemon=True
         )
+
+
+def run_handler(worker, entry):
+    """Run the entry's handler: ``("complete", result JSON text)``, ``("fail", (code,
+    message, retryable, details))``, or None when the job was lost meanwhile."""
+    job = entry.job
+    handler = registry.get(job.type)
+    if handler is None or handler.run is None:
+        message = f"Job type {job.type!r} has no handler yet; it cannot run."
+        return ("fail", ("JOB_TYPE_NOT_IMPLEMENTED", message, False, None))
+    try:
+        result = handler.run(job, JobContext(worker, entry))
+    except JobLost:
+        log.info("job %s: stopped after losing its lease", job.id)
+        return None
+    except JobFailed as failure:
+        return ("fail", (failure.code, failure.message, failure.retryable, failure.details))
+    except Exception:
+        log.error("job %s (%s) raised:\n%s", job.id, job.type, traceback.format_exc())
+        return (
+            "fail",
+            ("INTERNAL_ERROR", "The job failed with an unexpected error.", True, None),
+        )
+    if result is not None and not isinstance(result, dict):
+        message = "The job handler returned something other than an object."
+        return ("fail", ("INTERNAL_ERROR", message, False, None))
+    try:
+        return ("complete", jobqueue.encode_result(result))
+    except (TypeError, ValueError) as exc:
+        log.error("job %s: result is not JSON: %s", job.id, exc)
+        message = "The job result could not be stored."
+        return ("fail", ("INTERNAL_ERROR", message, False, None))

@@ -24,14 +24,12 @@ import signal
 import socket
 import threading
 import time
-import traceback
 
 from ..db import db, is_postgres
 from . import queue as jobqueue
 from . import registry
-from .errors import JobFailed, JobLost
 from .periodic_runs import PeriodicRuns
-from .runtime import Entry, JobContext, Runner, replace_or_exit
+from .runtime import Entry, Runner, replace_or_exit, run_handler
 from .wakeup import WakeUp
 
 log = logging.getLogger("commerce_api.worker")
@@ -42,7 +40,7 @@ PRUNE_WORKERS_SECONDS = 60.0
 # outcomes written together with the next claim: one transaction for many jobs. A job type
 # is short when its recent runs took less than this on average; unknown types are long.
 SHORT_JOB_SECONDS = 0.005
-BATCH_SIZE = 16
+BATCH_SIZE = 32
 BUSY_SECONDS = 1.0  # a runner busy this long hands its unstarted jobs and outcomes back
 
 
@@ -404,7 +402,10 @@ class Worker:
                 runner.current = None
                 if outcome is not None:
                     runner.pending.append(outcome)
-            if not self._is_short(entry.job.type) or len(runner.pending) >= BATCH_SIZE:
+            if not self._is_short(entry.job.type) or (
+                len(runner.pending) >= BATCH_SIZE and runner.local
+            ):
+                # (a full batch with nothing left to run goes with the next claim)
                 self._write_pending(runner)
             if runner.abandoned:
                 return
@@ -495,7 +496,7 @@ class Worker:
         """Run the handler; ``(entry, outcome)`` to write, or None (the job was lost)."""
         job = entry.job
         started = time.monotonic()
-        outcome = self._outcome_of(entry)
+        outcome = run_handler(self, entry)
         elapsed = time.monotonic() - started
         previous = self._durations.get(job.type)
         self._durations[job.type] = elapsed if previous is None else 0.8 * previous + 0.2 * elapsed
@@ -509,39 +510,10 @@ class Worker:
             self._release(entry)
             return None
         if outcome[0] == "complete":
-            payload = jobqueue.prepare_completion(job, self.id, outcome[1])
+            payload = jobqueue.prepare_completion(job, self.id, None, encoded=outcome[1])
         else:
             payload = (job, *outcome[1])
         return (entry, (outcome[0], payload))
-
-    def _outcome_of(self, entry):
-        job = entry.job
-        handler = registry.get(job.type)
-        if handler is None or handler.run is None:
-            message = f"Job type {job.type!r} has no handler yet; it cannot run."
-            return ("fail", ("JOB_TYPE_NOT_IMPLEMENTED", message, False, None))
-        try:
-            result = handler.run(job, JobContext(self, entry))
-        except JobLost:
-            log.info("job %s: stopped after losing its lease", job.id)
-            return None
-        except JobFailed as failure:
-            return ("fail", (failure.code, failure.message, failure.retryable, failure.details))
-        except Exception:
-            log.error("job %s (%s) raised:\n%s", job.id, job.type, traceback.format_exc())
-            return (
-                "fail",
-                ("INTERNAL_ERROR", "The job failed with an unexpected error.", True, None),
-            )
-        if result is not None and not isinstance(result, dict):
-            message = "The job handler returned something other than an object."
-            return ("fail", ("INTERNAL_ERROR", message, False, None))
-        try:
-            return ("complete", jobqueue.jsonable_result(result))
-        except (TypeError, ValueError) as exc:
-            log.error("job %s: result is not JSON: %s", job.id, exc)
-            message = "The job result could not be stored."
-            return ("fail", ("INTERNAL_ERROR", message, False, None))
 
     def _report(self, pending, results):
         for (entry, (_kind, payload)), result in zip(pending, results, strict=True):
