@@ -16,7 +16,18 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "commerce_api"
 LAYERS = (
     (
         "ground",
-        ("db", "ids", "timeutil", "errors", "config", "pagination", "totals", "netguard", "crypto"),
+        (
+            "db",
+            "ids",
+            "timeutil",
+            "errors",
+            "config",
+            "pagination",
+            "totals",
+            "netguard",
+            "crypto",
+            "filelock",
+        ),
     ),
     ("auth", ("auth",)),
     ("events", ("events",)),

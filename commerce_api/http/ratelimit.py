@@ -13,12 +13,9 @@ window is full: a refused request changes nothing. The statement returns the cou
 idempotency", for why this is not one of the ``limits`` strategies.
 """
 
-import fcntl
 import hashlib
 import logging
 import math
-import os
-import threading
 import time
 import weakref
 from typing import NamedTuple
@@ -29,6 +26,7 @@ from peewee import BigIntegerField, CharField, DatabaseError, IntegerField, Sqli
 
 from ..db import BaseModel, db, is_postgres
 from ..errors import ApiError
+from ..filelock import Turns
 
 log = logging.getLogger(__name__)
 
@@ -228,24 +226,6 @@ class SqliteFileCounter(DatabaseCounter):
     an ``flock`` waiter as soon as the holder is done (27 µs on average, 0.1 ms p99).
     """
 
-    def acquire(self, key, windows, amounts):
-        thread_lock, fd = self._turn()
-        with thread_lock:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                return super().acquire(key, windows, amounts)
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-
-    def _turn(self):
-        """This process's lock file descriptor and thread lock (opened after a fork: an
-        inherited descriptor would share its flock with the parent)."""
-        turn = self._turns
-        if turn is None or turn[0] != os.getpid():
-            fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            turn = self._turns = (os.getpid(), threading.Lock(), fd)
-        return turn[1], turn[2]
-
     def __init__(self, path):
         database = SqliteDatabase(
             path,
@@ -254,7 +234,7 @@ class SqliteFileCounter(DatabaseCounter):
         )
         super().__init__(database)
         self.path = path
-        self._turns = None  # (pid, thread lock, lock file descriptor)
+        self._turns = Turns(f"{path}.lock")
         database.execute_sql(
             "CREATE TABLE IF NOT EXISTS rate_limit_counter ("
             " counter_key VARCHAR(255) NOT NULL PRIMARY KEY, minute_window BIGINT NOT NULL,"
@@ -262,6 +242,10 @@ class SqliteFileCounter(DatabaseCounter):
             " hour_count INTEGER NOT NULL) WITHOUT ROWID"
         )
         database.close()  # threads (and forked workers) open their own
+
+    def acquire(self, key, windows, amounts):
+        with self._turns.turn():
+            return super().acquire(key, windows, amounts)
 
 
 _REDIS_ACQUIRE = """

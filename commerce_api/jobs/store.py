@@ -4,13 +4,11 @@ signal, the queue settings, the job as the API and events show it, and the batch
 cancellation both sides write. The worker side imports this, never ``services.py``.
 """
 
-import fcntl
-import os
-import threading
 from contextlib import contextmanager
 
 from ..config import current_config
 from ..db import db, is_postgres, write_transaction
+from ..filelock import Turns
 from ..timeutil import format_ms
 from . import registry
 from .models import Job
@@ -66,28 +64,20 @@ def timeout_seconds_for(job_type, config=None):
 
 # The writers' lock ----------------------------------------------------------------------
 
-# SQLite lets one connection write at a time, and one that finds the lock taken sleeps in
-# SQLite's busy handler: 1 ms, then 2, 5, 10... even when the lock frees after 50 us. The
-# job writers (dispatch and the worker's threads and processes) queue on a lock of their
-# own instead, which wakes the next writer the moment it is released: a thread lock inside
-# the process, and an flock(2) on a file beside the database between processes. Other
-# writers don't take it; against them SQLite's busy handler still applies.
-_thread_writer = threading.Lock()
-_lock_files = {}  # id(database) -> file descriptor, or None (in-memory database)
+# The job writers (dispatch and the worker's threads and processes) take turns on a lock
+# of their own (``filelock.Turns``: woken at once, not polled by SQLite's busy handler).
+# Other writers don't take it; against them SQLite's busy handler still applies.
+_turns = {}  # id(database) -> Turns of "<database>-queue.lock"
 
 
-def _lock_file():
+def _queue_turns():
     key = id(db.obj)
-    if key not in _lock_files:
+    turns = _turns.get(key)
+    if turns is None:
         path = getattr(db.obj, "database", ":memory:")
-        fd = None
-        if path and path != ":memory:" and not path.startswith("file:"):
-            try:
-                fd = os.open(f"{path}-queue.lock", os.O_RDWR | os.O_CREAT, 0o600)
-            except OSError:
-                fd = None
-        _lock_files[key] = fd
-    return _lock_files[key]
+        usable = path and path != ":memory:" and not path.startswith("file:")
+        turns = _turns[key] = Turns(f"{path}-queue.lock" if usable else None)
+    return turns
 
 
 @contextmanager
@@ -96,16 +86,8 @@ def queue_writer():
     if is_postgres():
         yield
         return
-    with _thread_writer:
-        fd = _lock_file()
-        if fd is None:
-            yield
-            return
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+    with _queue_turns().turn():
+        yield
 
 
 @contextmanager
