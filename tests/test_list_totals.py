@@ -43,14 +43,11 @@ def _in_other_connection(work):
 def assert_counts_match_rows():
     """Every maintained count equals a COUNT(*) of its rows, for every tenant and status
     (including counts of statuses that no longer have rows: they must be 0)."""
-    for table, _key, kind, status, condition in COUNTED:
-        where = f"WHERE {condition.format(row='')}" if condition else ""
-        group = f"tenant_id, {status}" if status else "tenant_id"
-        select = f"tenant_id, {status}" if status else "tenant_id, ''"
+    for table, _key, kind in COUNTED:
         actual = {
             (tenant_id, state): n
             for tenant_id, state, n in db.execute_sql(
-                f"SELECT {select}, COUNT(*) FROM {table} {where} GROUP BY {group}"
+                f"SELECT tenant_id, status, COUNT(*) FROM {table} GROUP BY tenant_id, status"
             ).fetchall()
         }
         known = {
@@ -62,6 +59,14 @@ def assert_counts_match_rows():
         for tenant_id, state in known | set(actual):
             maintained = totals.maintained(tenant_id, kind, state)
             assert maintained == actual.get((tenant_id, state), 0), (kind, tenant_id, state)
+    jobs = dict(
+        db.execute_sql(
+            "SELECT tenant_id, COUNT(*) FROM job WHERE NOT internal GROUP BY tenant_id"
+        ).fetchall()
+    )
+    tenants = {row[0] for row in db.execute_sql("SELECT id FROM tenant").fetchall()}
+    for tenant_id in tenants | set(jobs):
+        assert totals.maintained(tenant_id, "ai_jobs") == jobs.get(tenant_id, 0), tenant_id
 
 
 def test_total_follows_writes_through_the_api(client, headers):
@@ -163,11 +168,26 @@ def test_counts_match_the_rows_after_the_demo_and_a_day_of_work(
     Product.update(status="archived").where(
         (Product.tenant == tenant_id) & (Product.sku.in_(["DEMO-TSHIRT-BLK-M"]))
     ).execute()
-    # jobs: public ones counted, internal ones not; deleted ones leave the count
-    for internal in (False, True, False):
-        Job.create(
-            id=new_id("job"), tenant_id=tenant_id, type="review_sentiment", internal=internal
-        )
+    # jobs: public ones counted in every status, internal ones never; a job moving through
+    # its statuses (and back, and away) is counted once all along
+    ids = {}
+    for status in ("queued", "running", "completed", "failed", "cancelled"):
+        for internal in (False, True):
+            ids[status, internal] = new_id("job")
+            Job.create(
+                id=ids[status, internal],
+                tenant_id=tenant_id,
+                type="review_sentiment",
+                internal=internal,
+                status=status,
+            )
+    assert_counts_match_rows()
+    for now, then in (("queued", "running"), ("running", "completed"), ("completed", "queued")):
+        Job.update(status=then).where(Job.status == now).execute()
+        assert_counts_match_rows()
+    Job.update(status="failed").where(Job.id.in_(list(ids.values()))).execute()
+    assert_counts_match_rows()
+    Job.delete().where(Job.id == ids["failed", False]).execute()
     assert_counts_match_rows()
     Job.delete().where(Job.tenant_id == tenant_id).execute()
     Product.delete().where((Product.tenant == tenant_id) & (Product.status == "archived")).execute()

@@ -7,8 +7,10 @@ totals are one indexed read (``commerce_api/totals.py``). Counted:
 
 - products by status; orders by status; inventory records by status; pricing
   recommendations by status;
-- AI jobs (not internal ones) under status ``''``: a job changes status several times and
-  the worker's claim must stay cheap, so only inserts and deletes count.
+- finished AI jobs (not internal ones) under status ``''``: only a job's move into (or out
+  of) a terminal status counts, so dispatch and claim write no count at all (dispatch
+  is the queue's hottest write). The live ones, queued or running, are few (the queue
+  capacity bounds them) and are counted from the queue's own partial indexes.
 
 SQLite has one writer at a time, so its triggers add to the count rows directly. On
 PostgreSQL concurrent writers of one tenant would queue on (and could deadlock over) the
@@ -18,55 +20,40 @@ same count rows, so statement-level triggers append signed deltas to ``list_coun
 """
 
 COUNTED = (
-    # (table, key column, list kind, status column or None, row condition or None)
-    ("product", "id", "products", "status", None),
-    ('"order"', "id", "orders", "status", None),
-    ("inventory_summary", "product_id", "inventory", "status", None),
-    ("pricing_recommendation", "id", "pricing_recommendations", "status", None),
-    ("job", "id", "ai_jobs", None, "NOT {row}internal"),
+    # (table, key column, list kind); counted by their status column
+    ("product", "id", "products"),
+    ('"order"', "id", "orders"),
+    ("inventory_summary", "product_id", "inventory"),
+    ("pricing_recommendation", "id", "pricing_recommendations"),
 )
+FINISHED = "('completed', 'failed', 'cancelled')"  # jobs.models.TERMINAL_STATUSES
+JOB_CONDITION = "NOT {row}internal AND {row}status IN " + FINISHED
 
 
-def _status(row, status):
-    return f"{row}{status}" if status else "''"
-
-
-def _group(status):
-    return f"tenant_id, {status}" if status else "tenant_id"
-
-
-def _where(condition, row=""):
-    return f"WHERE {condition.format(row=row)}" if condition else ""
-
-
-def _sqlite(db, table, name, kind, status, condition):
-    def add(row, n):
-        return (
-            "INSERT INTO list_count (tenant_id, kind, status, n) VALUES "
-            f"({row}.tenant_id, '{kind}', {_status(row + '.', status)}, {n}) "
-            "ON CONFLICT (tenant_id, kind, status) DO UPDATE SET n = n + excluded.n;"
-        )
-
-    def when(row):
-        return f" WHEN {condition.format(row=row + '.')}" if condition else ""
-
-    db.execute_sql(
-        f"CREATE TRIGGER {name}_count_insert AFTER INSERT ON {table}{when('NEW')} "
-        f"BEGIN {add('NEW', 1)} END"
+def _upsert(row, kind, status, n):
+    """SQLite: add ``n`` to the count of ``row``'s tenant (a statement of a trigger body)."""
+    return (
+        "INSERT INTO list_count (tenant_id, kind, status, n) VALUES "
+        f"({row}.tenant_id, '{kind}', {status}, {n}) "
+        "ON CONFLICT (tenant_id, kind, status) DO UPDATE SET n = n + excluded.n;"
     )
-    db.execute_sql(
-        f"CREATE TRIGGER {name}_count_delete AFTER DELETE ON {table}{when('OLD')} "
-        f"BEGIN {add('OLD', -1)} END"
-    )
-    if status:
+
+
+def _sqlite(db, table, name, kind):
+    for event, row, n in (("insert", "NEW", 1), ("delete", "OLD", -1)):
         db.execute_sql(
-            f"CREATE TRIGGER {name}_count_update AFTER UPDATE OF {status}, tenant_id ON {table} "
-            f"WHEN OLD.{status} IS NOT NEW.{status} OR OLD.tenant_id IS NOT NEW.tenant_id "
-            f"BEGIN {add('OLD', -1)} {add('NEW', 1)} END"
+            f"CREATE TRIGGER {name}_count_{event} AFTER {event.upper()} ON {table} "
+            f"BEGIN {_upsert(row, kind, row + '.status', n)} END"
         )
+    db.execute_sql(
+        f"CREATE TRIGGER {name}_count_update AFTER UPDATE OF status, tenant_id ON {table} "
+        "WHEN OLD.status IS NOT NEW.status OR OLD.tenant_id IS NOT NEW.tenant_id "
+        f"BEGIN {_upsert('OLD', kind, 'OLD.status', -1)} {_upsert('NEW', kind, 'NEW.status', 1)}"
+        " END"
+    )
 
 
-def _postgres(db, table, key, name, kind, status, condition):
+def _postgres(db, table, key, name, kind):
     def trigger(event, body):
         db.execute_sql(
             f"CREATE FUNCTION {name}_count_{event}() RETURNS trigger LANGUAGE plpgsql AS $$ "
@@ -87,20 +74,61 @@ def _postgres(db, table, key, name, kind, status, condition):
     for event, rows, sign in (("insert", "new_rows", ""), ("delete", "old_rows", "-")):
         trigger(
             event,
-            f"SELECT tenant_id, '{kind}', {_status('', status)}, {sign}COUNT(*) "
-            f"FROM {rows} {_where(condition)} GROUP BY {_group(status)}",
+            f"SELECT tenant_id, '{kind}', status, {sign}COUNT(*) FROM {rows} "
+            "GROUP BY tenant_id, status",
         )
-    if status:
-        changed = (
-            f"FROM old_rows o JOIN new_rows w ON w.{key} = o.{key} "
-            f"WHERE o.{status} IS DISTINCT FROM w.{status} OR o.tenant_id <> w.tenant_id"
+    changed = (
+        f"FROM old_rows o JOIN new_rows w ON w.{key} = o.{key} "
+        "WHERE o.status IS DISTINCT FROM w.status OR o.tenant_id <> w.tenant_id"
+    )
+    trigger(
+        "update",
+        f"SELECT tenant_id, '{kind}', s, SUM(n) FROM ("
+        f"SELECT o.tenant_id, o.status AS s, -1 AS n {changed} UNION ALL "
+        f"SELECT w.tenant_id, w.status, 1 {changed}"
+        ") d GROUP BY tenant_id, s HAVING SUM(n) <> 0",
+    )
+
+
+def _job_sqlite(db):
+    def add(row, n):
+        return _upsert(row, "ai_jobs", "''", n)
+
+    for event, row, n in (("insert", "NEW", 1), ("delete", "OLD", -1)):
+        db.execute_sql(
+            f"CREATE TRIGGER job_count_{event} AFTER {event.upper()} ON job "
+            f"WHEN {JOB_CONDITION.format(row=row + '.')} BEGIN {add(row, n)} END"
         )
+    for name, old, new, n in (("finish", "NOT IN", "IN", 1), ("reopen", "IN", "NOT IN", -1)):
+        db.execute_sql(
+            f"CREATE TRIGGER job_count_{name} AFTER UPDATE OF status ON job "
+            f"WHEN NOT NEW.internal AND OLD.status {old} {FINISHED} "
+            f"AND NEW.status {new} {FINISHED} BEGIN {add('NEW', n)} END"
+        )
+
+
+def _job_postgres(db):
+    # row-level with WHEN: the claim, heartbeats and progress updates run no trigger at all
+    def trigger(name, event, when, row, n):
+        db.execute_sql(
+            f"CREATE FUNCTION job_count_{name}() RETURNS trigger LANGUAGE plpgsql AS $$ "
+            "BEGIN INSERT INTO list_count_delta (tenant_id, kind, status, n) "
+            f"VALUES ({row}.tenant_id, 'ai_jobs', '', {n}); RETURN NULL; END $$"
+        )
+        db.execute_sql(
+            f"CREATE TRIGGER job_count_{name} AFTER {event} ON job FOR EACH ROW "
+            f"WHEN ({when}) EXECUTE FUNCTION job_count_{name}()"
+        )
+
+    trigger("insert", "INSERT", JOB_CONDITION.format(row="NEW."), "NEW", 1)
+    trigger("delete", "DELETE", JOB_CONDITION.format(row="OLD."), "OLD", -1)
+    for name, old, new, n in (("finish", "NOT IN", "IN", 1), ("reopen", "IN", "NOT IN", -1)):
         trigger(
-            "update",
-            f"SELECT tenant_id, '{kind}', s, SUM(n) FROM ("
-            f"SELECT o.tenant_id, o.{status} AS s, -1 AS n {changed} UNION ALL "
-            f"SELECT w.tenant_id, w.{status}, 1 {changed}"
-            ") d GROUP BY tenant_id, s HAVING SUM(n) <> 0",
+            name,
+            "UPDATE OF status",
+            f"NOT NEW.internal AND OLD.status {old} {FINISHED} AND NEW.status {new} {FINISHED}",
+            "NEW",
+            n,
         )
 
 
@@ -121,14 +149,18 @@ def up(migrator, db):
         db.execute_sql(
             "CREATE INDEX list_count_delta_list ON list_count_delta (tenant_id, kind, status)"
         )
-    for table, key, kind, status, condition in COUNTED:
+    for table, key, kind in COUNTED:
         name = table.strip('"')
         db.execute_sql(
             "INSERT INTO list_count (tenant_id, kind, status, n) "
-            f"SELECT tenant_id, '{kind}', {_status('', status)}, COUNT(*) FROM {table} "
-            f"{_where(condition)} GROUP BY {_group(status)}"
+            f"SELECT tenant_id, '{kind}', status, COUNT(*) FROM {table} GROUP BY tenant_id, status"
         )
         if postgres:
-            _postgres(db, table, key, name, kind, status, condition)
+            _postgres(db, table, key, name, kind)
         else:
-            _sqlite(db, table, name, kind, status, condition)
+            _sqlite(db, table, name, kind)
+    db.execute_sql(
+        "INSERT INTO list_count (tenant_id, kind, status, n) SELECT tenant_id, 'ai_jobs', '',"
+        f" COUNT(*) FROM job WHERE {JOB_CONDITION.format(row='')} GROUP BY tenant_id"
+    )
+    (_job_postgres if postgres else _job_sqlite)(db)
