@@ -2,6 +2,7 @@
 
 from collections import defaultdict
 
+import flask
 import flask_smorest
 import marshmallow as ma
 from webargs.flaskparser import FlaskParser
@@ -34,6 +35,27 @@ class StrictParser(FlaskParser):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._schemas = {}
+        self._empty_queries = {}  # schema class -> its load of an empty query string
+
+    def parse(self, argmap, req=None, *, location=None, validate=None, **kwargs):
+        # Most GETs carry no query string: their arguments are the schema's defaults, the
+        # same every time, so the load of {} is done once (a fresh copy is handed out).
+        if (
+            location in ("query", "querystring")
+            and validate is None
+            and isinstance(argmap, type)
+            and (req or flask.request).query_string == b""
+        ):
+            loaded = self._empty_queries.get(argmap)
+            if loaded is None:
+                loaded = super().parse(argmap, req, location=location, **kwargs)
+                if not isinstance(loaded, dict) or not all(
+                    isinstance(v, str | int | float | bool | None) for v in loaded.values()
+                ):
+                    return loaded  # a mutable default: loaded afresh each time
+                self._empty_queries[argmap] = loaded
+            return dict(loaded)
+        return super().parse(argmap, req, location=location, validate=validate, **kwargs)
 
     def _get_schema(self, argmap, req):
         # ``@blp.arguments(SomeSchema)`` passes a class, which webargs would instantiate
