@@ -3,12 +3,14 @@
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 
 import pytest
 import requests
 
 from commerce_api.db import is_postgres
 from commerce_api.http.ratelimit import RateLimitCounter, SqliteFileCounter
+from commerce_api.http.ratelimit_slots import SlotFileCounter
 
 from .factories import auth_headers, make_key, make_tenant
 from .servers import gunicorn_server
@@ -16,13 +18,14 @@ from .test_ratelimit import redis_only
 
 
 def stored_counter(app, key):
-    """The counter row, where the server keeps it (SQLite: the counters' own file)."""
+    """The counter row, where the server keeps it (SQLite: the counters' own slot file)."""
     database = app.extensions["commerce"]["database"]
     if is_postgres(database):
         return RateLimitCounter.get_by_id(key)
-    counter = SqliteFileCounter(database.database + "-ratelimit")
-    with counter.database.bind_ctx([RateLimitCounter]):
-        return RateLimitCounter.get_by_id(key)
+    path = database.database
+    counter = SlotFileCounter(f"{path}-ratelimit-slots", f"{path}-ratelimit", SqliteFileCounter)
+    (row,) = [row for row in counter.rows() if row["counter_key"] == key]
+    return SimpleNamespace(**row)
 
 
 def wait_until_well_inside_a_minute(margin=20):

@@ -27,6 +27,7 @@ from peewee import BigIntegerField, CharField, DatabaseError, IntegerField, Sqli
 from ..db import BaseModel, db, is_postgres
 from ..errors import ApiError
 from ..filelock import Turns
+from .ratelimit_slots import SlotFileCounter
 
 log = logging.getLogger(__name__)
 
@@ -396,5 +397,5 @@ def init_app(app):
     elif is_postgres(app.extensions["commerce"]["database"]) or path in (None, ":memory:"):
         counter = DatabaseCounter()
     else:
-        counter = SqliteFileCounter(f"{path}-ratelimit")
+        counter = SlotFileCounter(f"{path}-ratelimit-slots", f"{path}-ratelimit", SqliteFileCounter)
     app.extensions["commerce"]["rate_limiter"] = RateLimiter(counter)
