@@ -713,3 +713,28 @@ def test_json_output_never_carries_nan_or_infinity():
         with pytest.raises(ValueError):
             dumps({"price": bad})
     assert dumps({"price": 1.5}) == '{"price":1.5}'
+
+
+def test_the_app_still_tells_coroutine_functions_from_plain_ones(app):
+    """``ensure_sync`` answers plain functions from their code flags; an ``async def`` must
+    still go to Flask's own handling (wrapped, or refused without the async extra)."""
+
+    def plain():
+        return 1
+
+    class View:
+        def get(self):
+            return 2
+
+    async def coroutine():
+        return 3
+
+    assert app.ensure_sync(plain) is plain
+    method = View().get
+    assert app.ensure_sync(method) is method
+    try:
+        handled = app.ensure_sync(coroutine)
+    except RuntimeError as exc:  # Flask without asgiref: "Install Flask with the 'async' extra"
+        assert "async" in str(exc)
+    else:
+        assert handled is not coroutine
