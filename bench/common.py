@@ -263,10 +263,11 @@ def wait_until_up(base, path, proc, timeout=30):
 
 
 def worker_class():
-    """(class, threads) of the benchmarked servers: BENCH_WORKER_CLASS (gthread with
-    BENCH_THREADS threads, 4 by default, as ``commerce-api serve`` runs; or sync);
-    ``run.py --worker-class`` sets them."""
-    name = os.environ.get("BENCH_WORKER_CLASS") or "gthread"
+    """(class, threads) of the benchmarked servers: BENCH_WORKER_CLASS (sync, or gthread
+    with BENCH_THREADS threads, 4 by default, as ``commerce-api serve`` runs);
+    ``run.py --worker-class`` sets them. Sync is the default: gthread's keep-alive
+    connections spread unevenly over the two processes, which makes short slices noisy."""
+    name = os.environ.get("BENCH_WORKER_CLASS") or "sync"
     threads = int(os.environ.get("BENCH_THREADS") or 4) if name == "gthread" else 1
     return name, threads
 

@@ -1,7 +1,7 @@
 """The hot-path benchmark (issue 2): ``make bench`` or ``.venv/bin/python bench/run.py``.
 
-Starts the real server (gunicorn, 2 gthread workers x 4 threads, as ``commerce-api serve``
-runs it; ``--worker-class sync`` for sync workers) on a temp SQLite database seeded with
+Starts the real server (gunicorn, 2 sync workers; ``--worker-class gthread`` for 4 threads
+each, as ``commerce-api serve`` runs it) on a temp SQLite database seeded with
 100,000 products in one tenant, plus two reference apps under the same gunicorn settings,
 drives each over 127.0.0.1 with keep-alive clients (wrk when installed) for a bounded time,
 and prints req/s and p50/p99 latency per case with the two ratios the bar is set on:
@@ -63,9 +63,10 @@ def parse_args(argv=None):
     parser.add_argument(
         "--worker-class",
         choices=("sync", "gthread"),
-        default=os.environ.get("BENCH_WORKER_CLASS") or "gthread",
-        help="gunicorn worker class of every app (gthread, with --threads threads, as "
-        "commerce-api serve runs; or sync)",
+        default=os.environ.get("BENCH_WORKER_CLASS") or "sync",
+        help="gunicorn worker class of every app (sync; gthread runs --threads threads, as "
+        "commerce-api serve does, but its keep-alive connections spread unevenly over the "
+        "processes, so short slices are noisy)",
     )
     parser.add_argument("--threads", type=int, default=int(os.environ.get("BENCH_THREADS") or 4))
     parser.add_argument("--duration", type=int, default=8, help="seconds per case (8)")
