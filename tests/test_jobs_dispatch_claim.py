@@ -2,7 +2,7 @@
 dispatch returned; batch claims keep queue order, fairness and leases; batch completions
 are fenced per job; a runner writes a full batch's outcomes with its next claim."""
 
-from commerce_api.db import write_transaction
+from commerce_api.db import db, is_postgres, write_transaction
 from commerce_api.events.models import Event
 from commerce_api.jobs import queue as jobqueue
 from commerce_api.jobs import worker as worker_module
@@ -114,3 +114,22 @@ def test_a_full_batch_of_outcomes_goes_with_the_next_claim(jobs_app, tenant, mon
     # claim, never on their own
     assert (0, 4, 4) in steps and (4, 4, 4) in steps
     assert all(not (outcomes == 4 and limit == 0) for outcomes, limit, _ in steps), steps
+
+
+def test_the_outbox_has_one_index_per_query_and_none_on_tenant_alone(jobs_app):
+    with jobs_app.app_context():
+        names = {index.name for index in db.get_indexes("event")}
+        assert "event_tenant_id" not in names  # migration 0016
+        assert {"event_tenant_id_created_at", "event_fanned_out_at"} <= names
+        if not is_postgres():
+            plan = db.execute_sql(
+                'EXPLAIN QUERY PLAN SELECT id FROM "event" WHERE tenant_id = ?'
+                " ORDER BY created_at LIMIT 5",
+                ("t",),
+            ).fetchall()
+            assert "event_tenant_id_created_at" in str(plan)
+            plan = db.execute_sql(
+                'EXPLAIN QUERY PLAN SELECT id FROM "event" WHERE fanned_out_at IS NULL'
+                " ORDER BY rowid LIMIT 5"
+            ).fetchall()
+            assert "event_fanned_out_at" in str(plan)
