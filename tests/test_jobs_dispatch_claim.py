@@ -2,11 +2,12 @@
 dispatch returned; batch claims keep queue order, fairness and leases; batch completions
 are fenced per job; a runner writes a full batch's outcomes with its next claim."""
 
-from commerce_api.db import write_transaction
+from commerce_api.db import db, is_postgres, write_transaction
 from commerce_api.events.models import Event
 from commerce_api.jobs import queue as jobqueue
 from commerce_api.jobs import worker as worker_module
 from commerce_api.jobs.models import HELD, Job
+from commerce_api.jobs.runtime import Runner
 from commerce_api.jobs.services import dispatch_batch, enqueue_job
 from commerce_api.jobs.worker import Worker
 from commerce_api.timeutil import now_ms
@@ -114,3 +115,44 @@ def test_a_full_batch_of_outcomes_goes_with_the_next_claim(jobs_app, tenant, mon
     # claim, never on their own
     assert (0, 4, 4) in steps and (4, 4, 4) in steps
     assert all(not (outcomes == 4 and limit == 0) for outcomes, limit, _ in steps), steps
+
+
+def test_a_runner_woken_with_nothing_due_opens_no_write_transaction(jobs_app, tenant, monkeypatch):
+    steps = []
+    real_step = jobqueue.step
+
+    def recording_step(worker_id, outcomes, claim_limit, lease_ms):
+        steps.append((len(outcomes), claim_limit))
+        return real_step(worker_id, outcomes, claim_limit, lease_ms)
+
+    monkeypatch.setattr(jobqueue, "step", recording_step)
+    worker = Worker(jobs_app, concurrency=1, once=True, install_signals=False)
+    runner = Runner(worker, 1)
+    with jobs_app.app_context():
+        # another runner took what was due: a read-only look, no claim
+        assert worker._write_and_claim(runner, claim=True) is False
+        assert steps == []
+        job = enqueue_job(tenant.id, "test_noop", {})
+        assert worker._write_and_claim(runner, claim=True) is True
+        assert steps == [(0, 1)]
+        assert [entry.job.id for entry in runner.local] == [job.id]
+        assert Job.get_by_id(job.id).status == "running"
+
+
+def test_the_outbox_has_one_index_per_query_and_none_on_tenant_alone(jobs_app):
+    with jobs_app.app_context():
+        names = {index.name for index in db.get_indexes("event")}
+        assert "event_tenant_id" not in names  # migration 0016
+        assert {"event_tenant_id_created_at", "event_fanned_out_at"} <= names
+        if not is_postgres():
+            plan = db.execute_sql(
+                'EXPLAIN QUERY PLAN SELECT id FROM "event" WHERE tenant_id = ?'
+                " ORDER BY created_at LIMIT 5",
+                ("t",),
+            ).fetchall()
+            assert "event_tenant_id_created_at" in str(plan)
+            plan = db.execute_sql(
+                'EXPLAIN QUERY PLAN SELECT id FROM "event" WHERE fanned_out_at IS NULL'
+                " ORDER BY rowid LIMIT 5"
+            ).fetchall()
+            assert "event_fanned_out_at" in str(plan)

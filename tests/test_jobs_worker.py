@@ -14,8 +14,10 @@ import requests
 
 from commerce_api.cli import cli
 from commerce_api.events.models import Event
+from commerce_api.jobs import commands
 from commerce_api.jobs.models import Job, WorkerProcess
 from commerce_api.jobs.services import enqueue_job
+from commerce_api.jobs.worker import Worker
 from commerce_api.timeutil import now_ms
 
 from . import jobs_support
@@ -360,3 +362,21 @@ def _alive(pid):
             return handle.read().split(")")[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_the_worker_command_hands_the_gil_over_quickly(runner, jobs_app, monkeypatch):
+    # the worker's own process only (see jobs.commands); the API keeps Python's default
+    before = sys.getswitchinterval()
+    seen = []
+    real_run = Worker.run
+
+    def run(worker):
+        seen.append(sys.getswitchinterval())
+        return real_run(worker)
+
+    monkeypatch.setattr(Worker, "run", run)
+    result = runner.invoke(cli, ["worker", "--once", "--poll-interval", "0.05"])
+    assert result.exit_code == 0, result.output
+    assert seen == [pytest.approx(commands.SWITCH_INTERVAL_SECONDS)]
+    assert commands.SWITCH_INTERVAL_SECONDS < 0.005  # Python's default
+    assert sys.getswitchinterval() == before  # given back when the command returns

@@ -25,7 +25,7 @@ EVENT_TYPES = (
 
 class Event(BaseModel):
     id = CharField(primary_key=True, max_length=40)
-    tenant_id = CharField(max_length=36, index=True)
+    tenant_id = CharField(max_length=36)  # indexed by (tenant_id, created_at) below
     type = CharField(max_length=64)
     resource_type = CharField(max_length=32)
     resource_id = CharField(max_length=80)

@@ -440,6 +440,10 @@ class Worker:
         limit = self._claim_size() if claim else 0
         if not pending and not limit:
             return False
+        if not pending and not jobqueue.has_due_jobs():
+            # woken with nothing to write, and another runner took what was due: a
+            # read-only look instead of a write transaction that claims nothing
+            return False
         try:
             results, jobs = jobqueue.step(self.id, [o for _, o in pending], limit, self.lease_ms)
         except Exception:
