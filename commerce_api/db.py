@@ -247,6 +247,16 @@ class PreparedQuery:
         return rows[0] if rows else None
 
 
+def json_default(value):
+    """``json.dumps(default=...)`` for the service's values: Decimal (money, emitted as a
+    number with its two places) and tuples and sets (as lists)."""
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def _unicode_lower(value):
     return value.lower() if isinstance(value, str) else value
 

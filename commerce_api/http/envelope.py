@@ -1,27 +1,18 @@
 """JSON encoding and the ``{data}`` / ``{data, meta}`` envelopes."""
 
 import json
-from decimal import Decimal
 
 from flask import Response
 from flask.json.provider import DefaultJSONProvider
 
+from ..db import json_default
 from .lists import parse_fields, select_fields
-
-
-def _default(value):
-    if isinstance(value, Decimal):
-        # Money is kept as Decimal and emitted as a JSON number with its two places.
-        return float(value)
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def dumps(payload):
     # allow_nan=False: NaN and Infinity are not JSON; emitting them would break every client
     return json.dumps(
-        payload, default=_default, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        payload, default=json_default, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     )
 
 
@@ -29,7 +20,7 @@ class JSONProvider(DefaultJSONProvider):
     """Flask's provider, with Decimal as a number instead of a string."""
 
     def dumps(self, obj, **kwargs):
-        kwargs.setdefault("default", _default)
+        kwargs.setdefault("default", json_default)
         kwargs.setdefault("ensure_ascii", False)
         kwargs.setdefault("allow_nan", False)
         return json.dumps(obj, **kwargs)

@@ -8,9 +8,8 @@ their outbox rows. A completion whose lease was lost changes nothing and writes 
 """
 
 import json
-from decimal import Decimal
 
-from ..db import cached_statement, db
+from ..db import cached_statement, db, json_default
 from ..events.outbox import event_params, write_events
 from ..timeutil import now_ms
 from .models import HELD, Job
@@ -24,21 +23,11 @@ EVENT_PAYLOAD_LIMIT = 64 * 1024
 MANY_LIMIT = 64
 
 
-def _json_default(item):
-    if isinstance(item, Decimal):
-        return float(item)
-    if isinstance(item, set | frozenset | tuple):
-        return list(item)
-    raise TypeError(f"{type(item).__name__} is not JSON serializable")
-
-
 def encode_result(result):
     """The handler's result as the stored JSON text (Decimal -> number, tuple and set ->
     list); TypeError or ValueError when it is not JSON. Encoded once: the column stores
     this text and the job and its event get it decoded."""
-    return json.dumps(
-        {} if result is None else result, separators=(",", ":"), default=_json_default
-    )
+    return json.dumps({} if result is None else result, separators=(",", ":"), default=json_default)
 
 
 def jsonable_result(result):
