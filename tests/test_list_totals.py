@@ -131,6 +131,18 @@ def test_an_unfiltered_total_reads_the_count_not_the_rows(app, tenant, client, h
     assert sum("list_count" in sql for sql in statements) == 2
 
 
+def test_a_job_status_update_runs_one_trigger_program_on_sqlite(app):
+    """Migration 0017: the claim and the completion update ``status``; one trigger (not two)
+    decides whether the job moved into or out of a terminal status."""
+    if is_postgres():
+        pytest.skip("PostgreSQL checks each row trigger's WHEN before calling it")
+    rows = db.execute_sql(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'job'"
+    ).fetchall()
+    on_status = sorted(name for name, sql in rows if "UPDATE OF status" in sql)
+    assert on_status == ["job_count_status"]
+
+
 def test_other_filters_count_up_to_the_cap(app, client, headers, monkeypatch):
     for n in range(5):
         create_product(client, headers, sku=f"CAP-{n}", title=f"Widget {n}")
