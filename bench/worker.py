@@ -171,7 +171,10 @@ class Ours:
     def __enter__(self):
         from commerce_api import create_app
         from commerce_api.auth.services import create_tenant
+        from commerce_api.jobs.services import enqueue_job
         from commerce_api.migrations import upgrade
+
+        self.enqueue = enqueue_job  # (not imported per dispatch: huey's call has no import)
 
         self.app = create_app({"DATABASE_URL": self.url, "EXTRA_TASK_MODULES": "tests.job_types"})
         self.database = self.app.extensions["commerce"]["database"]
@@ -223,9 +226,7 @@ class Ours:
             dbutil.drop_database(self.base_url, self.url)
 
     def dispatch(self):
-        from commerce_api.jobs.services import enqueue_job
-
-        enqueue_job(self.tenant, "test_noop", {})
+        self.enqueue(self.tenant, "test_noop", {})
 
     def completed(self):
         from commerce_api.db import db

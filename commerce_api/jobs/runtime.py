@@ -105,6 +105,37 @@ class Entry:
         return (self.job.id, self.job.attempts)
 
 
+class Lane:
+    """The runner that claims and runs sub-millisecond jobs (``holder``; None: free).
+
+    Such jobs (no-ops, cache hits) gain nothing from several threads of one process: they
+    run Python under one GIL. And they lose much: every runner's claims and outcome writes
+    take turns on the job writers' lock, and a runner holding that lock waits for the GIL
+    after each SQLite call while the others run jobs. So one runner at a time claims and
+    runs them; the others wait, and one takes the lane over when its holder meets a longer
+    job, goes idle (the queue is empty) or is stuck.
+    """
+
+    def __init__(self, lock):
+        self._lock = lock  # the worker's
+        self.holder = None
+
+    def take(self, runner):
+        """True when ``runner`` holds the lane (it had it, or it was free)."""
+        with self._lock:
+            if self.holder is None:
+                self.holder = runner
+            return self.holder is runner
+
+    def drop(self, runner):
+        """True when ``runner`` held the lane (nobody does now)."""
+        with self._lock:
+            if self.holder is not runner:
+                return False
+            self.holder = None
+            return True
+
+
 class Runner:
     def __init__(self, worker, number):
         self.abandoned = False

@@ -29,7 +29,7 @@ from ..db import db, is_postgres
 from . import queue as jobqueue
 from . import registry
 from .periodic_runs import PeriodicRuns
-from .runtime import Entry, Runner, replace_or_exit, run_handler
+from .runtime import Entry, Lane, Runner, replace_or_exit, run_handler
 from .wakeup import WakeUp
 
 log = logging.getLogger("commerce_api.worker")
@@ -41,13 +41,7 @@ PRUNE_WORKERS_SECONDS = 60.0
 # is short when its recent runs took less than this on average; unknown types are long.
 SHORT_JOB_SECONDS = 0.005
 BATCH_SIZE = 32
-# Jobs this short (sub-millisecond no-ops and cache hits) gain nothing from several threads
-# of one process (they run Python under one GIL) and lose much: every runner's claims and
-# outcome writes take turns on the job writers' lock, and a runner holding that lock waits
-# for the GIL after each SQLite call while the others run jobs. So one runner at a time
-# (the one holding the "lane") claims and runs them; the others wait, and take the lane
-# when its holder meets a longer job, goes idle, or gets stuck.
-LANE_JOB_SECONDS = 0.001
+LANE_JOB_SECONDS = 0.001  # jobs this short are claimed and run by one runner (runtime.Lane)
 BUSY_SECONDS = 1.0  # a runner busy this long hands its unstarted jobs and outcomes back
 
 
@@ -85,7 +79,7 @@ class Worker:
         self._work_ready = threading.Condition(self._lock)  # idle runners wait here
         self._inflight = {}  # (job id, attempt) -> Entry: every job this process holds
         self._wake_generation = 0
-        self._lane = None  # the runner claiming and running sub-millisecond jobs, or None
+        self._lane = Lane(self._lock)
         self._durations = {}  # job type -> recent duration in seconds (moving average)
         self._runners = []
         self._runner_count = 0
@@ -328,21 +322,10 @@ class Worker:
         durations = list(self._durations.values())
         return bool(durations) and max(durations) < LANE_JOB_SECONDS
 
-    def _take_lane(self, runner):
-        """True when ``runner`` holds the lane (it had it, or it was free)."""
-        with self._lock:
-            if self._lane is None:
-                self._lane = runner
-            return self._lane is runner
-
     def _drop_lane(self, runner, wake=True):
         """Give the lane up, if ``runner`` holds it; ``wake``: wake a runner to take it
         over (not when the holder goes idle because it found the queue empty)."""
-        with self._lock:
-            if self._lane is not runner:
-                return
-            self._lane = None
-        if wake and not self._stopping.is_set():
+        if self._lane.drop(runner) and wake and not self._stopping.is_set():
             self._notify_runners()
 
     def _accept(self, runner, jobs):
@@ -471,7 +454,7 @@ class Worker:
         """Write the runner's outcomes and claim its next jobs; True when it got some."""
         pending = self._take_pending(runner)
         limit = self._claim_size() if claim else 0
-        if limit and self._lane_mode() and not self._take_lane(runner):
+        if limit and self._lane_mode() and not self._lane.take(runner):
             limit = 0  # the lane's holder claims these
         if not pending and not limit:
             return False
@@ -488,7 +471,7 @@ class Worker:
             time.sleep(min(1.0, self.poll_interval))
             return False
         self._report(pending, results)
-        if limit and len(jobs) == limit and self._lane is not runner:
+        if limit and len(jobs) == limit and self._lane.holder is not runner:
             self._notify_runners()  # more may be waiting: wake the next runner
         runner.drained = bool(limit) and 0 < len(jobs) < limit
         return self._accept(runner, jobs)
@@ -527,7 +510,7 @@ class Worker:
                 for r in self._runners
                 if r.current is not None
                 and now - r.busy_since >= busy_seconds
-                and (r.local or r.pending or self._lane is r)
+                and (r.local or r.pending or self._lane.holder is r)
             ]
         for runner in stuck:
             self._flush_runner(runner)
