@@ -1,6 +1,7 @@
 """The worker runtime in process: order, batches, retries, leases, fencing, time-outs,
 graceful shutdown, events and periodic tasks."""
 
+import signal
 import threading
 import time
 import types
@@ -492,6 +493,23 @@ def test_stop_gives_back_unfinished_jobs_without_spending_an_attempt(client, hea
     job = get(client, headers, job_id)
     assert job["status"] == "completed" and job["attempts"] == 1
     assert job["result"] == {"second": 1}
+
+
+def test_a_signal_that_arrives_while_the_worker_holds_its_lock_stops_it(jobs_app):
+    """A signal handler runs in the main thread wherever that thread is, even inside
+    ``with worker._lock`` (waking runners when a NOTIFY came): it must not take the lock."""
+    worker = Worker(jobs_app, concurrency=1, install_signals=False)
+    done = threading.Event()
+
+    def main_thread_at_the_wrong_moment():
+        with worker._lock:
+            worker._on_signal(signal.SIGTERM, None)
+        done.set()
+
+    threading.Thread(target=main_thread_at_the_wrong_moment, daemon=True).start()
+    assert done.wait(5), "the signal handler waited for the lock its own thread held"
+    assert worker._stopping.is_set()
+    worker._wakeup.close()
 
 
 def test_worker_registers_itself_while_running(jobs_app):

@@ -161,7 +161,12 @@ class Worker:
             os.write(2, b"worker: second signal, exiting at once\n")
             os._exit(1)
         log.info("worker %s: %s, finishing running jobs", self.id, signal.Signals(signum).name)
-        self.stop()
+        # A handler runs in the main thread between two bytecodes, maybe while that thread
+        # holds the worker's lock (waking runners, counting idle ones): taking it here
+        # would wait forever. So only the event and the self-pipe; the main loop sees
+        # them and its shutdown wakes the runners (stop()).
+        self._stopping.set()
+        self._wake()
 
     def _shutdown(self):
         self.stop()
