@@ -24,6 +24,9 @@ DEFAULTS = {
     # a list filtered by more than its status counts at most this many rows for its total
     # (null past it); 0: no cap. Unfiltered and status-filtered big lists keep exact counts.
     "LIST_COUNT_CAP": 10_000,
+    # SQLite: the job worker checkpoints the WAL from a thread of its own once this many
+    # frames wait (commits keep SQLite's own checkpoint at 1,000 as the backstop); 0: off
+    "SQLITE_CHECKPOINT_FRAMES": 200,
     "JOB_QUEUE_CAPACITY": 100,
     "INTERNAL_JOB_CAPACITY": 100,  # queued internal jobs (syncs, cancellations) per tenant
     "WORKER_LEASE_SECONDS": 30,
@@ -69,6 +72,7 @@ DEFAULTS = {
 
 _INT_KEYS = {
     "LIST_COUNT_CAP",
+    "SQLITE_CHECKPOINT_FRAMES",
     "JWT_LEEWAY_SECONDS",
     "JWT_MAX_LIFETIME_SECONDS",
     "MAX_BODY_BYTES",

@@ -27,6 +27,7 @@ LAYERS = (
             "netguard",
             "crypto",
             "filelock",
+            "checkpoint",
         ),
     ),
     ("auth", ("auth",)),

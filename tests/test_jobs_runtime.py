@@ -512,6 +512,26 @@ def test_a_signal_that_arrives_while_the_worker_holds_its_lock_stops_it(jobs_app
     worker._wakeup.close()
 
 
+def test_the_worker_checkpoints_a_sqlite_wal_from_a_thread_of_its_own(jobs_app):
+    from commerce_api.db import is_postgres
+
+    worker = Worker(jobs_app, concurrency=1, install_signals=False)
+    thread = threading.Thread(target=worker.run)
+    thread.start()
+    try:
+        wait_for(lambda: worker._heartbeat_thread is not None)
+        checkpointer = worker._checkpointer
+        if is_postgres():
+            assert checkpointer is None
+        else:
+            assert checkpointer is not None and checkpointer.frames == 200
+            assert checkpointer._thread.is_alive()
+    finally:
+        worker.stop()
+        thread.join(15)
+    assert checkpointer is None or checkpointer._thread is None  # stopped with the worker
+
+
 def test_worker_registers_itself_while_running(jobs_app):
     gate = Gate()
     register_handler("gate", gate)

@@ -25,6 +25,7 @@ import socket
 import threading
 import time
 
+from .. import checkpoint
 from ..db import db, is_postgres
 from . import queue as jobqueue
 from . import registry
@@ -91,7 +92,7 @@ class Worker:
         self._wakeup = WakeUp(self.id, self.poll_interval)
         self._previous_handlers = {}
         self._opened_connection = False
-        self._heartbeat_thread = None
+        self._heartbeat_thread = self._checkpointer = None
         self.stats = {"completed": 0, "failed": 0, "retried": 0, "lost": 0, "given_back": 0}
 
     # Public ---------------------------------------------------------------------------
@@ -131,6 +132,8 @@ class Worker:
         jobqueue.register_worker(self.id, socket.gethostname(), os.getpid(), self.concurrency)
         self._periodic.load()
         self._wakeup.open_listener()
+        # SQLite: WAL checkpoints from a thread, not from commits holding the writers' lock
+        self._checkpointer = checkpoint.start(db.obj, self.app.config["SQLITE_CHECKPOINT_FRAMES"])
         self._heartbeat_thread = threading.Thread(
             target=self._heartbeat_main, name="job-heartbeat", daemon=True
         )
@@ -161,10 +164,8 @@ class Worker:
             os.write(2, b"worker: second signal, exiting at once\n")
             os._exit(1)
         log.info("worker %s: %s, finishing running jobs", self.id, signal.Signals(signum).name)
-        # A handler runs in the main thread between two bytecodes, maybe while that thread
-        # holds the worker's lock (waking runners, counting idle ones): taking it here
-        # would wait forever. So only the event and the self-pipe; the main loop sees
-        # them and its shutdown wakes the runners (stop()).
+        # no lock here: a handler runs in the main thread, which may hold the worker's lock
+        # (waking runners); the main loop sees the event, and its shutdown wakes the runners
         self._stopping.set()
         self._wake()
 
@@ -186,6 +187,7 @@ class Worker:
         self._periodic.release_interrupted()
         self._stop_heartbeat.set()
         self._guard(jobqueue.deregister_worker, self.id)
+        checkpoint.stop(self._checkpointer)
         if self._opened_connection and not db.is_closed():
             db.close()
         for signum, handler in self._previous_handlers.items():
