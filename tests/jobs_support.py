@@ -1,5 +1,8 @@
 """Helpers of the job tests: handlers registered by a test, an in-process worker, records."""
 
+import threading
+from contextlib import contextmanager
+
 import pytest
 
 from commerce_api.events.models import Event
@@ -45,6 +48,21 @@ def run_worker(app, **options):
     worker = Worker(app, **options)
     worker.run()
     return worker
+
+
+@contextmanager
+def running_worker(app, **options):
+    """An in-process worker on a thread of its own for the block; stopped (and joined)
+    after it."""
+    options.setdefault("install_signals", False)
+    worker = Worker(app, **options)
+    thread = threading.Thread(target=worker.run)
+    thread.start()
+    try:
+        yield worker
+    finally:
+        worker.stop()
+        thread.join(15)
 
 
 def read_record(app):

@@ -21,7 +21,15 @@ from commerce_api.jobs.worker import Worker
 from commerce_api.timeutil import now_ms, parse_timestamp
 
 from . import jobs_support
-from .jobs_support import dispatch, job_events, job_row, read_record, register_handler, run_worker
+from .jobs_support import (
+    dispatch,
+    job_events,
+    job_row,
+    read_record,
+    register_handler,
+    run_worker,
+    running_worker,
+)
 
 jobs_app = jobs_support.jobs_app  # the fixture
 SCAN = {"marketplace": "amazon", "skus": ["A"]}
@@ -515,10 +523,7 @@ def test_a_signal_that_arrives_while_the_worker_holds_its_lock_stops_it(jobs_app
 def test_the_worker_checkpoints_a_sqlite_wal_from_a_thread_of_its_own(jobs_app):
     from commerce_api.db import is_postgres
 
-    worker = Worker(jobs_app, concurrency=1, install_signals=False)
-    thread = threading.Thread(target=worker.run)
-    thread.start()
-    try:
+    with running_worker(jobs_app, concurrency=1) as worker:
         wait_for(lambda: worker._heartbeat_thread is not None)
         checkpointer = worker._checkpointer
         if is_postgres():
@@ -526,9 +531,6 @@ def test_the_worker_checkpoints_a_sqlite_wal_from_a_thread_of_its_own(jobs_app):
         else:
             assert checkpointer is not None and checkpointer.frames == 200
             assert checkpointer._thread.is_alive()
-    finally:
-        worker.stop()
-        thread.join(15)
     assert checkpointer is None or checkpointer._thread is None  # stopped with the worker
 
 
@@ -734,24 +736,17 @@ def test_sub_millisecond_jobs_are_run_by_one_runner_at_a_time(jobs_app, tenant, 
     monkeypatch.setattr(worker_module, "SHORT_JOB_SECONDS", 0.5)
     overlap = Overlap()
     register_handler("tiny", overlap)
-    worker = Worker(jobs_app, concurrency=4, install_signals=False)
-    thread = threading.Thread(target=worker.run)
-    thread.start()
-    try:
-        with jobs_app.app_context():
-            warm = 0
-            while not worker._lane_mode() and warm < 50:  # its runs are timed first
-                warm += 1
-                job_id = enqueue_job(tenant.id, "tiny", {}).id
-                wait_for(lambda job_id=job_id: job_row(job_id).status == "completed")
-            assert worker._lane_mode()
-            overlap.most, overlap.threads = 0, set()
-            ids = [enqueue_job(tenant.id, "tiny", {}).id for _ in range(300)]
-            wait_for(lambda: overlap.runs >= warm + 300, timeout=30)
-            wait_for(lambda: all(job_row(i).status == "completed" for i in ids[-5:]))
-    finally:
-        worker.stop()
-        thread.join(15)
+    with running_worker(jobs_app, concurrency=4) as worker, jobs_app.app_context():
+        warm = 0
+        while not worker._lane_mode() and warm < 50:  # its runs are timed first
+            warm += 1
+            job_id = enqueue_job(tenant.id, "tiny", {}).id
+            wait_for(lambda job_id=job_id: job_row(job_id).status == "completed")
+        assert worker._lane_mode()
+        overlap.most, overlap.threads = 0, set()
+        ids = [enqueue_job(tenant.id, "tiny", {}).id for _ in range(300)]
+        wait_for(lambda: overlap.runs >= warm + 300, timeout=30)
+        wait_for(lambda: all(job_row(i).status == "completed" for i in ids[-5:]))
     # 300 jobs, claimed 32 at a time, by one runner at a time (the lane passes on when
     # its holder goes idle, so several threads may have held it in turn)
     assert overlap.most == 1
