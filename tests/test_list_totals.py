@@ -3,6 +3,8 @@ unfiltered and status-filtered big lists, a bounded count for any other filter."
 
 import importlib
 import os
+import pathlib
+import re
 import threading
 
 import pytest
@@ -143,6 +145,25 @@ def test_a_job_status_update_runs_one_trigger_program_on_sqlite(app):
     assert on_status == ["job_count_status"]
 
 
+def test_a_job_is_only_ever_inserted_queued():
+    """The AI-jobs count has no insert trigger (migration 0018): every job enters the table
+    through ``jobs/enqueue.insert_sql``, whose status is the literal 'queued'. Another
+    insert of a job (which could insert a finished one, uncounted) fails this test."""
+    from commerce_api.jobs.enqueue import _CONSTANTS
+
+    assert _CONSTANTS["status"] == "queued"
+    root = pathlib.Path(__file__).resolve().parent.parent / "commerce_api"
+    pattern = re.compile(
+        r"\bJob\.(create|insert|insert_many|insert_from|replace)\(|INSERT INTO job\b"
+    )
+    found = [
+        str(path.relative_to(root))
+        for path in sorted(root.rglob("*.py"))
+        if pattern.search(path.read_text())
+    ]
+    assert found == ["jobs/enqueue.py"], found
+
+
 def test_other_filters_count_up_to_the_cap(app, client, headers, monkeypatch):
     for n in range(5):
         create_product(client, headers, sku=f"CAP-{n}", title=f"Widget {n}")
@@ -181,7 +202,8 @@ def test_counts_match_the_rows_after_the_demo_and_a_day_of_work(
         (Product.tenant == tenant_id) & (Product.sku.in_(["DEMO-TSHIRT-BLK-M"]))
     ).execute()
     # jobs: public ones counted in every status, internal ones never; a job moving through
-    # its statuses (and back, and away) is counted once all along
+    # its statuses (and back, and away) is counted once all along. A job is only ever
+    # inserted queued (test_a_job_is_only_ever_inserted_queued), then moves.
     ids = {}
     for status in ("queued", "running", "completed", "failed", "cancelled"):
         for internal in (False, True):
@@ -191,8 +213,9 @@ def test_counts_match_the_rows_after_the_demo_and_a_day_of_work(
                 tenant_id=tenant_id,
                 type="review_sentiment",
                 internal=internal,
-                status=status,
+                status="queued",
             )
+            Job.update(status=status).where(Job.id == ids[status, internal]).execute()
     assert_counts_match_rows()
     for now, then in (("queued", "running"), ("running", "completed"), ("completed", "queued")):
         Job.update(status=then).where(Job.status == now).execute()
