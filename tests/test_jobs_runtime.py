@@ -753,6 +753,34 @@ def test_sub_millisecond_jobs_are_run_by_one_runner_at_a_time(jobs_app, tenant, 
     assert worker.stats["completed"] == warm + 300
 
 
+def test_a_stuck_lane_holder_hands_the_lane_and_its_claimed_jobs_on(jobs_app, tenant, monkeypatch):
+    """The lane's holder blocks in a job of a type that was sub-millisecond until now: the
+    heartbeat hands its unstarted jobs back and frees the lane, and another runner runs
+    them while the first is still stuck."""
+    monkeypatch.setitem(jobs_app.config, "WORKER_LEASE_SECONDS", 3)  # heartbeat every 1 s
+    monkeypatch.setattr(worker_module, "LANE_JOB_SECONDS", 0.5)
+    monkeypatch.setattr(worker_module, "SHORT_JOB_SECONDS", 0.5)
+    gate = Gate()
+
+    class Tiny:
+        def run(self, job, ctx):
+            return gate.run(job, ctx) if job.params.get("block") else {}
+
+    register_handler("tiny", Tiny())
+    with running_worker(jobs_app, concurrency=2) as worker, jobs_app.app_context():
+        warm = [enqueue_job(tenant.id, "tiny", {}).id for _ in range(3)]
+        wait_for(lambda: all(job_row(i).status == "completed" for i in warm))
+        assert worker._lane_mode()
+        blocker = enqueue_job(tenant.id, "tiny", {"block": True}).id
+        assert gate.started.wait(10)  # the holder claimed it alone: nothing else it holds
+        rest = [enqueue_job(tenant.id, "tiny", {}).id for _ in range(20)]
+        wait_for(lambda: all(job_row(i).status == "completed" for i in rest), timeout=15)
+        assert job_row(blocker).status == "running"
+        gate.release.set()
+        wait_for(lambda: job_row(blocker).status == "completed")
+    assert worker.stats["completed"] == 24
+
+
 def test_a_batch_of_completions_skips_the_one_whose_lease_was_lost(jobs_app, tenant):
     with jobs_app.app_context():
         ids = [enqueue_job(tenant.id, "test_noop", {}).id for _ in range(3)]
