@@ -7,6 +7,7 @@ import pathlib
 import re
 import threading
 
+import peewee
 import pytest
 
 from commerce_api import totals
@@ -133,16 +134,32 @@ def test_an_unfiltered_total_reads_the_count_not_the_rows(app, tenant, client, h
     assert sum("list_count" in sql for sql in statements) == 2
 
 
-def test_a_job_status_update_runs_one_trigger_program_on_sqlite(app):
-    """Migration 0017: the claim and the completion update ``status``; one trigger (not two)
-    decides whether the job moved into or out of a terminal status."""
+def test_a_claim_runs_no_trigger_program_on_sqlite(app):
+    """Migrations 0017 and 0019: one trigger counts a job's move into or out of a terminal
+    status, and it fires on ``completed_at`` (which a CHECK ties to those statuses), a
+    column the claim does not set, so SQLite leaves it out of the claim altogether."""
     if is_postgres():
         pytest.skip("PostgreSQL checks each row trigger's WHEN before calling it")
     rows = db.execute_sql(
         "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'job'"
     ).fetchall()
-    on_status = sorted(name for name, sql in rows if "UPDATE OF status" in sql)
-    assert on_status == ["job_count_status"]
+    assert not [name for name, sql in rows if "UPDATE OF status" in sql]
+    assert [name for name, sql in rows if "UPDATE OF completed_at" in sql] == ["job_count_status"]
+
+
+def test_a_terminal_status_without_completed_at_is_refused(app, tenant):
+    """Migration 0019's CHECK: the count relies on it, and nothing goes uncounted."""
+    from commerce_api.jobs.models import Job
+
+    job_id = new_id("job")
+    Job.create(id=job_id, tenant_id=tenant.id, type="review_sentiment", status="queued")
+    for status in ("completed", "failed", "cancelled"):
+        with pytest.raises(peewee.IntegrityError), db.atomic():
+            Job.update(status=status).where(Job.id == job_id).execute()
+    with pytest.raises(peewee.IntegrityError), db.atomic():
+        Job.update(completed_at=1).where(Job.id == job_id).execute()  # queued, "completed at"
+    Job.update(status="failed", completed_at=1).where(Job.id == job_id).execute()
+    assert Job.get_by_id(job_id).status == "failed"
 
 
 def test_a_job_is_only_ever_inserted_queued():
@@ -204,6 +221,12 @@ def test_counts_match_the_rows_after_the_demo_and_a_day_of_work(
     # jobs: public ones counted in every status, internal ones never; a job moving through
     # its statuses (and back, and away) is counted once all along. A job is only ever
     # inserted queued (test_a_job_is_only_ever_inserted_queued), then moves.
+    finished = ("completed", "failed", "cancelled")
+
+    def move(where, status):  # a terminal status comes with its completed_at (0019)
+        stamp = 1_700_000_000_000 if status in finished else None
+        Job.update(status=status, completed_at=stamp).where(where).execute()
+
     ids = {}
     for status in ("queued", "running", "completed", "failed", "cancelled"):
         for internal in (False, True):
@@ -215,12 +238,12 @@ def test_counts_match_the_rows_after_the_demo_and_a_day_of_work(
                 internal=internal,
                 status="queued",
             )
-            Job.update(status=status).where(Job.id == ids[status, internal]).execute()
+            move(Job.id == ids[status, internal], status)
     assert_counts_match_rows()
     for now, then in (("queued", "running"), ("running", "completed"), ("completed", "queued")):
-        Job.update(status=then).where(Job.status == now).execute()
+        move(Job.status == now, then)
         assert_counts_match_rows()
-    Job.update(status="failed").where(Job.id.in_(list(ids.values()))).execute()
+    move(Job.id.in_(list(ids.values())), "failed")
     assert_counts_match_rows()
     Job.delete().where(Job.id == ids["failed", False]).execute()
     assert_counts_match_rows()
