@@ -26,6 +26,8 @@ import sqlite3
 import struct
 import threading
 
+from .db import sqlite_file
+
 log = logging.getLogger("commerce_api.checkpoint")
 
 POLL_SECONDS = 0.01
@@ -36,9 +38,8 @@ _MX_FRAME, _BACKFILLED = 16, 96
 def start(database, frames):
     """A started Checkpointer for ``database`` (a peewee Database), or None when it is not
     a SQLite file (PostgreSQL, in memory) or ``frames`` is 0."""
-    path = getattr(database, "database", None)
-    sqlite = type(database).__name__.endswith("SqliteDatabase")
-    if not sqlite or not path or path == ":memory:" or path.startswith("file:") or frames <= 0:
+    path = sqlite_file(database)
+    if not path or frames <= 0:
         return None
     return Checkpointer(path, frames).start()
 

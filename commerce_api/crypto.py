@@ -16,7 +16,7 @@ from cryptography.fernet import Fernet, InvalidToken
 from peewee import TextField
 
 from .config import current_config
-from .db import db, is_postgres
+from .db import db, sqlite_file
 
 log = logging.getLogger("commerce_api.crypto")
 
@@ -27,11 +27,8 @@ _cache = {}  # (secret key setting, key file) -> Fernet
 
 def _key_file():
     """Beside the SQLite database in use (whatever the context), else ./instance/."""
-    path = getattr(db.obj, "database", None) if not is_postgres() else None
-    if path and path != ":memory:" and not path.startswith("file:"):
-        directory = os.path.dirname(os.path.abspath(path))
-    else:
-        directory = os.path.abspath("instance")
+    path = sqlite_file(db.obj)
+    directory = os.path.dirname(os.path.abspath(path)) if path else os.path.abspath("instance")
     return os.path.join(directory, "secret.key")
 
 

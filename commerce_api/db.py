@@ -118,6 +118,14 @@ def make_database(url):
     raise ValueError(f"unsupported database URL scheme: {parsed.scheme!r}")
 
 
+def sqlite_file(database):
+    """The file of a SQLite peewee Database, or None (PostgreSQL, in memory, a URI)."""
+    path = None if is_postgres(database) else getattr(database, "database", None)
+    if not path or path == ":memory:" or path.startswith("file:"):
+        return None
+    return path
+
+
 def init_database(url):
     """Bind the proxy to the database named by ``url`` and return it."""
     database = make_database(url)

@@ -7,7 +7,7 @@ cancellation both sides write. The worker side imports this, never ``services.py
 from contextlib import contextmanager
 
 from ..config import current_config
-from ..db import db, is_postgres, write_transaction
+from ..db import db, is_postgres, sqlite_file, write_transaction
 from ..filelock import Turns
 from ..timeutil import format_ms
 from . import registry
@@ -74,9 +74,8 @@ def _queue_turns():
     key = id(db.obj)
     turns = _turns.get(key)
     if turns is None:
-        path = getattr(db.obj, "database", ":memory:")
-        usable = path and path != ":memory:" and not path.startswith("file:")
-        turns = _turns[key] = Turns(f"{path}-queue.lock" if usable else None)
+        path = sqlite_file(db.obj)
+        turns = _turns[key] = Turns(f"{path}-queue.lock" if path else None)
     return turns
 
 
