@@ -318,16 +318,16 @@ class Worker:
     def _is_short(self, job_type):
         return self._durations.get(job_type, 1.0) < SHORT_JOB_SECONDS
 
+    def _slowest(self):
+        """The longest recent run (moving average) of the job types seen; 1 s before any."""
+        return max(self._durations.values(), default=1.0)
+
     def _claim_size(self):
-        durations = list(self._durations.values())
-        if durations and max(durations) < SHORT_JOB_SECONDS:
-            return BATCH_SIZE
-        return 1
+        return BATCH_SIZE if self._slowest() < SHORT_JOB_SECONDS else 1
 
     def _lane_mode(self):
         """Every job type seen lately runs in under LANE_JOB_SECONDS."""
-        durations = list(self._durations.values())
-        return bool(durations) and max(durations) < LANE_JOB_SECONDS
+        return self._slowest() < LANE_JOB_SECONDS
 
     def _drop_lane(self, runner, wake=True):
         """Give the lane up, if ``runner`` holds it; ``wake``: wake a runner to take it
