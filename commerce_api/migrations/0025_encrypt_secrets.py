@@ -23,7 +23,8 @@ def _encrypt_plain(db, table, keys, column):
     match = " AND ".join(f"{name} = {p}" for name in keys)
     rows = db.execute_sql(
         f"SELECT {key_list}, {column} FROM {table}"
-        f" WHERE {column} IS NOT NULL AND {column} NOT LIKE 'fernet:%'"
+        f" WHERE {column} IS NOT NULL AND {column} NOT LIKE {p}",
+        (PREFIX + "%",),
     ).fetchall()
     for row in rows:
         value = row[-1]
