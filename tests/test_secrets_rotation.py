@@ -55,12 +55,7 @@ def fresh_app(make_app, tmp_path):
     dbutil.migrate(url)
     app = make_app(DATABASE_URL=url, WEBHOOK_ALLOW_PRIVATE_TARGETS=True)
     yield app
-    database = app.extensions["commerce"]["database"]
-    if not database.is_closed():
-        database.close()
-    if hasattr(database, "close_all"):
-        database.close_all()
-    dbutil.drop_database(BASE_URL, url)
+    dbutil.drop_app_database(app, BASE_URL, url)
 
 
 def test_no_webhook_secret_is_stored_in_plain_text(fresh_app):
