@@ -191,11 +191,10 @@ def rotate_all(batch=500):
             with db.atomic():
                 for row in rows:
                     value = row[-1]
-                    db.execute_sql(
+                    done += db.execute_sql(
                         f"UPDATE {table} SET {column} = {p} WHERE {match} AND {column} = {p}",
                         (reencrypt(value), *row[:-1], value),
-                    )
-            done += len(rows)
+                    ).rowcount
             last = tuple(rows[-1][:-1])
         counts[f"{table}.{column}"] = done
     return counts

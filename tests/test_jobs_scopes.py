@@ -196,3 +196,12 @@ def test_a_redacted_failed_job_keeps_its_error_code_not_its_details(app, client,
     ).get_json()["data"]
     assert shown["redacted"] is True
     assert shown["error"] == {"code": "X", "message": "m", "retry_count": 0}
+
+
+def test_fields_cannot_bring_redacted_data_back(app, client, tenant):
+    ids = _finished_jobs(app, tenant)
+    headers = headers_for(tenant, ["inventory:read"])
+    response = client.get(
+        f"/api/ai-jobs/{ids['pricing_recalculate']}?fields=params,result,redacted", headers=headers
+    )
+    assert response.get_json()["data"] == {"id": ids["pricing_recalculate"], "redacted": True}

@@ -181,3 +181,26 @@ def test_the_migration_encrypts_plain_webhook_secrets_and_stored_responses(
         assert (endpoint.secret, endpoint.previous_secret) == (data["secret"], "whsec_b2xk")
     replay = _idempotent_post(client, headers, "/api/webhooks", "k2", BODY)
     assert replay.get_json()["data"]["secret"] == data["secret"]
+
+
+def test_rotate_never_overwrites_a_secret_changed_while_it_runs(app, client, tenant, monkeypatch):
+    _with_keys(app, monkeypatch, "new key,old key")
+    headers = headers_for(tenant)
+    created = client.post("/api/webhooks", json=BODY, headers=headers).get_json()["data"]
+    real = crypto.reencrypt
+    changed = []
+
+    def reencrypt_while_the_secret_is_rotated(stored):
+        if not changed:  # another process rotates the webhook's secret now
+            changed.append(crypto.encrypt("whsec_bmV3ZXI="))
+            db.execute_sql(
+                f"UPDATE webhook_endpoint SET secret = {db.param} WHERE id = {db.param}",
+                (changed[0], created["id"]),
+            )
+        return real(stored)
+
+    monkeypatch.setattr(crypto, "reencrypt", reencrypt_while_the_secret_is_rotated)
+    with app.app_context():
+        counts = crypto.rotate_all()
+        assert WebhookEndpoint.get_by_id(created["id"]).secret == "whsec_bmV3ZXI="
+    assert counts["webhook_endpoint.secret"] == 0  # read, then found changed: left alone
