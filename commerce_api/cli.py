@@ -5,7 +5,7 @@ import os
 import click
 from flask.cli import FlaskGroup, with_appcontext
 
-from . import create_app, demo
+from . import create_app, crypto, demo
 from .auth.services import (
     create_key,
     create_tenant,
@@ -144,6 +144,26 @@ def keys_revoke(key_id, as_json):
     """Revoke a key (takes effect within the auth cache time, 5 s by default)."""
     key = run_service(revoke_key, key_id)
     emit_json(serialize_key(key)) if as_json else click.echo(f"revoked {key_id}")
+
+
+@cli.group()
+def secrets():
+    """Secrets at rest (COMMERCE_SECRET_KEY)."""
+
+
+@secrets.command("rotate")
+@click.option("--json", "as_json", is_flag=True)
+@with_appcontext
+def secrets_rotate(as_json):
+    """Re-encrypt every stored secret with the first key of COMMERCE_SECRET_KEY."""
+    try:
+        with db.connection_context():
+            counts = crypto.rotate_all()
+    except crypto.SecretUnreadable as error:
+        fail(f"{error} Nothing after the unreadable value was re-encrypted.")
+    total = sum(counts.values())
+    text = f"re-encrypted {total} stored secret(s) with the first key; the others may go"
+    emit({"rotated": counts, "total": total}, as_json, text)
 
 
 @cli.command("serve")

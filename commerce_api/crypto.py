@@ -1,9 +1,14 @@
-"""Secrets at rest: Fernet (AES-128-CBC + HMAC-SHA256) with a key from COMMERCE_SECRET_KEY.
+"""Secrets at rest: Fernet (AES-128-CBC + HMAC-SHA256) with keys from COMMERCE_SECRET_KEY.
 
-Without ``COMMERCE_SECRET_KEY`` a random key is made once and kept in a ``secret.key`` file
-beside the SQLite database (or in ``./instance/`` on PostgreSQL), readable by its owner
-only. Several hosts sharing one PostgreSQL database must all set the same
-``COMMERCE_SECRET_KEY``.
+``COMMERCE_SECRET_KEY`` is a comma list of keys (any strings): the first encrypts, every
+one decrypts (``MultiFernet``), so a new key goes first and the old one stays second until
+``commerce-api secrets rotate`` has re-encrypted every stored secret with the new one.
+Without it a random key is made once and kept in a ``secret.key`` file beside the SQLite
+database (or in ``./instance/`` on PostgreSQL), readable by its owner only. Several hosts
+sharing one PostgreSQL database must all set the same ``COMMERCE_SECRET_KEY``.
+
+A stored secret that no key decrypts is an error (``SecretUnreadable``), never a silent
+None: the operator dropped or changed a key that is still needed.
 """
 
 import base64
@@ -12,17 +17,27 @@ import logging
 import os
 import threading
 
-from cryptography.fernet import Fernet, InvalidToken
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from peewee import TextField
 
 from .config import current_config
 from .db import db, sqlite_file
+from .errors import ApiError
 
 log = logging.getLogger("commerce_api.crypto")
 
 PREFIX = "fernet:"  # what marks a stored value as encrypted
 _lock = threading.Lock()
-_cache = {}  # (secret key setting, key file) -> Fernet
+_cache = {}  # (secret key setting, key file) -> MultiFernet
+FIELDS = []  # every EncryptedTextField bound to a model: what ``rotate_all`` re-encrypts
+
+
+class SecretUnreadable(ApiError):
+    """A stored secret that none of the configured keys decrypts (503 in a request: the
+    operator must put the missing key back; a job fails with it, not retried)."""
+
+    def __init__(self, message):
+        super().__init__("SECRET_KEY_MISMATCH", message)
 
 
 def _key_file():
@@ -55,29 +70,50 @@ def _read_or_create(path):
     return key
 
 
+def secret_keys(setting):
+    """The keys of a ``COMMERCE_SECRET_KEY`` value, in order (commas separate them)."""
+    return [part.strip() for part in str(setting or "").split(",") if part.strip()]
+
+
+def _fernet_of(material):
+    # any passphrase or key file content -> a 32-byte Fernet key
+    digest = hashlib.sha256(b"commerce-api:" + material).digest()
+    return Fernet(base64.urlsafe_b64encode(digest))
+
+
 def _fernet():
     config = current_config()
-    secret = config.get("SECRET_KEY")
-    cache_key = (secret, None if secret else _key_file())
+    keys = tuple(secret_keys(config.get("SECRET_KEY")))
+    cache_key = (keys, None if keys else _key_file())
     fernet = _cache.get(cache_key)
     if fernet is None:
         with _lock:
-            material = secret.encode() if secret else _read_or_create(cache_key[1])
-            # any passphrase or key file content -> a 32-byte Fernet key
-            digest = hashlib.sha256(b"commerce-api:" + material).digest()
-            fernet = _cache[cache_key] = Fernet(base64.urlsafe_b64encode(digest))
+            materials = [k.encode() for k in keys] or [_read_or_create(cache_key[1])]
+            fernet = _cache[cache_key] = MultiFernet([_fernet_of(m) for m in materials])
     return fernet
 
 
 def encrypt(text):
-    """The stored form of ``text`` (None stays None)."""
+    """The stored form of ``text``, encrypted with the first key (None stays None)."""
     if text is None:
         return None
     return PREFIX + _fernet().encrypt(text.encode()).decode()
 
 
+def _unreadable():
+    log.error(
+        "a stored secret cannot be decrypted with any key of COMMERCE_SECRET_KEY: put the "
+        "key it was encrypted with back (after the new one) and run `commerce-api secrets "
+        "rotate`"
+    )
+    return SecretUnreadable(
+        "A stored secret cannot be decrypted with any key of COMMERCE_SECRET_KEY "
+        "(was a key changed or dropped before `commerce-api secrets rotate`?)."
+    )
+
+
 def decrypt(stored):
-    """The plain text of a stored value; None when it cannot be decrypted (logged).
+    """The plain text of a stored value; ``SecretUnreadable`` when no key decrypts it.
 
     Plain text (a value stored before encryption) is returned as it is.
     """
@@ -86,15 +122,79 @@ def decrypt(stored):
     try:
         return _fernet().decrypt(stored[len(PREFIX) :].encode()).decode()
     except InvalidToken:
-        log.error("a stored secret cannot be decrypted: was COMMERCE_SECRET_KEY changed?")
+        raise _unreadable() from None
+
+
+def reencrypt(stored):
+    """``stored`` encrypted with the first key (plain text is encrypted; None stays None)."""
+    if stored is None:
         return None
+    if not stored.startswith(PREFIX):
+        return encrypt(stored)
+    try:
+        return PREFIX + _fernet().rotate(stored[len(PREFIX) :].encode()).decode()
+    except InvalidToken:
+        raise _unreadable() from None
 
 
 class EncryptedTextField(TextField):
     """Text stored encrypted (``fernet:...``); reads give the plain text back."""
+
+    def bind(self, model, name, set_attribute=True):
+        super().bind(model, name, set_attribute)
+        FIELDS.append(self)
 
     def db_value(self, value):
         return encrypt(value)
 
     def python_value(self, value):
         return decrypt(value)
+
+
+def _key_columns(model):
+    key = model._meta.primary_key
+    names = key.field_names if hasattr(key, "field_names") else (key.name,)
+    return [model._meta.fields[name].column_name for name in names]
+
+
+def rotate_all(batch=500):
+    """Re-encrypt every stored secret (every ``EncryptedTextField`` column) with the first
+    key; returns ``{"table.column": rows rewritten}``.
+
+    Walks each table in primary-key order, one batch per transaction; a row is rewritten
+    only if it still holds the value read (a ciphertext is unique), so a secret changed
+    meanwhile (a webhook secret rotated) is never overwritten. Run it after putting a new
+    key first in COMMERCE_SECRET_KEY; then the old keys may be dropped.
+    """
+    counts = {}
+    p = db.param
+    for field in sorted(FIELDS, key=lambda f: (f.model._meta.table_name, f.column_name)):
+        table, column = field.model._meta.table_name, field.column_name
+        if f"{table}.{column}" in counts:
+            continue
+        keys = _key_columns(field.model)
+        key_list = ", ".join(keys)
+        match = " AND ".join(f"{name} = {p}" for name in keys)
+        done, last = 0, None
+        while True:
+            after = ""
+            if last is not None:
+                after = f" AND ({key_list}) > ({', '.join([p] * len(keys))})"
+            cursor = db.execute_sql(
+                f"SELECT {key_list}, {column} FROM {table} WHERE {column} IS NOT NULL{after}"
+                f" ORDER BY {key_list} LIMIT {int(batch)}",
+                last or (),
+            )
+            rows = cursor.fetchall()
+            if not rows:
+                break
+            with db.atomic():
+                for row in rows:
+                    value = row[-1]
+                    done += db.execute_sql(
+                        f"UPDATE {table} SET {column} = {p} WHERE {match} AND {column} = {p}",
+                        (reencrypt(value), *row[:-1], value),
+                    ).rowcount
+            last = tuple(rows[-1][:-1])
+        counts[f"{table}.{column}"] = done
+    return counts

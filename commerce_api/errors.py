@@ -16,6 +16,7 @@ CATALOGUE = {
     "HEADERS_TOO_LARGE": (431, "The request headers are too large."),
     "INTERNAL_ERROR": (500, "An unexpected error occurred."),
     "SERVICE_UNAVAILABLE": (503, "The service is temporarily unavailable."),
+    "SECRET_KEY_MISMATCH": (503, "A stored secret cannot be decrypted with the service's keys."),
     "IDEMPOTENCY_KEY_REUSED": (422, "The idempotency key was used with another request."),
     "IDEMPOTENCY_KEY_IN_USE": (409, "A request with this idempotency key is in progress."),
     "INVALID_IDEMPOTENCY_KEY": (400, "Idempotency-Key must be 1 to 255 printable characters."),

@@ -6,9 +6,10 @@ made to the checked address itself, so a second DNS answer (rebinding) between c
 connect cannot redirect it. For https the TLS handshake still uses the hostname: SNI and
 certificate checks are made against the name, not the pinned address.
 
-Refused: loopback, private (RFC 1918, ULA), link-local, CGNAT 100.64.0.0/10, multicast,
-reserved, unspecified, documentation and benchmark ranges, IPv4-mapped, 6to4 and NAT64
-forms of any of those, local-use NAT64, Teredo and the deprecated IPv4-compatible form.
+Refused: loopback, private (RFC 1918, ULA), link-local, site-local fec0::/10, CGNAT
+100.64.0.0/10, multicast, reserved, unspecified, documentation (3fff::/20 too) and
+benchmark ranges, the 6to4 relay anycast 192.88.99.0/24, IPv4-mapped, 6to4 and NAT64 forms
+of any of those, local-use NAT64, Teredo and the deprecated IPv4-compatible form.
 ``allow_private=True`` (an operator's choice: on-premise receivers, tests) skips the check
 but still pins the resolved address.
 """
@@ -32,6 +33,11 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 _EXTRA_REFUSED_V4 = (
     ipaddress.ip_network("100.64.0.0/10"),  # CGNAT (shared address space)
     ipaddress.ip_network("192.0.0.0/24"),  # IETF protocol assignments
+    ipaddress.ip_network("192.88.99.0/24"),  # deprecated 6to4 relay anycast (RFC 7526)
+)
+_EXTRA_REFUSED_V6 = (
+    ipaddress.ip_network("fec0::/10"),  # site-local (deprecated, RFC 3879): a local network
+    ipaddress.ip_network("3fff::/20"),  # documentation (RFC 9637)
 )
 _6TO4 = ipaddress.ip_network("2002::/16")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")  # well-known prefix: the last 32 bits are IPv4
@@ -55,6 +61,8 @@ def is_public_address(address):
             return is_public_address(embedded)
         if ip in _NAT64_LOCAL or ip.teredo is not None:
             return False  # local translation; a Teredo tunnel leads wherever its client is
+        if any(ip in network for network in _EXTRA_REFUSED_V6):
+            return False
     elif any(ip in network for network in _EXTRA_REFUSED_V4):
         return False
     return not (

@@ -9,6 +9,9 @@ import datetime as dt
 import time
 
 UTC = dt.UTC
+# What ``format_ms`` can print (years 0001-9999 in UTC); ``parse_timestamp`` refuses the rest.
+MIN_MS = -62135596800000  # 0001-01-01T00:00:00.000Z
+MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
 
 
 def now_ms():
@@ -21,7 +24,9 @@ def format_ms(ms):
     if ms is None:
         return None
     seconds, millis = divmod(int(ms), 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+    moment = time.gmtime(seconds)
+    # %Y is not zero-padded below year 1000 on every platform
+    return f"{moment.tm_year:04d}" + time.strftime("-%m-%dT%H:%M:%S", moment) + f".{millis:03d}Z"
 
 
 def datetime_to_ms(value):
@@ -32,12 +37,17 @@ def datetime_to_ms(value):
 
 
 def parse_timestamp(text):
-    """ISO 8601 text to epoch milliseconds; raises ValueError when it is not one."""
+    """ISO 8601 text to epoch milliseconds; raises ValueError when it is not one, or when
+    its UTC time falls outside years 0001-9999 (``0001-01-01T00:00:00+14:00`` is in year 0
+    in UTC: no timestamp of ours could show it)."""
     text = text.strip()
     if text.endswith("Z") or text.endswith("z"):
         text = text[:-1] + "+00:00"
     value = dt.datetime.fromisoformat(text)
-    return datetime_to_ms(value)
+    ms = datetime_to_ms(value)
+    if not MIN_MS <= ms <= MAX_MS:
+        raise ValueError(f"{text} is outside years 0001-9999 in UTC")
+    return ms
 
 
 def date_start_ms(day):

@@ -36,6 +36,16 @@ def drop_database(base_url, url):
     _admin(base_url, f'DROP DATABASE IF EXISTS "{name}"')
 
 
+def drop_app_database(app, base_url, url):
+    """Close the connections of an app built on a throwaway database, then drop it."""
+    database = app.extensions["commerce"]["database"]
+    if not database.is_closed():
+        database.close()
+    if hasattr(database, "close_all"):
+        database.close_all()
+    drop_database(base_url, url)
+
+
 def _admin(base_url, sql):
     parsed = urlparse(base_url)
     conn = psycopg2.connect(

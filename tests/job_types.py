@@ -36,7 +36,7 @@ class TaskParams(StrictSchema):
     result = ma.fields.Dict()
 
 
-@job_type("test_noop", params=NoopParams, typical_seconds=1, timeout=60)
+@job_type("test_noop", scope=None, params=NoopParams, typical_seconds=1, timeout=60)
 def test_noop(job, ctx):
     return {"started_at": time.time()}
 
@@ -55,7 +55,7 @@ def _record(ctx, event, job):
         os.close(fd)
 
 
-@job_type("test_task", params=TaskParams, typical_seconds=1, timeout=60)
+@job_type("test_task", scope=None, params=TaskParams, typical_seconds=1, timeout=60)
 def test_task(job, ctx):
     params = job.params or {}
     if params.get("record"):
@@ -74,7 +74,7 @@ def test_task(job, ctx):
     return {"attempt": job.attempts, "worker_id": ctx.worker_id, **(params.get("result") or {})}
 
 
-@job_type("test_hang", typical_seconds=1, timeout=1, internal=True)
+@job_type("test_hang", scope=None, typical_seconds=1, timeout=1, internal=True)
 def test_hang(job, ctx):
     """Hangs past its one-second time-out, ignoring everything (a stuck marketplace call).
 

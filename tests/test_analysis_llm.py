@@ -190,7 +190,8 @@ def test_other_4xx_are_not_retried(provider):
     provider.script = [(404, {}, {"error": {"message": "model not found"}})]
     with pytest.raises(LlmRejected) as failure:
         ChatClient(settings_for(provider), sleep=Sleeps()).complete("nope", "Hi")
-    assert failure.value.status == 404 and "model not found" in str(failure.value)
+    assert failure.value.status == 404 and "HTTP 404" in str(failure.value)
+    assert "model not found" not in str(failure.value)  # logged, never in the job's error
     assert len(provider.requests) == 1
 
 
@@ -438,3 +439,47 @@ def test_bad_params_are_refused_and_nothing_is_queued(client, headers, params, f
     assert body["error"]["code"] == "VALIDATION_ERROR"
     assert field in body["error"]["details"]["fields"]["params"]
     assert Job.select().count() == before
+
+
+# The base URL as configured, and nothing of the provider's in the tenant's job ------------
+
+
+def test_a_refusing_providers_body_stays_out_of_the_job_error(
+    client, headers, llm_app, provider, monkeypatch
+):
+    monkeypatch.setitem(llm_app.config, "LLM_MODELS", "model-a")
+    create_product(client, headers, sku="MUG-1", title=MUG_TITLE)
+    leak = {"error": {"message": "key sk-live-SECRET of org internal-billing is over quota"}}
+    provider.script = [(403, {}, leak)]
+    job = dispatch(client, headers, "llm_visibility_score", {"skus": ["MUG-1"]})
+    run_worker(llm_app)
+    body = client.get(f"/api/ai-jobs/{job['id']}", headers=headers).get_json()["data"]
+    assert body["error"]["code"] == "LLM_REQUEST_REJECTED"
+    assert "HTTP 403" in body["error"]["message"]
+    assert "SECRET" not in json.dumps(body) and "internal-billing" not in json.dumps(body)
+
+
+def test_redirects_are_not_followed(client, headers, llm_app, provider, monkeypatch):
+    monkeypatch.setitem(llm_app.config, "LLM_MODELS", "model-a")
+    create_product(client, headers, sku="MUG-1", title=MUG_TITLE)
+    provider.script = [(307, {"Location": f"{provider.url}/elsewhere"}, {})] * 3
+    job = dispatch(client, headers, "llm_visibility_score", {"skus": ["MUG-1"]})
+    run_worker(llm_app)
+    assert {request["path"] for request in provider.requests} == {"/v1/chat/completions"}
+    body = client.get(f"/api/ai-jobs/{job['id']}", headers=headers).get_json()["data"]
+    assert body["error"]["code"] == "LLM_REQUEST_REJECTED"
+    assert "redirects are not followed" in body["error"]["message"]
+
+
+def test_proxy_variables_are_ignored(provider, monkeypatch):
+    from .servers import free_port
+
+    # a proxy that is not there: a client honouring it could not reach the provider
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{free_port()}")
+    monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{free_port()}")
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    provider.answers = {"model-a": "hello"}
+    client = ChatClient(settings_for(provider, max_retries=0))
+    assert client.complete("model-a", "hi") == "hello"
+    assert len(provider.requests) == 1

@@ -66,12 +66,7 @@ def test_init_db_creates_the_schema_and_is_idempotent(make_app, tmp_path):
         with database.connection_context():
             assert set(database.get_tables()) == tables
     finally:
-        database = app.extensions["commerce"]["database"]
-        if not database.is_closed():
-            database.close()
-        if hasattr(database, "close_all"):
-            database.close_all()
-        dbutil.drop_database(BASE_URL, url)
+        dbutil.drop_app_database(app, BASE_URL, url)
 
 
 def test_init_db_on_the_current_schema_applies_nothing(runner):

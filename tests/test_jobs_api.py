@@ -229,7 +229,7 @@ def test_get_job_of_another_tenant_is_not_found(client, headers, jobs_app):
 
 
 def test_any_read_scope_may_query(client, tenant, jobs_app):
-    writer = headers_for(tenant, scopes=["ai-jobs:write"])
+    writer = headers_for(tenant, scopes=["ai-jobs:write", "pricing:write"])
     job = dispatch(client, writer, "competitor_scan", SCAN)
     for scope in ("ai-jobs:read", "products:read", "orders:read", "inventory:read", "pricing:read"):
         reader = headers_for(tenant, scopes=[scope])
@@ -405,7 +405,7 @@ def test_running_and_finished_jobs_are_not_cancellable(client, headers, jobs_app
 
 
 def test_cancel_needs_the_write_scope(client, tenant, jobs_app):
-    writer = headers_for(tenant, scopes=["ai-jobs:write"])
+    writer = headers_for(tenant, scopes=["ai-jobs:write", "pricing:write"])
     job = dispatch(client, writer, "competitor_scan", SCAN)
     reader = headers_for(tenant, scopes=["ai-jobs:read"])
     response = client.delete(f"/api/ai-jobs/{job['id']}", headers=reader)

@@ -2,6 +2,8 @@
 
 import importlib
 
+import pytest
+
 from commerce_api import crypto
 from commerce_api.db import db
 from commerce_api.marketplaces.models import MarketplaceConnection
@@ -48,7 +50,9 @@ def test_a_secret_key_setting_is_used_and_another_key_cannot_read_it(app, tenant
         )
         assert MarketplaceConnection.get_by_id(connection.id).api_token == "tok-1"
         monkeypatch.setitem(app.config, "SECRET_KEY", "another key")
-        assert MarketplaceConnection.get_by_id(connection.id).api_token is None
+        # never a silent None: the operator changed a key that is still needed
+        with pytest.raises(crypto.SecretUnreadable):
+            MarketplaceConnection.get_by_id(connection.id)
         assert crypto.decrypt("plain-old-token") == "plain-old-token"
 
 

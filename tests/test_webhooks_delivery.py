@@ -301,9 +301,20 @@ def test_the_readme_receiver_verifies_real_deliveries(hooks_app, client, headers
     deliver(hooks_app)
     (request,) = receiver.requests
     assert verify(hook["secret"], request["body"], request["headers"])
-    # each scheme on its own
+    # the Standard Webhooks headers decide when they are there
     without_github = {**request["headers"], "X-Service-Signature": "sha256=00"}
     assert verify(hook["secret"], request["body"], without_github)
-    without_standard = {**request["headers"], "webhook-signature": "v1,AAAA"}
-    assert verify(hook["secret"], request["body"], without_standard)
+    bad_standard = {**request["headers"], "webhook-signature": "v1,AAAA"}
+    assert not verify(hook["secret"], request["body"], bad_standard)
     assert not verify(hook["secret"], request["body"] + b" ", request["headers"])
+    # a replay an hour later is refused, although the GitHub-style signature still holds
+    stale = str(int(request["headers"]["webhook-timestamp"]) - 3600)
+    assert not verify(
+        hook["secret"], request["body"], {**request["headers"], "webhook-timestamp": stale}
+    )
+    # a receiver without the Standard Webhooks headers checks the GitHub-style one
+    github_only = {
+        name: value for name, value in request["headers"].items() if not name.startswith("webhook-")
+    }
+    assert verify(hook["secret"], request["body"], github_only)
+    assert not verify(hook["secret"], request["body"] + b" ", github_only)

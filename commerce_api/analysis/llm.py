@@ -10,9 +10,15 @@ Every request has a time-out that ends before the caller's deadline (the job's o
 time-out); 429 and 5xx answers, connection errors and answers that are not a chat
 completion are retried with exponential backoff, honouring ``Retry-After`` up to
 ``COMMERCE_LLM_RETRY_MAX_WAIT_SECONDS``.
+
+The base URL is called as configured: redirects are not followed (a 3xx is a refusal) and
+proxy environment variables are ignored (``trust_env`` off). What the provider answers
+in an error (its body, a connection error's text) goes to the log, never into the job's
+error, which the tenant reads.
 """
 
 import email.utils
+import logging
 import random
 import threading
 import time
@@ -24,6 +30,8 @@ CONNECT_TIMEOUT = 5.0
 BACKOFF_BASE_SECONDS = 0.5
 MIN_REQUEST_SECONDS = 1.0  # a request needs at least this much time left before the deadline
 CONFIG_VARIABLES = ("COMMERCE_LLM_BASE_URL", "COMMERCE_LLM_API_KEY", "COMMERCE_LLM_MODELS")
+
+log = logging.getLogger(__name__)
 
 
 class LlmError(Exception):
@@ -139,6 +147,7 @@ class ChatClient:
         session = getattr(self._local, "session", None)
         if session is None:
             session = self._local.session = requests.Session()
+            session.trust_env = False  # no HTTP(S)_PROXY, no .netrc: the configured URL only
             session.headers["Content-Type"] = "application/json"
             if self.settings.api_key:
                 session.headers["Authorization"] = f"Bearer {self.settings.api_key}"
@@ -163,9 +172,11 @@ class ChatClient:
                     self.url,
                     json=body,
                     timeout=(min(CONNECT_TIMEOUT, read_timeout), read_timeout),
+                    allow_redirects=False,
                 )
             except requests.RequestException as error:
-                failure = f"{type(error).__name__}: {error}"
+                log.warning("LLM %s: %s: %s", model, type(error).__name__, error)
+                failure = type(error).__name__
             else:
                 status = response.status_code
                 if 200 <= status < 300:
@@ -180,9 +191,9 @@ class ChatClient:
                     failure = f"HTTP {status}"
                     wait = retry_after_seconds(response.headers.get("Retry-After"))
                 else:
-                    raise LlmRejected(
-                        f"{model}: HTTP {status}: {response.text[:300]}", status=status
-                    )
+                    log.warning("LLM %s refused: HTTP %s: %s", model, status, response.text[:300])
+                    redirect = " (redirects are not followed)" if 300 <= status < 400 else ""
+                    raise LlmRejected(f"{model}: HTTP {status}{redirect}", status=status)
             if attempt >= settings.max_retries:
                 raise LlmUnavailable(
                     f"{model}: {failure} (after {attempt + 1} attempts)",

@@ -117,7 +117,13 @@ class ListingOptimizeParams(StrictSchema):
     marketplace = ma.fields.String(validate=MARKETPLACE)
 
 
-@job_type("listing_optimize", params=ListingOptimizeParams, typical_seconds=75, timeout=600)
+@job_type(
+    "listing_optimize",
+    scope="products:read",
+    params=ListingOptimizeParams,
+    typical_seconds=75,
+    timeout=600,
+)
 def listing_optimize(job, ctx):
     """Check the listings of ``skus`` against the marketplace's profile and propose fixes."""
     params = job.params or {}
@@ -126,7 +132,13 @@ def listing_optimize(job, ctx):
     )
 
 
-@job_type("llm_visibility_score", params=LlmVisibilityScoreParams, typical_seconds=180, timeout=900)
+@job_type(
+    "llm_visibility_score",
+    scope="products:read",
+    params=LlmVisibilityScoreParams,
+    typical_seconds=180,
+    timeout=900,
+)
 def llm_visibility_score(job, ctx):
     """Ask the configured assistants about the SKUs and score how visible they are.
 
@@ -167,14 +179,26 @@ def llm_visibility_score(job, ctx):
         ) from None
 
 
-@job_type("review_sentiment", params=ReviewSentimentParams, typical_seconds=75, timeout=900)
+@job_type(
+    "review_sentiment",
+    scope="products:read",
+    params=ReviewSentimentParams,
+    typical_seconds=75,
+    timeout=900,
+)
 def review_sentiment(job, ctx):
     """Score the new reviews of the tenant's marketplaces (or the inline ones) and sum up
     every review in scope; a marketplace that cannot be reached is a retryable failure."""
     return run_review_sentiment(job.tenant_id, job.params or {}, ctx)
 
 
-@job_type("return_classify", params=ReturnClassifyParams, typical_seconds=55, timeout=900)
+@job_type(
+    "return_classify",
+    scope="orders:read",
+    params=ReturnClassifyParams,
+    typical_seconds=55,
+    timeout=900,
+)
 def return_classify(job, ctx):
     """Classify the returns of the tenant's orders and look for anomalies."""
     params = job.params or {}

@@ -109,6 +109,11 @@ def decode_user_token(token, config):
 
 def _check_lifetime(claims, config):
     """User tokens live 24 hours (SPEC): refuse one the identity provider made longer."""
+    for name in ("exp", "iat", "nbf"):
+        # RFC 7519 NumericDate: a JSON number. PyJWT reads "1700000000" as one too.
+        value = claims.get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _unauthenticated("invalid_claim", f"The {name} claim must be a JSON number.")
     lifetime = claims["exp"] - claims["iat"]
     if lifetime > int(config.get("JWT_MAX_LIFETIME_SECONDS", 86460)):
         raise _unauthenticated(

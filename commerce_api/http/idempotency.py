@@ -20,8 +20,9 @@ import secrets
 import time
 
 from flask import Response, current_app, g, request
-from peewee import BigIntegerField, CharField, CompositeKey, DatabaseError, IntegerField, TextField
+from peewee import BigIntegerField, CharField, CompositeKey, DatabaseError, IntegerField
 
+from ..crypto import EncryptedTextField
 from ..db import BaseModel, JSONField, db
 from ..errors import ApiError
 from ..timeutil import now_ms
@@ -81,7 +82,8 @@ class IdempotencyRecord(BaseModel):
     lock_token = CharField(max_length=32, null=True)
     status_code = IntegerField(null=True)
     response_headers = JSONField(null=True)  # [[name, value], ...]
-    response_body = TextField(null=True)
+    # encrypted at rest: a response may carry a secret (a webhook's, an API key)
+    response_body = EncryptedTextField(null=True)
     created_at = BigIntegerField()
     locked_at = BigIntegerField()
     expires_at = BigIntegerField(index=True)

@@ -30,8 +30,10 @@ def check_body():
     length = request.content_length
     if length is not None and length > limit:
         raise ApiError("PAYLOAD_TOO_LARGE", details={"max_bytes": limit})
-    # A body without Content-Length (chunked) is read only up to the limit, never whole.
-    request.max_content_length = limit
+    # A body without Content-Length (chunked) is read only up to one byte past the limit,
+    # never whole: werkzeug's stream stops at its maximum without an error, so a body cut
+    # at exactly the limit would pass as complete; the extra byte tells it was longer.
+    request.max_content_length = limit + 1
     try:
         raw = request.get_data(cache=True)
     except RequestEntityTooLarge:

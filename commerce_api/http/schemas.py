@@ -8,8 +8,20 @@ import marshmallow as ma
 DECIMAL_LIMIT = Decimal(10) ** 10  # a StrictDecimal is below this in magnitude
 
 
+class FullMatch(ma.validate.Regexp):
+    """``Regexp`` matched against the whole value: Python's ``$`` also matches before a
+    final newline, so ``re.match`` lets ``"amazon\\n"`` through. The pattern keeps its
+    ``^...$`` for the OpenAPI document (where ``$`` is the end of the text)."""
+
+    def __call__(self, value):
+        if self.regex.fullmatch(value) is None:
+            raise ma.ValidationError(self._format_error(value))
+        return value
+
+
 class StrictDecimal(ma.fields.Field):
-    """A JSON number (not a string, not a boolean), finite, kept as Decimal with ``places``."""
+    """A JSON number (not a string, not a boolean), finite, kept as Decimal with ``places``;
+    a negative zero is loaded as zero."""
 
     default_error_messages = {
         "invalid": "Not a valid number.",
@@ -35,6 +47,8 @@ class StrictDecimal(ma.fields.Field):
             raise self.make_error("too_precise", places=self.places)
         if abs(number) >= DECIMAL_LIMIT:
             raise self.make_error("invalid")
+        if number.is_zero():
+            number = abs(number)  # -0.0 is zero: stored and shown as 0 (never "-0.0")
         return number
 
     def _serialize(self, value, attr, obj, **kwargs):

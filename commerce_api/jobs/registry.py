@@ -2,7 +2,7 @@
 
 Each domain registers its background work from its own ``tasks.py``::
 
-    @job_type("order_cancellation", internal=True, typical_seconds=5, timeout=60)
+    @job_type("order_cancellation", scope="orders:read", internal=True, timeout=60)
     def order_cancellation(job, ctx):
         ...
 
@@ -40,6 +40,15 @@ class JobType:
     typical_seconds: int = DEFAULT_TYPICAL_SECONDS  # for estimated_completion_at
     timeout: int | None = None  # per attempt; None: JOB_DEFAULT_TIMEOUT_SECONDS
     internal: bool = False  # queued by the service itself; POST /api/ai-jobs refuses it
+    # The scope of what the job touches: dispatching needs it besides ai-jobs:write, and
+    # its domain's read scope (``read_scope``) shows the job's params, result and error
+    # details (DESIGN 3). None: no domain (the tests' own types).
+    scope: str | None = None
+
+    @property
+    def read_scope(self):
+        """The domain's read scope (``pricing:write`` -> ``pricing:read``), or None."""
+        return self.scope.partition(":")[0] + ":read" if self.scope else None
 
 
 _TYPES: dict[str, JobType] = {}
@@ -57,20 +66,22 @@ def unregister(name):
     _TYPES.pop(name, None)
 
 
-def job_type(name, *, params=None, typical_seconds=DEFAULT_TYPICAL_SECONDS, timeout=None,
-             internal=False):  # fmt: skip
-    """Register the decorated ``run(job, ctx)`` as the handler of job type ``name``."""
+def job_type(name, *, scope, params=None, typical_seconds=DEFAULT_TYPICAL_SECONDS,
+             timeout=None, internal=False):  # fmt: skip
+    """Register the decorated ``run(job, ctx)`` as the handler of job type ``name``;
+    ``scope`` is the scope of what it touches (``JobType.scope``)."""
 
     def decorator(func):
-        register(JobType(name, func, params, typical_seconds, timeout, internal))
+        register(JobType(name, func, params, typical_seconds, timeout, internal, scope))
         return func
 
     return decorator
 
 
-def declare_job_type(name, *, params, typical_seconds=DEFAULT_TYPICAL_SECONDS, timeout=None):
+def declare_job_type(name, *, params, scope=None, typical_seconds=DEFAULT_TYPICAL_SECONDS,
+                     timeout=None):  # fmt: skip
     """A public type whose handler is not built yet: dispatch checks its params."""
-    return register(JobType(name, None, params, typical_seconds, timeout, False))
+    return register(JobType(name, None, params, typical_seconds, timeout, False, scope))
 
 
 def periodic(name, interval_seconds):

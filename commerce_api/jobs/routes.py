@@ -39,15 +39,19 @@ class JobViews(MethodView):
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List jobs (internal jobs only when `type` names them)"""
-        return list_page(args, store.JOB_FIELDS, services.list_jobs, g.auth.tenant_id)
+        return list_page(
+            args, store.JOB_FIELDS, services.list_jobs, g.auth.tenant_id, g.auth.has_scope
+        )
 
     @require_scope("ai-jobs:write")
     @blp.arguments(JobCreateSchema)
     @blp.response(201, JobEnvelopeSchema)
-    @blp.errors("INVALID_JOB_TYPE", "QUEUE_FULL", body=True)
+    @blp.errors("INVALID_JOB_TYPE", "INSUFFICIENT_SCOPE", "QUEUE_FULL", body=True)
     def post(self, data):
         """Dispatch a job"""
-        job = services.dispatch_job(g.auth.tenant_id, data, g.auth.created_by)
+        job = services.dispatch_job(
+            g.auth.tenant_id, data, g.auth.created_by, holds=g.auth.has_scope
+        )
         return one(job, 201, headers={"Location": f"/api/ai-jobs/{job['id']}"})
 
 
@@ -56,11 +60,15 @@ class JobBatchViews(MethodView):
     @require_scope("ai-jobs:write")
     @blp.arguments(BatchCreateSchema)
     @blp.response(201, BatchEnvelopeSchema)
-    @blp.errors("INVALID_JOB_TYPE", "QUEUE_FULL", body=True)
+    @blp.errors("INVALID_JOB_TYPE", "INSUFFICIENT_SCOPE", "QUEUE_FULL", body=True)
     def post(self, data):
         """Dispatch up to 20 jobs, in parallel or one after another"""
         batch = services.dispatch_batch(
-            g.auth.tenant_id, data["jobs"], data["sequential"], g.auth.created_by
+            g.auth.tenant_id,
+            data["jobs"],
+            data["sequential"],
+            g.auth.created_by,
+            holds=g.auth.has_scope,
         )
         return one(batch, 201)
 
@@ -73,7 +81,9 @@ class JobByIdViews(MethodView):
     @blp.errors("JOB_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, job_id):
         """Get a job's status, and its result or error"""
-        return resource_page(args, store.JOB_FIELDS, services.get_job, g.auth.tenant_id, job_id)
+        return resource_page(
+            args, store.JOB_FIELDS, services.get_job, g.auth.tenant_id, job_id, g.auth.has_scope
+        )
 
     @require_scope("ai-jobs:write")
     @blp.response(204)

@@ -144,6 +144,12 @@ class JobSchema(ma.Schema):
     cancel_reason = ma.fields.String()
     batch_id = ma.fields.String()
     batch_index = ma.fields.Integer()
+    redacted = ma.fields.Boolean(
+        metadata={
+            "description": "Present (true) when `params`, `result` and `error.details` are "
+            "left out: they need `ai-jobs:read` or the job's domain read scope."
+        }
+    )
 
 
 JobEnvelopeSchema = envelope_schema("JobEnvelopeSchema", JobSchema)

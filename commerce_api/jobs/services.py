@@ -79,6 +79,25 @@ def _check_public_type(job_type, config, index=None):
         raise ApiError("INVALID_JOB_TYPE", f"Unknown job type: {job_type!r}.", details=details)
 
 
+def check_dispatch_scopes(job_types, holds):
+    """INSUFFICIENT_SCOPE unless the caller holds the scope of what each job touches
+    (``JobType.scope``; DESIGN 3: scopes follow the data). ``holds(scope) -> bool`` is the
+    caller's; None means the caller was authorized for the job already (a domain route)."""
+    if holds is None:
+        return
+    for index, job_type in enumerate(job_types):
+        scope = registry.get(job_type).scope
+        if scope is not None and not holds(scope):
+            details = {"required_scope": scope, "type": job_type}
+            if len(job_types) > 1:
+                details["index"] = index
+            raise ApiError(
+                "INSUFFICIENT_SCOPE",
+                f"Dispatching a {job_type} job needs the {scope} scope.",
+                details=details,
+            )
+
+
 def params_schema_for(job_type, config=None):
     spec = registry.get(job_type)
     return spec.params if spec is not None else None
@@ -173,11 +192,12 @@ def _check_internal_capacity(tenant_id, config):
         )
 
 
-def dispatch_job(tenant_id, data, created_by=None):
-    """``POST /api/ai-jobs``: check type, params and capacity, then queue the job."""
+def dispatch_job(tenant_id, data, created_by=None, holds=None):
+    """``POST /api/ai-jobs``: check type, scope, params and capacity, then queue the job."""
     config = current_config()
     job_type = data["type"]
     _check_public_type(job_type, config)
+    check_dispatch_scopes([job_type], holds)
     try:
         params = validate_params(job_type, data.get("params") or {}, config)
     except ma.ValidationError as exc:
@@ -199,11 +219,12 @@ def dispatch_job(tenant_id, data, created_by=None):
     return serialize_job(job)
 
 
-def dispatch_batch(tenant_id, items, sequential=False, created_by=None):
+def dispatch_batch(tenant_id, items, sequential=False, created_by=None, holds=None):
     """``POST /api/ai-jobs/batch``: all jobs are queued, or none (one transaction)."""
     config = current_config()
     for index, item in enumerate(items):
         _check_public_type(item["type"], config, index)
+    check_dispatch_scopes([item["type"] for item in items], holds)
     loaded, errors = [], {}
     for index, item in enumerate(items):
         try:
@@ -268,18 +289,52 @@ def _job_of_tenant(tenant_id, job_id, lock=False):
     return job
 
 
-def get_job(tenant_id, job_id):
-    """A job of the tenant (internal jobs included), or JOB_NOT_FOUND."""
-    return serialize_job(_job_of_tenant(tenant_id, job_id))
+def _check_internal_read(job_type, holds):
+    """Internal jobs are readable with their domain's read scope only (DESIGN 3)."""
+    spec = registry.get(job_type)
+    scope = spec.read_scope if spec is not None else None
+    if spec is not None and spec.internal and scope is not None and not holds(scope):
+        raise ApiError(
+            "INSUFFICIENT_SCOPE",
+            f"Reading {job_type} jobs needs the {scope} scope.",
+            details={"required_scope": scope, "type": job_type},
+        )
 
 
-def list_jobs(tenant_id, args):
+def shown_job(job, holds):
+    """The job as this caller may see it: ``params``, ``result`` and ``error.details``
+    only with ``ai-jobs:read`` or the job's domain read scope, else ``redacted: true``."""
+    data = serialize_job(job)
+    spec = registry.get(job.type)
+    scope = spec.read_scope if spec is not None else None
+    if holds("ai-jobs:read") and not (spec is not None and spec.internal):
+        return data
+    if scope is None or holds(scope):
+        return data
+    data.pop("params", None)
+    data.pop("result", None)
+    if isinstance(data.get("error"), dict):
+        data["error"] = {k: v for k, v in data["error"].items() if k != "details"}
+    data["redacted"] = True
+    return data
+
+
+def get_job(tenant_id, job_id, holds):
+    """A job of the tenant (internal jobs included), or JOB_NOT_FOUND; shown as ``holds``
+    (the caller's scope test) allows."""
+    job = _job_of_tenant(tenant_id, job_id)
+    _check_internal_read(job.type, holds)
+    return shown_job(job, holds)
+
+
+def list_jobs(tenant_id, holds, args):
     """The tenant's jobs, newest first; internal jobs only when ``type`` names them."""
     query = Job.select().where(Job.tenant_id == tenant_id)
     job_type = args.get("type")
     if job_type:
         if job_type not in registry.known_types():
             raise validation_error({"type": [f"Unknown job type: {job_type!r}."]})
+        _check_internal_read(job_type, holds)
         query = query.where(Job.type == job_type)
     else:
         query = query.where(Job.internal == False)  # noqa: E712
@@ -295,7 +350,7 @@ def list_jobs(tenant_id, args):
         # every public job of the tenant: maintained; any filter: counted, bounded
         total=None if any(args.get(name) for name in filters) else maintained(tenant_id, "ai_jobs"),
     )
-    return [serialize_job(row) for row in rows], meta
+    return [shown_job(row, holds) for row in rows], meta
 
 
 def cancel_job(tenant_id, job_id):

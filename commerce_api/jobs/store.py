@@ -36,6 +36,7 @@ JOB_FIELDS = (
     "cancel_reason",
     "batch_id",
     "batch_index",
+    "redacted",
 )
 
 

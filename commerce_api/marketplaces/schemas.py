@@ -3,7 +3,7 @@
 import marshmallow as ma
 
 from ..http.lists import ListArgsSchema, envelope_schema, fields_arg, list_schema
-from ..http.schemas import StrictDecimal, StrictInteger
+from ..http.schemas import FullMatch, StrictDecimal, StrictInteger
 from ..inventory.models import MAX_QUANTITY
 from .models import ATTEMPT_STATUSES, CONNECTION_STATUSES, CONNECTORS
 from .services import ATTEMPT_FIELDS, CONNECTION_FIELDS, MARKETPLACE_PATTERN
@@ -17,7 +17,7 @@ class _Strict(ma.Schema):
 class ConnectionCreateSchema(_Strict):
     marketplace = ma.fields.String(
         required=True,
-        validate=ma.validate.Regexp(MARKETPLACE_PATTERN, error="1-64 of A-Z a-z 0-9 . _ -"),
+        validate=FullMatch(MARKETPLACE_PATTERN, error="1-64 of A-Z a-z 0-9 . _ -"),
         metadata={"example": "amazon_us"},
     )
     connector = ma.fields.String(required=True, validate=ma.validate.OneOf(CONNECTORS))
@@ -123,7 +123,7 @@ class ListingAnswerSchema(ma.Schema):
     price = StrictDecimal(places=2, allow_none=True, validate=ma.validate.Range(min=0))
     currency = ma.fields.String(
         allow_none=True,
-        validate=ma.validate.Regexp(r"^[A-Z]{3}\Z", error="A 3-letter code."),
+        validate=FullMatch(r"^[A-Z]{3}$", error="A 3-letter code."),
     )
     quantity = StrictInteger(load_default=0, validate=ma.validate.Range(min=0, max=MAX_QUANTITY))
 

@@ -128,7 +128,7 @@ def connect_marketplace(
     allow_private=False,
 ):
     """Register a marketplace connection for the tenant; one per marketplace."""
-    if not isinstance(marketplace, str) or not MARKETPLACE_PATTERN.match(marketplace):
+    if not isinstance(marketplace, str) or not MARKETPLACE_PATTERN.fullmatch(marketplace):
         raise validation_error(
             {"marketplace": ["1-64 of A-Z a-z 0-9 . _ -, not starting with . _ -"]}
         )

@@ -6,7 +6,7 @@ from ..jobs.registry import job_type
 from .listings import sync_product
 
 
-@job_type("marketplace_sync", internal=True, typical_seconds=5, timeout=120)
+@job_type("marketplace_sync", scope="products:read", internal=True, typical_seconds=5, timeout=120)
 def marketplace_sync(job, ctx):
     """Push one product to marketplaces and update its listings.
 

@@ -9,7 +9,7 @@ from ..http.lists import (
     fields_arg,
     list_schema,
 )
-from ..http.schemas import BulkErrorSchema, StrictDecimal, StrictInteger
+from ..http.schemas import BulkErrorSchema, FullMatch, StrictDecimal, StrictInteger
 from ..marketplaces.schemas import SyncAttemptSchema
 from ..timeutil import parse_timestamp
 from .models import CANCELLATION_REASONS, FULFILLMENT_METHODS, ORDER_STATUSES
@@ -74,7 +74,7 @@ class ImportOrderSchema(_Strict):
 
     external_order_id = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=200))
     marketplace = ma.fields.String(
-        required=True, validate=ma.validate.Regexp(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+        required=True, validate=FullMatch(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     )
     status = ma.fields.String(load_default="pending", validate=ma.validate.OneOf(ORDER_STATUSES))
     fulfillment_method = ma.fields.String(
@@ -82,7 +82,7 @@ class ImportOrderSchema(_Strict):
     )
     total_amount = StrictDecimal(places=2, load_default=None, validate=ma.validate.Range(min=0))
     currency = ma.fields.String(
-        load_default="USD", validate=ma.validate.Regexp(r"^[A-Z]{3}$", error="A 3-letter code.")
+        load_default="USD", validate=FullMatch(r"^[A-Z]{3}$", error="A 3-letter code.")
     )
     created_at = Timestamp(required=True, metadata={"description": "Placement time."})
     line_items = ma.fields.List(

@@ -12,7 +12,7 @@ from .pulls import enqueue_pulls, pull_one
 ORDER_PULL_INTERVAL_SECONDS = int(load_config()["ORDER_PULL_INTERVAL_SECONDS"])
 
 
-@job_type("order_cancellation", internal=True, typical_seconds=5, timeout=60)
+@job_type("order_cancellation", scope="orders:read", internal=True, typical_seconds=5, timeout=60)
 def order_cancellation(job, ctx):
     """Push a cancellation request to the marketplace.
 
@@ -36,7 +36,7 @@ def order_cancellation(job, ctx):
         ) from None
 
 
-@job_type("order_pull", internal=True, typical_seconds=5, timeout=300)
+@job_type("order_pull", scope="orders:read", internal=True, typical_seconds=5, timeout=300)
 def order_pull(job, ctx):
     """Pull new and changed orders (and marketplace stock) from one connection.
 

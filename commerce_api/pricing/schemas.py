@@ -3,7 +3,7 @@
 import marshmallow as ma
 
 from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema, fields_arg
-from ..http.schemas import StrictDecimal, StrictInteger
+from ..http.schemas import FullMatch, StrictDecimal, StrictInteger
 from ..jobs.schemas import StrictBoolean
 from .models import APPLIES_TO, RECOMMENDATION_STATUSES, RULE_TYPES, VALUE_TYPES
 from .recommendations import RECOMMENDATION_FIELDS
@@ -28,7 +28,7 @@ MAX_RULE_SKUS = 1000
 MAX_RECALCULATE_SKUS = 10_000
 
 SKU = ma.fields.String(
-    validate=ma.validate.Regexp(SKU_PATTERN, error="1-64 of A-Z a-z 0-9 . _ -"),
+    validate=FullMatch(SKU_PATTERN, error="1-64 of A-Z a-z 0-9 . _ -"),
 )
 MARKETPLACE = ma.validate.Length(min=1, max=64)
 

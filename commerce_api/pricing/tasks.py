@@ -23,7 +23,13 @@ class CompetitorScanParams(StrictSchema):
 
 
 # with apply, one price push per SKU: up to 10,000 requests to the marketplace
-@job_type("pricing_recalculate", params=PricingRecalculateParams, typical_seconds=35, timeout=1800)
+@job_type(
+    "pricing_recalculate",
+    scope="pricing:write",
+    params=PricingRecalculateParams,
+    typical_seconds=35,
+    timeout=1800,
+)
 def pricing_recalculate(job, ctx):
     """Recompute prices for the SKUs (default: every SKU listed on the marketplace).
 
@@ -41,7 +47,13 @@ def pricing_recalculate(job, ctx):
         raise JobFailed(problem.code, problem.message, details=problem.details) from None
 
 
-@job_type("competitor_scan", params=CompetitorScanParams, typical_seconds=37, timeout=600)
+@job_type(
+    "competitor_scan",
+    scope="pricing:write",
+    params=CompetitorScanParams,
+    typical_seconds=37,
+    timeout=600,
+)
 def competitor_scan(job, ctx):
     """Fetch competitor offers for the SKUs (default: every SKU listed on the marketplace).
 

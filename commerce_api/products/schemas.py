@@ -11,7 +11,7 @@ from ..http.lists import (
     fields_arg,
     list_schema,
 )
-from ..http.schemas import BulkErrorSchema, StrictDecimal
+from ..http.schemas import BulkErrorSchema, FullMatch, StrictDecimal
 from .models import PRODUCT_STATUSES
 from .services import MAX_SEARCH_WORDS, PRODUCT_FIELDS, search_words
 
@@ -65,7 +65,7 @@ class ProductWritableFields(_Strict):
 class ProductCreateSchema(ProductWritableFields):
     sku = ma.fields.String(
         required=True,
-        validate=ma.validate.Regexp(SKU_PATTERN, error=SKU_RULE),
+        validate=FullMatch(SKU_PATTERN, error=SKU_RULE),
     )
     title = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=500))
     status = ma.fields.String(load_default="draft", validate=ma.validate.OneOf(PRODUCT_STATUSES))

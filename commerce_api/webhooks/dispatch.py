@@ -14,6 +14,7 @@ while an earlier one is retried, and go on once it succeeded or failed for good.
 
 from dataclasses import dataclass
 
+from ..crypto import decrypt
 from ..db import db, is_postgres, write_transaction
 from . import deliveries
 
@@ -133,6 +134,7 @@ def claim(limit, lease_ms, token, now, make_body):
          event_id, event_type, tenant_id, created_at, data, found) = row  # fmt: skip
         if old_until is None or old_until <= now:
             old_secret = None
+        secret, old_secret = decrypt(secret), decrypt(old_secret)  # encrypted at rest
         body = None
         if found is not None:
             body = make_body(event_id, event_type, created_at, tenant_id, data)

@@ -8,6 +8,7 @@ BIGSERIAL giving the event order; SQLite's ``rowid`` plays that part there).
 
 from peewee import BigAutoField, BigIntegerField, BooleanField, CharField, IntegerField, TextField
 
+from ..crypto import EncryptedTextField
 from ..db import BaseModel, JSONField
 from ..timeutil import now_ms
 
@@ -22,9 +23,10 @@ class WebhookEndpoint(BaseModel):
     description = TextField(null=True)
     is_active = BooleanField(default=True)
     disabled_reason = TextField(null=True)
-    # Kept readable: every delivery is signed with it. Shown once, at creation/rotation.
-    secret = CharField(max_length=100)
-    previous_secret = CharField(max_length=100, null=True)  # also signs during the grace
+    # Encrypted at rest (crypto.py), decrypted to sign each delivery. Shown once, at
+    # creation and rotation.
+    secret = EncryptedTextField()
+    previous_secret = EncryptedTextField(null=True)  # also signs during the grace
     previous_secret_expires_at = BigIntegerField(null=True)
     created_at = BigIntegerField(default=now_ms)
     updated_at = BigIntegerField(default=now_ms)
