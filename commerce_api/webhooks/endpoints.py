@@ -183,6 +183,7 @@ def update_endpoint(tenant_id, endpoint_id, data):
         if "is_active" in data and data["is_active"] != endpoint.is_active:
             changes["is_active"] = data["is_active"]
             changes["disabled_reason"] = None
+            changes["failing_since"] = None  # a re-activated endpoint starts afresh
         if changes:
             changes["updated_at"] = now
             WebhookEndpoint.update(changes).where(WebhookEndpoint.id == endpoint.id).execute()

@@ -26,6 +26,8 @@ class WebhookEndpoint(BaseModel):
     secret = CharField(max_length=100)
     previous_secret = CharField(max_length=100, null=True)  # also signs during the grace
     previous_secret_expires_at = BigIntegerField(null=True)
+    # when the unbroken run of failed attempts began (migration 0030); None: not failing
+    failing_since = BigIntegerField(null=True)
     created_at = BigIntegerField(default=now_ms)
     updated_at = BigIntegerField(default=now_ms)
 
