@@ -19,6 +19,7 @@ from .schemas import (
     WebhookFieldsArgsSchema,
     WebhookListArgsSchema,
     WebhookListSchema,
+    WebhookTestEnvelopeSchema,
     WebhookUpdateSchema,
     WebhookWithSecretEnvelopeSchema,
 )
@@ -90,6 +91,16 @@ class WebhookRotateViews(MethodView):
     def post(self, webhook_id):
         """Replace the signing secret (the new one is shown only in this answer)"""
         return one(endpoints.rotate_secret(g.auth.tenant_id, webhook_id))
+
+
+@blp.route("/<string:webhook_id>/test")
+class WebhookTestViews(MethodView):
+    @require_scope("webhooks:write")
+    @blp.response(202, WebhookTestEnvelopeSchema)
+    @blp.errors("WEBHOOK_NOT_FOUND", "WEBHOOK_DISABLED")
+    def post(self, webhook_id):
+        """Send a signed webhook.test event to this endpoint alone"""
+        return one(deliveries.send_test(g.auth.tenant_id, webhook_id), 202)
 
 
 @blp.route("/<string:webhook_id>/deliveries")

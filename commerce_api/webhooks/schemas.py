@@ -125,6 +125,21 @@ class DeliveryEnvelopeSchema(ma.Schema):
     data = ma.fields.Nested(DeliveryDetailSchema)
 
 
+class WebhookTestSchema(ma.Schema):
+    delivery_id = ma.fields.String(
+        required=True,
+        metadata={
+            "description": "The delivery of the `webhook.test` event; follow it with"
+            " `GET /api/webhooks/{webhook_id}/deliveries/{delivery_id}`.",
+            "example": "dlv_01JD3Q9Z7G0000000000000000",
+        },
+    )
+
+
+class WebhookTestEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(WebhookTestSchema)
+
+
 class DeliveryListSchema(ma.Schema):
     data = ma.fields.List(ma.fields.Nested(DeliverySchema))
     meta = ma.fields.Nested(MetaSchema)
