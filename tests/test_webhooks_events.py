@@ -5,8 +5,7 @@ from commerce_api.jobs.errors import JobFailed
 from commerce_api.jobs.services import enqueue_job
 from commerce_api.webhooks.models import WebhookDelivery
 
-from . import webhooks_support
-from . import jobs_support
+from . import jobs_support, webhooks_support
 from .jobs_support import register_handler, run_worker
 from .webhooks_support import Receiver, create_webhook, deliver, emit_events, verify_library
 
