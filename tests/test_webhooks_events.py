@@ -1,13 +1,26 @@
-"""What is sent: the test event, internal jobs kept silent."""
+"""What is sent: the test event, internal jobs kept silent; and the failing-endpoint
+cut-off (with a shortened setting)."""
 
+import dataclasses
+
+from commerce_api.db import write_transaction
 from commerce_api.events.models import Event
 from commerce_api.jobs.errors import JobFailed
 from commerce_api.jobs.services import enqueue_job
-from commerce_api.webhooks.models import WebhookDelivery
+from commerce_api.webhooks import endpoint_health
+from commerce_api.webhooks.models import WebhookDelivery, WebhookEndpoint
 
 from . import jobs_support, webhooks_support
 from .jobs_support import register_handler, run_worker
-from .webhooks_support import Receiver, create_webhook, deliver, emit_events, verify_library
+from .webhooks_support import (
+    Receiver,
+    create_webhook,
+    deliver,
+    delivering,
+    emit_events,
+    verify_library,
+    wait_for,
+)
 
 hooks_app = webhooks_support.hooks_app
 jobs_app = jobs_support.jobs_app
@@ -125,3 +138,101 @@ def test_the_test_event_and_internal_jobs_meet_order(hooks_app, client, headers,
     deliver(hooks_app)
     types = [b["type"] for b in receiver.bodies()]
     assert types == ["order.updated", "webhook.test"]
+
+
+# The failing-endpoint cut-off ----------------------------------------------------------------
+
+
+def test_an_endpoint_failing_longer_than_the_cut_off_is_disabled(hooks_app, client, headers):
+    hooks_app.config["WEBHOOK_RETRY_SCHEDULE"] = ",".join(["0.3"] * 20)
+    hooks_app.config["WEBHOOK_DISABLE_AFTER_DAYS"] = 1.5 / 86400  # 1.5 s
+    tenant_id = headers["X-Tenant-ID"]
+    with Receiver(lambda record: (500, {})) as failing, Receiver() as healthy:
+        bad = create_webhook(client, headers, failing.url)
+        good = create_webhook(client, headers, healthy.url)
+        emit_events(tenant_id, [("order.created", f"ord_{n}", {}) for n in range(3)])
+
+        def disabled():
+            return not client.get(f"/api/webhooks/{bad['id']}", headers=headers).get_json()["data"][
+                "is_active"
+            ]
+
+        def settled():
+            pending = WebhookDelivery.select().where(
+                (WebhookDelivery.endpoint_id == bad["id"]) & (WebhookDelivery.status == "pending")
+            )
+            return not pending.exists()
+
+        with delivering(hooks_app):
+            assert wait_for(disabled, timeout=30)
+            # one being sent at that moment fails when it comes back (it is not sent again)
+            assert wait_for(settled, timeout=10)
+            first = min(r["received_at"] for r in failing.requests)
+            last = max(r["received_at"] for r in failing.requests)
+        attempts = len(failing.requests)
+
+    shown = client.get(f"/api/webhooks/{bad['id']}", headers=headers).get_json()["data"]
+    assert shown["disabled_reason"] == "failing"
+    assert last - first >= 1.5  # it failed that long before the cut-off
+    assert attempts > 3  # retried meanwhile, as the schedule says
+    kept = client.get(f"/api/webhooks/{good['id']}", headers=headers).get_json()["data"]
+    assert kept["is_active"] is True and kept["disabled_reason"] is None
+    statuses = {
+        d.status for d in WebhookDelivery.select().where(WebhookDelivery.endpoint_id == bad["id"])
+    }
+    assert statuses == {"failed"}
+    assert len(healthy.requests) == 3
+    # re-activated, it starts afresh: one more failure does not disable it again
+    client.patch(f"/api/webhooks/{bad['id']}", json={"is_active": True}, headers=headers)
+    assert WebhookEndpoint.get_by_id(bad["id"]).failing_since is None
+    hooks_app.config["WEBHOOK_RETRY_SCHEDULE"] = ""
+    with Receiver(lambda record: (500, {})) as failing_again:
+        client.patch(f"/api/webhooks/{bad['id']}", json={"url": failing_again.url}, headers=headers)
+        emit_events(tenant_id, [("order.created", "ord_9", {})])
+        deliver(hooks_app)
+        assert len(failing_again.requests) == 1
+    again = client.get(f"/api/webhooks/{bad['id']}", headers=headers).get_json()["data"]
+    assert again["is_active"] is True
+
+
+@dataclasses.dataclass
+class _Delivery:
+    endpoint_id: str
+
+
+@dataclasses.dataclass
+class _Outcome:
+    delivery: _Delivery
+    attempted_at: int
+    status_code: int | None
+    sent: bool = True
+    given_back: bool = False
+
+    @property
+    def succeeded(self):
+        return self.status_code == 200
+
+
+def test_the_failing_run_begins_at_the_first_failure_after_the_last_success(
+    hooks_app, client, headers
+):
+    ids = [create_webhook(client, headers, f"https://example.com/{n}")["id"] for n in range(4)]
+    hooks_app.config["WEBHOOK_ALLOW_PRIVATE_TARGETS"] = True
+
+    def run(*outcomes, now=10_000, limit=None):
+        with write_transaction():
+            disabled = endpoint_health.update(
+                [_Outcome(_Delivery(ids[e]), at, code) for e, at, code in outcomes], now, limit
+            )
+        since = {n: WebhookEndpoint.get_by_id(i).failing_since for n, i in enumerate(ids)}
+        return since, disabled
+
+    since, _ = run((0, 100, 500), (1, 100, 500), (1, 200, 200), (2, 100, 200), (2, 300, 503))
+    assert since == {0: 100, 1: None, 2: 300, 3: None}
+    since, _ = run((0, 400, None), (2, 500, 200))  # a run already going keeps its start
+    assert since == {0: 100, 1: None, 2: None, 3: None}
+    since, disabled = run((0, 600, 500), (3, 600, 500), now=1_100, limit=1_000)
+    assert disabled == {ids[0]: "every attempt failed for too long."}
+    endpoint = WebhookEndpoint.get_by_id(ids[0])
+    assert (endpoint.is_active, endpoint.disabled_reason) == (False, "failing")
+    assert WebhookEndpoint.get_by_id(ids[3]).is_active  # failing since 600 only
