@@ -217,7 +217,6 @@ def test_the_failing_run_begins_at_the_first_failure_after_the_last_success(
     hooks_app, client, headers
 ):
     ids = [create_webhook(client, headers, f"https://example.com/{n}")["id"] for n in range(4)]
-    hooks_app.config["WEBHOOK_ALLOW_PRIVATE_TARGETS"] = True
 
     def run(*outcomes, now=10_000, limit=None):
         with write_transaction():

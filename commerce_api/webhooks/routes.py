@@ -22,6 +22,7 @@ from .schemas import (
     WebhookTestEnvelopeSchema,
     WebhookUpdateSchema,
     WebhookWithSecretEnvelopeSchema,
+    event_callbacks,
 )
 
 blp = Blueprint(
@@ -48,6 +49,7 @@ class WebhookViews(MethodView):
     @blp.arguments(WebhookCreateSchema)
     @blp.response(201, WebhookWithSecretEnvelopeSchema)
     @blp.errors("WEBHOOK_URL_NOT_ALLOWED", "WEBHOOK_LIMIT_REACHED", body=True)
+    @blp.doc(callbacks=event_callbacks())
     def post(self, data):
         """Create a webhook endpoint (its secret is shown only in this answer)"""
         endpoint = endpoints.create_endpoint(g.auth.tenant_id, data)
