@@ -27,12 +27,15 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self):  # noqa: N802
         receiver = self.server.receiver
         receiver._begin(self.path)
+        answered = False
         try:
-            self._post(receiver)
+            answered = self._post(receiver)
         finally:
-            receiver._end(self.path)
+            if not answered:
+                receiver._end(self.path)
 
     def _post(self, receiver):
+        """Read, record and answer the request; True once it no longer counts as in flight."""
         received_at = time.time()
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length)
@@ -45,8 +48,9 @@ class _Handler(BaseHTTPRequestHandler):
         answer = receiver._answer(record)
         if answer == HANG:
             self._hang(receiver)
-            return
+            return False
         status, headers = answer
+        receiver._end(self.path)  # answered: the sender may send the next one
         payload = b"ok"
         self.send_response(status)
         for name, value in headers.items():
@@ -57,6 +61,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(payload)
         except OSError:
             pass  # the sender gave up (a time-out test)
+        return True
 
     def _hang(self, receiver):
         """Answer nothing until the sender closes the connection (or the test ends)."""

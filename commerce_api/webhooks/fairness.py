@@ -68,7 +68,7 @@ class Slots:
                 self._tenant_of[delivery.endpoint_id] = delivery.tenant_id
                 self._held[delivery.tenant_id] += 1
                 self._held[delivery.endpoint_id] += 1
-            self._cond.notify_all()
+            self._cond.notify(len(claimed))  # any waiting thread can send any of them
 
     # Sending ----------------------------------------------------------------------------
 
@@ -123,7 +123,7 @@ class Slots:
             if not self._queues.get(endpoint_id) and endpoint_id not in self._held:
                 self._queues.pop(endpoint_id, None)
                 self._tenant_of.pop(endpoint_id, None)
-            self._cond.notify_all()
+            self._cond.notify()  # one send more is allowed: one thread may take it
 
     def queued(self):
         with self._cond:
