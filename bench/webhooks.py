@@ -329,7 +329,7 @@ PROFILE_BUCKETS = (
     ("signing (HMAC, headers)", "delivery_headers ("),
     ("event body (JSON)", "event_body ("),
     ("HTTP send (urllib3, netguard, sockets)", "send (commerce_api/webhooks/sender.py"),
-    ("fair choice of the next send (Slots)", "Slots."),
+    ("handing claims to sending threads (Slots; mostly the GIL handoff)", "Slots."),
     ("SQLite commit", "Database.commit ("),
     ("fan-out (events -> deliveries)", "fan_out ("),
     ("record outcomes (UPDATEs, attempts)", "DeliveryService._record ("),

@@ -143,9 +143,11 @@ def test_the_test_event_and_internal_jobs_meet_order(hooks_app, client, headers,
 # The failing-endpoint cut-off ----------------------------------------------------------------
 
 
-def test_an_endpoint_failing_longer_than_the_cut_off_is_disabled(hooks_app, client, headers):
+def test_an_endpoint_failing_longer_than_the_cut_off_is_disabled(
+    hooks_app, client, headers, monkeypatch
+):
     hooks_app.config["WEBHOOK_RETRY_SCHEDULE"] = ",".join(["0.3"] * 20)
-    hooks_app.config["WEBHOOK_DISABLE_AFTER_DAYS"] = 1.5 / 86400  # 1.5 s
+    monkeypatch.setitem(hooks_app.config, "WEBHOOK_DISABLE_AFTER_DAYS", 1.5 / 86400)  # 1.5 s
     tenant_id = headers["X-Tenant-ID"]
     with Receiver(lambda record: (500, {})) as failing, Receiver() as healthy:
         bad = create_webhook(client, headers, failing.url)

@@ -6,7 +6,12 @@ import datetime
 import json
 import time
 
-from commerce_api.webhooks.models import WebhookDelivery
+from commerce_api.db import write_transaction
+from commerce_api.timeutil import now_ms
+from commerce_api.webhooks import dispatch, fanout
+from commerce_api.webhooks.fairness import Slots
+from commerce_api.webhooks.models import WebhookAttempt, WebhookDelivery
+from commerce_api.webhooks.service import DeliveryService
 
 from . import webhooks_support
 from .factories import headers_for
@@ -82,3 +87,69 @@ def test_a_tenant_whose_receivers_hang_does_not_hold_back_another(
     assert len(b_paths) >= 7
     assert max(most.values()) <= CONCURRENCY, most
     print(f"A's delays: max {max(delays):.2f} s; B attempts {len(requests) - len(a_requests)}")
+
+
+# The rules of one process, without HTTP -------------------------------------------------------
+
+
+def claimed(tenant, endpoint, n, lease_until=10**15):
+    return dispatch.Claimed(
+        f"dlv_{endpoint}_{n}", "w:1", 0, endpoint, tenant, "http://127.0.0.1:9/x", "whsec_",
+        None, True, f"evt_{n}", "order.updated", b"{}", lease_until,
+    )  # fmt: skip
+
+
+def test_slots_plan_takes_tenants_then_endpoints_in_turn():
+    slots = Slots(threads=8, capacity=16, endpoint_limit=2)
+    candidates = {f"whk_b{n}": "B" for n in range(20)} | {"whk_a": "A"}
+    quotas = slots.plan(16, candidates)
+    assert quotas["whk_a"] == 8  # the tenants take turns: half each
+    b_quotas = [q for e, q in quotas.items() if e != "whk_a"]
+    assert sum(b_quotas) == 8 and max(b_quotas) == 1  # and B's endpoints take turns
+    # B alone may not hold every slot: room stays for another tenant
+    slots.add([claimed("B", f"whk_b{n}", n) for n in range(20)][: slots.tenant_claims])
+    assert slots.plan(16, {f"whk_b{n}": "B" for n in range(20)}) == {}
+    assert slots.plan(4, candidates) == {"whk_a": 4}
+
+
+def test_slots_send_at_most_the_endpoint_limit_and_keep_a_thread_for_others():
+    slots = Slots(threads=4, capacity=8, endpoint_limit=2)
+    slots.add([claimed("B", "whk_b1", n) for n in range(3)])
+    slots.add([claimed("B", "whk_b2", n) for n in range(3)])
+    taken = [slots.take() for _ in range(3)]  # B may use 3 of the 4 threads
+    assert [d.endpoint_id for d in taken] == ["whk_b1", "whk_b2", "whk_b1"]
+    assert slots._next() is None  # B is at threads - 1; whk_b1 at its limit
+    slots.add([claimed("A", "whk_a", 0)])
+    assert slots.take().tenant_id == "A"  # the thread kept free goes to A
+    slots.done(taken[0])
+    assert slots.take().endpoint_id == "whk_b2"  # the endpoint served least recently
+    assert slots._next() is None  # B at threads - 1 again
+    assert len(slots.close()) == 2 and slots.take() is None
+
+
+def test_a_delivery_whose_lease_runs_short_in_the_queue_is_given_back(
+    hooks_app, client, headers, monkeypatch
+):
+    create_webhook(client, headers, "http://127.0.0.1:9/never")
+    emit_events(headers["X-Tenant-ID"], [("order.created", "ord_1", {})])
+    monkeypatch.setitem(hooks_app.config, "WEBHOOK_TIMEOUT_SECONDS", 1.0)
+    monkeypatch.setitem(hooks_app.config, "WEBHOOK_LEASE_SECONDS", 1)
+    service = DeliveryService(hooks_app.config)  # the shortest lease: twice the time-out
+    now = now_ms()
+    with hooks_app.app_context():
+        fanout.fan_out(10, now)
+        with write_transaction():
+            (delivery,) = service._claim(1, f"{service.worker}:1")
+        assert service._send(delivery).sent  # claimed just now: sent (and refused)
+        delivery.lease_until = now_ms() + int(service.timeout * 1000)  # too short to send
+        outcome = service._send(delivery)
+        assert outcome.given_back and not outcome.sent
+        assert dispatch.record([outcome], service.schedule, now_ms()) == 1
+    row = WebhookDelivery.get()
+    assert (row.status, row.attempt_count, row.lease_until, row.lease_token) == (
+        "pending",
+        0,
+        None,
+        None,
+    )
+    assert WebhookAttempt.select().count() == 0

@@ -23,7 +23,9 @@ from .signing import event_body
 
 log = logging.getLogger("commerce_api.webhooks")
 MAX_CONSECUTIVE_FAILURES = 20
-LEASE_MARGIN_MS = 1000
+# a delivery waiting in the process is sent only while its lease outlasts the attempt by
+# this share of the time-out (the lease is at least twice the time-out)
+LEASE_MARGIN = 0.25
 
 
 def parse_schedule(text):
@@ -158,7 +160,7 @@ class DeliveryService:
     def _send(self, delivery):
         # a delivery held in the queue until its lease could run out mid-send goes back
         # unsent (another worker could take it meanwhile and send it a second time)
-        if now_ms() + self.timeout * 1000 + LEASE_MARGIN_MS > delivery.lease_until:
+        if now_ms() + self.timeout * 1000 * (1 + LEASE_MARGIN) > delivery.lease_until:
             return self._given_back(delivery)
         try:
             return sender.send(delivery, timeout=self.timeout, allow_private=self.allow_private)
