@@ -129,11 +129,23 @@ class Slots:
         with self._cond:
             return sum(len(queue) for queue in self._queues.values())
 
+    def unqueue(self):
+        """Take out every delivery not being sent (a stopping worker gives them back)."""
+        with self._cond:
+            left = []
+            for endpoint_id, queue in self._queues.items():
+                while queue:
+                    delivery = queue.popleft()
+                    left.append(delivery)
+                    for key in (delivery.tenant_id, endpoint_id):
+                        self._held[key] -= 1
+                        if self._held[key] <= 0:
+                            del self._held[key]
+            return left
+
     def close(self):
-        """Wake every thread: no more deliveries are taken (those queued are given back)."""
+        """Wake every thread: no more deliveries are taken; returns those left queued."""
         with self._cond:
             self._closed = True
-            left = [delivery for queue in self._queues.values() for delivery in queue]
-            self._queues.clear()
             self._cond.notify_all()
-        return left
+            return self.unqueue()

@@ -80,9 +80,15 @@ class DeliveryService:
         ]
         for thread in threads:
             thread.start()
+        unqueued = False
         try:
             while True:
                 stopping = stop.is_set() and not once
+                if stopping and not unqueued:
+                    # held but not yet sent: given back at once, not sent during shutdown
+                    for delivery in self.slots.unqueue():
+                        self.outcomes.put(self._given_back(delivery))
+                    unqueued = True
                 busy = self._step(claim=not stopping)
                 if stopping and self.inflight == 0:
                     break
