@@ -22,6 +22,7 @@ import time
 from flask import Response, current_app, g, request
 from peewee import BigIntegerField, CharField, CompositeKey, DatabaseError, IntegerField, TextField
 
+from ..crypto import decrypt, encrypt
 from ..db import BaseModel, JSONField, db
 from ..errors import ApiError
 from ..timeutil import now_ms
@@ -220,9 +221,16 @@ def fingerprint():
     return digest.hexdigest()
 
 
+def mark_secret_response():
+    """The view's response carries a secret (a new API key): its stored copy for replays is
+    encrypted like every secret at rest."""
+    g.idempotency_secret = True
+
+
 def _replay(record):
     headers = [tuple(pair) for pair in record.response_headers or []]
-    response = Response(record.response_body or "", status=record.status_code, headers=headers)
+    body = decrypt(record.response_body) or ""
+    response = Response(body, status=record.status_code, headers=headers)
     response.headers[REPLAYED_HEADER] = "true"
     return response
 
@@ -288,12 +296,15 @@ def _stored_headers(response):
 def finish_idempotent_request(response):
     """Store the claimed request's response, or release the claim."""
     claim = g.pop("idempotency_claim", None)
+    secret = g.pop("idempotency_secret", False)
     if claim is None:
         return response
     store = current_app.extensions["commerce"]["idempotency"]
     try:
         if _should_store(response):
             body = response.get_data(as_text=True)
+            if secret:
+                body = encrypt(body)
             store.complete(claim, response.status_code, _stored_headers(response), body)
         else:
             store.release(claim)

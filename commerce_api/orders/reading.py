@@ -144,15 +144,35 @@ def get_order(tenant_id, order_id):
     return serialize_detail(find_order(tenant_id, order_id))
 
 
+LOOKUPS = ("external_order_id", "sku", "updated_after")
+
+
+def _filter_lookups(query, tenant_id, args):
+    """The daily look-ups: the marketplace's order number, a SKU, changes since a time."""
+    if args.get("external_order_id"):
+        query = query.where(Order.external_order_id == args["external_order_id"])
+    if args.get("sku"):
+        with_sku = OrderLine.select(OrderLine.order).where(
+            (OrderLine.tenant == tenant_id) & (OrderLine.sku == args["sku"])
+        )
+        query = query.where(Order.id.in_(with_sku))
+    if args.get("updated_after") is not None:
+        query = query.where(Order.updated_at >= args["updated_after"])
+    return query
+
+
 def list_orders(tenant_id, args):
     query = Order.select().where(Order.tenant == tenant_id)
     query = filter_equal(query, Order, args, ("status", "marketplace", "fulfillment_method"))
     query = filter_date_range(query, Order.placed_at, args)
     if args.get("has_returns") is not None:
         query = query.where(Order.has_returns == bool(args["has_returns"]))
-    other_filters = ("marketplace", "fulfillment_method", "start_date", "end_date")
+    query = _filter_lookups(query, tenant_id, args)
+    other_filters = ("marketplace", "fulfillment_method", "start_date", "end_date", *LOOKUPS)
     total = None  # a filter besides status: counted, bounded
-    if args.get("has_returns") is None and not any(args.get(name) for name in other_filters):
+    if args.get("has_returns") is None and not any(
+        args.get(name) is not None for name in other_filters
+    ):
         total = maintained(tenant_id, "orders", args.get("status") or None)
     rows, meta = paginate_args(
         query,
@@ -172,6 +192,7 @@ def list_orders(tenant_id, args):
                 "start_date",
                 "end_date",
                 "has_returns",
+                *LOOKUPS,
             )
         ],
     )
