@@ -53,12 +53,12 @@ class Receiver:
     a list of statuses answered in turn (then 200); ``respond(record)`` may decide instead.
     """
 
-    def __init__(self, respond=None, host="127.0.0.1"):
+    def __init__(self, respond=None, host="127.0.0.1", port=0):
         self.requests = []
         self.script = {}
         self.respond = respond
         self._lock = threading.Lock()
-        self.server = ThreadingHTTPServer((host, 0), _Handler)
+        self.server = ThreadingHTTPServer((host, port), _Handler)
         self.server.daemon_threads = True
         self.server.receiver = self
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
