@@ -1,6 +1,8 @@
 """The look-ups people do every day: orders by marketplace order number, SKU and change
 time; products by category; the tenant's whole stock ledger."""
 
+import re
+
 import pytest
 
 from commerce_api.orders.models import Order
@@ -274,3 +276,52 @@ def test_ledger_refusals(client, headers, tenant, ledger):
     assert ids(client.get(LEDGER, headers=other)) == []
     theirs = client.get(LEDGER, query_string={"warehouse_id": ledger["first"]}, headers=other)
     assert theirs.status_code == 404
+
+
+# the plans ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def plans(app, monkeypatch):
+    """The SQLite query plans of the pages read (SELECT ... ORDER BY ... LIMIT)."""
+    from commerce_api.db import db, is_postgres
+
+    if is_postgres():
+        pytest.skip("SQLite's planner has no statistics here; PostgreSQL's has")
+    database = db.obj
+    seen = []
+    execute = database.execute_sql
+
+    def recording(sql, params=None, *args, **kwargs):
+        if sql.lstrip().upper().startswith("SELECT") and "ORDER BY" in sql and "LIMIT" in sql:
+            steps = execute("EXPLAIN QUERY PLAN " + sql, params).fetchall()
+            seen.append(" | ".join(step[-1] for step in steps))
+        return execute(sql, params, *args, **kwargs)
+
+    monkeypatch.setattr(database, "execute_sql", recording)
+    return seen
+
+
+@pytest.mark.parametrize(
+    "path,query,index",
+    [
+        ("/api/orders", {"external_order_id": "A-1"}, "order_external_tenant"),
+        (
+            "/api/orders",
+            {"external_order_id": "A-1", "sort": "updated_at"},
+            "order_external_tenant",
+        ),
+        ("/api/orders", {"sku": "SOAP-1"}, "sqlite_autoindex_order_1 (id=?)"),  # line first
+        ("/api/orders", {"updated_after": "2026-01-01", "sort": "updated_at"}, "updated_at"),
+        ("/api/products", {"category": "Mugs"}, "product_tenant_category"),
+        ("/api/inventory/adjustments", {}, "adjustment_tenant_created"),
+        ("/api/inventory/adjustments", {"sku": "MUG-1"}, "adjustment_tenant_id_product_id"),
+        ("/api/events", {"type": "order.created"}, "event_tenant_type_created"),
+    ],
+)
+def test_the_lookups_read_their_index(client, headers, orders, plans, path, query, index):
+    response = client.get(path, query_string=query, headers=headers)
+    assert response.status_code == 200, response.get_json()
+    assert len(plans) == 1, plans
+    assert index in plans[0], plans
+    assert not re.search(r"\bSCAN\b", plans[0]), plans  # no table read whole

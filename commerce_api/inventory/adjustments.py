@@ -42,11 +42,12 @@ def list_tenant_adjustments(tenant_id, args):
     """Every adjustment of the tenant, newest first; an unknown ``sku`` lists nothing."""
     query = Adjustment.select().where(Adjustment.tenant == tenant_id)
     if args.get("sku"):
-        # by product id: the (tenant, product, created_at, id) index serves it
+        # by product id, a scalar subquery (SKUs are unique per tenant): the planner then
+        # walks (tenant, product, created_at, id); with ``IN`` it would walk every product's
         product = Product.select(Product.id).where(
             (Product.tenant == tenant_id) & (Product.sku == args["sku"])
         )
-        query = query.where(Adjustment.product.in_(product))
+        query = query.where(Adjustment.product == product)
     query = filter_ledger(query, tenant_id, args)
     rows, meta = paginate_args(
         query,
