@@ -51,6 +51,19 @@ def create_product(client, headers, **overrides):
     return response.get_json()["data"]
 
 
+def walk_pages(client, path, headers, **query):
+    """The ids of every page of a list, following ``nextCursor`` to the end."""
+    seen, cursor = [], None
+    while True:
+        params = {**query, **({"cursor": cursor} if cursor else {})}
+        response = client.get(path, query_string=params, headers=headers)
+        assert response.status_code == 200, response.get_json()
+        seen += [item["id"] for item in response.get_json()["data"]]
+        cursor = response.get_json()["meta"]["nextCursor"]
+        if not cursor:
+            return seen
+
+
 def snapshot():
     """Every row of the tables a product, auth or CLI request can touch, as sorted JSON text.
 

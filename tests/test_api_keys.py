@@ -8,7 +8,7 @@ from commerce_api.auth.services import update_key
 from commerce_api.http.idempotency import IdempotencyRecord
 from commerce_api.timeutil import format_ms, now_ms
 
-from .factories import auth_headers, headers_for, make_key, make_tenant, snapshot
+from .factories import auth_headers, headers_for, make_key, make_tenant, snapshot, walk_pages
 from .test_jwt import bearer, token
 
 LIST = "/api/api-keys"
@@ -34,6 +34,11 @@ def refused(client, method, path, headers, status, code, **kwargs):
     assert error_of(response)["code"] == code
     assert snapshot() == before
     return error_of(response)
+
+
+def refused_create(client, headers, status, code, **body):
+    """A POST /api/api-keys with ``body`` gets ``status``/``code`` and creates nothing."""
+    return refused(client, "POST", LIST, headers, status, code, json=body)
 
 
 def test_create_shows_the_key_once_and_it_works_at_once(client, tenant, headers):
@@ -199,26 +204,16 @@ def test_the_calling_key_is_revoked_only_with_confirm_self(client, tenant):
 
 def test_a_caller_cannot_grant_a_scope_it_lacks(client, tenant):
     headers = headers_for(tenant, ["api-keys:write", "api-keys:read", "orders:read"])
-    error = refused(
+    error = refused_create(
         client,
-        "POST",
-        LIST,
         headers,
         403,
         "SCOPE_ESCALATION",
-        json={"name": "k", "scopes": ["orders:read", "products:write"]},
+        **{"name": "k", "scopes": ["orders:read", "products:write"]},
     )
     assert error["details"]["scopes"] == ["products:write"]
     # every scope there is, but not `all` (which covers scopes added later)
-    refused(
-        client,
-        "POST",
-        LIST,
-        headers,
-        403,
-        "SCOPE_ESCALATION",
-        json={"name": "k", "scopes": ["all"]},
-    )
+    refused_create(client, headers, 403, "SCOPE_ESCALATION", **{"name": "k", "scopes": ["all"]})
     assert create(client, headers, scopes=["orders:read"])["data"]["scopes"] == ["orders:read"]
     # nor loosen a key that can do more than the caller
     strong, _ = make_key(tenant, ["orders:read", "products:write"])
@@ -241,15 +236,7 @@ def test_a_caller_cannot_grant_a_scope_it_lacks(client, tenant):
 
 def test_only_all_can_grant_all(client, tenant, headers):
     # every scope there is, one by one, is not `all`
-    refused(
-        client,
-        "POST",
-        LIST,
-        headers,
-        403,
-        "SCOPE_ESCALATION",
-        json={"name": "k", "scopes": ["all"]},
-    )
+    refused_create(client, headers, 403, "SCOPE_ESCALATION", **{"name": "k", "scopes": ["all"]})
     created = create(client, headers_for(tenant, ["all"]), scopes=["all"])["data"]
     assert "api-keys:write" in created["scopes"] and "webhooks:read" in created["scopes"]
     assert ApiKey.get_by_id(created["id"]).scopes == "all"
@@ -259,14 +246,12 @@ def test_rate_limit_override_is_enterprise_only(client):
     for plan in ("starter", "growth"):
         headers = headers_for(plan=plan)
         for field in ("rate_limit_per_minute", "rate_limit_per_hour"):
-            error = refused(
+            error = refused_create(
                 client,
-                "POST",
-                LIST,
                 headers,
                 422,
                 "PLAN_REQUIRED",
-                json={"name": "k", "scopes": ["orders:read"], field: 100},
+                **{"name": "k", "scopes": ["orders:read"], field: 100},
             )
             assert error["details"] == {"plan": plan, "required_plan": "enterprise"}
     headers = headers_for(plan="enterprise")
@@ -293,20 +278,14 @@ def test_rate_limit_override_is_enterprise_only(client):
 )
 def test_bad_bodies_are_422_and_create_nothing(client, body):
     headers = headers_for(plan="enterprise")
-    refused(client, "POST", LIST, headers, 422, "VALIDATION_ERROR", json=body)
+    refused_create(client, headers, 422, "VALIDATION_ERROR", **body)
 
 
 def test_scopes_of_the_keys_api(client, tenant):
     reader = headers_for(tenant, ["api-keys:read"])
     assert client.get(LIST, headers=reader).status_code == 200
-    error = refused(
-        client,
-        "POST",
-        LIST,
-        reader,
-        403,
-        "INSUFFICIENT_SCOPE",
-        json={"name": "k", "scopes": ["orders:read"]},
+    error = refused_create(
+        client, reader, 403, "INSUFFICIENT_SCOPE", **{"name": "k", "scopes": ["orders:read"]}
     )
     assert error["details"]["required_scope"] == "api-keys:write"
     nobody = headers_for(tenant, ["orders:read"])
@@ -329,17 +308,9 @@ def test_a_user_jwt_with_api_keys_write_manages_the_tenants_keys(client, jwt_key
     assert response.get_json()["data"]["name"] == "Renamed"
     assert client.delete(f"{LIST}/{made_by_cli.id}", headers=user).status_code == 204
     # a user never holds `all`, and cannot grant what it lacks
-    refused(
-        client, "POST", LIST, user, 403, "SCOPE_ESCALATION", json={"name": "k", "scopes": ["all"]}
-    )
-    refused(
-        client,
-        "POST",
-        LIST,
-        user,
-        403,
-        "SCOPE_ESCALATION",
-        json={"name": "k", "scopes": ["orders:write"]},
+    refused_create(client, user, 403, "SCOPE_ESCALATION", **{"name": "k", "scopes": ["all"]})
+    refused_create(
+        client, user, 403, "SCOPE_ESCALATION", **{"name": "k", "scopes": ["orders:write"]}
     )
     reader = bearer(token(jwt_keys, tenant.id, scope="orders:read"), tenant.id)
     assert error_of(client.get(LIST, headers=reader))["code"] == "INSUFFICIENT_SCOPE"
@@ -369,12 +340,7 @@ def test_list_pages_with_cursors_and_fields(client, tenant, headers):
     first = client.get(LIST, query_string={"limit": 2}, headers=headers).get_json()
     assert first["meta"]["total"] == 5 and first["meta"]["nextCursor"]
     assert [item["id"] for item in first["data"]] == ids[::-1][:2]  # newest first
-    seen = [item["id"] for item in first["data"]]
-    cursor = first["meta"]["nextCursor"]
-    while cursor:
-        page = client.get(LIST, query_string={"limit": 2, "cursor": cursor}, headers=headers)
-        seen += [item["id"] for item in page.get_json()["data"]]
-        cursor = page.get_json()["meta"]["nextCursor"]
+    seen = walk_pages(client, LIST, headers, limit=2)
     assert len(seen) == len(set(seen)) == 5
     narrow = client.get(LIST, query_string={"fields": "name"}, headers=headers).get_json()
     assert set(narrow["data"][0]) == {"id", "name"}

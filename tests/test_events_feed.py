@@ -12,7 +12,7 @@ from commerce_api.events.models import EVENT_TYPES
 from commerce_api.timeutil import format_ms, now_ms
 
 from . import webhooks_support
-from .factories import create_product, headers_for, make_tenant
+from .factories import create_product, headers_for, make_tenant, walk_pages
 from .webhooks_support import create_webhook, deliver, emit_events
 
 hooks_app = webhooks_support.hooks_app  # the fixtures
@@ -85,15 +85,7 @@ def test_filters_and_cursors(client, tenant, headers):
     window = {"created_after": format_ms(base + 1000), "created_before": format_ms(base + 3000)}
     assert ids(client.get(LIST, query_string=window, headers=headers)) == made[3:0:-1]  # inclusive
     # a walk with cursors sees every event once, in order
-    seen, cursor = [], None
-    while True:
-        query = {"limit": 2, **({"cursor": cursor} if cursor else {})}
-        page = client.get(LIST, query_string=query, headers=headers).get_json()
-        seen += [item["id"] for item in page["data"]]
-        cursor = page["meta"]["nextCursor"]
-        if not cursor:
-            break
-    assert seen == made[::-1]
+    assert walk_pages(client, LIST, headers, limit=2) == made[::-1]
     first = client.get(LIST, query_string={"limit": 2}, headers=headers).get_json()
     other_filter = {"limit": 2, "cursor": first["meta"]["nextCursor"], "type": "order.created"}
     assert client.get(LIST, query_string=other_filter, headers=headers).status_code == 400

@@ -8,7 +8,7 @@ import pytest
 from commerce_api.orders.models import Order
 from commerce_api.timeutil import format_ms, now_ms
 
-from .factories import create_product, headers_for, make_tenant
+from .factories import create_product, headers_for, make_tenant, walk_pages
 from .inventory_helpers import make_warehouse, set_stock
 from .orders_support import import_orders, make_products, order_body
 
@@ -248,15 +248,7 @@ def test_ledger_filters(client, headers, ledger):
 
 
 def test_ledger_pages_with_cursors(client, headers, ledger):
-    seen, cursor = [], None
-    while True:
-        query = {"limit": 2, **({"cursor": cursor} if cursor else {})}
-        page = client.get(LEDGER, query_string=query, headers=headers).get_json()
-        seen += [a["id"] for a in page["data"]]
-        cursor = page["meta"]["nextCursor"]
-        if not cursor:
-            break
-    assert seen == ledger["ids"][::-1]
+    assert walk_pages(client, LEDGER, headers, limit=2) == ledger["ids"][::-1]
     first = client.get(LEDGER, query_string={"limit": 2}, headers=headers).get_json()
     moved = {"limit": 2, "sku": "MUG-1", "cursor": first["meta"]["nextCursor"]}
     assert client.get(LEDGER, query_string=moved, headers=headers).status_code == 400

@@ -48,13 +48,18 @@ def list_tenant_adjustments(tenant_id, args):
             (Product.tenant == tenant_id) & (Product.sku == args["sku"])
         )
         query = query.where(Adjustment.product == product)
-    query = filter_ledger(query, tenant_id, args)
+    scope = [tenant_id, args.get("sku")] + [args.get(name) for name in LEDGER_FILTERS]
+    return page_ledger(query, tenant_id, args, "tenant_adjustments", scope)
+
+
+def page_ledger(query, tenant_id, args, kind, scope=None):
+    """One page of ``query``'s adjustments with the ledger filters, newest first."""
     rows, meta = paginate_args(
-        query,
+        filter_ledger(query, tenant_id, args),
         args,
         sort_field=Adjustment.created_at,
         tiebreak=Adjustment.id,
-        kind="tenant_adjustments",
-        scope=[tenant_id, args.get("sku")] + [args.get(name) for name in LEDGER_FILTERS],
+        kind=kind,
+        scope=scope,
     )
     return [serialize_adjustment(row) for row in rows], meta

@@ -11,8 +11,8 @@ from ..products.models import Product
 from ..products.services import find_product
 from ..timeutil import format_ms, now_ms
 from ..totals import maintained
-from .adjustments import check_warehouse_filter, filter_ledger
-from .ledger import StockLedger, compute_status, lock_warehouses, serialize_adjustment
+from .adjustments import check_warehouse_filter, page_ledger
+from .ledger import StockLedger, compute_status, lock_warehouses
 from .models import (
     MARKETPLACE_TYPES,
     MAX_QUANTITY,
@@ -504,15 +504,7 @@ def list_adjustments(tenant_id, sku, args):
     query = Adjustment.select().where(
         (Adjustment.tenant == tenant_id) & (Adjustment.product == summary.product_id)
     )
-    query = filter_ledger(query, tenant_id, args)
-    rows, meta = paginate_args(
-        query,
-        args,
-        sort_field=Adjustment.created_at,
-        tiebreak=Adjustment.id,
-        kind="adjustments",
-    )
-    return [serialize_adjustment(row) for row in rows], meta
+    return page_ledger(query, tenant_id, args, "adjustments")
 
 
 __all__ = [
