@@ -1,6 +1,7 @@
 """``POST /api/webhooks/:id/recover``: a receiver that was down gets each event it missed
 since a time once, and nothing it already received."""
 
+import threading
 import time
 from collections import Counter
 
@@ -9,7 +10,7 @@ from commerce_api.webhooks.models import WebhookDelivery
 from . import webhooks_support
 from .factories import headers_for, make_tenant
 from .servers import free_port
-from .webhooks_support import Receiver, create_webhook, deliver, emit_events
+from .webhooks_support import Receiver, create_webhook, deliver, delivering, emit_events, wait_for
 
 hooks_app = webhooks_support.hooks_app  # the fixture
 
@@ -154,3 +155,103 @@ def test_recover_refuses_bad_requests_and_changes_nothing(hooks_app, client, hea
     assert response.get_json()["error"]["code"] == "WEBHOOK_NOT_FOUND"
     after = sorted((d.id, d.status, d.next_attempt_at) for d in WebhookDelivery.select())
     assert after == before
+
+
+def test_recover_while_the_delivery_loop_runs_and_events_keep_coming(
+    hooks_app, client, headers, tenant, monkeypatch
+):
+    """Recover meets the running fan-out and sends: every event arrives once."""
+    down = threading.Event()
+    down.set()
+    answered = Counter()  # event id -> 2xx answers given
+    lock = threading.Lock()
+
+    def respond(record):
+        if down.is_set():
+            return 503, {}
+        with lock:
+            answered[record["headers"]["webhook-id"]] += 1
+        return 200, {}
+
+    with Receiver(respond=respond) as receiver:
+        hook = create_webhook(client, headers, receiver.url)
+        since = "2020-01-01T00:00:00Z"
+        monkeypatch.setitem(hooks_app.config, "WEBHOOK_RETRY_SCHEDULE", "0")
+        failed = emit_events(
+            tenant.id, [("order.created", f"ord_{i}", {"i": i}) for i in range(10)]
+        )
+        deliver(hooks_app)  # two attempts each, then failed for good
+        monkeypatch.setitem(hooks_app.config, "WEBHOOK_RETRY_SCHEDULE", "3600")
+        with delivering(hooks_app):
+            retrying = emit_events(
+                tenant.id, [("product.updated", f"prod_{i}", {"i": i}) for i in range(10)]
+            )
+            assert wait_for(lambda: len(receiver.requests) == 30, timeout=30)  # 20 + 10 firsts
+            down.clear()  # the receiver is back
+            later = []
+
+            def keep_emitting():
+                for i in range(20):
+                    later.extend(emit_events(tenant.id, [("inventory.adjusted", f"stk_{i}", {})]))
+
+            emitter = threading.Thread(target=keep_emitting)
+            emitter.start()
+            summary = recover(client, headers, hook["id"], since)["data"]
+            emitter.join(30)
+            # the later events may be pending (just fanned out) as recover looks
+            assert summary["queued"] == 10 and summary["pending"] >= 10
+            expected = set(failed + retrying + later)
+            ok = wait_for(lambda: set(answered) >= expected, timeout=30)
+            missing = expected - set(answered)
+            rows = [
+                (
+                    d.event_id in missing,
+                    d.event_type,
+                    d.status,
+                    d.attempt_count,
+                    d.next_attempt_at,
+                    d.lease_until,
+                )
+                for d in WebhookDelivery.select()
+                if d.event_id in missing
+            ]
+            assert ok, (len(later), len(missing), rows[:10])
+            time.sleep(0.5)  # anything sent twice would arrive by now
+        assert answered == Counter(expected)  # each once
+        assert not WebhookDelivery.select().where(WebhookDelivery.status == "pending").exists()
+
+
+def test_a_delivery_in_flight_during_recover_is_due_at_once_if_it_fails(
+    hooks_app, client, headers, tenant
+):
+    """The attempt being sent as recover runs is left to its outcome: success ends it (no
+    second send); a failure makes it due at once instead of an hour away."""
+    from commerce_api.db import write_transaction
+    from commerce_api.timeutil import now_ms
+    from commerce_api.webhooks import dispatch, fanout
+    from commerce_api.webhooks.service import parse_schedule
+    from commerce_api.webhooks.signing import event_body
+
+    hook = create_webhook(client, headers, "http://127.0.0.1:9/h")
+    emit_events(tenant.id, [("order.created", "ord_1", {}), ("order.created", "ord_2", {})])
+    fanout.fan_out(10, now_ms())
+    now = now_ms()
+    with write_transaction():
+        first, second = dispatch.claim(10, 60_000, "worker:1", now, event_body)
+    summary = recover(client, headers, hook["id"], "2020-01-01T00:00:00Z")["data"]
+    assert (summary["queued"], summary["pending"]) == (0, 2)  # both in flight: left alone
+    assert WebhookDelivery.select().count() == 2
+    schedule = parse_schedule("3600")
+    failed = dispatch.Outcome(first, now, 5, status_code=503)
+    succeeded = dispatch.Outcome(second, now, 5, status_code=200)
+    later = now_ms()
+    with write_transaction():
+        assert dispatch.record([failed, succeeded], schedule, later) == 2
+    rows = {d.id: d for d in WebhookDelivery.select()}
+    assert rows[first.id].status == "pending" and rows[first.id].next_attempt_at == later
+    assert rows[second.id].status == "succeeded"
+    # the mark is spent: the next failure goes back on the schedule
+    with write_transaction():
+        (again,) = dispatch.claim(10, 60_000, "worker:2", later, event_body)
+        dispatch.record([dispatch.Outcome(again, later, 5, status_code=503)], schedule, later)
+    assert WebhookDelivery.get_by_id(first.id).status == "failed"  # two attempts: over

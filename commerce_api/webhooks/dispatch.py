@@ -201,11 +201,16 @@ def record(outcomes, schedule, now):
                     status, next_at, finished = "failed", None, now
                 else:
                     status, next_at, finished = "pending", now + int(delay * 1000), None
+                # a recovery asked for while it was in flight (recovery.py): due at once
                 sql = (
-                    f"UPDATE webhook_delivery SET status = {p}, attempt_count = {p},"
-                    f" last_status_code = {p}, last_error = {p}, last_duration_ms = {p},"
-                    f" next_attempt_at = {p}, finished_at = {p}, lease_until = NULL,"
-                    " lease_token = NULL"
+                    "UPDATE webhook_delivery SET"
+                    f" status = CASE WHEN recover_now THEN 'pending' ELSE {p} END,"
+                    f" attempt_count = {p}, last_status_code = {p}, last_error = {p},"
+                    f" last_duration_ms = {p},"
+                    " next_attempt_at = CASE WHEN recover_now"
+                    f" THEN CAST({p} AS BIGINT) ELSE CAST({p} AS BIGINT) END,"
+                    f" finished_at = CASE WHEN recover_now THEN NULL ELSE CAST({p} AS BIGINT) END,"
+                    f" recover_now = {p}, lease_until = NULL, lease_token = NULL"
                 )
                 params = [
                     status,
@@ -213,8 +218,10 @@ def record(outcomes, schedule, now):
                     outcome.status_code,
                     error,
                     outcome.duration_ms if outcome.sent else None,
+                    now,
                     next_at,
                     finished,
+                    False,
                 ]
             sql += f" WHERE id = {p} AND lease_token = {p} AND status = 'pending'"
             cursor = db.execute_sql(sql, (*params, delivery.id, delivery.token))

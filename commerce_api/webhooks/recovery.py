@@ -4,7 +4,8 @@
 Each matching event since then (within the retention, not before the endpoint existed)
 that has no succeeded delivery to the endpoint is delivered once more, and only once:
 - a delivery still pending (waiting out its backoff) is made due now, not doubled;
-- one being sent right now (leased) is left to its outcome;
+- one being sent right now (leased) is left to its outcome, and marked: if that attempt
+  fails, the delivery is due at once (``recover_now``, migration 0036);
 - otherwise (failed for good, or never fanned out to this endpoint: it was disabled or
   did not subscribe then) a new delivery is queued, keyed by its resource so that one
   resource's events still go out in event order.
@@ -36,11 +37,19 @@ def _candidates(tenant_id, endpoint_id, start):
 
 
 def _make_due(delivery_ids, now):
-    """Pending deliveries waiting for a retry become due now (not one being sent)."""
+    """Pending deliveries become due now; one being sent is marked, so that a failure of
+    the attempt in flight makes it due at once instead of putting it back on the schedule
+    (marked first: on PostgreSQL an outcome recorded in between is then seen by the
+    second statement, as a delivery no longer being sent)."""
     p = db.param
     for start in range(0, len(delivery_ids), 500):
         chunk = delivery_ids[start : start + 500]
         marks = ", ".join([p] * len(chunk))
+        db.execute_sql(
+            f"UPDATE webhook_delivery SET recover_now = {p} WHERE id IN ({marks})"
+            f" AND status = 'pending' AND lease_until >= {p}",
+            (True, *chunk, now),
+        )
         db.execute_sql(
             f"UPDATE webhook_delivery SET next_attempt_at = {p} WHERE id IN ({marks})"
             f" AND status = 'pending' AND next_attempt_at > {p}"
