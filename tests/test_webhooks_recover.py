@@ -255,3 +255,30 @@ def test_a_delivery_in_flight_during_recover_is_due_at_once_if_it_fails(
         (again,) = dispatch.claim(10, 60_000, "worker:2", later, event_body)
         dispatch.record([dispatch.Outcome(again, later, 5, status_code=503)], schedule, later)
     assert WebhookDelivery.get_by_id(first.id).status == "failed"  # two attempts: over
+
+
+def test_two_recoveries_at_once_queue_each_event_once(hooks_app, client, headers, tenant):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from commerce_api.db import db
+
+    hook = create_webhook(client, headers, "http://127.0.0.1:9/h")
+    emit_events(tenant.id, [("order.created", f"ord_{i}", {}) for i in range(30)])
+    deliver(hooks_app)  # connection refused: failed for good
+    barrier = threading.Barrier(2)
+
+    def one(_):
+        with hooks_app.test_client() as own:
+            barrier.wait(5)
+            try:
+                return recover(own, headers, hook["id"], "2020-01-01T00:00:00Z")["data"]
+            finally:
+                if not db.is_closed():
+                    db.close()
+
+    with ThreadPoolExecutor(2) as pool:
+        summaries = list(pool.map(one, range(2)))
+    assert sorted(s["queued"] for s in summaries) == [0, 30]  # the second saw them pending
+    assert sorted(s["pending"] for s in summaries) == [0, 30]
+    pending = WebhookDelivery.select().where(WebhookDelivery.status == "pending")
+    assert pending.count() == 30 and len({d.event_id for d in pending}) == 30
