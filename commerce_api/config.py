@@ -15,6 +15,9 @@ DEFAULTS = {
     # Encrypts marketplace API tokens at rest (commerce_api/crypto.py); unset: a key file.
     "SECRET_KEY": None,
     "TRUSTED_PROXIES": "",  # comma list of CIDRs whose X-Forwarded-For is believed
+    # comma list of origins (https://console.example.com) whose browsers may call the API;
+    # empty: no CORS headers at all (http/cors.py)
+    "CORS_ORIGINS": "",
     # How long a process keeps an API key row. Changes are seen at once all the same: every
     # request reads the tenant's auth_version, and a changed one drops the cached row.
     "AUTH_CACHE_SECONDS": 300,
