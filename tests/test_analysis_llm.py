@@ -393,27 +393,60 @@ def test_a_provider_that_refuses_fails_the_job_without_retries(
     assert body["error"]["retry_count"] == 0
 
 
-def test_unconfigured_fails_at_once_naming_the_variables(
+def test_unconfigured_is_refused_at_dispatch_naming_the_variables(
     client, headers, llm_app, provider, monkeypatch
 ):
     monkeypatch.setitem(llm_app.config, "LLM_BASE_URL", None)
     monkeypatch.setitem(llm_app.config, "LLM_MODELS", "model-a")
     create_product(client, headers, sku="MUG-1", title=MUG_TITLE)
+    before = Job.select().count()
+    body = dispatch(client, headers, "llm_visibility_score", {"skus": ["MUG-1"]}, status=422)
+    assert body["error"]["code"] == "LLM_NOT_CONFIGURED"
+    for name in ("COMMERCE_LLM_BASE_URL", "COMMERCE_LLM_API_KEY", "COMMERCE_LLM_MODELS"):
+        assert name in body["error"]["message"]
+    assert body["error"]["details"]["variables"] == [
+        "COMMERCE_LLM_BASE_URL",
+        "COMMERCE_LLM_API_KEY",
+        "COMMERCE_LLM_MODELS",
+    ]
+    # in a batch too; nothing of the batch is queued
+    batch = client.post(
+        "/api/ai-jobs/batch",
+        headers=headers,
+        json={
+            "jobs": [
+                {"type": "listing_optimize", "params": {"skus": ["MUG-1"]}},
+                {"type": "llm_visibility_score", "params": {"skus": ["MUG-1"]}},
+            ]
+        },
+    )
+    assert batch.status_code == 422 and batch.get_json()["error"]["code"] == "LLM_NOT_CONFIGURED"
+    # bad params are still a VALIDATION_ERROR first
+    bad = dispatch(client, headers, "llm_visibility_score", {"skus": []}, status=422)
+    assert bad["error"]["code"] == "VALIDATION_ERROR"
+    # a base URL without any model is not configured either; one in `assistants` is enough
+    monkeypatch.setitem(llm_app.config, "LLM_BASE_URL", provider.base_url)
+    monkeypatch.setitem(llm_app.config, "LLM_MODELS", "")
+    body = dispatch(client, headers, "llm_visibility_score", {"skus": ["MUG-1"]}, status=422)
+    assert body["error"]["code"] == "LLM_NOT_CONFIGURED"
+    assert Job.select().count() == before
+    dispatch(client, headers, "llm_visibility_score", {"skus": ["MUG-1"], "assistants": ["m"]})
+    assert provider.requests == []
+
+
+def test_a_job_queued_before_the_provider_was_removed_fails_at_once(
+    client, headers, llm_app, provider, monkeypatch
+):
+    monkeypatch.setitem(llm_app.config, "LLM_MODELS", "model-a")
+    create_product(client, headers, sku="MUG-1", title=MUG_TITLE)
     job = dispatch(client, headers, "llm_visibility_score", {"skus": ["MUG-1"]})
+    monkeypatch.setitem(llm_app.config, "LLM_BASE_URL", None)
     run_worker(llm_app)
     body = client.get(f"/api/ai-jobs/{job['id']}", headers=headers).get_json()["data"]
     assert body["status"] == "failed"
     assert body["error"]["code"] == "LLM_NOT_CONFIGURED"
     assert body["error"]["retry_count"] == 0 and body["attempts"] == 1
-    for name in ("COMMERCE_LLM_BASE_URL", "COMMERCE_LLM_API_KEY", "COMMERCE_LLM_MODELS"):
-        assert name in body["error"]["message"]
-    assert provider.requests == []
-    # a base URL without any model is not configured either
-    monkeypatch.setitem(llm_app.config, "LLM_BASE_URL", provider.base_url)
-    monkeypatch.setitem(llm_app.config, "LLM_MODELS", "")
-    job = dispatch(client, headers, "llm_visibility_score", {"skus": ["MUG-1"]})
-    run_worker(llm_app)
-    assert Job.get_by_id(job["id"]).error["code"] == "LLM_NOT_CONFIGURED"
+    assert "COMMERCE_LLM_BASE_URL" in body["error"]["message"]
     assert provider.requests == []
 
 

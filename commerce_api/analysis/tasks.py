@@ -3,11 +3,14 @@ llm_visibility_score."""
 
 import marshmallow as ma
 
+from ..config import current_config
+from ..errors import ApiError
 from ..jobs.errors import JobFailed
 from ..jobs.registry import job_type
 from ..jobs.schemas import MARKETPLACE, StrictSchema, skus_field
 from .listing import optimize_listings
 from .llm import (
+    CONFIG_VARIABLES,
     ChatClient,
     LlmNotConfigured,
     LlmOutOfTime,
@@ -100,6 +103,19 @@ class LlmVisibilityScoreParams(StrictSchema):
         metadata={"description": "Brand words to look for; default: the tenant's name."},
     )
 
+    @ma.post_load
+    def _configured(self, data, **kwargs):
+        # refused at dispatch (DESIGN 8), not accepted to fail later in the worker; after
+        # every params check, so that bad params are a VALIDATION_ERROR whatever the setup
+        settings = LlmSettings.from_config(current_config())
+        if not llm_configured(settings, data):
+            raise ApiError(
+                "LLM_NOT_CONFIGURED",
+                str(LlmNotConfigured()),
+                details={"variables": list(CONFIG_VARIABLES)},
+            )
+        return data
+
     @ma.validates_schema
     def _size(self, data, **kwargs):
         per_sku = len(data.get("queries") or ()) or DEFAULT_QUERY_COUNT
@@ -115,6 +131,11 @@ class LlmVisibilityScoreParams(StrictSchema):
 class ListingOptimizeParams(StrictSchema):
     skus = skus_field(required=True, maximum=100)
     marketplace = ma.fields.String(validate=MARKETPLACE)
+
+
+def llm_configured(settings, params):
+    """A base URL and a model to ask (``COMMERCE_LLM_MODELS`` or the job's ``assistants``)."""
+    return bool(settings.base_url and (settings.models or params.get("assistants")))
 
 
 @job_type("listing_optimize", params=ListingOptimizeParams, typical_seconds=75, timeout=600)
@@ -136,7 +157,7 @@ def llm_visibility_score(job, ctx):
     """
     params = job.params or {}
     settings = LlmSettings.from_config(ctx.config)
-    if not settings.base_url or not (settings.models or params.get("assistants")):
+    if not llm_configured(settings, params):  # queued before the provider was removed
         raise JobFailed("LLM_NOT_CONFIGURED", str(LlmNotConfigured()), retryable=False)
     client = ChatClient(settings)
     try:

@@ -44,7 +44,7 @@ class JobViews(MethodView):
     @require_scope("ai-jobs:write")
     @blp.arguments(JobCreateSchema)
     @blp.response(201, JobEnvelopeSchema)
-    @blp.errors("INVALID_JOB_TYPE", "QUEUE_FULL", body=True)
+    @blp.errors("INVALID_JOB_TYPE", "LLM_NOT_CONFIGURED", "QUEUE_FULL", body=True)
     def post(self, data):
         """Dispatch a job"""
         job = services.dispatch_job(g.auth.tenant_id, data, g.auth.created_by)
@@ -56,7 +56,7 @@ class JobBatchViews(MethodView):
     @require_scope("ai-jobs:write")
     @blp.arguments(BatchCreateSchema)
     @blp.response(201, BatchEnvelopeSchema)
-    @blp.errors("INVALID_JOB_TYPE", "QUEUE_FULL", body=True)
+    @blp.errors("INVALID_JOB_TYPE", "LLM_NOT_CONFIGURED", "QUEUE_FULL", body=True)
     def post(self, data):
         """Dispatch up to 20 jobs, in parallel or one after another"""
         batch = services.dispatch_batch(
