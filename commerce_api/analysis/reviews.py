@@ -251,16 +251,19 @@ def summarize(scored, limit):
 
 
 def stored_review_stats(tenant_id, skus):
-    """``{sku: ([scores], {aspect: [scores]})}`` over every stored review of ``skus``."""
+    """``{sku: ([scores], {aspect: [scores]}, [ratings])}`` over every stored review of
+    ``skus``."""
     stats = {}
     query = (
-        Review.select(Review.sku, Review.score, Review.aspects)
+        Review.select(Review.sku, Review.score, Review.aspects, Review.rating)
         .where((Review.tenant == tenant_id) & (Review.sku.in_(list(skus))))
         .tuples()
     )
-    for sku, score, aspects in query:
-        entry = stats.setdefault(sku, ([], {}))
+    for sku, score, aspects, rating in query:
+        entry = stats.setdefault(sku, ([], {}, []))
         entry[0].append(score)
         for aspect, value in (aspects or {}).items():
             entry[1].setdefault(aspect, []).append(value)
+        if rating is not None:
+            entry[2].append(rating)
     return stats

@@ -23,7 +23,14 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 from ..auth.models import Tenant
 from ..products.models import Product
-from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, key, strip_promotional
+from .listing_title import (
+    PROMOTIONAL_WORDS,
+    STOPWORDS,
+    has_letter,
+    key,
+    stem,
+    strip_promotional,
+)
 
 DEFAULT_QUERY_COUNT = 3
 MAX_CALLS = 2000  # questions per job: skus x queries x assistants
@@ -109,14 +116,6 @@ def answer_units(answer):
     return [(text, rank) for text, rank in units]
 
 
-def _stem(word):
-    if len(word) > 4 and word.endswith("es"):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
 def _significant(text):
     words = []
     for token in (text or "").split():
@@ -157,9 +156,9 @@ def _contains_phrase(keys, phrase):
 
 
 def _word_in(word, keys):
-    stem = _stem(word)
+    folded = stem(word)
     for candidate in keys:
-        if candidate == word or _stem(candidate) == stem:
+        if candidate == word or stem(candidate) == folded:
             return True
         if (
             len(word) >= 5
