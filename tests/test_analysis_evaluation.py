@@ -15,6 +15,9 @@ from pathlib import Path
 from commerce_api.analysis.demo_listings import DEMO_LISTINGS
 from commerce_api.analysis.listing_keywords import KeywordCorpus, title_terms
 from commerce_api.analysis.listing_title import stem
+from commerce_api.analysis.visibility import detect_mention
+from commerce_api.analysis.visibility_match import CatalogueMatcher
+from commerce_api.analysis.visibility_match import Product as Known
 from commerce_api.demo import DEMO_PRODUCTS
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -74,3 +77,49 @@ def test_keyword_suggestions_are_of_the_same_kind_and_material_and_not_in_the_ti
     # products here have two neighbours of their kind and material to learn from)
     assert wrong == []
     assert total >= 1
+
+
+# Mention detection ----------------------------------------------------------------------
+
+
+def test_mention_detection_per_sku_brand_only_answers_included():
+    data = json.loads((FIXTURES / "eval_mentions.json").read_text())
+    answers = data["answers"]
+    assert len(answers) >= 60
+    assert sum(1 for a in answers if a["brand"] and not a["skus"]) >= 10  # brand-only
+    catalogue = [Known(p["sku"], p["title"], p["gtin"]) for p in data["catalogue"]]
+    matcher = CatalogueMatcher(catalogue, data["brand"])
+    counts = {p.sku: {"tp": 0, "fp": 0, "fn": 0} for p in catalogue}
+    brand_right, misses = 0, []
+    for answer in answers:
+        truth = set(answer["skus"])
+        got = set()
+        for product in catalogue:
+            found = detect_mention(answer["answer"], matcher, product.sku)
+            if found["mentioned"]:
+                got.add(product.sku)
+        brand_right += found["brand_mentioned"] == answer["brand"]
+        for sku in got & truth:
+            counts[sku]["tp"] += 1
+        for sku in got - truth:
+            counts[sku]["fp"] += 1
+        for sku in truth - got:
+            counts[sku]["fn"] += 1
+        if got != truth:
+            misses.append((answer["id"], sorted(got - truth), sorted(truth - got)))
+    lines = []
+    for sku, c in counts.items():
+        precision = c["tp"] / (c["tp"] + c["fp"]) if c["tp"] + c["fp"] else 1.0
+        recall = c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else 1.0
+        lines.append(f"  {sku:<17} precision {precision:6.1%} recall {recall:6.1%} {c}")
+    tp, fp, fn = (sum(c[k] for c in counts.values()) for k in ("tp", "fp", "fn"))
+    precision, recall = tp / (tp + fp), tp / (tp + fn)
+    print(
+        f"\nmention detection over {len(answers)} answers x {len(catalogue)} SKUs: precision "
+        f"{precision:.1%}, recall {recall:.1%} (tp {tp}, fp {fp}, fn {fn}); brand named "
+        f"right in {brand_right}/{len(answers)}\n" + "\n".join(lines) + f"\n  wrong: {misses}"
+    )
+    assert precision >= 0.95 and recall >= 0.9
+    assert brand_right == len(answers)
+    # a brand mention never credits every SKU: no SKU is wrongly credited more than once
+    assert max(c["fp"] for c in counts.values()) <= 1
