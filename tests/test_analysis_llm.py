@@ -7,6 +7,7 @@ import math
 import threading
 from http.server import BaseHTTPRequestHandler
 
+import marshmallow as ma
 import pytest
 
 from commerce_api.analysis.llm import (
@@ -18,6 +19,7 @@ from commerce_api.analysis.llm import (
     LlmUnavailable,
     retry_after_seconds,
 )
+from commerce_api.analysis.results import LlmVisibilityScoreResult
 from commerce_api.analysis.visibility import (
     build_queries,
     detect_mention,
@@ -368,6 +370,7 @@ def test_the_job_scores_visibility(client, headers, llm_app, provider):
     assert body["status"] == "completed", body
     assert body["progress"] == {"done": 6, "total": 6}  # 3 queries x 2 assistants
     result = body["result"]
+    LlmVisibilityScoreResult().load(result, unknown=ma.RAISE)  # as the document shows it
     assert len(provider.requests) == 6
     asked = {(r["body"]["model"], r["body"]["messages"][0]["content"]) for r in provider.requests}
     assert {model for model, _ in asked} == {"model-a", "model-b"}

@@ -6,11 +6,13 @@ good data from poor, orders with real amounts, returns spread over weeks with a 
 import json
 from decimal import Decimal as D
 
+import marshmallow as ma
 import pytest
 
 from commerce_api.analysis.demo import BATCH_SKU
 from commerce_api.cli import cli
 from commerce_api.demo import DEMO_PRODUCTS
+from commerce_api.jobs import registry
 from commerce_api.pricing.engine import MinChange
 
 from .jobs_support import dispatch, jobs_app, run_worker  # noqa: F401
@@ -30,10 +32,14 @@ def demo(jobs_app, runner, tmp_path, monkeypatch):  # noqa: F811
 
 
 def _run(client, app, headers, job_type, params):
+    """Run one job; its result must load through the schema the OpenAPI document shows."""
     job = dispatch(client, headers, job_type, params)
     run_worker(app)
     body = client.get(f"/api/ai-jobs/{job['id']}", headers=headers).get_json()["data"]
     assert body["status"] == "completed", body
+    documented = getattr(registry.get(job_type).run, "result_schema", None)
+    if documented is not None:
+        documented().load(body["result"], unknown=ma.RAISE)
     return body["result"]
 
 
@@ -121,3 +127,21 @@ def test_demo_listings_get_issues_from_returns_and_reviews(demo, jobs_app):  # n
         title = proposal["proposed_title"]
         if title is not None:  # never the category word tacked on
             assert title.split()[-1].lower().strip(",.") not in CATEGORIES, (sku, title)
+
+
+def test_the_document_shows_each_analysis_result(client):
+    spec = client.get("/api/openapi.json").get_json()
+    schemas = spec["components"]["schemas"]
+    for name in ("review_sentiment", "return_classify", "listing_optimize", "llm_visibility_score"):
+        assert "JobResult_" + name in schemas
+        assert {"$ref": f"#/components/schemas/JobResult_{name}"} in (
+            schemas["Job"]["properties"]["result"]["anyOf"]
+        )
+    reviews = schemas[
+        schemas["JobResult_review_sentiment"]["properties"]["reviews"]["items"]["$ref"].rsplit(
+            "/", 1
+        )[1]
+    ]["properties"]
+    assert {"text", "rating", "rating_mismatch"} <= set(reviews)
+    assistants = schemas["JobResult_llm_visibility_score"]["properties"]["by_assistant"]
+    assert assistants["type"] == "array"

@@ -18,6 +18,13 @@ from .llm import (
     LlmSettings,
     LlmUnavailable,
 )
+from .results import (
+    ListingOptimizeResult,
+    LlmVisibilityScoreResult,
+    ReturnClassifyResult,
+    ReviewSentimentResult,
+    documents_result,
+)
 from .returns import analyze_returns
 from .review_sentiment import run_review_sentiment, to_ms
 from .visibility import DEFAULT_QUERY_COUNT, MAX_CALLS, job_deadline, score_visibility
@@ -139,6 +146,7 @@ def llm_configured(settings, params):
 
 
 @job_type("listing_optimize", params=ListingOptimizeParams, typical_seconds=75, timeout=600)
+@documents_result(ListingOptimizeResult)
 def listing_optimize(job, ctx):
     """Check the listings of ``skus`` against the marketplace's profile and propose fixes."""
     params = job.params or {}
@@ -148,6 +156,7 @@ def listing_optimize(job, ctx):
 
 
 @job_type("llm_visibility_score", params=LlmVisibilityScoreParams, typical_seconds=180, timeout=900)
+@documents_result(LlmVisibilityScoreResult)
 def llm_visibility_score(job, ctx):
     """Ask the configured assistants about the SKUs and score how visible they are.
 
@@ -189,6 +198,7 @@ def llm_visibility_score(job, ctx):
 
 
 @job_type("review_sentiment", params=ReviewSentimentParams, typical_seconds=75, timeout=900)
+@documents_result(ReviewSentimentResult)
 def review_sentiment(job, ctx):
     """Score the new reviews of the tenant's marketplaces (or the inline ones) and sum up
     every review in scope; a marketplace that cannot be reached is a retryable failure."""
@@ -196,6 +206,7 @@ def review_sentiment(job, ctx):
 
 
 @job_type("return_classify", params=ReturnClassifyParams, typical_seconds=55, timeout=900)
+@documents_result(ReturnClassifyResult)
 def return_classify(job, ctx):
     """Classify the returns of the tenant's orders and look for anomalies."""
     params = job.params or {}
