@@ -8,6 +8,7 @@ import pytest
 from commerce_api.pricing.engine import MinChange
 
 from . import pricing_support
+from .jobs_support import run_worker
 from .pricing_support import (
     connect_http,
     create_rule,
@@ -126,3 +127,21 @@ def test_min_change_parses_percent_and_amount():
     for bad in ("", "abc", "-1", "-0.5%", "%", "nan", "inf"):
         with pytest.raises(ValueError, match="PRICING_MIN_CHANGE"):
             MinChange.parse(bad)
+
+
+def test_a_malformed_minimum_fails_the_job_naming_the_setting(
+    client, headers, tenant, market, app, monkeypatch
+):
+    monkeypatch.setitem(app.config, "PRICING_MIN_CHANGE", "half a percent")
+    connect_http(tenant, market.url)
+    make_product(client, headers, "S-1", cost="5.00")
+    list_product(tenant, "S-1", "shop", "20.00")
+    response = client.post(
+        "/api/pricing/recalculate", json={"marketplace": "shop"}, headers=headers
+    )
+    job_id = response.get_json()["data"]["job_id"]
+    run_worker(app, concurrency=1)
+    job = client.get(f"/api/ai-jobs/{job_id}", headers=headers).get_json()["data"]
+    assert job["status"] == "failed" and job["error"]["code"] == "INVALID_CONFIGURATION"
+    assert "COMMERCE_PRICING_MIN_CHANGE" in job["error"]["message"]
+    assert job["error"]["retry_count"] == 0

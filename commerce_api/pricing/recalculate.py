@@ -161,7 +161,10 @@ class Recalculation:
         config = current_config()
         self.chunk_size = max(1, int(config["PRICING_CHUNK_SIZE"]))
         self.max_age = int(config["COMPETITOR_MAX_AGE_SECONDS"])
-        self.min_change = MinChange.parse(config["PRICING_MIN_CHANGE"])
+        try:
+            self.min_change = MinChange.parse(config["PRICING_MIN_CHANGE"])
+        except ValueError as error:
+            raise JobProblem("INVALID_CONFIGURATION", f"COMMERCE_{error}.") from None
         self.connection = connection_for(tenant_id, marketplace)
         if self.connection is None:
             raise JobProblem(
