@@ -26,6 +26,7 @@ from .listing_title import (
     key,
     stem,
     strip_promotional,
+    unpromoted_tokens,
     word_set,
 )
 
@@ -57,7 +58,7 @@ def title_terms(title):
     """The distinct keyword terms of a title (letters, 3+ characters, no stopwords, no
     promotional words or phrases)."""
     terms = set()
-    for token in strip_promotional(title or "").split():
+    for token in unpromoted_tokens(title):
         word = key(token)
         if len(word) >= 3 and has_letter(word) and word not in _NOT_KEYWORDS:
             terms.add(word)

@@ -55,6 +55,9 @@ PROMOTIONAL_PHRASES = tuple(
     )
 )
 PROMOTIONAL_WORDS = frozenset(p[0] for p in PROMOTIONAL_PHRASES if len(p) == 1)
+_PHRASES_BY_FIRST_WORD = {}
+for _phrase in PROMOTIONAL_PHRASES:
+    _PHRASES_BY_FIRST_WORD.setdefault(_phrase[0], []).append(_phrase)
 # Decoration: "!", currency signs (Sc) and other symbols (So: emoji, stars, (R), (TM)).
 _DECORATION_CATEGORIES = ("Sc", "So")
 
@@ -114,7 +117,7 @@ def _promotional_spans(tokens):
             spans.append((i, i + 1, "#1"))
         if i + 1 < len(tokens) and token.endswith("%") and keys[i + 1] == "off":
             spans.append((i, i + 2, f"{token} off"))
-        for phrase in PROMOTIONAL_PHRASES:
+        for phrase in _PHRASES_BY_FIRST_WORD.get(keys[i], ()):
             if tuple(keys[i : i + len(phrase)]) == phrase:
                 spans.append((i, i + len(phrase), " ".join(phrase)))
     return spans
@@ -223,6 +226,14 @@ def _strip_promotional(tokens, changes):
         if cleaned and (key(cleaned) or cleaned in _CONNECTORS):
             out.append(cleaned)
     return out
+
+
+def unpromoted_tokens(text):
+    """The tokens of ``text`` outside promotional words and phrases (symbols kept: cheaper
+    than ``strip_promotional`` where only the words count)."""
+    tokens = (text or "").split()
+    drop = {i for start, end, _ in _promotional_spans(tokens) for i in range(start, end)}
+    return [token for i, token in enumerate(tokens) if i not in drop]
 
 
 def strip_promotional(text):

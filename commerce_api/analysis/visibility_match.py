@@ -22,9 +22,10 @@ shared by no other product.
 """
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
-from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem, strip_promotional
+from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem
 
 TITLE_COVERAGE = 0.75  # without a brand: share of the title's words a unit must carry
 TITLE_MIN_WORDS = 3  # ... and at least this many of them
@@ -36,6 +37,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+")
+_SKU_TOKEN = re.compile(r"[A-Za-z0-9._-]+")  # the characters a SKU may have
 _NOT_TITLE_WORDS = STOPWORDS | PROMOTIONAL_WORDS
 
 
@@ -118,20 +120,23 @@ class CatalogueMatcher:
         self.products = {}
         self.words = {}
         self.holding = {}  # word -> SKUs whose title has it
+        self.one_word = {}  # word -> SKUs whose title is that word alone
         self.gtins = {}
-        self.sku_patterns = {}
+        self.skus = {}  # the SKU case-folded -> the SKU
         for product in products:
             sku = product.sku
             self.products[sku] = product
-            self.words[sku] = frozenset(words_of(strip_promotional(product.title)))
+            # (promotional words are no title words; phrases such as "best seller" are
+            # left in: cutting them out costs more than they can confuse)
+            self.words[sku] = frozenset(words_of(product.title))
             for word in self.words[sku]:
                 self.holding.setdefault(word, set()).add(sku)
+            if len(self.words[sku]) == 1:
+                self.one_word.setdefault(next(iter(self.words[sku])), []).append(sku)
             gtin = (product.gtin or "").strip().lstrip("0")
             if gtin:
                 self.gtins.setdefault(gtin, set()).add(sku)
-            self.sku_patterns[sku] = re.compile(
-                rf"(?<![A-Za-z0-9-]){re.escape(sku)}(?![A-Za-z0-9-])", re.IGNORECASE
-            )
+            self.skus[sku.casefold()] = sku
 
     def names_brand(self, text):
         if not self.brand:
@@ -141,11 +146,10 @@ class CatalogueMatcher:
 
     def _single_out(self, found, sku):
         """True when no other product's title holds every word of ``found``."""
-        holders = None
-        for word in found:
-            holders = set(self.holding.get(word, ())) if holders is None else holders
-            holders &= self.holding.get(word, set())
-        return holders == {sku}
+        holders = sorted((self.holding[word] for word in found), key=len)
+        if len(holders[0]) == 1:
+            return True  # a word only this product has
+        return set.intersection(*holders) == {sku}
 
     def identify(self, text, branded):
         """``{sku: how}`` of the products ``text`` names; ``how`` is ``"gtin"``, ``"sku"``
@@ -154,20 +158,33 @@ class CatalogueMatcher:
         for run in _DIGIT_RUN.findall(text):
             for sku in self.gtins.get(re.sub(r"\D", "", run).lstrip("0"), ()):
                 named[sku] = "gtin"
-        for sku, pattern in self.sku_patterns.items():
-            if sku not in named and pattern.search(text):
+        for token in _SKU_TOKEN.findall(text):
+            sku = self.skus.get(token.rstrip("._").casefold())
+            if sku is not None and sku not in named:
                 named[sku] = "sku"
+        if self.brand and not branded:
+            return named  # a title said of no brand of ours (or of another) is not ours
         present = set(words_of(text))
-        candidates = {sku for word in present for sku in self.holding.get(word, ())}
-        for sku in candidates - set(named):
+        found_count = Counter()
+        for word in present:
+            found_count.update(self.holding.get(word, ()))
+        need = MIN_FOUND if self.brand else TITLE_MIN_WORDS
+        candidates = [sku for sku, count in found_count.items() if count >= need]
+        if self.brand:  # a one-word title is found whole
+            candidates += [sku for word in present for sku in self.one_word.get(word, ())]
+        # products whose found words are the same words cannot be told apart: only a
+        # found set held by one candidate alone is checked against the whole catalogue
+        by_found = {}
+        for sku in candidates:
             title = self.words[sku]
-            found = title & present
-            if self.brand:
-                enough = branded and (len(found) >= MIN_FOUND or found == title)
-            else:
-                enough = len(found) >= TITLE_MIN_WORDS and len(found) / len(title) >= TITLE_COVERAGE
-            if enough and self._single_out(found, sku):
-                named[sku] = "title"
+            if sku in named or (
+                not self.brand and found_count[sku] / len(title) < TITLE_COVERAGE
+            ):
+                continue
+            by_found.setdefault(title & present, []).append(sku)
+        for found, skus in by_found.items():
+            if len(skus) == 1 and self._single_out(found, skus[0]):
+                named[skus[0]] = "title"
         return named
 
     def read(self, answer):
