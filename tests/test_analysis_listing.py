@@ -294,6 +294,28 @@ def test_proposed_title_cleans_a_weak_title():
     assert propose_title("Mug", DEFAULT_PROFILE, ["", "", ""])[0] is None  # nothing to add
 
 
+def test_the_category_word_is_never_tacked_on_to_a_title():
+    # the issue: "Wool blanket, 130 x 170 cm home" and "Enamel mug, blue, 350 ml kitchen"
+    amazon = profile_for("amazon")
+    for title, category in (
+        ("Wool blanket, 130 x 170 cm", "home"),
+        ("Enamel mug, blue", "kitchen"),
+    ):
+        bare = propose(product(title=title, category=category, description=None), amazon)
+        assert bare["proposed_title"] is None  # its own words cannot reach 30 characters
+        described = propose(
+            product(
+                title=title,
+                category=category,
+                description="Soft, warm and heavy. Machine washable at 30 degrees.",
+            ),
+            amazon,
+        )
+        proposed = described["proposed_title"]
+        assert proposed.startswith(title) and category not in proposed.split()
+        assert title_issues(proposed, amazon) == []
+
+
 # Keyword suggestions ----------------------------------------------------------------------
 
 
