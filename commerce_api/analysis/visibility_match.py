@@ -22,7 +22,6 @@ shared by no other product.
 """
 
 import re
-from collections import Counter
 from dataclasses import dataclass
 
 from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem
@@ -30,6 +29,8 @@ from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem
 TITLE_COVERAGE = 0.75  # without a brand: share of the title's words a unit must carry
 TITLE_MIN_WORDS = 3  # ... and at least this many of them
 MIN_FOUND = 2  # with the brand: words of the title found (or the whole title)
+RARE_HOLDERS = 256  # a word this few titles have: its products are looked at one by one
+MAX_COMMON_WORDS = 8  # common words of one unit combined (the rarest ones)
 
 _NUMBERED = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?\s*(\d{1,3})[.)]\s+(.*\S)")
 _BULLET = re.compile(r"^(\s*)[-*\u2022+]\s+(.*\S)")
@@ -120,7 +121,6 @@ class CatalogueMatcher:
         self.products = {}
         self.words = {}
         self.holding = {}  # word -> SKUs whose title has it
-        self.one_word = {}  # word -> SKUs whose title is that word alone
         self.gtins = {}
         self.skus = {}  # the SKU case-folded -> the SKU
         for product in products:
@@ -131,8 +131,6 @@ class CatalogueMatcher:
             self.words[sku] = frozenset(words_of(product.title))
             for word in self.words[sku]:
                 self.holding.setdefault(word, set()).add(sku)
-            if len(self.words[sku]) == 1:
-                self.one_word.setdefault(next(iter(self.words[sku])), []).append(sku)
             gtin = (product.gtin or "").strip().lstrip("0")
             if gtin:
                 self.gtins.setdefault(gtin, set()).add(sku)
@@ -143,6 +141,37 @@ class CatalogueMatcher:
             return False
         keys, width = _keys(text), len(self.brand)
         return any(keys[i : i + width] == self.brand for i in range(len(keys) - width + 1))
+
+    def _found(self, present):
+        """``{sku: its title's words in present}`` for every product that ``present`` might
+        single out: those holding one of its rarer words, and those that a combination of
+        its common words alone narrows down to (subsets walked with their intersections,
+        which shrink fast), so a common word is never scanned product by product."""
+        rare, common = [], []
+        for word in present:
+            holders = self.holding.get(word)
+            if holders:
+                (rare if len(holders) <= RARE_HOLDERS else common).append(word)
+        found = {}
+        for word in rare:
+            for sku in self.holding[word]:
+                if sku not in found:
+                    found[sku] = self.words[sku] & present
+        common.sort(key=lambda word: len(self.holding[word]))
+        common = common[:MAX_COMMON_WORDS]
+
+        def walk(start, holders):
+            for index in range(start, len(common)):
+                narrowed = self.holding[common[index]]
+                narrowed = narrowed if holders is None else holders & narrowed
+                if len(narrowed) == 1:
+                    (sku,) = narrowed
+                    found.setdefault(sku, self.words[sku] & present)
+                elif narrowed:
+                    walk(index + 1, narrowed)
+
+        walk(0, None)
+        return found
 
     def _single_out(self, found, sku):
         """True when no other product's title holds every word of ``found``."""
@@ -165,26 +194,16 @@ class CatalogueMatcher:
         if self.brand and not branded:
             return named  # a title said of no brand of ours (or of another) is not ours
         present = set(words_of(text))
-        found_count = Counter()
-        for word in present:
-            found_count.update(self.holding.get(word, ()))
-        need = MIN_FOUND if self.brand else TITLE_MIN_WORDS
-        candidates = [sku for sku, count in found_count.items() if count >= need]
-        if self.brand:  # a one-word title is found whole
-            candidates += [sku for word in present for sku in self.one_word.get(word, ())]
-        # products whose found words are the same words cannot be told apart: only a
-        # found set held by one candidate alone is checked against the whole catalogue
-        by_found = {}
-        for sku in candidates:
+        for sku, found in self._found(present).items():
             title = self.words[sku]
-            if sku in named or (
-                not self.brand and found_count[sku] / len(title) < TITLE_COVERAGE
-            ):
+            if sku in named:
                 continue
-            by_found.setdefault(title & present, []).append(sku)
-        for found, skus in by_found.items():
-            if len(skus) == 1 and self._single_out(found, skus[0]):
-                named[skus[0]] = "title"
+            if self.brand:
+                enough = len(found) >= MIN_FOUND or found == title
+            else:
+                enough = len(found) >= TITLE_MIN_WORDS and len(found) / len(title) >= TITLE_COVERAGE
+            if enough and self._single_out(found, sku):
+                named[sku] = "title"
         return named
 
     def read(self, answer):
