@@ -56,7 +56,7 @@ CATALOGUE = {
     "JOB_NOT_CANCELLABLE": (409, "The job is not queued and cannot be cancelled."),
     "JOB_TYPE_NOT_IMPLEMENTED": (422, "This job type has no handler yet."),
     # AI jobs' providers (error codes of failed jobs)
-    "LLM_NOT_CONFIGURED": (503, "No LLM provider is configured."),
+    "LLM_NOT_CONFIGURED": (422, "No LLM provider is configured."),
     "LLM_UNAVAILABLE": (503, "The LLM provider could not answer."),
     "LLM_REQUEST_REJECTED": (502, "The LLM provider refused the request."),
     # pricing

@@ -47,11 +47,29 @@ def _component_name(type_name):
 
 
 def register_job_params(api):
-    """Add each public job type's params schema to the document's components."""
+    """Add each public job type's params schema, and the schema of its result where its
+    handler documents one (``result_schema``), to the document's components."""
     for name in registry.public_types():
         spec = registry.get(name)
         if spec.params is not None:
             api.spec.components.schema("JobParams_" + name, schema=spec.params)
+        if getattr(spec.run, "result_schema", None) is not None:
+            api.spec.components.schema("JobResult_" + name, schema=spec.run.result_schema)
+
+
+def _job_results(document):
+    """A job's ``result`` is one of the documented results (by the job's ``type``)."""
+    schemas = document["components"]["schemas"]
+    documented = [name for name in registry.public_types() if "JobResult_" + name in schemas]
+    result = schemas["Job"]["properties"]["result"]
+    result["description"] = (
+        "The job's result, by its `type`: "
+        + ", ".join(f"`{name}` JobResult_{name}" for name in documented)
+        + "; other types: an object described in the README."
+    )
+    result["anyOf"] = [{"$ref": "#/components/schemas/JobResult_" + n} for n in documented] + [
+        {"type": "object"}
+    ]
 
 
 def _job_variants(document):
@@ -152,6 +170,7 @@ def _no_nul(node):
 def build_document(api):
     document = copy.deepcopy(api.spec.to_dict())
     _one_of_job_types(document)
+    _job_results(document)
     _patch_needs_a_field(document)
     _limits(document)
     _no_nul(document["paths"])
