@@ -2,20 +2,21 @@
 
 import inspect
 import ipaddress
-import logging
 
 from flask import Flask
 from flask_smorest import Api
 
 from .auth.middleware import authenticate, is_public_endpoint
-from .config import load_config
+from .config import check_drivers, load_config
 from .db import db, init_database, is_postgres
+from .health import metrics as health_metrics
 from .health.routes import blp as health
 from .http import docs, idempotency, ratelimit
 from .http import request as http_request
 from .http.envelope import JSONProvider
 from .http.errors import register_error_handlers
 from .http.limits import RequestLimits
+from .http.logs import configure_logging, install_request_observer
 from .http.openapi import decimal_properties, register_job_params
 from .http.schemas import ErrorSchema, StrictDecimal, StrictInteger
 from .inventory.routes import blp as inventory
@@ -63,6 +64,7 @@ def create_app(test_config=None):
     config = load_config()
     if test_config:
         config.update(test_config)
+    check_drivers(config)
     app.config.update(config)
     app.config.update(
         API_TITLE="Commerce API",
@@ -72,7 +74,7 @@ def create_app(test_config=None):
         JSON_SORT_KEYS=False,
         MAX_CONTENT_LENGTH=None,  # checked by http.request.check_body with our envelope
     )
-    logging.basicConfig(level=getattr(logging, str(config["LOG_LEVEL"]).upper(), logging.INFO))
+    json_logs = configure_logging(config)
     app.json = JSONProvider(app)
     load_task_modules(config)  # the job types and periodic tasks (jobs.registry)
 
@@ -108,6 +110,8 @@ def create_app(test_config=None):
             if c.strip()
         ),
     }
+    # the observer first: its clock starts before, and its after_request runs after, all else
+    install_request_observer(app, health_metrics.init_app(app), access_log=json_logs)
     _install_request_pipeline(app)
     # 414 / 431 in the envelope, before Flask parses anything (limits: http/limits.py)
     app.wsgi_app = RequestLimits(app.wsgi_app)
