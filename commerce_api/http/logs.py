@@ -8,6 +8,7 @@ so an error's traceback and the access line of its response are found together. 
 
 import json
 import logging
+import re
 import sys
 import time
 
@@ -43,6 +44,18 @@ class JsonFormatter(logging.Formatter):
 JsonFormatter.converter = time.gmtime
 
 
+class StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time of the record (not at setup)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value):
+        pass
+
+
 def configure_logging(config):
     """The root logger's level and format, set once per process (later apps reuse it)."""
     level = getattr(logging, str(config["LOG_LEVEL"]).upper(), logging.INFO)
@@ -53,17 +66,27 @@ def configure_logging(config):
     root.setLevel(level)
     if not any(isinstance(h.formatter, JsonFormatter) for h in root.handlers):
         for handler in list(root.handlers):
-            root.removeHandler(handler)
-        handler = logging.StreamHandler(sys.stderr)
+            if type(handler) is logging.StreamHandler:  # basicConfig's plain text one
+                root.removeHandler(handler)
+        handler = StderrHandler()
         handler.setFormatter(JsonFormatter())
         root.addHandler(handler)
     return True
 
 
+_TEMPLATES = {}
+
+
 def route_of():
-    """The route template of the request (``/api/products/<sku>``), not its path."""
+    """The route template of the request as the API document writes it
+    (``/api/products/{sku}``), not its path: a bounded set of label values."""
     rule = request.url_rule
-    return rule.rule if rule is not None else "<unmatched>"
+    if rule is None:
+        return "<unmatched>"
+    template = _TEMPLATES.get(rule.rule)
+    if template is None:
+        template = _TEMPLATES[rule.rule] = re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule)
+    return template
 
 
 def install_request_observer(app, metrics, access_log):
