@@ -125,7 +125,7 @@ def restore_sqlite(backup, target):
 
 
 def register(cli):
-    @cli.command("backup")
+    @cli.command("backup", with_appcontext=False)  # never opens the database for writing
     @click.option("--to", "target", required=True, type=click.Path(dir_okay=False))
     @click.option("--json", "as_json", is_flag=True)
     def backup_command(target, as_json):
@@ -140,7 +140,7 @@ def register(cli):
         payload = {"source": source, "backup": target, "bytes": size}
         emit(payload, as_json, f"backed up {source} to {target} ({size} bytes)")
 
-    @cli.command("restore")
+    @cli.command("restore", with_appcontext=False)
     @click.option("--from", "backup", required=True, type=click.Path(exists=True, dir_okay=False))
     @click.option("--json", "as_json", is_flag=True)
     def restore_command(backup, as_json):

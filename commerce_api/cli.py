@@ -172,7 +172,8 @@ def keys_revoke(key_id, as_json):
     emit_json(serialize_key(key)) if as_json else click.echo(f"revoked {key_id}")
 
 
-@cli.command("serve")
+# no app in the master: each gunicorn process builds its own (after the metrics folder is set)
+@cli.command("serve", with_appcontext=False)
 @click.option("--bind", default="127.0.0.1:8000", show_default=True)
 @click.option("--workers", type=int, default=2, show_default=True)
 @click.option(
