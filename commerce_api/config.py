@@ -168,8 +168,15 @@ def check_drivers(config):
         url = config.get(key)
         scheme = urlparse(url).scheme if url else ""
         module, extra = _DRIVERS.get(scheme, (None, None))
-        if module and importlib.util.find_spec(module) is None:
+        if module and not _installed(module):
             raise ConfigError(
                 f"COMMERCE_{key} is a {scheme}:// URL but its driver ({module}) is not"
                 f" installed: pip install 'commerce-api[{extra}]'"
             )
+
+
+def _installed(module):
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # blocked (sys.modules[name] = None) or broken
+        return False

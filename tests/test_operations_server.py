@@ -205,3 +205,51 @@ def test_a_backup_taken_while_a_writer_runs_restores_consistent(
     assert stock_rows == len(skus) and adjustments >= 1
     listed = run_cli(["keys", "list", "--tenant", headers["X-Tenant-ID"], "--json"], restored_env)
     assert listed.returncode == 0, listed.stderr
+
+
+# The drivers are extras -------------------------------------------------------------------
+
+WITHOUT_DRIVERS = """
+import sys
+sys.modules["psycopg2"] = None  # as if the postgres and redis extras were not installed
+sys.modules["redis"] = None
+from commerce_api.cli import main
+sys.argv = ["commerce-api", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("setting", "url", "extra"),
+    [
+        ("DATABASE_URL", "postgresql://u@127.0.0.1:1/x", "postgres"),
+        ("REDIS_URL", "redis://127.0.0.1:1/0", "redis"),
+    ],
+)
+def test_a_url_without_its_driver_says_which_extra_to_install(tmp_path, setting, url, extra):
+    env = {**process_env(f"sqlite:///{tmp_path}/db.sqlite"), f"COMMERCE_{setting}": url}
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_DRIVERS, "keys", "list", "--tenant", "t"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"commerce-api[{extra}]" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_sqlite_needs_neither_driver(tmp_path):
+    env = process_env(f"sqlite:///{tmp_path}/db.sqlite")
+    for args in (["init-db"], ["tenants", "create", "--name", "N", "--json"]):
+        done = subprocess.run(
+            [sys.executable, "-c", WITHOUT_DRIVERS, *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
