@@ -53,26 +53,34 @@ def _check(path):
     return result, schema is not None
 
 
-def backup_sqlite(source, target):
-    """Copy ``source`` to ``target`` (a self-contained file, rollback journal mode)."""
+@contextlib.contextmanager
+def _copy_beside(source, target, journal_mode):
+    """Copy ``source`` (one snapshot) to a temporary file in ``target``'s folder; yields
+    its path for the caller to move into place, and removes it if that does not happen."""
     folder = os.path.dirname(target) or "."
-    fd, partial = tempfile.mkstemp(prefix=".backup-", suffix=".db", dir=folder)
+    os.makedirs(folder, exist_ok=True)
+    fd, partial = tempfile.mkstemp(prefix=".copy-", suffix=".db", dir=folder)
     os.close(fd)
     try:
         src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
         dst = sqlite3.connect(partial)
         try:
             src.execute("PRAGMA busy_timeout = 15000")
-            src.backup(dst)  # pages=-1: one step, one snapshot
-            dst.execute("PRAGMA journal_mode = DELETE")  # no -wal beside the copy
+            src.backup(dst)  # pages=-1: one step, one snapshot; writers go on under WAL
+            dst.execute(f"PRAGMA journal_mode = {journal_mode}")
         finally:
             dst.close()
             src.close()
-        os.replace(partial, target)
-    except BaseException:
+        yield partial
+    finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(partial)
-        raise
+
+
+def backup_sqlite(source, target):
+    """Copy ``source`` to ``target`` as one self-contained file (no ``-wal`` beside it)."""
+    with _copy_beside(source, target, "DELETE") as partial:
+        os.replace(partial, target)
     return os.path.getsize(target)
 
 
@@ -99,28 +107,11 @@ def sole_access(path):
 
 def restore_sqlite(backup, target):
     """Replace ``target`` with a copy of ``backup``; nobody may have ``target`` open."""
-    folder = os.path.dirname(target) or "."
-    os.makedirs(folder, exist_ok=True)
-    fd, partial = tempfile.mkstemp(prefix=".restore-", suffix=".db", dir=folder)
-    os.close(fd)
-    try:
-        src = sqlite3.connect(f"file:{backup}?mode=ro", uri=True)
-        dst = sqlite3.connect(partial)
-        try:
-            src.backup(dst)
-            dst.execute("PRAGMA journal_mode = WAL")
-        finally:
-            dst.close()
-            src.close()
-        with sole_access(target):
-            for leftover in (target + "-wal", target + "-shm"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(leftover)  # the old database's log: not the restored one's
-            os.replace(partial, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(partial)
-        raise
+    with _copy_beside(backup, target, "WAL") as partial, sole_access(target):
+        for leftover in (target + "-wal", target + "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leftover)  # the old database's log: not the restored one's
+        os.replace(partial, target)
     return os.path.getsize(target)
 
 

@@ -18,9 +18,10 @@ from .servers import ROOT, free_port, gunicorn_server, process_env, start_comman
 from .test_operations import FLEET_SERIES, REQUEST_SERIES, check_fleet, scrape, seed_fleet
 
 
-def run_cli(args, env, cwd=ROOT):
+def run_cli(args, env, cwd=ROOT, program=("-m", "commerce_api.cli")):
+    """``commerce-api <args>`` (or ``python <program> <args>``), its output captured."""
     return subprocess.run(
-        [sys.executable, "-m", "commerce_api.cli", *args],
+        [sys.executable, *program, *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -228,14 +229,7 @@ main()
 )
 def test_a_url_without_its_driver_says_which_extra_to_install(tmp_path, setting, url, extra):
     env = {**process_env(f"sqlite:///{tmp_path}/db.sqlite"), f"COMMERCE_{setting}": url}
-    done = subprocess.run(
-        [sys.executable, "-c", WITHOUT_DRIVERS, "keys", "list", "--tenant", "t"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_cli(["keys", "list", "--tenant", "t"], env, program=("-c", WITHOUT_DRIVERS))
     assert done.returncode == 2, done.stderr
     assert f"commerce-api[{extra}]" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
@@ -244,12 +238,5 @@ def test_a_url_without_its_driver_says_which_extra_to_install(tmp_path, setting,
 def test_sqlite_needs_neither_driver(tmp_path):
     env = process_env(f"sqlite:///{tmp_path}/db.sqlite")
     for args in (["init-db"], ["tenants", "create", "--name", "N", "--json"]):
-        done = subprocess.run(
-            [sys.executable, "-c", WITHOUT_DRIVERS, *args],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        done = run_cli(args, env, program=("-c", WITHOUT_DRIVERS))
         assert done.returncode == 0, done.stderr
