@@ -58,6 +58,7 @@ class RequestMetrics:
             "Requests refused with 429 RATE_LIMITED.",
             [],
         )
+        self._series = {}
         self.registry = prometheus_client.CollectorRegistry(auto_describe=False)
         if self.multiprocess:
             multiprocess.MultiProcessCollector(self.registry)
@@ -66,8 +67,16 @@ class RequestMetrics:
         self.registry.register(FleetCollector(core))
 
     def observe(self, route, method, status, seconds, rate_limited):
-        self.requests.labels(route, method, status).inc()
-        self.latency.labels(route, method).observe(seconds)
+        # labels() builds and looks up its key on every call; the pair is kept per key
+        # (a bounded set: route templates x methods x statuses)
+        series = self._series.get((route, method, status))
+        if series is None:
+            series = self._series[route, method, status] = (
+                self.requests.labels(route, method, status),
+                self.latency.labels(route, method),
+            )
+        series[0].inc()
+        series[1].observe(seconds)
         if rate_limited:
             self.refusals.inc()
 
