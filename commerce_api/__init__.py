@@ -31,8 +31,8 @@ from .webhooks.routes import blp as webhooks
 API_DESCRIPTION = """A multi-tenant, multi-marketplace commerce API.
 
 Every endpoint except `GET /api/health` (liveness) and `GET /api/health/ready` (readiness)
-needs `Authorization: Bearer <API key or user JWT>` and `X-Tenant-ID: <tenant UUID>`. Every error has the shape
-`{"error": {"code": "...", "message": "...", "details": {}}}`.
+needs `Authorization: Bearer <API key or user JWT>` and `X-Tenant-ID: <tenant UUID>`.
+Every error has the shape `{"error": {"code": "...", "message": "...", "details": {}}}`.
 """
 
 
