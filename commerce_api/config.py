@@ -46,6 +46,9 @@ DEFAULTS = {
     "MARKETPLACE_DEADLINE_SECONDS": 10.0,  # wall clock of one outbound call, however it trickles
     "MARKETPLACE_BULK_DEADLINE_SECONDS": 30.0,  # wall clock of a whole bulk-shipment request
     "MARKETPLACE_TENANT_CONCURRENCY": 2,  # outbound calls of one tenant at once, per process
+    "MARKETPLACE_SLOT_WAIT_SECONDS": 600.0,  # how long background work waits for a tenant slot
+    "MARKETPLACE_CONNECTION_CONCURRENCY": 4,  # listing pushes in flight per connection
+    "MARKETPLACE_PUSH_POLL_INTERVAL": 0.2,  # seconds between looks for pending listings
     "COMPETITOR_MAX_AGE_SECONDS": 86400,  # older competitor offers are stale (pricing)
     "PRICING_CHUNK_SIZE": 500,  # SKUs per chunk of a repricing job (fixed queries per chunk)
     "WEBHOOK_ALLOW_PRIVATE_TARGETS": False,
@@ -88,6 +91,7 @@ _INT_KEYS = {
     "JOB_DEFAULT_TIMEOUT_SECONDS",
     "ORDER_PULL_INTERVAL_SECONDS",
     "MARKETPLACE_TENANT_CONCURRENCY",
+    "MARKETPLACE_CONNECTION_CONCURRENCY",
     "COMPETITOR_MAX_AGE_SECONDS",
     "PRICING_CHUNK_SIZE",
     "WEBHOOK_SEND_CONCURRENCY",
@@ -107,6 +111,8 @@ _FLOAT_KEYS = {
     "MARKETPLACE_READ_TIMEOUT",
     "MARKETPLACE_DEADLINE_SECONDS",
     "MARKETPLACE_BULK_DEADLINE_SECONDS",
+    "MARKETPLACE_SLOT_WAIT_SECONDS",
+    "MARKETPLACE_PUSH_POLL_INTERVAL",
     "WEBHOOK_TIMEOUT_SECONDS",
     "WEBHOOK_POLL_INTERVAL",
     "LLM_TIMEOUT_SECONDS",
