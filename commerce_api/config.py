@@ -49,6 +49,7 @@ DEFAULTS = {
     "MARKETPLACE_SLOT_WAIT_SECONDS": 600.0,  # how long background work waits for a tenant slot
     "MARKETPLACE_CONNECTION_CONCURRENCY": 4,  # listing pushes in flight per connection
     "MARKETPLACE_PUSH_POLL_INTERVAL": 0.2,  # seconds between looks for pending listings
+    "MARKETPLACE_LISTING_PUSH_SPACING_SECONDS": 0.6,  # a listing changing on is pushed this often
     "COMPETITOR_MAX_AGE_SECONDS": 86400,  # older competitor offers are stale (pricing)
     "PRICING_CHUNK_SIZE": 500,  # SKUs per chunk of a repricing job (fixed queries per chunk)
     "WEBHOOK_ALLOW_PRIVATE_TARGETS": False,
@@ -113,6 +114,7 @@ _FLOAT_KEYS = {
     "MARKETPLACE_BULK_DEADLINE_SECONDS",
     "MARKETPLACE_SLOT_WAIT_SECONDS",
     "MARKETPLACE_PUSH_POLL_INTERVAL",
+    "MARKETPLACE_LISTING_PUSH_SPACING_SECONDS",
     "WEBHOOK_TIMEOUT_SECONDS",
     "WEBHOOK_POLL_INTERVAL",
     "LLM_TIMEOUT_SECONDS",

@@ -45,6 +45,7 @@ from .registry import get_connector
 from .services import record_attempt
 
 BUSY_RETRY_AFTER = 2  # seconds, when the tenant's outbound calls are at their cap
+BY_SCOPE = object()  # ``slot_wait`` default: refuse while serving a request, else wait
 SESSION_POOL_SIZE = 16  # keep-alive sockets per connection and process
 
 
@@ -127,6 +128,7 @@ def call(
     sku: str | None = None,
     created_by: str | None = None,
     details: dict | None = None,
+    slot_wait: float | None | object = BY_SCOPE,
 ) -> Answer:
     """Run ``fn(connector)`` for ``connection`` through the gateway; returns an ``Answer``.
 
@@ -139,6 +141,9 @@ def call(
     ``retry_after`` when known; code ``TENANT_CONCURRENCY`` when an API request found the
     tenant at its cap, ``CONNECTION_DISABLED`` for a connection that is not active).
     Any other exception is a connector bug: recorded as ``failed``, then raised.
+
+    ``slot_wait``: seconds to wait for a tenant slot (None: refuse at once); by default
+    ``slot_wait_seconds()`` decides.
     """
     if db.transaction_depth() > 0:
         raise RuntimeError("A marketplace must not be called inside a database transaction")
@@ -171,7 +176,8 @@ def call(
     slot = contextlib.nullcontext()
     if connector.remote:  # the sandbox answers in-process: nothing leaves it
         cap = int(current_config()["MARKETPLACE_TENANT_CONCURRENCY"])
-        slot = tenant_slot(connection.tenant_id, cap, wait=slot_wait_seconds())
+        wait = slot_wait_seconds() if slot_wait is BY_SCOPE else slot_wait
+        slot = tenant_slot(connection.tenant_id, cap, wait=wait)
     try:
         with slot:
             started = time.monotonic()

@@ -3,13 +3,13 @@
 from ..db import write_transaction
 from ..errors import ApiError
 from ..ids import new_id
-from ..inventory.reservations import available_quantity
 from ..jobs.services import enqueue_job
 from ..products.models import Listing
 from ..products.services import find_product, locked_product
 from ..timeutil import now_ms
 from . import services
 from .calls import call_marketplace
+from .listing_sync import desired_quantity, fulfilled_by, own_available
 
 
 def request_sync(tenant_id, sku, marketplaces, created_by):
@@ -33,7 +33,7 @@ def _payload(product, listing, quantity):
     def number(value):
         return None if value is None else float(value)
 
-    return {
+    payload = {
         "sku": product["sku"],
         "title": product["title"],
         "description": product["description"],
@@ -45,8 +45,10 @@ def _payload(product, listing, quantity):
         "images": product["images"] or [],
         "price": number(listing.price) if listing is not None else None,
         "currency": listing.currency if listing is not None else None,
-        "quantity": quantity,
     }
+    if quantity is not None:  # None: fulfilled by the marketplace, which has the quantity
+        payload["quantity"] = quantity
+    return payload
 
 
 def _save_listing(tenant_id, product, marketplace, answer):
@@ -105,7 +107,11 @@ def sync_product(tenant_id, sku, marketplaces, created_by, heartbeat=None):
         listing = Listing.get_or_none(
             (Listing.product == product["id"]) & (Listing.marketplace == marketplace)
         )
-        payload = _payload(product, listing, available_quantity(tenant_id, sku))
+        quantity = None
+        if product["id"] not in fulfilled_by([product["id"]], marketplace):
+            available = own_available([product["id"]]).get(product["id"], 0)
+            quantity = desired_quantity(available, listing.stock_buffer if listing else 0)
+        payload = _payload(product, listing, quantity)
         try:
             answer, _ = call_marketplace(
                 connection,

@@ -12,7 +12,7 @@ from ..http.lists import (
     list_schema,
 )
 from ..http.schemas import BulkErrorSchema, StrictDecimal
-from .models import PRODUCT_STATUSES
+from .models import LISTING_STATUSES, PRODUCT_STATUSES, SYNC_STATUSES
 from .services import MAX_SEARCH_WORDS, PRODUCT_FIELDS, search_words
 
 # A SKU is a path segment (/api/products/:sku, /api/inventory/:sku): it may not be one of
@@ -134,11 +134,24 @@ class ProductFieldsArgsSchema(FieldsArgsSchema):
 class ListingSchema(ma.Schema):
     marketplace = ma.fields.String()
     external_id = ma.fields.String(allow_none=True)
-    price = ma.fields.Float(allow_none=True)
+    price = ma.fields.Float(allow_none=True, metadata={"description": "The desired price."})
     currency = ma.fields.String(allow_none=True)
-    quantity = ma.fields.Integer()
-    status = ma.fields.String()
+    quantity = ma.fields.Integer(
+        metadata={"description": "The quantity the marketplace last accepted."}
+    )
+    stock_buffer = ma.fields.Integer(
+        metadata={"description": "Units held back: the listing offers available stock minus this."}
+    )
+    status = ma.fields.String(validate=ma.validate.OneOf(LISTING_STATUSES))
+    sync_status = ma.fields.String(
+        validate=ma.validate.OneOf(SYNC_STATUSES),
+        metadata={
+            "description": "in_sync: the marketplace has the listing's state; pending: a "
+            "change is on its way; error: the marketplace refused the last push."
+        },
+    )
     last_synced_at = ma.fields.String(allow_none=True)
+    last_sync_error = ma.fields.String(allow_none=True)
 
 
 class ProductSchema(ma.Schema):
