@@ -2,9 +2,8 @@
 
 Two ways to change a listing's price, for the two kinds of caller:
 
-- ``set_listing_price`` (desired state): inside the caller's transaction the listing takes
-  the price and becomes ``pending``; the push service carries it to the marketplace
-  (``PATCH /api/products/:sku/listings/:marketplace``).
+- ``listings.update_listing`` (desired state, ``PATCH /api/products/:sku/listings/:m``):
+  the listing takes the price and becomes ``pending``; the push service carries it.
 - ``push_price`` then ``record_pushed_prices`` (a synchronous push, for an operation that
   must know the marketplace's answer: applying a recommendation, a repricing job with
   ``apply``): push through the gateway with no transaction open, then, in the caller's
@@ -15,9 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from ..db import db
-from ..products.listings import mark_listings_pending
 from ..products.models import Listing
-from ..timeutil import now_ms
 from .gateway import Answer, call
 
 
@@ -114,11 +111,3 @@ def record_pushed_prices(accepted: list[AcceptedPrice]) -> int:
         [(to_db(a.price), a.accepted_at, a.accepted_at, a.listing_id) for a in accepted],
     )
     return len(accepted)
-
-
-def set_listing_price(listing_id: str, price: Decimal, now: int | None = None) -> None:
-    """Inside the caller's transaction: the listing's desired price becomes ``price`` and
-    the listing ``pending`` (the push service pushes it)."""
-    now = now_ms() if now is None else now
-    Listing.update(price=price, updated_at=now).where(Listing.id == listing_id).execute()
-    mark_listings_pending(listing_ids=[listing_id], now=now)
