@@ -4,6 +4,7 @@ Nobody calls ``POST /sync`` after the listing exists: every change that alters w
 listing offers reaches the marketplace by itself (DESIGN 9).
 """
 
+import contextlib
 import time
 
 import pytest
@@ -43,12 +44,18 @@ def listing_of(client, headers, sku, marketplace="mirakl"):
 @pytest.fixture
 def shop(client, headers, tenant, database_url):
     """Two listed products on an http marketplace, and a worker process running."""
+    with running_shop(client, headers, tenant, database_url, **WORKER) as running:
+        yield running
+
+
+@contextlib.contextmanager
+def running_shop(client, headers, tenant, database_url, **worker_config):
     with ListingMarketplace() as marketplace:
         make_products(client, headers, "MUG-1", "TOWEL-1")
         warehouse = make_own_warehouse(tenant)
         stock_up(tenant, warehouse, {"MUG-1": 10, "TOWEL-1": 5})
         connection = connect(tenant, "mirakl", "http", base_url=marketplace.url)
-        worker = start_command(["worker"], database_url, **WORKER)
+        worker = start_command(["worker"], database_url, **worker_config)
         try:
             for sku in ("MUG-1", "TOWEL-1"):
                 response = client.post(f"/api/products/{sku}/sync", headers=headers)
@@ -185,3 +192,50 @@ def test_a_rejected_push_shows_error_and_the_next_change_pushes_again(
     assert _settles(client, headers, marketplace, "TOWEL-1")
     assert marketplace.last_quantity("TOWEL-1") == 4
     assert listing_of(client, headers, "TOWEL-1")["last_sync_error"] is None
+
+
+def test_a_disabled_or_deleted_connection_is_neither_pulled_nor_pushed(
+    client, headers, tenant, database_url
+):
+    config = {**WORKER, "ORDER_PULL_INTERVAL_SECONDS": 1}
+    with running_shop(client, headers, tenant, database_url, **config) as shop:
+        marketplace, warehouse = shop["marketplace"], shop["warehouse"]
+        url = f"/api/marketplaces/{shop['connection'].id}"
+        pulls = lambda: marketplace.other.count(("GET", "/orders"))  # noqa: E731
+        assert marketplace.wait_for(lambda: pulls() >= 1)  # pulled while active
+
+        response = client.patch(url, json={"status": "disabled"}, headers=headers)
+        assert response.status_code == 200 and response.get_json()["data"]["status"] == "disabled"
+        time.sleep(1.5)  # a pull or push under way when it was disabled ends meanwhile
+        pulled, pushed = pulls(), len(marketplace.pushes)
+        client.put(
+            "/api/inventory/MUG-1",
+            json={"warehouse_id": warehouse, "quantity": 33, "reason": "cycle_count"},
+            headers=headers,
+        )
+        time.sleep(3)  # three pull intervals
+        assert (pulls(), len(marketplace.pushes)) == (pulled, pushed)
+        assert listing_of(client, headers, "MUG-1")["sync_status"] == "pending"
+
+        # active again: the listing that waited is pushed, and pulls resume
+        response = client.patch(url, json={"status": "active"}, headers=headers)
+        assert response.status_code == 200
+        assert _settles(client, headers, marketplace, "MUG-1")
+        assert marketplace.last_quantity("MUG-1") == 33
+        assert marketplace.wait_for(lambda: pulls() > pulled)
+
+        # deleted: the same, and the listing and its history stay
+        assert client.delete(url, headers=headers).status_code == 204
+        time.sleep(1.5)
+        pulled, pushed = pulls(), len(marketplace.pushes)
+        client.put(
+            "/api/inventory/MUG-1",
+            json={"warehouse_id": warehouse, "quantity": 44, "reason": "cycle_count"},
+            headers=headers,
+        )
+        time.sleep(3)
+        assert (pulls(), len(marketplace.pushes)) == (pulled, pushed)
+        listing = listing_of(client, headers, "MUG-1")
+        assert (listing["sync_status"], listing["quantity"]) == ("pending", 33)
+        response = client.get("/api/marketplaces/sync-history?sku=MUG-1", headers=headers)
+        assert response.get_json()["data"]  # the history stays
