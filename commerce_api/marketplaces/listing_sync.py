@@ -336,7 +336,8 @@ def record(outcomes, spacing_ms, now=None):
     """
     now = now_ms() if now is None else now
     landed = 0
-    for outcome in outcomes:
+    # in listing id order, as mark_listings_pending locks them (no deadlock on PostgreSQL)
+    for outcome in sorted(outcomes, key=lambda o: o.listing.id):
         item = outcome.listing
         if outcome.status == "accepted":
             answer = outcome.answer or {}
@@ -396,13 +397,3 @@ def _failures(listing_id):
         f"SELECT push_failures FROM listing WHERE id = {db.param}", (listing_id,)
     ).fetchone()
     return row[0] if row else 0
-
-
-def release(listings):
-    """Give leased listings back untouched (the connection went away before the push)."""
-    for item in listings:
-        db.execute_sql(
-            "UPDATE listing SET lease_until = NULL, lease_token = NULL, pushing_version = NULL"
-            f" WHERE id = {db.param} AND lease_token = {db.param}",
-            (item.id, item.token),
-        )

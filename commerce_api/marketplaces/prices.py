@@ -106,8 +106,8 @@ def record_pushed_prices(accepted: list[AcceptedPrice]) -> int:
             f' "updated_at" = {p}, "version" = "version" + 1 WHERE "id" = {p}'
         )
     to_db = Listing.price.db_value
+    ordered = sorted(accepted, key=lambda a: a.listing_id)  # the listings' lock order
     db.cursor().executemany(
-        sql,
-        [(to_db(a.price), a.accepted_at, a.accepted_at, a.listing_id) for a in accepted],
+        sql, [(to_db(a.price), a.accepted_at, a.accepted_at, a.listing_id) for a in ordered]
     )
     return len(accepted)
