@@ -16,10 +16,7 @@ from decimal import Decimal
 from ..db import db
 from ..products.models import Listing
 from .gateway import Answer, call
-
-
-def _number(value):
-    return None if value is None else float(value)
+from .listing_sync import wire_body
 
 
 def price_payload(product, listing, price):
@@ -29,20 +26,13 @@ def price_payload(product, listing, price):
     (a listed-products row holds both). ``quantity`` is the listing's last synced
     quantity: a price push does not resend stock.
     """
-    return {
-        "sku": product["sku"],
-        "title": product["title"],
-        "description": product["description"],
-        "status": product["status"],
-        "gtin": product["gtin"],
-        "category": product["category"],
-        "cost_price": _number(product["cost_price"]),
-        "weight_kg": _number(product["weight_kg"]),
-        "images": product["images"] or [],
-        "price": float(price),
-        "currency": listing["currency"],
-        "quantity": listing["quantity"],
-    }
+    return wire_body(
+        product,
+        status=product["status"],
+        price=price,
+        currency=listing["currency"],
+        quantity=listing["quantity"],
+    )
 
 
 def push_price(
