@@ -28,6 +28,7 @@ LAYERS = (
             "crypto",
             "filelock",
             "checkpoint",
+            "sendloop",
         ),
     ),
     ("auth", ("auth",)),
