@@ -177,11 +177,11 @@ def burst_case(marketplace, tenant_id, warehouse, sku):
 
 
 def drain_case(args, marketplace, big_tenant, small):
-    from commerce_api.db import db
+    from commerce_api.db import db, write_transaction
     from commerce_api.products.listings import mark_listings_pending
     from commerce_api.products.models import Listing
 
-    with db.connection_context(), db.atomic():
+    with db.connection_context(), write_transaction():
         ids = [row.id for row in Listing.select(Listing.id).where(Listing.tenant == big_tenant)]
         mark_listings_pending(listing_ids=ids)
     started = time.time()
