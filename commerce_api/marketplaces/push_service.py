@@ -94,6 +94,25 @@ class PushService(SendLoop):
         busy = bool(done)
         if not claim or self.in_flight() >= self.threads:
             return busy
+        try:
+            claimed = self._claim(pool)
+        except Exception:
+            # a busy database, a lost connection: the loop goes on (a claim that failed
+            # took nothing; one that committed is pushed, or its lease runs out)
+            log.exception("listing push: looking for or claiming pending listings failed")
+            self._failures += 1
+            if self._failures >= MAX_CONSECUTIVE_FAILURES:
+                raise
+            self._due = []
+            time.sleep(min(1.0, self.poll_interval * 5))
+            return True
+        self._failures = 0
+        return busy or claimed
+
+    def _claim(self, pool):
+        """Claim due listings, connections in turn, and submit their pushes; True when
+        some were claimed."""
+        busy = False
         now = now_ms()
         if not self._due or time.monotonic() >= self._next_lookup:
             # which connections have work: looked up once per poll interval, not per push
