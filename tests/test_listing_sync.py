@@ -329,3 +329,21 @@ def test_a_cancelled_order_gives_its_stock_back_to_the_listing(
     push_pending(app)
     assert marketplace.last_quantity("MUG-1") == 10
     assert listing_json(client, headers)["sync_status"] == "in_sync"
+
+
+def test_the_push_loop_survives_a_failed_claim(
+    app, client, headers, listed, marketplace, monkeypatch
+):
+    set_stock(client, headers, listed["warehouse"], 5)
+    real_claim, calls = listing_sync.claim, []
+
+    def flaky_claim(*args):
+        calls.append(args)
+        if len(calls) == 1:
+            raise RuntimeError("database is busy")
+        return real_claim(*args)
+
+    monkeypatch.setattr(listing_sync, "claim", flaky_claim)
+    push_pending(app)
+    assert len(calls) >= 2 and marketplace.last_quantity("MUG-1") == 5
+    assert Listing.get().sync_status == "in_sync"
