@@ -41,6 +41,8 @@ from common import (  # noqa: E402
 
 from tests.listing_marketplace import ListingMarketplace  # noqa: E402
 
+wait_for = ListingMarketplace.wait_for
+
 BAR_P99_SECONDS = 2.0
 BAR_BURST_PUSHES = 20
 
@@ -119,15 +121,6 @@ def set_stock(tenant_id, warehouse, sku, quantity):
             "bench",
         )
     return time.time()
-
-
-def wait_for(predicate, timeout, interval=0.005):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()
 
 
 def latency_case(args, marketplace, tenant_id, warehouse, skus):

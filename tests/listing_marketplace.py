@@ -103,11 +103,12 @@ class ListingMarketplace(LocalHTTPServer):
         pushes = self.pushes_of(sku)
         return pushes[-1]["body"].get("quantity") if pushes else None
 
-    def wait_for(self, predicate, timeout=20.0):
+    @staticmethod
+    def wait_for(predicate, timeout=20.0, interval=0.05):
         """Poll ``predicate()`` until it is true; returns it (False at the time-out)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if predicate():
                 return True
-            time.sleep(0.05)
+            time.sleep(interval)
         return predicate()
