@@ -46,6 +46,9 @@ DEFAULTS = {
     "MARKETPLACE_DEADLINE_SECONDS": 10.0,  # wall clock of one outbound call, however it trickles
     "MARKETPLACE_BULK_DEADLINE_SECONDS": 30.0,  # wall clock of a whole bulk-shipment request
     "MARKETPLACE_TENANT_CONCURRENCY": 2,  # outbound calls of one tenant at once, per process
+    # a shipment, cancellation or price apply holds its order/recommendation this long at
+    # most (always at least the marketplace deadline plus a second): a crash frees it
+    "CLAIM_LEASE_SECONDS": 30.0,
     "COMPETITOR_MAX_AGE_SECONDS": 86400,  # older competitor offers are stale (pricing)
     "PRICING_CHUNK_SIZE": 500,  # SKUs per chunk of a repricing job (fixed queries per chunk)
     "WEBHOOK_ALLOW_PRIVATE_TARGETS": False,
@@ -107,6 +110,7 @@ _FLOAT_KEYS = {
     "MARKETPLACE_READ_TIMEOUT",
     "MARKETPLACE_DEADLINE_SECONDS",
     "MARKETPLACE_BULK_DEADLINE_SECONDS",
+    "CLAIM_LEASE_SECONDS",
     "WEBHOOK_TIMEOUT_SECONDS",
     "WEBHOOK_POLL_INTERVAL",
     "LLM_TIMEOUT_SECONDS",

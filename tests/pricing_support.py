@@ -1,6 +1,7 @@
 """Helpers of the pricing tests: a marketplace adapter on 127.0.0.1, listings, offers, jobs."""
 
 import json
+import threading
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlparse
@@ -31,12 +32,18 @@ HOUR_MS = 3_600_000
 
 class FakeMarketplace(LocalHTTPServer):
     """A marketplace adapter: ``offers[sku]`` answers GET /competitor-prices, ``modes[key]``
-    (``products``, ``competitor-prices``) picks accept, reject, busy, error or garbage."""
+    (``products``, ``competitor-prices``, ``shipment``) picks accept, reject, busy, error or
+    garbage; ``busy_times[key]`` answers that many 429s first. Every answer waits ``delay``
+    seconds (cut short by ``close``); ``accepted[sku]`` is the last price it accepted."""
 
     def __init__(self):
         self.modes = {}
         self.offers = {}
         self.requests = []
+        self.delay = 0.0
+        self.busy_times = {}
+        self.accepted = {}
+        self.closing = threading.Event()
         self.raw_prices = None  # a raw "prices" value to answer instead of ``offers``
         outer = self
 
@@ -67,11 +74,19 @@ class FakeMarketplace(LocalHTTPServer):
                         "method": self.command,
                         "path": parsed.path,
                         "query": query,
+                        "headers": dict(self.headers),
                         "body": json.loads(raw) if raw else None,
                     }
                 )
                 key = "products" if parsed.path.startswith("/products/") else parsed.path[1:]
+                if parsed.path.startswith("/orders/"):
+                    key = parsed.path.rsplit("/", 1)[-1]  # shipment, cancellation
+                if outer.delay:
+                    outer.closing.wait(outer.delay)
                 mode = outer.modes.get(key, "accept")
+                if outer.busy_times.get(key):
+                    outer.busy_times[key] -= 1
+                    mode = "busy"
                 if mode == "reject":
                     error = {"code": "PRICE_TOO_LOW", "message": "Below the allowed minimum."}
                     return self._answer(422, {"error": error})
@@ -81,8 +96,14 @@ class FakeMarketplace(LocalHTTPServer):
                     return self._answer(500, {"error": {"code": "OOPS", "message": "Down."}})
                 if mode == "garbage":
                     return self._answer(200, raw=b"<html>maintenance</html>")
+                if key == "shipment":
+                    return self._answer(200, {"confirmation_id": f"CONF-{len(outer.requests)}"})
+                if key == "cancellation":
+                    return self._answer(200, {"status": "approved"})
                 if key == "products":
                     body = json.loads(raw)
+                    if body["price"] is not None:
+                        outer.accepted[body["sku"]] = body["price"]
                     return self._answer(
                         200,
                         {
@@ -111,6 +132,13 @@ class FakeMarketplace(LocalHTTPServer):
 
     def pushes(self):
         return [r for r in self.requests if r["method"] == "PUT"]
+
+    def shipments(self):
+        return [r for r in self.requests if r["path"].endswith("/shipment")]
+
+    def close(self):
+        self.closing.set()
+        super().close()
 
 
 @pytest.fixture

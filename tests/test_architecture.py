@@ -28,6 +28,7 @@ LAYERS = (
             "crypto",
             "filelock",
             "checkpoint",
+            "claims",
         ),
     ),
     ("auth", ("auth",)),

@@ -135,8 +135,10 @@ class CheckedConnector:
     def push_product(self, product):
         return check_listing(self._connector.push_product(product), "push_product")
 
-    def push_price(self, product):
-        return check_listing(self._connector.push_price(product), "push_price")
+    def push_price(self, product, idempotency_key=None):
+        return check_listing(
+            self._connector.push_price(product, idempotency_key=idempotency_key), "push_price"
+        )
 
     def fetch_orders(self, cursor):
         return check_order_page(self._connector.fetch_orders(cursor))

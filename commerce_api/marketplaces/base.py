@@ -74,9 +74,10 @@ class Connector(ABC):
     def fetch_orders(self, cursor):
         """New and changed orders after ``cursor`` (None: from the beginning): an OrderPage."""
 
-    def push_price(self, product):
+    def push_price(self, product, idempotency_key=None):
         """Set the listing's price: ``product`` is the ``push_product`` payload carrying the
-        new ``price``; returns what ``push_product`` returns."""
+        new ``price``; returns what ``push_product`` returns. ``idempotency_key`` names the
+        operation (a recommendation), so a retried push is recognised."""
         return self.push_product(product)
 
     @abstractmethod

@@ -135,11 +135,12 @@ class HttpConnector(Connector):
 
     # the interface ------------------------------------------------------------------------
 
-    def push_product(self, product):
+    def push_product(self, product, idempotency_key=None):
         answer = self._request(
             "PUT",
             "/products/" + quote(product["sku"], safe=""),
             body=product,
+            idempotency_key=idempotency_key,
         )
         external_id = answer.get("external_id")
         if not isinstance(external_id, str) or not external_id:
@@ -209,9 +210,9 @@ class HttpConnector(Connector):
             raise MarketplaceUnavailable("The answer has no items list.", code="INVALID_RESPONSE")
         return [item for item in items if isinstance(item, dict)]
 
-    def push_price(self, product):
+    def push_price(self, product, idempotency_key=None):
         # the listing shape of push_product with the new price (docs/connector-http.md)
-        return self.push_product(product)
+        return self.push_product(product, idempotency_key=idempotency_key)
 
     def fetch_competitor_prices(self, skus):
         skus = list(skus)

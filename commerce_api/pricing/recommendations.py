@@ -1,5 +1,6 @@
 """Price recommendations: read, list, apply (synchronous price push), dismiss."""
 
+from ..claims import claimed
 from ..db import for_update, write_transaction
 from ..errors import ApiError
 from ..events import emit
@@ -206,15 +207,7 @@ def _listing_or_409(tenant_id, row, lock=False):
     return product
 
 
-def apply_recommendation(tenant_id, recommendation_id, created_by):
-    """Push the recommended price to the marketplace, then set the listing's price.
-
-    The push is synchronous and made with no transaction open; a rejection (422) or an
-    unreachable marketplace (503) changes nothing but the product's sync history.
-    """
-    row = _recommendation_of(tenant_id, recommendation_id)
-    _check_pending(row)
-    product = _listing_or_409(tenant_id, row)
+def require_connection_of(tenant_id, row):
     connection = connection_for(tenant_id, row["marketplace"])
     if connection is None:
         raise ApiError(
@@ -222,21 +215,56 @@ def apply_recommendation(tenant_id, recommendation_id, created_by):
             f"The marketplace {row['marketplace']} is not connected for this tenant.",
             details={"marketplace": row["marketplace"], "recommendation_id": row["id"]},
         )
+    return connection
+
+
+def apply_recommendation(tenant_id, recommendation_id, created_by):
+    """Claim the recommendation, push its price to the marketplace, then record it applied.
+
+    A concurrent apply gets 409 ``CONCURRENT_UPDATE`` and causes no push. The push is
+    synchronous and made with no transaction open; a rejection (422) or an unreachable
+    marketplace (503) changes nothing but the product's sync history.
+    """
+    _check_pending(_recommendation_of(tenant_id, recommendation_id))
+    with claimed(tenant_id, recommendation_id, APPLY) as claim:
+        # read again under the claim: an apply that finished just before has applied it
+        row = _recommendation_of(tenant_id, recommendation_id)
+        _check_pending(row)
+        product = _listing_or_409(tenant_id, row)
+        connection = require_connection_of(tenant_id, row)
+        return push_recommendation(tenant_id, row, product, connection, claim, created_by)
+
+
+APPLY = "apply_recommendation"  # the claim's operation
+
+
+def push_recommendation(tenant_id, row, product, connection, claim, created_by, details=None):
+    """Push the recommended price (``Idempotency-Key``: the recommendation's id, so a
+    retried push is recognised), then record the outcome; the caller holds ``claim``.
+
+    Raises the ApiError of ``call_marketplace`` when the push fails.
+    """
     payload = price_payload(product, product, row["recommended_price"])
     call_marketplace(
         connection,
         "push_price",
-        lambda connector: connector.push_price(payload),
+        lambda connector: connector.push_price(payload, idempotency_key=row["id"]),
         resource_type="product",
         resource_id=product["id"],
         sku=row["sku"],
         created_by=created_by,
-        details={"recommendation_id": row["id"], "price": payload["price"]},
+        details={"recommendation_id": row["id"], "price": payload["price"], **(details or {})},
     )
+    return record_applied(tenant_id, row["id"], claim)
+
+
+def record_applied(tenant_id, recommendation_id, claim):
+    """The marketplace accepted the price: the listing takes it, the recommendation is
+    applied as of now, and the claim is released, in one transaction."""
     now = now_ms()
     with write_transaction():
         row = _recommendation_of(tenant_id, recommendation_id, lock=True)
-        if row["status"] == "applied":  # applied by a concurrent request meanwhile
+        if row["status"] == "applied":  # applied by another holder once our lease ran out
             _check_pending(row)
         product = _listing_or_409(tenant_id, row, lock=True)
         Listing.update(price=row["recommended_price"], last_synced_at=now, updated_at=now).where(
@@ -250,6 +278,7 @@ def apply_recommendation(tenant_id, recommendation_id, created_by):
         row.update(status="applied", applied_at=now, updated_at=now, dismissed_at=None)
         body = serialize_recommendation(row)
         emit(tenant_id, "pricing.recommendation.applied", "recommendation", row["id"], body)
+        claim.release()
     return body
 
 
