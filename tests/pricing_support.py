@@ -42,6 +42,7 @@ class FakeMarketplace(LocalHTTPServer):
         self.requests = []
         self.delay = 0.0
         self.busy_times = {}
+        self.retry_after = "7"  # the Retry-After of a busy answer
         self.accepted = {}
         self.closing = threading.Event()
         self.raw_prices = None  # a raw "prices" value to answer instead of ``offers``
@@ -91,7 +92,7 @@ class FakeMarketplace(LocalHTTPServer):
                     error = {"code": "PRICE_TOO_LOW", "message": "Below the allowed minimum."}
                     return self._answer(422, {"error": error})
                 if mode == "busy":
-                    return self._answer(429, {}, headers={"Retry-After": "7"})
+                    return self._answer(429, {}, headers={"Retry-After": outer.retry_after})
                 if mode == "error":
                     return self._answer(500, {"error": {"code": "OOPS", "message": "Down."}})
                 if mode == "garbage":
