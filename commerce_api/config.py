@@ -49,6 +49,10 @@ DEFAULTS = {
     # a shipment, cancellation or price apply holds its order/recommendation this long at
     # most (always at least the marketplace deadline plus a second): a crash frees it
     "CLAIM_LEASE_SECONDS": 30.0,
+    "MARKETPLACE_SLOT_WAIT_SECONDS": 600.0,  # how long background work waits for a tenant slot
+    "MARKETPLACE_CONNECTION_CONCURRENCY": 4,  # listing pushes in flight per connection
+    "MARKETPLACE_PUSH_POLL_INTERVAL": 0.2,  # seconds between looks for pending listings
+    "MARKETPLACE_LISTING_PUSH_SPACING_SECONDS": 0.6,  # a listing changing on is pushed this often
     "COMPETITOR_MAX_AGE_SECONDS": 86400,  # older competitor offers are stale (pricing)
     "PRICING_CHUNK_SIZE": 500,  # SKUs per chunk of a repricing job (fixed queries per chunk)
     "WEBHOOK_ALLOW_PRIVATE_TARGETS": False,
@@ -91,6 +95,7 @@ _INT_KEYS = {
     "JOB_DEFAULT_TIMEOUT_SECONDS",
     "ORDER_PULL_INTERVAL_SECONDS",
     "MARKETPLACE_TENANT_CONCURRENCY",
+    "MARKETPLACE_CONNECTION_CONCURRENCY",
     "COMPETITOR_MAX_AGE_SECONDS",
     "PRICING_CHUNK_SIZE",
     "WEBHOOK_SEND_CONCURRENCY",
@@ -111,6 +116,9 @@ _FLOAT_KEYS = {
     "MARKETPLACE_DEADLINE_SECONDS",
     "MARKETPLACE_BULK_DEADLINE_SECONDS",
     "CLAIM_LEASE_SECONDS",
+    "MARKETPLACE_SLOT_WAIT_SECONDS",
+    "MARKETPLACE_PUSH_POLL_INTERVAL",
+    "MARKETPLACE_LISTING_PUSH_SPACING_SECONDS",
     "WEBHOOK_TIMEOUT_SECONDS",
     "WEBHOOK_POLL_INTERVAL",
     "LLM_TIMEOUT_SECONDS",

@@ -20,6 +20,7 @@ EVENT_TYPES = (
     "ai_job.failed",
     "pricing.recommendation.created",
     "pricing.recommendation.applied",
+    "listing.sync_failed",
 )
 
 

@@ -70,9 +70,7 @@ class HttpConnector(Connector):
         try:
             with (
                 netguard.time_limit(deadline) as expired,
-                netguard.request(
-                    method, url, allow_private=self.connection.allow_private, **kwargs
-                ) as response,
+                self._send(method, url, kwargs) as response,
             ):
                 raw = self._read(response)
                 status = response.status_code
@@ -106,6 +104,15 @@ class HttpConnector(Connector):
                 message, code=code, details=details, retry_after=_retry_after(retry_after)
             )
         raise MarketplaceRejection(message, code=code, details=details)
+
+    def _send(self, method, url, kwargs):
+        """The request through the connection's keep-alive pool (``gateway.session_for``),
+        or a Session of its own; netguard checks the address either way."""
+        if self.session is None:
+            return netguard.request(
+                method, url, allow_private=self.connection.allow_private, **kwargs
+            )
+        return self.session.request(method, url, **kwargs)
 
     @staticmethod
     def _read(response):

@@ -125,7 +125,10 @@ class ListingAnswerSchema(ma.Schema):
         allow_none=True,
         validate=ma.validate.Regexp(r"^[A-Z]{3}\Z", error="A 3-letter code."),
     )
-    quantity = StrictInteger(load_default=0, validate=ma.validate.Range(min=0, max=MAX_QUANTITY))
+    # None: the push carried no quantity (a listing fulfilled by the marketplace)
+    quantity = StrictInteger(
+        load_default=0, allow_none=True, validate=ma.validate.Range(min=0, max=MAX_QUANTITY)
+    )
 
 
 class InventoryItemSchema(ma.Schema):

@@ -4,7 +4,9 @@ from ..claims import claimed
 from ..db import for_update, write_transaction
 from ..errors import ApiError
 from ..events import emit
-from ..marketplaces.calls import call_marketplace
+from ..marketplaces.base import ConnectorError
+from ..marketplaces.calls import api_error
+from ..marketplaces.prices import AcceptedPrice, push_price, record_pushed_prices
 from ..marketplaces.services import connection_for
 from ..pagination import paginate
 from ..products.models import Listing, Product
@@ -12,6 +14,8 @@ from ..timeutil import format_ms, now_ms
 from ..totals import maintained
 from .bulk import PreparedIn
 from .models import Recommendation
+
+APPLY = "apply_recommendation"  # the operation of a recommendation's claim
 
 RECOMMENDATION_FIELDS = (
     "id",
@@ -60,27 +64,6 @@ def serialize_recommendation(row):
         "created_at": format_ms(get("created_at")),
         "applied_at": format_ms(get("applied_at")),
         "dismissed_at": format_ms(get("dismissed_at")),
-    }
-
-
-def price_payload(product, listing, price):
-    """The ``push_product`` payload (docs/connector-http.md) with the new ``price``.
-
-    ``quantity`` is the listing's last synced quantity: a price push does not resend stock.
-    """
-    return {
-        "sku": product["sku"],
-        "title": product["title"],
-        "description": product["description"],
-        "status": product["status"],
-        "gtin": product["gtin"],
-        "category": product["category"],
-        "cost_price": _number(product["cost_price"]),
-        "weight_kg": _number(product["weight_kg"]),
-        "images": product["images"] or [],
-        "price": float(price),
-        "currency": listing["currency"],
-        "quantity": listing["quantity"],
     }
 
 
@@ -235,26 +218,24 @@ def apply_recommendation(tenant_id, recommendation_id, created_by):
         return push_recommendation(tenant_id, row, product, connection, claim, created_by)
 
 
-APPLY = "apply_recommendation"  # the claim's operation
-
-
 def push_recommendation(tenant_id, row, product, connection, claim, created_by, details=None):
     """Push the recommended price (``Idempotency-Key``: the recommendation's id, so a
     retried push is recognised), then record the outcome; the caller holds ``claim``.
 
-    Raises the ApiError of ``call_marketplace`` when the push fails.
+    Raises the API's error (422 ``MARKETPLACE_REJECTION``, 503 ``MARKETPLACE_UNAVAILABLE``)
+    when the push fails.
     """
-    payload = price_payload(product, product, row["recommended_price"])
-    call_marketplace(
-        connection,
-        "push_price",
-        lambda connector: connector.push_price(payload, idempotency_key=row["id"]),
-        resource_type="product",
-        resource_id=product["id"],
-        sku=row["sku"],
-        created_by=created_by,
-        details={"recommendation_id": row["id"], "price": payload["price"], **(details or {})},
-    )
+    try:
+        push_price(
+            connection,
+            product,
+            row["recommended_price"],
+            idempotency_key=row["id"],
+            created_by=created_by,
+            details={"recommendation_id": row["id"], **(details or {})},
+        )
+    except ConnectorError as exc:
+        raise api_error(connection, "push_price", exc) from None
     return record_applied(tenant_id, row["id"], claim)
 
 
@@ -267,9 +248,7 @@ def record_applied(tenant_id, recommendation_id, claim):
         if row["status"] == "applied":  # applied by another holder once our lease ran out
             _check_pending(row)
         product = _listing_or_409(tenant_id, row, lock=True)
-        Listing.update(price=row["recommended_price"], last_synced_at=now, updated_at=now).where(
-            Listing.id == product["listing_id"]
-        ).execute()
+        record_pushed_prices([AcceptedPrice(product["listing_id"], row["recommended_price"], now)])
         # the marketplace has the price now, even if the recommendation was dismissed
         # while the push was under way: the record follows what the marketplace shows
         Recommendation.update(

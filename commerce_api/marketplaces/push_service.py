@@ -1,0 +1,196 @@
+"""The listing push loop each worker process runs (``@service("listing_push")``).
+
+One thread (the service's own) records outcomes and claims due listings; a pool of pushing
+threads only calls the gateway. Connections take turns, and tenants before them: each pass
+goes through the tenants with due listings in a rotating order, and through each tenant's
+connections in turn, claiming at most ``MARKETPLACE_CONNECTION_CONCURRENCY`` pushes in
+flight per connection. A tenant with 10,000 pending listings so holds at most that many
+pushing threads, and another tenant's pushes go out beside them.
+"""
+
+import contextvars
+import logging
+import os
+import queue
+import secrets
+import socket
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from ..db import db, is_postgres, write_transaction
+from ..timeutil import now_ms
+from . import listing_sync
+from .models import MarketplaceConnection
+
+log = logging.getLogger("commerce_api.marketplaces")
+MAX_CONSECUTIVE_FAILURES = 20
+
+
+def in_turn(due, turn):
+    """``due`` connections ``[(tenant, marketplace)]`` in the order they are served:
+    tenants in a rotating order, then the first connection of each, the second...."""
+    by_tenant = {}
+    for tenant_id, marketplace in sorted(due):
+        by_tenant.setdefault(tenant_id, []).append((tenant_id, marketplace))
+    tenants = list(by_tenant)
+    if not tenants:
+        return []
+    start = turn % len(tenants)
+    tenants = tenants[start:] + tenants[:start]
+    ordered, depth = [], 0
+    while len(ordered) < len(due):
+        for tenant_id in tenants:
+            keys = by_tenant[tenant_id]
+            if depth < len(keys):
+                ordered.append(keys[depth])
+        depth += 1
+    return ordered
+
+
+class PushService:
+    def __init__(self, config):
+        self.per_connection = max(1, int(config["MARKETPLACE_CONNECTION_CONCURRENCY"]))
+        self.threads = self.per_connection * 4
+        self.poll_interval = max(0.005, float(config["MARKETPLACE_PUSH_POLL_INTERVAL"]))
+        self.spacing_ms = int(float(config["MARKETPLACE_LISTING_PUSH_SPACING_SECONDS"]) * 1000)
+        deadline = float(config["MARKETPLACE_DEADLINE_SECONDS"])
+        # a push waits for a tenant slot at most this long (then it is due again shortly);
+        # the lease outlives the wait and the call, so a live push never loses it
+        self.slot_wait = 2 * deadline
+        self.lease_ms = int((self.slot_wait + deadline + 10) * 1000)
+        self.worker = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+        self.outcomes = queue.Queue()
+        self.inflight = {}  # (tenant id, marketplace) -> pushes in flight
+        self._unrecorded = []
+        self._failures = 0
+        self._claims = 0
+        self._turn = 0
+        self.stats = {"pushed": 0, "accepted": 0, "rejected": 0, "unavailable": 0}
+
+    @property
+    def total_inflight(self):
+        return sum(self.inflight.values())
+
+    # The loop -----------------------------------------------------------------------------
+
+    def run(self, stop):
+        """Push until ``stop`` is set; with ``stop`` set on entry, until nothing is due."""
+        once = stop.is_set()
+        pool = ThreadPoolExecutor(self.threads, thread_name_prefix="listing-push")
+        try:
+            while True:
+                stopping = stop.is_set() and not once
+                busy = self._step(pool, claim=not stopping)
+                if stopping and self.total_inflight == 0:
+                    break
+                if once and not busy and self.total_inflight == 0:
+                    break
+                if not busy or self.total_inflight >= self.threads:
+                    self._wait(self.poll_interval if not stopping else 0.05)
+        finally:
+            pool.shutdown(wait=True)
+            self._record_left()
+            if is_postgres() and not db.is_closed():
+                db.close()
+        return self.stats
+
+    def _step(self, pool, claim):
+        """Record outcomes, then claim and hand out pushes; True when there was work."""
+        done = self._drain()
+        if done and not self._record(done):
+            time.sleep(min(1.0, self.poll_interval * 5))
+            return True
+        busy = bool(done)
+        now = now_ms()
+        if not claim or self.total_inflight >= self.threads or not listing_sync.has_due(now):
+            return busy
+        connections = {
+            (c.tenant_id, c.marketplace): c
+            for c in MarketplaceConnection.select().where(MarketplaceConnection.status == "active")
+        }
+        due = [key for key in listing_sync.due_connections(now) if key in connections]
+        self._turn += 1
+        for key in in_turn(due, self._turn):
+            free = min(
+                self.per_connection - self.inflight.get(key, 0),
+                self.threads - self.total_inflight,
+            )
+            if free <= 0:
+                continue
+            self._claims += 1
+            token = f"{self.worker}:{self._claims}"
+            claimed = listing_sync.claim(key[0], key[1], free, self.lease_ms, token, now)
+            for item in claimed:
+                self.inflight[key] = self.inflight.get(key, 0) + 1
+                # each push runs in a copy of this thread's context (the app's settings)
+                pool.submit(contextvars.copy_context().run, self._push, connections[key], item)
+            busy = busy or bool(claimed)
+        return busy
+
+    def _push(self, connection, item):
+        try:
+            outcome = listing_sync.push(connection, item, slot_wait=self.slot_wait)
+        except Exception as exc:  # a bug must not lose the listing: due again after a pause
+            log.exception("listing %s: pushing failed", item.id)
+            outcome = listing_sync.PushOutcome(
+                item, now_ms(), "unavailable", None, "INTERNAL_ERROR", type(exc).__name__
+            )
+        finally:
+            if is_postgres() and not db.is_closed():
+                db.close()  # back to the pool: pushing threads outlive many pushes
+        self.outcomes.put(outcome)
+
+    def _wait(self, seconds):
+        """Sleep until an outcome arrives or ``seconds`` pass."""
+        try:
+            outcome = self.outcomes.get(timeout=seconds)
+        except queue.Empty:
+            return
+        self.outcomes.put(outcome)
+
+    def _drain(self):
+        done, self._unrecorded = self._unrecorded, []
+        retried = len(done)
+        while True:
+            try:
+                done.append(self.outcomes.get_nowait())
+            except queue.Empty:
+                break
+        for outcome in done[retried:]:
+            key = (outcome.listing.tenant_id, outcome.listing.marketplace)
+            left = self.inflight.get(key, 0) - 1
+            if left > 0:
+                self.inflight[key] = left
+            else:
+                self.inflight.pop(key, None)
+        return done
+
+    def _record(self, outcomes):
+        """Record the outcomes in one transaction; False (kept to try again) on failure."""
+        try:
+            with write_transaction():
+                listing_sync.record(outcomes, self.spacing_ms)
+        except Exception:
+            log.exception("listing push: recording outcomes failed")
+            self._unrecorded.extend(outcomes)
+            self._failures += 1
+            if self._failures >= MAX_CONSECUTIVE_FAILURES:
+                raise  # the worker logs it; the leases run out and other workers go on
+            return False
+        self._failures = 0
+        self.stats["pushed"] += len(outcomes)
+        for outcome in outcomes:
+            self.stats[outcome.status] += 1
+        return True
+
+    def _record_left(self):
+        """At shutdown: what is still unrecorded, tried a few times."""
+        for attempt in range(3):
+            done = self._drain()
+            if not done or self._record(done):
+                return
+            time.sleep(0.2 * (attempt + 1))
+
+
+def run_service(config, stop):
+    return PushService(config).run(stop)
