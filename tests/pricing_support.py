@@ -2,6 +2,7 @@
 
 import json
 import threading
+import time
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlparse
@@ -43,6 +44,7 @@ class FakeMarketplace(LocalHTTPServer):
         self.delay = 0.0
         self.busy_times = {}
         self.retry_after = "7"  # the Retry-After of a busy answer
+        self.before_answer = None  # called with each request's record before it is answered
         self.accepted = {}
         self.closing = threading.Event()
         self.raw_prices = None  # a raw "prices" value to answer instead of ``offers``
@@ -77,8 +79,11 @@ class FakeMarketplace(LocalHTTPServer):
                         "query": query,
                         "headers": dict(self.headers),
                         "body": json.loads(raw) if raw else None,
+                        "received_at": time.time(),
                     }
                 )
+                if outer.before_answer is not None:
+                    outer.before_answer(outer.requests[-1])
                 key = "products" if parsed.path.startswith("/products/") else parsed.path[1:]
                 if parsed.path.startswith("/orders/"):
                     key = parsed.path.rsplit("/", 1)[-1]  # shipment, cancellation
