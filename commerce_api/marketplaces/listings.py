@@ -4,7 +4,7 @@ listing changes made through the API."""
 from ..db import for_update, write_transaction
 from ..errors import ApiError
 from ..ids import new_id
-from ..jobs.services import enqueue_job
+from ..jobs.services import enqueue_job, tenant_first
 from ..products.listings import mark_listings_pending
 from ..products.models import Listing
 from ..products.services import find_product, locked_product, serialize_listing
@@ -16,7 +16,7 @@ from .listing_sync import desired_quantity, fulfilled_by, own_available
 
 def request_sync(tenant_id, sku, marketplaces, created_by):
     """Queue a ``marketplace_sync`` job for the product; returns its summary."""
-    with write_transaction():
+    with tenant_first(tenant_id):  # the tenant row before the product (one lock order)
         product = locked_product(tenant_id, sku)
         # each named marketplace must be connected (422); none named: every connected one
         marketplaces = services.resolve_sync_marketplaces(tenant_id, marketplaces)

@@ -10,7 +10,7 @@ from ..db import write_transaction
 from ..errors import ApiError
 from ..events import emit
 from ..jobs.models import Job
-from ..jobs.services import enqueue_job
+from ..jobs.services import enqueue_job, tenant_first
 from ..marketplaces.calls import call_marketplace
 from ..marketplaces.services import require_connection
 from ..timeutil import format_ms, now_ms
@@ -21,7 +21,7 @@ from .reading import event_body, find_order, lines_of, serialize_detail, wire_or
 
 def request_cancellation(tenant_id, order_id, reason, created_by):
     """Record a cancellation request and queue its push to the marketplace (202)."""
-    with write_transaction():
+    with tenant_first(tenant_id):  # the tenant row before the order (one lock order)
         order = find_order(tenant_id, order_id, lock=True)
         state.check_can_request_cancellation(order.status, order.id)
         refuse_if_claimed(order.id)  # a shipment (or this request's push) is in flight
