@@ -29,6 +29,7 @@ LAYERS = (
             "filelock",
             "checkpoint",
             "claims",
+            "sendloop",
         ),
     ),
     ("auth", ("auth",)),

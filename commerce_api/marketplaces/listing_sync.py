@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from ..db import db, is_postgres, write_transaction
 from ..events import emit
 from ..products.models import Listing, Product
+from ..products.services import MUTABLE_FIELDS
 from ..timeutil import now_ms
 from .base import MarketplaceRejection, MarketplaceUnavailable
 from .gateway import call
@@ -123,17 +124,7 @@ def claim(tenant_id, marketplace, limit, lease_ms, token, now):
 
 # The desired state ------------------------------------------------------------------------
 
-_PRODUCT_FIELDS = (
-    "sku",
-    "title",
-    "description",
-    "status",
-    "gtin",
-    "category",
-    "cost_price",
-    "weight_kg",
-    "images",
-)
+_PRODUCT_FIELDS = ("sku", *MUTABLE_FIELDS)  # what a listing carries of its product
 
 
 def _number(value):
@@ -177,29 +168,39 @@ def desired_quantity(available, stock_buffer):
     return max(0, int(available) - int(stock_buffer or 0))
 
 
-def listing_payload(product, listing, quantity):
-    """The ``push_product`` body of a listing push (docs/connector-http.md).
-
-    ``status`` is the listing's: ``active`` only while both the listing and its product
-    are active. ``quantity`` None (fulfilled by the marketplace) is left out.
-    """
-    active = listing["status"] == "active" and product["status"] == "active"
-    payload = {
+def wire_body(product, *, status, price, currency, quantity):
+    """The ``PUT /products/{sku}`` body (docs/connector-http.md): the product's content
+    (a row with its columns) and the listing's ``status``, ``price``, ``currency`` and
+    ``quantity`` (None, a listing fulfilled by the marketplace: left out)."""
+    body = {
         "sku": product["sku"],
         "title": product["title"],
         "description": product["description"],
-        "status": "active" if active else "inactive",
+        "status": status,
         "gtin": product["gtin"],
         "category": product["category"],
         "cost_price": _number(product["cost_price"]),
         "weight_kg": _number(product["weight_kg"]),
         "images": product["images"] or [],
-        "price": _number(listing["price"]),
-        "currency": listing["currency"],
+        "price": _number(price),
+        "currency": currency,
     }
     if quantity is not None:
-        payload["quantity"] = quantity
-    return payload
+        body["quantity"] = quantity
+    return body
+
+
+def listing_payload(product, listing, quantity):
+    """The body of a listing push: ``status`` is ``active`` only while both the listing
+    and its product are active."""
+    active = listing["status"] == "active" and product["status"] == "active"
+    return wire_body(
+        product,
+        status="active" if active else "inactive",
+        price=listing["price"],
+        currency=listing["currency"],
+        quantity=quantity,
+    )
 
 
 def _fill_desired_state(tenant_id, marketplace, claimed):
@@ -336,7 +337,8 @@ def record(outcomes, spacing_ms, now=None):
     """
     now = now_ms() if now is None else now
     landed = 0
-    for outcome in outcomes:
+    # in listing id order, as mark_listings_pending locks them (no deadlock on PostgreSQL)
+    for outcome in sorted(outcomes, key=lambda o: o.listing.id):
         item = outcome.listing
         if outcome.status == "accepted":
             answer = outcome.answer or {}
@@ -396,13 +398,3 @@ def _failures(listing_id):
         f"SELECT push_failures FROM listing WHERE id = {db.param}", (listing_id,)
     ).fetchone()
     return row[0] if row else 0
-
-
-def release(listings):
-    """Give leased listings back untouched (the connection went away before the push)."""
-    for item in listings:
-        db.execute_sql(
-            "UPDATE listing SET lease_until = NULL, lease_token = NULL, pushing_version = NULL"
-            f" WHERE id = {db.param} AND lease_token = {db.param}",
-            (item.id, item.token),
-        )

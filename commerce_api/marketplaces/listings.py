@@ -11,7 +11,7 @@ from ..products.services import find_product, locked_product, serialize_listing
 from ..timeutil import now_ms
 from . import services
 from .calls import call_marketplace
-from .listing_sync import desired_quantity, fulfilled_by, own_available
+from .listing_sync import desired_quantity, fulfilled_by, own_available, wire_body
 
 
 def request_sync(tenant_id, sku, marketplaces, created_by):
@@ -29,28 +29,6 @@ def request_sync(tenant_id, sku, marketplaces, created_by):
             check_capacity=True,
         )
     return {"job_id": job.id, "status": job.status, "marketplaces": marketplaces}
-
-
-def _payload(product, listing, quantity):
-    def number(value):
-        return None if value is None else float(value)
-
-    payload = {
-        "sku": product["sku"],
-        "title": product["title"],
-        "description": product["description"],
-        "status": product["status"],
-        "gtin": product["gtin"],
-        "category": product["category"],
-        "cost_price": number(product["cost_price"]),
-        "weight_kg": number(product["weight_kg"]),
-        "images": product["images"] or [],
-        "price": number(listing.price) if listing is not None else None,
-        "currency": listing.currency if listing is not None else None,
-    }
-    if quantity is not None:  # None: fulfilled by the marketplace, which has the quantity
-        payload["quantity"] = quantity
-    return payload
 
 
 def _save_listing(tenant_id, product, marketplace, answer):
@@ -113,7 +91,13 @@ def sync_product(tenant_id, sku, marketplaces, created_by, heartbeat=None):
         if product["id"] not in fulfilled_by([product["id"]], marketplace):
             available = own_available([product["id"]]).get(product["id"], 0)
             quantity = desired_quantity(available, listing.stock_buffer if listing else 0)
-        payload = _payload(product, listing, quantity)
+        payload = wire_body(  # the product's own status, as the manual sync always sent
+            product,
+            status=product["status"],
+            price=listing.price if listing is not None else None,
+            currency=listing.currency if listing is not None else None,
+            quantity=quantity,
+        )
         try:
             answer, _ = call_marketplace(
                 connection,

@@ -16,10 +16,7 @@ from decimal import Decimal
 from ..db import db
 from ..products.models import Listing
 from .gateway import Answer, call
-
-
-def _number(value):
-    return None if value is None else float(value)
+from .listing_sync import wire_body
 
 
 def price_payload(product, listing, price):
@@ -30,19 +27,13 @@ def price_payload(product, listing, price):
     read may be stale by the time it lands, and would overwrite what a listing push sent
     meanwhile (seen in the soak, bench/soak.py); quantities are the push service's.
     """
-    return {
-        "sku": product["sku"],
-        "title": product["title"],
-        "description": product["description"],
-        "status": product["status"],
-        "gtin": product["gtin"],
-        "category": product["category"],
-        "cost_price": _number(product["cost_price"]),
-        "weight_kg": _number(product["weight_kg"]),
-        "images": product["images"] or [],
-        "price": float(price),
-        "currency": listing["currency"],
-    }
+    return wire_body(
+        product,
+        status=product["status"],
+        price=price,
+        currency=listing["currency"],
+        quantity=None,
+    )
 
 
 def push_price(
@@ -106,8 +97,8 @@ def record_pushed_prices(accepted: list[AcceptedPrice]) -> int:
             f' "updated_at" = {p}, "version" = "version" + 1 WHERE "id" = {p}'
         )
     to_db = Listing.price.db_value
+    ordered = sorted(accepted, key=lambda a: a.listing_id)  # the listings' lock order
     db.cursor().executemany(
-        sql,
-        [(to_db(a.price), a.accepted_at, a.accepted_at, a.listing_id) for a in accepted],
+        sql, [(to_db(a.price), a.accepted_at, a.accepted_at, a.listing_id) for a in ordered]
     )
     return len(accepted)

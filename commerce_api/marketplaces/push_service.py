@@ -1,23 +1,23 @@
 """The listing push loop each worker process runs (``@service("listing_push")``).
 
 One thread (the service's own) records outcomes and claims due listings; a pool of pushing
-threads only calls the gateway. Connections take turns, and tenants before them: each pass
-goes through the tenants with due listings in a rotating order, and through each tenant's
-connections in turn, claiming at most ``MARKETPLACE_CONNECTION_CONCURRENCY`` pushes in
-flight per connection. A tenant with 10,000 pending listings so holds at most that many
-pushing threads, and another tenant's pushes go out beside them.
+threads only calls the gateway (the loop itself: ``sendloop.SendLoop``). Connections take
+turns, and tenants before them: each pass goes through the tenants with due listings in a
+rotating order, and through each tenant's connections in turn, claiming at most
+``MARKETPLACE_CONNECTION_CONCURRENCY`` pushes in flight per connection. A tenant with
+10,000 pending listings so holds at most that many pushing threads, and another tenant's
+pushes go out beside them.
 """
 
 import contextvars
 import logging
 import os
-import queue
 import secrets
 import socket
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from ..db import db, is_postgres, write_transaction
+from ..sendloop import SendLoop
 from ..timeutil import now_ms
 from . import listing_sync
 from .models import MarketplaceConnection
@@ -47,11 +47,12 @@ def in_turn(due, turn):
     return ordered
 
 
-class PushService:
+class PushService(SendLoop):
+    thread_name_prefix = "listing-push"
+
     def __init__(self, config):
         self.per_connection = max(1, int(config["MARKETPLACE_CONNECTION_CONCURRENCY"]))
-        self.threads = self.per_connection * 4
-        self.poll_interval = max(0.005, float(config["MARKETPLACE_PUSH_POLL_INTERVAL"]))
+        super().__init__(self.per_connection * 4, config["MARKETPLACE_PUSH_POLL_INTERVAL"])
         self.spacing_ms = int(float(config["MARKETPLACE_LISTING_PUSH_SPACING_SECONDS"]) * 1000)
         deadline = float(config["MARKETPLACE_DEADLINE_SECONDS"])
         # a push waits for a tenant slot at most this long (then it is due again shortly);
@@ -59,50 +60,37 @@ class PushService:
         self.slot_wait = 2 * deadline
         self.lease_ms = int((self.slot_wait + deadline + 10) * 1000)
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
-        self.outcomes = queue.Queue()
         self.inflight = {}  # (tenant id, marketplace) -> pushes in flight
-        self._unrecorded = []
         self._failures = 0
         self._claims = 0
         self._turn = 0
         self.stats = {"pushed": 0, "accepted": 0, "rejected": 0, "unavailable": 0}
 
-    @property
-    def total_inflight(self):
-        return sum(self.inflight.values())
-
-    # The loop -----------------------------------------------------------------------------
-
     def run(self, stop):
         """Push until ``stop`` is set; with ``stop`` set on entry, until nothing is due."""
-        once = stop.is_set()
-        pool = ThreadPoolExecutor(self.threads, thread_name_prefix="listing-push")
-        try:
-            while True:
-                stopping = stop.is_set() and not once
-                busy = self._step(pool, claim=not stopping)
-                if stopping and self.total_inflight == 0:
-                    break
-                if once and not busy and self.total_inflight == 0:
-                    break
-                if not busy or self.total_inflight >= self.threads:
-                    self._wait(self.poll_interval if not stopping else 0.05)
-        finally:
-            pool.shutdown(wait=True)
-            self._record_left()
-            if is_postgres() and not db.is_closed():
-                db.close()
+        super().run(stop)
         return self.stats
 
-    def _step(self, pool, claim):
+    def in_flight(self):
+        return sum(self.inflight.values())
+
+    def landed(self, outcome):
+        key = (outcome.listing.tenant_id, outcome.listing.marketplace)
+        left = self.inflight.get(key, 0) - 1
+        if left > 0:
+            self.inflight[key] = left
+        else:
+            self.inflight.pop(key, None)
+
+    def step(self, pool, claim):
         """Record outcomes, then claim and hand out pushes; True when there was work."""
-        done = self._drain()
-        if done and not self._record(done):
+        done = self.take_outcomes()
+        if done and not self._record_batch(done):
             time.sleep(min(1.0, self.poll_interval * 5))
             return True
         busy = bool(done)
         now = now_ms()
-        if not claim or self.total_inflight >= self.threads or not listing_sync.has_due(now):
+        if not claim or self.in_flight() >= self.threads or not listing_sync.has_due(now):
             return busy
         connections = {
             (c.tenant_id, c.marketplace): c
@@ -113,7 +101,7 @@ class PushService:
         for key in in_turn(due, self._turn):
             free = min(
                 self.per_connection - self.inflight.get(key, 0),
-                self.threads - self.total_inflight,
+                self.threads - self.in_flight(),
             )
             if free <= 0:
                 continue
@@ -140,56 +128,26 @@ class PushService:
                 db.close()  # back to the pool: pushing threads outlive many pushes
         self.outcomes.put(outcome)
 
-    def _wait(self, seconds):
-        """Sleep until an outcome arrives or ``seconds`` pass."""
-        try:
-            outcome = self.outcomes.get(timeout=seconds)
-        except queue.Empty:
-            return
-        self.outcomes.put(outcome)
+    def record(self, outcomes):
+        listing_sync.record(outcomes, self.spacing_ms)
+        self.stats["pushed"] += len(outcomes)
+        for outcome in outcomes:
+            self.stats[outcome.status] += 1
 
-    def _drain(self):
-        done, self._unrecorded = self._unrecorded, []
-        retried = len(done)
-        while True:
-            try:
-                done.append(self.outcomes.get_nowait())
-            except queue.Empty:
-                break
-        for outcome in done[retried:]:
-            key = (outcome.listing.tenant_id, outcome.listing.marketplace)
-            left = self.inflight.get(key, 0) - 1
-            if left > 0:
-                self.inflight[key] = left
-            else:
-                self.inflight.pop(key, None)
-        return done
-
-    def _record(self, outcomes):
+    def _record_batch(self, outcomes):
         """Record the outcomes in one transaction; False (kept to try again) on failure."""
         try:
             with write_transaction():
-                listing_sync.record(outcomes, self.spacing_ms)
+                self.record(outcomes)
         except Exception:
             log.exception("listing push: recording outcomes failed")
-            self._unrecorded.extend(outcomes)
+            self.keep_unrecorded(outcomes)
             self._failures += 1
             if self._failures >= MAX_CONSECUTIVE_FAILURES:
                 raise  # the worker logs it; the leases run out and other workers go on
             return False
         self._failures = 0
-        self.stats["pushed"] += len(outcomes)
-        for outcome in outcomes:
-            self.stats[outcome.status] += 1
         return True
-
-    def _record_left(self):
-        """At shutdown: what is still unrecorded, tried a few times."""
-        for attempt in range(3):
-            done = self._drain()
-            if not done or self._record(done):
-                return
-            time.sleep(0.2 * (attempt + 1))
 
 
 def run_service(config, stop):

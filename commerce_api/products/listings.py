@@ -7,7 +7,7 @@ with this one statement; everything else about listings (pushing them, recording
 marketplace accepted, prices) is written by ``marketplaces`` only.
 """
 
-from ..db import db
+from ..db import db, is_postgres
 from ..timeutil import now_ms
 from .models import Listing
 
@@ -38,7 +38,13 @@ def mark_listings_pending(*, product_ids=(), listing_ids=(), deactivate=False, n
         ids = sorted(set(ids))
         for start in range(0, len(ids), _CHUNK):
             chunk = ids[start : start + _CHUNK]
-            marks = ", ".join([p] * len(chunk))
-            cursor = db.execute_sql(f'{head}"{column}" IN ({marks})', [now, now, *chunk])
+            where = f'"{column}" IN ({", ".join([p] * len(chunk))})'
+            if is_postgres():
+                # rows locked in id order, as the push service records outcomes: two
+                # transactions marking and recording the same listings never deadlock
+                where = (
+                    f'"id" IN (SELECT "id" FROM "{_TABLE}" WHERE {where} ORDER BY "id" FOR UPDATE)'
+                )
+            cursor = db.execute_sql(head + where, [now, now, *chunk])
             marked += cursor.rowcount or 0
     return marked

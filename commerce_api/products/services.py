@@ -125,9 +125,23 @@ _by_sku = PreparedQuery(
     lambda tenant, sku: Product.select().where((Product.tenant == tenant) & (Product.sku == sku)),
     2,
 )
+_LISTING_SHOWN = (
+    Listing.marketplace,
+    Listing.external_id,
+    Listing.price,
+    Listing.currency,
+    Listing.quantity,
+    Listing.stock_buffer,
+    Listing.status,
+    Listing.sync_status,
+    Listing.last_synced_at,
+    Listing.last_sync_error,
+)
 _listings_of = PreparedQuery(
     lambda product_id: (
-        Listing.select().where(Listing.product == product_id).order_by(Listing.marketplace)
+        Listing.select(*_LISTING_SHOWN)
+        .where(Listing.product == product_id)
+        .order_by(Listing.marketplace)
     ),
     1,
 )
