@@ -31,11 +31,18 @@ def request_sync(tenant_id, sku, marketplaces, created_by):
     return {"job_id": job.id, "status": job.status, "marketplaces": marketplaces}
 
 
-def _save_listing(tenant_id, product, marketplace, answer):
+def _save_listing(tenant_id, product, marketplace, answer, listing=None):
     """Create or update the listing in one statement: an upsert on (product, marketplace),
     so two saves of the same listing at once (two sync jobs, two processes) never collide
     on the unique index, on SQLite as on PostgreSQL. ``answer`` is checked already
-    (``answers.check_listing``)."""
+    (``answers.check_listing``).
+
+    ``listing`` is the row the pushed body was read from: when its desired state changed
+    while the push was under way (a price recorded, a stock change), the marketplace now
+    holds the older body; the listing keeps its newer values and becomes pending, so the
+    push service sends them again (found by bench/soak.py: a sync's answer overwrote a
+    price recorded meanwhile).
+    """
     now = now_ms()
     fields = {
         Listing.external_id: answer["external_id"],
@@ -46,6 +53,16 @@ def _save_listing(tenant_id, product, marketplace, answer):
         Listing.last_synced_at: now,
         Listing.updated_at: now,
     }
+    if listing is not None:
+        with write_transaction():
+            saved = (
+                Listing.update(fields)
+                .where((Listing.id == listing.id) & (Listing.version == listing.version))
+                .execute()
+            )
+            if not saved:
+                mark_listings_pending(listing_ids=[listing.id], now=now)
+        return
     with write_transaction():
         Listing.insert(
             {
@@ -118,7 +135,7 @@ def sync_product(tenant_id, sku, marketplaces, created_by, heartbeat=None):
                 }
             )
             continue
-        _save_listing(tenant_id, product, marketplace, answer)
+        _save_listing(tenant_id, product, marketplace, answer, listing)
         results.append(
             {
                 "marketplace": marketplace,
