@@ -310,13 +310,15 @@ def busy_work():
     from commerce_api.jobs.models import Job
     from commerce_api.products.models import Listing
 
-    jobs = (
-        Job.select()
-        .where((Job.status == "running") | ((Job.status == "queued") & (Job.type != "order_pull")))
-        .count()
-    )
+    jobs = [
+        f"{job.type} {job.status} attempt {job.attempts}"
+        for job in Job.select().where(
+            (Job.status == "running") | ((Job.status == "queued") & (Job.type != "order_pull"))
+        )
+    ]
     pending = Listing.select().where(Listing.sync_status == "pending").count()
-    return {"jobs": jobs, "pending_listings": pending, "claims": OperationClaim.select().count()}
+    claims = [f"{c.operation} {c.token}" for c in OperationClaim.select()]
+    return {"jobs": jobs, "pending_listings": pending, "claims": claims}
 
 
 def check(tenants, statuses):
