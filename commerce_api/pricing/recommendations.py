@@ -103,19 +103,14 @@ _listed = PreparedIn(_listed_query, 2)
 _listing_price = Listing.price.python_value
 
 
-def listed_products(tenant_id, marketplace, skus, lock=False):
+def listed_products(tenant_id, marketplace, skus):
     """``{sku: row}`` of the products with a listing on ``marketplace``: one query.
 
     Each row has the product's columns plus ``listing_id``, ``listing_price``,
-    ``currency`` and ``quantity``. ``lock`` locks the rows (PostgreSQL) for the caller's
-    transaction.
+    ``currency`` and ``quantity``.
     """
-    if lock:
-        rows = for_update(_listed_query(tenant_id, marketplace, list(skus))).dicts()
-    else:
-        rows = _listed.dicts(tenant_id, marketplace, values=skus)
     listed = {}
-    for row in rows:
+    for row in _listed.dicts(tenant_id, marketplace, values=skus):
         if row["listing_price"] is not None:  # an alias: not converted by its field
             row["listing_price"] = _listing_price(row["listing_price"])
         listed[row["sku"]] = row
@@ -174,8 +169,8 @@ def list_recommendations(tenant_id, args):
     return [serialize_recommendation(row) for row in rows], meta
 
 
-def _listing_or_409(tenant_id, row, lock=False):
-    listed = listed_products(tenant_id, row["marketplace"], [row["sku"]], lock=lock)
+def _listing_or_409(tenant_id, row):
+    listed = listed_products(tenant_id, row["marketplace"], [row["sku"]])
     product = listed.get(row["sku"])
     if product is None:
         raise ApiError(
@@ -247,7 +242,10 @@ def record_applied(tenant_id, recommendation_id, claim):
         row = _recommendation_of(tenant_id, recommendation_id, lock=True)
         if row["status"] == "applied":  # applied by another holder once our lease ran out
             _check_pending(row)
-        product = _listing_or_409(tenant_id, row, lock=True)
+        # the listing row is locked by the UPDATE alone: locking the product and listing
+        # rows of the join here deadlocked (PostgreSQL soak) with a stock change that
+        # marks the listing pending while it holds the product's rows
+        product = _listing_or_409(tenant_id, row)
         record_pushed_prices([AcceptedPrice(product["listing_id"], row["recommended_price"], now)])
         # the marketplace has the price now, even if the recommendation was dismissed
         # while the push was under way: the record follows what the marketplace shows
