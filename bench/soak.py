@@ -184,8 +184,9 @@ def product_body(sku):
 class Workers:
     """Two ``commerce-api worker`` processes; ``kill`` one with SIGKILL and restart it."""
 
-    def __init__(self, env):
+    def __init__(self, env, log_path):
         self.env = env
+        self.log = open(log_path, "ab")  # noqa: SIM115 - kept open for every restart
         self.procs = [self._start(), self._start()]
         self.kills = 0
 
@@ -195,6 +196,8 @@ class Workers:
             cwd=common.ROOT,
             env=self.env,
             start_new_session=True,
+            stdout=self.log,
+            stderr=self.log,
         )
 
     def kill(self, index):
@@ -211,6 +214,18 @@ class Workers:
     def stop(self):
         for proc in self.procs:
             common.stop_process(proc, timeout=40)
+        self.log.close()
+
+
+def log_errors(path):
+    """What the workers logged: tracebacks, deadlocks, "database is locked"."""
+    with open(path, errors="replace") as log:
+        text = log.read()
+    return {
+        "tracebacks": text.count("Traceback (most recent call last)"),
+        "deadlocks": text.count("deadlock detected"),
+        "database_locked": text.count("OperationalError: database is locked"),
+    }
 
 
 # Load --------------------------------------------------------------------------------------
@@ -233,8 +248,12 @@ class Client:
             self.statuses["error"] += 1
             return None
         self.statuses[response.status_code] += 1
-        if response.status_code >= 500 and response.status_code != 503:
-            self.statuses[f"{method} {path.split('/')[2]} {response.status_code}"] += 1
+        if response.status_code >= 500:
+            code = response.status_code
+            if code == 503:  # which: a marketplace unavailable, or the database busy
+                with contextlib.suppress(ValueError, KeyError):
+                    code = f"503 {response.json()['error']['code']}"
+            self.statuses[f"{method} {path.split('/')[2]} {code}"] += 1
         return response
 
     def run(self):
@@ -407,7 +426,8 @@ def run_engine(engine, args):
         statuses = collections.Counter()
         started = time.monotonic()
         with common.gunicorn("wsgi:app", env, workers=2) as base:
-            workers = Workers(env)
+            worker_log = os.path.join(directory, "workers.log")
+            workers = Workers(env, worker_log)
             try:
                 for tenant in tenants:
                     seed(base, tenant, receivers)
@@ -456,6 +476,9 @@ def run_engine(engine, args):
             finally:
                 workers.stop()
         violations, counts = check(tenants, statuses)
+        logged = log_errors(worker_log)
+        if logged["deadlocks"] or logged["database_locked"]:
+            violations.append(("worker_log", logged))
         for receiver in receivers:
             receiver.close()
         faults = sum((t.market.faults for t in tenants), collections.Counter())
@@ -471,6 +494,7 @@ def run_engine(engine, args):
         "marketplace_faults": dict(faults),
         "webhook_receipts": [dict(r.received) for r in receivers],
         "http_statuses": {str(k): v for k, v in sorted(statuses.items(), key=str)},
+        "worker_log": logged,
         "checked": dict(counts),
         "violations": len(violations),
         "violation_samples": violations[:20],
