@@ -41,6 +41,8 @@ from common import (  # noqa: E402
 
 from tests.listing_marketplace import ListingMarketplace  # noqa: E402
 
+wait_for = ListingMarketplace.wait_for
+
 BAR_P99_SECONDS = 2.0
 BAR_BURST_PUSHES = 20
 
@@ -121,15 +123,6 @@ def set_stock(tenant_id, warehouse, sku, quantity):
     return time.time()
 
 
-def wait_for(predicate, timeout, interval=0.005):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()
-
-
 def latency_case(args, marketplace, tenant_id, warehouse, skus):
     latencies, missed = [], 0
     for n in range(args.changes):
@@ -177,11 +170,11 @@ def burst_case(marketplace, tenant_id, warehouse, sku):
 
 
 def drain_case(args, marketplace, big_tenant, small):
-    from commerce_api.db import db
+    from commerce_api.db import db, write_transaction
     from commerce_api.products.listings import mark_listings_pending
     from commerce_api.products.models import Listing
 
-    with db.connection_context(), db.atomic():
+    with db.connection_context(), write_transaction():
         ids = [row.id for row in Listing.select(Listing.id).where(Listing.tenant == big_tenant)]
         mark_listings_pending(listing_ids=ids)
     started = time.time()

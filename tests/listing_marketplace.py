@@ -3,7 +3,8 @@ connector's wire contract, docs/connector-http.md), for listing-sync tests and b
 
 ``pushes`` holds every ``PUT /products/:sku`` in arrival order: ``{sku, body,
 idempotency_key, at}`` (``at``: ``time.time()`` when it arrived). ``reject`` names SKUs it
-refuses with 422; ``delay`` is how long it takes to answer (seconds). Order pulls get an
+refuses with 422, ``busy`` SKUs it answers 429 with ``Retry-After: 7``; ``delay`` is how
+long it takes to answer (seconds). Order pulls get an
 empty page, stock requests an empty list, shipments and cancellations are accepted.
 """
 
@@ -20,6 +21,7 @@ class ListingMarketplace(LocalHTTPServer):
     def __init__(self, delay=0.0):
         self.delay = delay
         self.reject = set()
+        self.busy = set()
         self.pushes = []
         self.other = []  # (method, path) of every other request
         self.lock = threading.Lock()
@@ -31,11 +33,13 @@ class ListingMarketplace(LocalHTTPServer):
             def log_message(self, *args):
                 pass
 
-            def _answer(self, status, payload):
+            def _answer(self, status, payload, headers=()):
                 body = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
+                for name, value in headers:
+                    self.send_header(name, value)
                 self.end_headers()
                 try:
                     self.wfile.write(body)
@@ -60,6 +64,8 @@ class ListingMarketplace(LocalHTTPServer):
                                 "at": time.time(),
                             }
                         )
+                    if sku in outer.busy:
+                        return self._answer(429, {}, headers=[("Retry-After", "7")])
                     if sku in outer.reject:
                         return self._answer(
                             422, {"error": {"code": "BAD_LISTING", "message": "Refused."}}
@@ -97,11 +103,12 @@ class ListingMarketplace(LocalHTTPServer):
         pushes = self.pushes_of(sku)
         return pushes[-1]["body"].get("quantity") if pushes else None
 
-    def wait_for(self, predicate, timeout=20.0):
+    @staticmethod
+    def wait_for(predicate, timeout=20.0, interval=0.05):
         """Poll ``predicate()`` until it is true; returns it (False at the time-out)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if predicate():
                 return True
-            time.sleep(0.05)
+            time.sleep(interval)
         return predicate()

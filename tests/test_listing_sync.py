@@ -288,3 +288,62 @@ def test_desired_quantity_never_goes_below_zero():
     assert listing_sync.desired_quantity(10, 3) == 7
     assert listing_sync.desired_quantity(2, 3) == 0
     assert listing_sync.desired_quantity(-4, 0) == 0
+
+
+def test_unavailable_keeps_the_listing_pending_and_honours_retry_after(
+    app, client, headers, listed, marketplace
+):
+    marketplace.busy.add("MUG-1")
+    set_stock(client, headers, listed["warehouse"], 2)
+    started = listing_sync.now_ms()
+    push_pending(app)
+    listing = Listing.get()
+    assert listing.sync_status == "pending" and listing.push_failures == 1
+    assert listing.last_sync_error.startswith("HTTP_429")
+    assert started + 6_000 <= listing.next_push_at <= listing_sync.now_ms() + 7_000
+    assert listing.lease_token is None
+    pushes = len(marketplace.pushes)
+    push_pending(app)  # not due before Retry-After has passed
+    assert len(marketplace.pushes) == pushes
+    assert listing_json(client, headers)["sync_status"] == "pending"
+
+
+def test_a_cancelled_order_gives_its_stock_back_to_the_listing(
+    app, client, headers, tenant, listed, marketplace
+):
+    from commerce_api.orders.ingest import upsert_order
+
+    from .orders_support import order_body, run_job
+
+    order = order_body("C-1", marketplace="mirakl")
+    order["line_items"] = [order["line_items"][0]]  # 2 x MUG-1
+    _, order_id = upsert_order(tenant.id, order, source="import")
+    push_pending(app)
+    assert marketplace.last_quantity("MUG-1") == 8
+    response = client.post(f"/api/orders/{order_id}/cancel", json={"reason": "other"},
+                           headers=headers)  # fmt: skip
+    assert response.status_code == 202
+    with app.app_context():
+        result, error = run_job(response.get_json()["data"]["cancellation"]["job_id"])
+    assert error is None, error
+    push_pending(app)
+    assert marketplace.last_quantity("MUG-1") == 10
+    assert listing_json(client, headers)["sync_status"] == "in_sync"
+
+
+def test_the_push_loop_survives_a_failed_claim(
+    app, client, headers, listed, marketplace, monkeypatch
+):
+    set_stock(client, headers, listed["warehouse"], 5)
+    real_claim, calls = listing_sync.claim, []
+
+    def flaky_claim(*args):
+        calls.append(args)
+        if len(calls) == 1:
+            raise RuntimeError("database is busy")
+        return real_claim(*args)
+
+    monkeypatch.setattr(listing_sync, "claim", flaky_claim)
+    push_pending(app)
+    assert len(calls) >= 2 and marketplace.last_quantity("MUG-1") == 5
+    assert Listing.get().sync_status == "in_sync"

@@ -2,8 +2,6 @@
 requests, one keep-alive pool per connection, and a job never fails on the service's own cap.
 """
 
-import subprocess
-import sys
 import threading
 import time
 
@@ -24,7 +22,7 @@ from commerce_api.products.models import Listing
 
 from .listing_marketplace import ListingMarketplace
 from .orders_support import connect, make_own_warehouse, make_products, stock_up
-from .servers import ROOT, process_env
+from .servers import run_worker_once
 
 
 def test_a_waiting_caller_gets_the_next_free_slot_in_turn():
@@ -145,14 +143,8 @@ def test_fifty_product_syncs_of_one_tenant_all_complete_without_a_retry(
             response = client.post(f"/api/products/{sku}/sync", headers=headers)
             assert response.status_code == 202, response.get_json()
             jobs.append(response.get_json()["data"]["job_id"])
-        done = subprocess.run(  # the default concurrency (4) against the cap of 2
-            [sys.executable, "-m", "commerce_api.cli", "worker", "--once"],
-            cwd=ROOT,
-            env=process_env(database_url, LOG_LEVEL="WARNING"),
-            timeout=120,
-            capture_output=True,
-            text=True,
-        )
+        # the worker's default concurrency (4) against the tenant's cap of 2
+        done = run_worker_once(database_url, timeout=120)
         assert done.returncode == 0, done.stderr
     rows = list(Job.select().where(Job.id.in_(jobs)))
     assert [row.status for row in rows] == ["completed"] * 50

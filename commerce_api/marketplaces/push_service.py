@@ -64,6 +64,9 @@ class PushService(SendLoop):
         self._failures = 0
         self._claims = 0
         self._turn = 0
+        self._due = []  # connections with due listings, as last looked up
+        self._connections = {}  # (tenant id, marketplace) -> active connection
+        self._next_lookup = 0.0  # monotonic time of the next look-up of both
         self.stats = {"pushed": 0, "accepted": 0, "rejected": 0, "unavailable": 0}
 
     def run(self, stop):
@@ -89,16 +92,45 @@ class PushService(SendLoop):
             time.sleep(min(1.0, self.poll_interval * 5))
             return True
         busy = bool(done)
-        now = now_ms()
-        if not claim or self.in_flight() >= self.threads or not listing_sync.has_due(now):
+        if not claim or self.in_flight() >= self.threads:
             return busy
-        connections = {
-            (c.tenant_id, c.marketplace): c
-            for c in MarketplaceConnection.select().where(MarketplaceConnection.status == "active")
-        }
-        due = [key for key in listing_sync.due_connections(now) if key in connections]
-        self._turn += 1
-        for key in in_turn(due, self._turn):
+        try:
+            claimed = self._claim(pool)
+        except Exception:
+            # a busy database, a lost connection: the loop goes on (a claim that failed
+            # took nothing; one that committed is pushed, or its lease runs out)
+            log.exception("listing push: looking for or claiming pending listings failed")
+            self._failures += 1
+            if self._failures >= MAX_CONSECUTIVE_FAILURES:
+                raise
+            self._due = []
+            time.sleep(min(1.0, self.poll_interval * 5))
+            return True
+        self._failures = 0
+        return busy or claimed
+
+    def _claim(self, pool):
+        """Claim due listings, connections in turn, and submit their pushes; True when
+        some were claimed."""
+        busy = False
+        now = now_ms()
+        if not self._due or time.monotonic() >= self._next_lookup:
+            # which connections have work: looked up once per poll interval, not per push
+            # (a scan of the pending listings), or at once when none was known
+            self._next_lookup = time.monotonic() + self.poll_interval
+            if not listing_sync.has_due(now):
+                self._due = []
+                return busy
+            self._connections = {
+                (c.tenant_id, c.marketplace): c
+                for c in MarketplaceConnection.select().where(
+                    MarketplaceConnection.status == "active"
+                )
+            }
+            due = listing_sync.due_connections(now)
+            self._due = in_turn([key for key in due if key in self._connections], self._turn)
+            self._turn += 1
+        for key in list(self._due):
             free = min(
                 self.per_connection - self.inflight.get(key, 0),
                 self.threads - self.in_flight(),
@@ -108,10 +140,13 @@ class PushService(SendLoop):
             self._claims += 1
             token = f"{self.worker}:{self._claims}"
             claimed = listing_sync.claim(key[0], key[1], free, self.lease_ms, token, now)
+            if len(claimed) < free:
+                self._due.remove(key)  # nothing more due there for now
+            connection = self._connections[key]
             for item in claimed:
                 self.inflight[key] = self.inflight.get(key, 0) + 1
                 # each push runs in a copy of this thread's context (the app's settings)
-                pool.submit(contextvars.copy_context().run, self._push, connections[key], item)
+                pool.submit(contextvars.copy_context().run, self._push, connection, item)
             busy = busy or bool(claimed)
         return busy
 
