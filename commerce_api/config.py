@@ -51,6 +51,9 @@ DEFAULTS = {
     "MARKETPLACE_DEADLINE_SECONDS": 10.0,  # wall clock of one outbound call, however it trickles
     "MARKETPLACE_BULK_DEADLINE_SECONDS": 30.0,  # wall clock of a whole bulk-shipment request
     "MARKETPLACE_TENANT_CONCURRENCY": 2,  # outbound calls of one tenant at once, per process
+    # a shipment, cancellation or price apply holds its order/recommendation this long at
+    # most (always at least the marketplace deadline plus a second): a crash frees it
+    "CLAIM_LEASE_SECONDS": 30.0,
     "MARKETPLACE_SLOT_WAIT_SECONDS": 600.0,  # how long background work waits for a tenant slot
     "MARKETPLACE_CONNECTION_CONCURRENCY": 4,  # listing pushes in flight per connection
     "MARKETPLACE_PUSH_POLL_INTERVAL": 0.2,  # seconds between looks for pending listings
@@ -124,6 +127,7 @@ _FLOAT_KEYS = {
     "MARKETPLACE_READ_TIMEOUT",
     "MARKETPLACE_DEADLINE_SECONDS",
     "MARKETPLACE_BULK_DEADLINE_SECONDS",
+    "CLAIM_LEASE_SECONDS",
     "MARKETPLACE_SLOT_WAIT_SECONDS",
     "MARKETPLACE_PUSH_POLL_INTERVAL",
     "MARKETPLACE_LISTING_PUSH_SPACING_SECONDS",

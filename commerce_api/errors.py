@@ -19,6 +19,7 @@ CATALOGUE = {
     "SECRET_KEY_MISMATCH": (503, "A stored secret cannot be decrypted with the service's keys."),
     "IDEMPOTENCY_KEY_REUSED": (422, "The idempotency key was used with another request."),
     "IDEMPOTENCY_KEY_IN_USE": (409, "A request with this idempotency key is in progress."),
+    "CONCURRENT_UPDATE": (409, "Another request is changing this resource; retry shortly."),
     "INVALID_IDEMPOTENCY_KEY": (400, "Idempotency-Key must be 1 to 255 printable characters."),
     # authentication and tenancy
     "UNAUTHENTICATED": (401, "Authentication is required."),

@@ -1,6 +1,8 @@
 """Helpers of the pricing tests: a marketplace adapter on 127.0.0.1, listings, offers, jobs."""
 
 import json
+import threading
+import time
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlparse
@@ -31,12 +33,20 @@ HOUR_MS = 3_600_000
 
 class FakeMarketplace(LocalHTTPServer):
     """A marketplace adapter: ``offers[sku]`` answers GET /competitor-prices, ``modes[key]``
-    (``products``, ``competitor-prices``) picks accept, reject, busy, error or garbage."""
+    (``products``, ``competitor-prices``, ``shipment``) picks accept, reject, busy, error or
+    garbage; ``busy_times[key]`` answers that many 429s first. Every answer waits ``delay``
+    seconds (cut short by ``close``); ``accepted[sku]`` is the last price it accepted."""
 
     def __init__(self):
         self.modes = {}
         self.offers = {}
         self.requests = []
+        self.delay = 0.0
+        self.busy_times = {}
+        self.retry_after = "7"  # the Retry-After of a busy answer
+        self.before_answer = None  # called with each request's record before it is answered
+        self.accepted = {}
+        self.closing = threading.Event()
         self.raw_prices = None  # a raw "prices" value to answer instead of ``offers``
         outer = self
 
@@ -67,22 +77,39 @@ class FakeMarketplace(LocalHTTPServer):
                         "method": self.command,
                         "path": parsed.path,
                         "query": query,
+                        "headers": dict(self.headers),
                         "body": json.loads(raw) if raw else None,
+                        "received_at": time.time(),
                     }
                 )
+                if outer.before_answer is not None:
+                    outer.before_answer(outer.requests[-1])
                 key = "products" if parsed.path.startswith("/products/") else parsed.path[1:]
+                if parsed.path.startswith("/orders/"):
+                    key = parsed.path.rsplit("/", 1)[-1]  # shipment, cancellation
+                if outer.delay:
+                    outer.closing.wait(outer.delay)
                 mode = outer.modes.get(key, "accept")
+                if outer.busy_times.get(key):
+                    outer.busy_times[key] -= 1
+                    mode = "busy"
                 if mode == "reject":
                     error = {"code": "PRICE_TOO_LOW", "message": "Below the allowed minimum."}
                     return self._answer(422, {"error": error})
                 if mode == "busy":
-                    return self._answer(429, {}, headers={"Retry-After": "7"})
+                    return self._answer(429, {}, headers={"Retry-After": outer.retry_after})
                 if mode == "error":
                     return self._answer(500, {"error": {"code": "OOPS", "message": "Down."}})
                 if mode == "garbage":
                     return self._answer(200, raw=b"<html>maintenance</html>")
+                if key == "shipment":
+                    return self._answer(200, {"confirmation_id": f"CONF-{len(outer.requests)}"})
+                if key == "cancellation":
+                    return self._answer(200, {"status": "approved"})
                 if key == "products":
                     body = json.loads(raw)
+                    if body["price"] is not None:
+                        outer.accepted[body["sku"]] = body["price"]
                     return self._answer(
                         200,
                         {
@@ -111,6 +138,13 @@ class FakeMarketplace(LocalHTTPServer):
 
     def pushes(self):
         return [r for r in self.requests if r["method"] == "PUT"]
+
+    def shipments(self):
+        return [r for r in self.requests if r["path"].endswith("/shipment")]
+
+    def close(self):
+        self.closing.set()
+        super().close()
 
 
 @pytest.fixture

@@ -49,11 +49,14 @@ def stop_process(proc, timeout=10):
 
 
 @contextlib.contextmanager
-def gunicorn_server(database_url, workers=2, startup_timeout=30, threads=1, **config):
+def gunicorn_server(
+    database_url, workers=2, startup_timeout=30, threads=1, processes=None, **config
+):
     """Run ``gunicorn wsgi:app`` on a free 127.0.0.1 port; yields the base URL.
 
     ``threads`` > 1 runs gthread workers with that many threads each (what ``commerce-api
-    serve`` runs); 1 runs sync workers."""
+    serve`` runs); 1 runs sync workers. ``processes`` (a list) receives the master's Popen,
+    for a test that kills it (its process group holds the workers)."""
     port = free_port()
     cmd = [
         sys.executable,
@@ -76,6 +79,8 @@ def gunicorn_server(database_url, workers=2, startup_timeout=30, threads=1, **co
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env=process_env(database_url, **config), start_new_session=True
     )
+    if processes is not None:
+        processes.append(proc)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + startup_timeout

@@ -64,3 +64,34 @@ def test_a_later_save_updates_the_row_in_place(app, tenant):
     assert second.id == first.id and second.created_at == first.created_at
     assert (second.quantity, second.status) == (0, "active")
     assert second.last_synced_at >= first.last_synced_at
+
+
+def test_a_price_recorded_while_a_sync_pushes_is_kept_and_pushed_again(app, tenant, monkeypatch):
+    """The sync pushed the body it read; a price recorded meanwhile (a recommendation
+    applied) is newer: the listing keeps it and becomes pending (bench/soak.py found the
+    sync's answer overwriting it, the marketplace holding the other price)."""
+    from decimal import Decimal
+
+    from commerce_api.db import write_transaction
+    from commerce_api.marketplaces.prices import AcceptedPrice, record_pushed_prices
+    from commerce_api.marketplaces.sandbox import SandboxConnector
+
+    create_product(
+        tenant.id, {"sku": "MUG-1", "title": "Mug", "gtin": "4006381333931", "status": "active"}
+    )
+    connect(tenant, "amazon", "sandbox")
+    sync_product(tenant.id, "MUG-1", ["amazon"], "test")
+    (listing,) = Listing.select()
+    original = SandboxConnector.push_product
+
+    def push_while_a_price_is_recorded(self, product, idempotency_key=None):
+        answer = original(self, product)
+        with write_transaction():
+            record_pushed_prices([AcceptedPrice(listing.id, Decimal("17.25"), 1)])
+        return answer
+
+    monkeypatch.setattr(SandboxConnector, "push_product", push_while_a_price_is_recorded)
+    sync_product(tenant.id, "MUG-1", ["amazon"], "test")
+    (after,) = Listing.select()
+    assert after.price == Decimal("17.25")
+    assert after.sync_status == "pending"  # the marketplace may hold the sync's body

@@ -1,9 +1,13 @@
 """``confirm_shipment`` checks the shipped quantities again once it has re-locked the order
 (issue 13, item 8): whatever changed while the marketplace was answering (a concurrent
-shipment of the same lines, an order pull that lowered a line) cannot over-ship."""
+shipment of the same lines once the claim's lease ran out, an order pull that lowered a
+line) cannot over-ship. While the claim holds, a concurrent shipment is refused (issue 19).
+"""
 
 import pytest
 
+from commerce_api.claims import OperationClaim
+from commerce_api.errors import ApiError
 from commerce_api.marketplaces.sandbox import SandboxConnector
 from commerce_api.orders.ingest import upsert_order
 from commerce_api.orders.models import Order, OrderLine
@@ -56,6 +60,39 @@ def shipped_quantities(order_id):
     )
 
 
+def test_a_concurrent_shipment_is_refused_while_the_claim_holds(
+    client, headers, tenant, order_id, monkeypatch
+):
+    refused, calls = [], []
+    original = SandboxConnector.confirm_shipment
+
+    def counting(self, order, shipment):
+        calls.append(shipment["tracking_number"])
+        return original(self, order, shipment)
+
+    monkeypatch.setattr(SandboxConnector, "confirm_shipment", counting)
+
+    def concurrent_shipment():
+        body = {"carrier": "UPS", "tracking_number": "1Z-OTHER"}
+        with pytest.raises(ApiError) as caught:
+            confirm_shipment(tenant.id, order_id, body, "other-request")
+        refused.append(caught.value)
+
+    while_the_marketplace_answers(monkeypatch, concurrent_shipment)
+    response = client.post(f"/api/orders/{order_id}/shipment", json=SHIPMENT, headers=headers)
+    assert response.status_code == 200, response.get_json()
+    (error,) = refused
+    assert (error.code, error.status, error.headers) == (
+        "CONCURRENT_UPDATE",
+        409,
+        {"Retry-After": "1"},
+    )
+    assert error.details["operation"] == "confirm_shipment"
+    assert calls == ["1Z999"]  # the refused one never reached the marketplace
+    assert Order.get_by_id(order_id).shipment["tracking_number"] == "1Z999"
+    assert OperationClaim.select().count() == 0  # released with the outcome
+
+
 def test_a_concurrent_shipment_of_the_same_lines_does_not_over_ship(
     client, headers, tenant, order_id, monkeypatch
 ):
@@ -63,6 +100,8 @@ def test_a_concurrent_shipment_of_the_same_lines_does_not_over_ship(
     winner = {}
 
     def concurrent_shipment():
+        # the first one's lease ran out (a stalled process): the claim is free again
+        OperationClaim.delete().execute()
         body = {"carrier": "UPS", "tracking_number": "1Z-OTHER", "line_items": lines}
         winner.update(confirm_shipment(tenant.id, order_id, body, "other-request"))
 

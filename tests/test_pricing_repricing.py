@@ -6,8 +6,12 @@ the competitor offers are exactly the ones each test sets.
 
 import pytest
 
+from commerce_api.claims import OperationClaim
 from commerce_api.events.models import Event
+from commerce_api.jobs.models import Job
+from commerce_api.pricing import applying
 from commerce_api.pricing.models import CompetitorLatest, CompetitorOffer, Recommendation
+from commerce_api.pricing.recalculate import JobProblem, run_recalculation
 from commerce_api.products.models import Listing
 
 from . import pricing_support
@@ -365,22 +369,55 @@ def test_competitor_offers_keep_history_and_latest(client, headers, app, shop, t
     assert CompetitorOffer.select().where(CompetitorOffer.competitor == "A").count() == 3
 
 
-def test_apply_true_stops_pushing_once_the_marketplace_is_unavailable(
-    client, headers, app, shop, tenant
+def test_apply_true_waits_out_a_busy_marketplace_and_goes_on(client, headers, app, shop, tenant):
+    make_product(client, headers, "MUG-2", cost="10.00")
+    list_product(tenant, "MUG-2", "shop", "30.00")
+    seed_offers(tenant, "shop", [offer("MUG-2", "A", "25.00")])
+    shop.retry_after = "1"
+    shop.busy_times["products"] = 2  # two 429s, then it accepts
+    create_rule(client, headers, type="competitor_match", value=-1)
+    job = recalculate(client, headers, app, marketplace="shop", apply=True)
+    result = job["result"]
+    assert job["attempts"] == 1
+    assert result["applied_count"] == 2 and result["updated_count"] == 2
+    assert all(item["applied"] for item in result["recommendations"])
+    assert len(shop.pushes()) == 4
+    first, again = shop.pushes()[:2], shop.pushes()[2]
+    # the same push asked again: the same key
+    assert {r["headers"]["Idempotency-Key"] for r in first} == {again["headers"]["Idempotency-Key"]}
+    assert shop.accepted == {"MUG-1": 17.0, "MUG-2": 24.0}
+    assert sorted(float(lst.price) for lst in Listing.select()) == [17.0, 24.0]
+    assert OperationClaim.select().count() == 0
+
+
+def test_apply_true_keeps_its_claim_when_the_marketplace_stays_unavailable(
+    client, headers, app, shop, tenant, monkeypatch
 ):
     make_product(client, headers, "MUG-2", cost="10.00")
     list_product(tenant, "MUG-2", "shop", "30.00")
     seed_offers(tenant, "shop", [offer("MUG-2", "A", "25.00")])
+    monkeypatch.setattr(applying, "MAX_WAIT_SECONDS", 0.2)
     shop.modes["products"] = "busy"
     create_rule(client, headers, type="competitor_match", value=-1)
-    job = recalculate(client, headers, app, marketplace="shop", apply=True)
-    result = job["result"]
-    assert len(shop.pushes()) == 1  # the first push found it unavailable: no second one
-    assert result["applied_count"] == 0 and result["updated_count"] == 2
-    assert [i["error"]["code"] for i in result["recommendations"]] == [
-        "MARKETPLACE_UNAVAILABLE"
-    ] * 2
-    assert result["push_error"]["code"] == "MARKETPLACE_UNAVAILABLE"
-    statuses = {r.status for r in Recommendation.select()}
-    assert statuses == {"pending"}
+    queued = client.post(
+        "/api/pricing/recalculate", json={"marketplace": "shop", "apply": True}, headers=headers
+    ).get_json()["data"]
+    job = Job.get_by_id(queued["job_id"])
+    with pytest.raises(JobProblem) as stuck:
+        run_recalculation(job)
+    assert (stuck.value.code, stuck.value.retryable) == ("MARKETPLACE_UNAVAILABLE", True)
+    assert len(shop.pushes()) == applying.PUSH_ATTEMPTS  # the first SKU, asked again
+    (intent,) = OperationClaim.select()  # the push may have landed: the intent stays
+    assert {r.status for r in Recommendation.select()} == {"pending"}
     assert sorted(float(lst.price) for lst in Listing.select()) == [20.0, 30.0]
+    # the retried attempt pushes the claimed one first (same key), then goes on
+    shop.modes["products"] = "accept"
+    result = run_recalculation(job)
+    assert result["resumed_count"] == 1
+    resumed = shop.pushes()[applying.PUSH_ATTEMPTS]
+    assert resumed["headers"]["Idempotency-Key"] == intent.resource_id
+    assert OperationClaim.select().count() == 0
+    assert shop.accepted == {"MUG-1": 17.0, "MUG-2": 24.0}
+    assert sorted(float(lst.price) for lst in Listing.select()) == [17.0, 24.0]
+    applied = Recommendation.select().where(Recommendation.status == "applied")
+    assert sorted(r.sku for r in applied) == ["MUG-1", "MUG-2"]

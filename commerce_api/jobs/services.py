@@ -1,6 +1,8 @@
 """Dispatch, read, list and cancel jobs (the worker side lives in queue.py; what both
 sides share in store.py)."""
 
+import contextlib
+import contextvars
 import math
 
 import marshmallow as ma
@@ -48,6 +50,7 @@ def enqueue_job(
     config = current_config()
     now = now_ms()
     if check_capacity:
+        _require_tenant_first(tenant_id)
         with job_write():
             _check_internal_capacity(tenant_id, config)
             job = insert_job(
@@ -138,11 +141,48 @@ def _retry_after(tenant_id, now, config):
     return max(1, min(60, math.ceil((start - now) / 1000)))
 
 
+# One lock order for the whole service (DESIGN 9): the tenant row is locked first in its
+# transaction, never while the transaction holds a domain row (a product, an order). A
+# request that held a product and then waited for the tenant row deadlocked with an order
+# pull that held the tenant (its inserts' foreign keys) and waited for the product.
+_tenant_locked = contextvars.ContextVar("tenant_locked", default=None)
+
+
+def lock_tenant(tenant_id):
+    """Serialize the tenant's capacity checks and rule writes on its row (PostgreSQL;
+    SQLite's immediate transaction serializes already). ``FOR NO KEY UPDATE``: inserts
+    that reference the tenant (``FOR KEY SHARE``) are never blocked by it."""
+    if is_postgres():
+        Tenant.select(Tenant.id).where(Tenant.id == tenant_id).for_update(
+            "FOR NO KEY UPDATE"
+        ).execute()
+
+
+@contextlib.contextmanager
+def tenant_first(tenant_id):
+    """A write transaction that locks the tenant row before anything else, for a change
+    that will lock domain rows and then queue a job with ``check_capacity``."""
+    with job_write():
+        lock_tenant(tenant_id)
+        token = _tenant_locked.set(tenant_id)
+        try:
+            yield
+        finally:
+            _tenant_locked.reset(token)
+
+
+def _require_tenant_first(tenant_id):
+    if db.transaction_depth() > 0 and _tenant_locked.get() != tenant_id:
+        # the caller's transaction may hold domain rows: locking the tenant now breaks
+        # the lock order (open the transaction with tenant_first instead)
+        raise RuntimeError("the tenant row must be locked first: use jobs.services.tenant_first")
+
+
 def _check_capacity(tenant_id, adding, now, config):
     """Refuse with QUEUE_FULL when the tenant's queued (public) jobs would pass capacity."""
     # PostgreSQL: serialize dispatches of one tenant on its row, so two concurrent
     # requests cannot both see room for one more (SQLite's immediate transaction does it).
-    for_update(Tenant.select(Tenant.id).where(Tenant.id == tenant_id)).execute()
+    lock_tenant(tenant_id)
     capacity = int(config["JOB_QUEUE_CAPACITY"])
     queued = (
         Job.select()
@@ -170,7 +210,7 @@ INTERNAL_RETRY_AFTER = 5  # seconds, when the tenant's internal jobs are at capa
 
 def _check_internal_capacity(tenant_id, config):
     """QUEUE_FULL when one more internal job would pass the tenant's internal capacity."""
-    for_update(Tenant.select(Tenant.id).where(Tenant.id == tenant_id)).execute()
+    lock_tenant(tenant_id)
     capacity = int(config["INTERNAL_JOB_CAPACITY"])
     queued = (
         Job.select()

@@ -4,7 +4,7 @@ listing changes made through the API."""
 from ..db import for_update, write_transaction
 from ..errors import ApiError
 from ..ids import new_id
-from ..jobs.services import enqueue_job
+from ..jobs.services import enqueue_job, tenant_first
 from ..products.listings import mark_listings_pending
 from ..products.models import Listing
 from ..products.services import find_product, locked_product, serialize_listing
@@ -16,7 +16,7 @@ from .listing_sync import desired_quantity, fulfilled_by, own_available, wire_bo
 
 def request_sync(tenant_id, sku, marketplaces, created_by):
     """Queue a ``marketplace_sync`` job for the product; returns its summary."""
-    with write_transaction():
+    with tenant_first(tenant_id):  # the tenant row before the product (one lock order)
         product = locked_product(tenant_id, sku)
         # each named marketplace must be connected (422); none named: every connected one
         marketplaces = services.resolve_sync_marketplaces(tenant_id, marketplaces)
@@ -31,11 +31,18 @@ def request_sync(tenant_id, sku, marketplaces, created_by):
     return {"job_id": job.id, "status": job.status, "marketplaces": marketplaces}
 
 
-def _save_listing(tenant_id, product, marketplace, answer):
+def _save_listing(tenant_id, product, marketplace, answer, listing=None):
     """Create or update the listing in one statement: an upsert on (product, marketplace),
     so two saves of the same listing at once (two sync jobs, two processes) never collide
     on the unique index, on SQLite as on PostgreSQL. ``answer`` is checked already
-    (``answers.check_listing``)."""
+    (``answers.check_listing``).
+
+    ``listing`` is the row the pushed body was read from: when its desired state changed
+    while the push was under way (a price recorded, a stock change), the marketplace now
+    holds the older body; the listing keeps its newer values and becomes pending, so the
+    push service sends them again (found by bench/soak.py: a sync's answer overwrote a
+    price recorded meanwhile).
+    """
     now = now_ms()
     fields = {
         Listing.external_id: answer["external_id"],
@@ -46,6 +53,16 @@ def _save_listing(tenant_id, product, marketplace, answer):
         Listing.last_synced_at: now,
         Listing.updated_at: now,
     }
+    if listing is not None:
+        with write_transaction():
+            saved = (
+                Listing.update(fields)
+                .where((Listing.id == listing.id) & (Listing.version == listing.version))
+                .execute()
+            )
+            if not saved:
+                mark_listings_pending(listing_ids=[listing.id], now=now)
+        return
     with write_transaction():
         Listing.insert(
             {
@@ -118,7 +135,7 @@ def sync_product(tenant_id, sku, marketplaces, created_by, heartbeat=None):
                 }
             )
             continue
-        _save_listing(tenant_id, product, marketplace, answer)
+        _save_listing(tenant_id, product, marketplace, answer, listing)
         results.append(
             {
                 "marketplace": marketplace,

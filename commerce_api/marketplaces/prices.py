@@ -22,16 +22,17 @@ from .listing_sync import wire_body
 def price_payload(product, listing, price):
     """The ``push_product`` payload (docs/connector-http.md) with the new ``price``.
 
-    ``product`` has the product's columns, ``listing`` its ``currency`` and ``quantity``
-    (a listed-products row holds both). ``quantity`` is the listing's last synced
-    quantity: a price push does not resend stock.
+    ``product`` has the product's columns, ``listing`` its ``currency``. A price push
+    carries no ``quantity`` (as a marketplace-fulfilled listing's push): the quantity it
+    read may be stale by the time it lands, and would overwrite what a listing push sent
+    meanwhile (seen in the soak, bench/soak.py); quantities are the push service's.
     """
     return wire_body(
         product,
         status=product["status"],
         price=price,
         currency=listing["currency"],
-        quantity=listing["quantity"],
+        quantity=None,
     )
 
 

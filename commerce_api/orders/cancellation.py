@@ -1,11 +1,16 @@
 """Cancellation: a request is recorded, pushed to the marketplace by the
-``order_cancellation`` job, and the marketplace's decision applied."""
+``order_cancellation`` job, and the marketplace's decision applied.
 
+The job claims the order before it asks the marketplace (claim before push, as shipments
+do): a shipment confirmation meanwhile gets 409 ``CONCURRENT_UPDATE``, and so does a
+cancellation request while a shipment is being pushed."""
+
+from ..claims import claimed, refuse_if_claimed
 from ..db import write_transaction
 from ..errors import ApiError
 from ..events import emit
 from ..jobs.models import Job
-from ..jobs.services import enqueue_job
+from ..jobs.services import enqueue_job, tenant_first
 from ..marketplaces.calls import call_marketplace
 from ..marketplaces.services import require_connection
 from ..timeutil import format_ms, now_ms
@@ -16,9 +21,10 @@ from .reading import event_body, find_order, lines_of, serialize_detail, wire_or
 
 def request_cancellation(tenant_id, order_id, reason, created_by):
     """Record a cancellation request and queue its push to the marketplace (202)."""
-    with write_transaction():
+    with tenant_first(tenant_id):  # the tenant row before the order (one lock order)
         order = find_order(tenant_id, order_id, lock=True)
         state.check_can_request_cancellation(order.status, order.id)
+        refuse_if_claimed(order.id)  # a shipment (or this request's push) is in flight
         current = order.cancellation or {}
         if current.get("status") == "requested":
             job = Job.get_or_none(Job.id == current.get("job_id"))
@@ -74,6 +80,19 @@ def push_cancellation(tenant_id, order_id, job_id, created_by):
     ):
         return {"order_id": order_id, "outcome": "skipped", "reason": "no request pending"}
     connection = require_connection(tenant_id, order.marketplace)
+    # the job's own token: a retried attempt takes back the claim its killed one left
+    with claimed(tenant_id, order.id, "request_cancellation", token=f"job:{job_id}") as claim:
+        return _push_claimed(tenant_id, order_id, job_id, created_by, connection, claim)
+
+
+def _push_claimed(tenant_id, order_id, job_id, created_by, connection, claim):
+    order = Order.get_by_id(order_id)
+    cancellation = order.cancellation or {}
+    if cancellation.get("status") != "requested" or cancellation.get("job_id") not in (
+        None,
+        job_id,
+    ):
+        return {"order_id": order_id, "outcome": "skipped", "reason": "no request pending"}
     wire = {**wire_order(order, lines_of(order.id)), "requested_at": cancellation["requested_at"]}
     try:
         answer, _ = call_marketplace(
@@ -90,15 +109,18 @@ def push_cancellation(tenant_id, order_id, job_id, created_by):
             raise
         # the marketplace refused the request itself: that is its decision
         answer = {"status": "rejected", "message": error.details.get("marketplace_message")}
-    return apply_cancellation_decision(tenant_id, order_id, answer, created_by)
+    return apply_cancellation_decision(tenant_id, order_id, answer, created_by, claim)
 
 
-def apply_cancellation_decision(tenant_id, order_id, answer, created_by):
-    """Apply the marketplace's answer to a pending cancellation request."""
+def apply_cancellation_decision(tenant_id, order_id, answer, created_by, claim=None):
+    """Apply the marketplace's answer to a pending cancellation request (and release the
+    ``claim`` the push held, in the same transaction)."""
     decision = answer.get("status")
     if decision == "pending":
         return {"order_id": order_id, "outcome": "pending"}
     with write_transaction():
+        if claim is not None:
+            claim.release()
         order = find_order(tenant_id, order_id, lock=True)
         cancellation = dict(order.cancellation or {})
         if cancellation.get("status") != "requested":

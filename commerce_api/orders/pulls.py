@@ -190,7 +190,10 @@ def enqueue_pulls():
         if isinstance(params, dict):
             pending.add(params.get("connection_id"))
     queued = []
-    connections = (
+    # read to the end before the first insert: on SQLite a statement still stepping keeps
+    # its read snapshot open, and the insert's upgrade to a writer fails at once with
+    # "database is locked" (no busy wait) when another process wrote meanwhile
+    connections = list(
         MarketplaceConnection.select(MarketplaceConnection.id, MarketplaceConnection.tenant)
         .where(MarketplaceConnection.status == "active")
         .order_by(MarketplaceConnection.created_at)

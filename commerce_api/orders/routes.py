@@ -80,6 +80,7 @@ class OrderShipmentViews(MethodView):
     @blp.errors(
         "ORDER_NOT_FOUND",
         "ALREADY_SHIPPED",
+        "CONCURRENT_UPDATE",
         "INVALID_STATUS_TRANSITION",
         "MARKETPLACE_REJECTION",
         "MARKETPLACE_UNAVAILABLE",
@@ -99,6 +100,7 @@ class OrderCancelViews(MethodView):
     @blp.errors(
         "ORDER_NOT_FOUND",
         "INVALID_STATUS_TRANSITION",
+        "CONCURRENT_UPDATE",
         "MARKETPLACE_NOT_CONNECTED",
         "QUEUE_FULL",
         body=True,

@@ -1,12 +1,15 @@
 """Shipments: confirm one (pushed to the marketplace first) or many, each on its own.
 
-Calls to a marketplace never run inside a database transaction: read, call, then apply
-the outcome in a transaction that checks the state again.
+Calls to a marketplace never run inside a database transaction: claim the order (a
+concurrent confirmation, cancellation push or shipment gets 409 ``CONCURRENT_UPDATE``
+without calling the marketplace), read, call, then apply the outcome and release the claim
+in a transaction that checks the state again (the lease may have run out meanwhile).
 """
 
 import hashlib
 import json
 
+from ..claims import claimed
 from ..config import current_config
 from ..db import write_transaction
 from ..errors import ApiError, validation_error
@@ -82,6 +85,15 @@ def confirm_shipment(tenant_id, order_id, data, created_by):
     """
     order = find_order(tenant_id, order_id)
     state.check_can_ship(order.status, order.cancellation, order.id)
+    with claimed(tenant_id, order.id, "confirm_shipment") as claim:
+        return _confirm_claimed(tenant_id, order_id, data, created_by, claim)
+
+
+def _confirm_claimed(tenant_id, order_id, data, created_by, claim):
+    # read again under the claim: a confirmation that finished just before it took the
+    # claim has shipped the order already
+    order = find_order(tenant_id, order_id)
+    state.check_can_ship(order.status, order.cancellation, order.id)
     lines = lines_of(order.id)
     shipped_lines = _shipment_lines(order, lines, data.get("line_items"))
     connection = require_connection(tenant_id, order.marketplace)
@@ -144,6 +156,7 @@ def confirm_shipment(tenant_id, order_id, data, created_by):
         order = Order.get_by_id(order.id)
         lines = lines_of(order.id)
         emit(tenant_id, "order.shipped", "order", order.id, event_body(order, lines))
+        claim.release()
     return serialize_detail(order, lines)
 
 

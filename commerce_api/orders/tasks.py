@@ -31,7 +31,8 @@ def order_cancellation(job, ctx):
         raise JobFailed(
             error.code,
             error.message,
-            retryable=error.code == "MARKETPLACE_UNAVAILABLE",
+            # a shipment holding the order: ask again once it is done
+            retryable=error.code in ("MARKETPLACE_UNAVAILABLE", "CONCURRENT_UPDATE"),
             details=error.details,
         ) from None
 

@@ -3,9 +3,10 @@
 The job works in chunks of SKUs (``COMMERCE_PRICING_CHUNK_SIZE``, default 500). Each chunk
 issues the same statements whatever its size: one read of the listings, one of the latest
 offers, at most one competitor fetch (two bulk writes), then one transaction that
-dismisses the superseded pending recommendations, inserts the new ones and their events,
-and (with ``apply``) updates the listing prices and the sync history. Only the price
-pushes themselves, which the marketplace takes one SKU at a time, are made per SKU.
+dismisses the superseded pending recommendations and inserts the new ones and their events.
+With ``apply``, each recommendation is then claimed, pushed and recorded on its own
+(``applying.py``): the marketplace takes prices one SKU at a time, and a push is written
+down before (the claim) and after (the outcome), so a killed worker leaves nothing unknown.
 """
 
 import math
@@ -17,11 +18,10 @@ from ..errors import ApiError, validation_error
 from ..events.outbox import event_params, write_events
 from ..ids import new_id
 from ..jobs.services import dispatch_job
-from ..marketplaces.base import ConnectorError, MarketplaceRejection
-from ..marketplaces.prices import AcceptedPrice, push_price, record_pushed_prices
 from ..marketplaces.services import connected_marketplaces, connection_for
 from ..products.models import Listing, Product
 from ..timeutil import now_ms, parse_timestamp
+from .applying import PriceApplier, StillUnavailable
 from .bulk import insert_rows
 from .competitors import FetchFailed, fetch_offers, latest_offers, needs_fetch, store_offers
 from .engine import MinChange, Offer, PriceInput, RuleSet, compute_price
@@ -34,13 +34,14 @@ MAX_SKIPPED_SHOWN = 100
 
 
 class JobProblem(Exception):
-    """The job cannot run (the handler turns it into a non-retryable JobFailed)."""
+    """The job cannot run, or not now (the handler turns it into a JobFailed)."""
 
-    def __init__(self, code, message, details=None):
+    def __init__(self, code, message, details=None, retryable=False):
         super().__init__(message)
         self.code = code
         self.message = message
         self.details = details or {}
+        self.retryable = retryable
 
 
 # The request ----------------------------------------------------------------------------
@@ -127,10 +128,6 @@ def _merge_offers(stored, fetched):
     return list(by_competitor.values())
 
 
-def _push_error(code, exc):
-    return {"code": code, "marketplace_code": exc.code, "message": exc.message}
-
-
 def _as_offer(record):
     return Offer(
         competitor=record["competitor"],
@@ -176,9 +173,12 @@ class Recalculation:
         self.skipped = []
         self.skipped_count = 0
         self.updated_count = 0
-        self.applied_count = 0
         self.fetch = {"skus_requested": 0, "offers_stored": 0, "error": None}
-        self.push_error = None  # the marketplace went unavailable: no more pushes
+        self.applier = None
+        if apply:
+            self.applier = PriceApplier(
+                tenant_id, marketplace, self.connection, job_id, self.created_by, heartbeat
+            )
 
     # one chunk ----------------------------------------------------------------------
 
@@ -235,48 +235,16 @@ class Recalculation:
             results.append((row, compute_price(inp, self.rules)))
         return results
 
-    def _push(self, row, result):
-        """Push one price through the gateway (no transaction open; the gateway records
-        the attempt); returns (accepted at, or None; error or None)."""
-        if self.push_error is not None:
-            return None, self.push_error
-        try:
-            push_price(
-                self.connection,
-                row,
-                result.recommended_price,
-                created_by=self.created_by,
-                details={"job_id": self.job_id},
-            )
-        except MarketplaceRejection as exc:
-            return None, _push_error("MARKETPLACE_REJECTION", exc)
-        except ConnectorError as exc:  # unavailable, or a failure we do not know
-            error = _push_error("MARKETPLACE_UNAVAILABLE", exc)
-            self.push_error = {
-                **error,
-                "message": "Not pushed: the marketplace became unavailable earlier in this "
-                f"job ({exc.message})",
-            }
-            return None, error
-        return now_ms(), None
-
     def _write(self, computed, now):
-        """Dismiss, insert and (with apply) record pushes: one transaction per chunk."""
+        """Dismiss and insert in one transaction per chunk; with apply, then push each
+        recommendation (claimed, pushed, recorded: ``applying.PriceApplier``)."""
         changed = [
             (row, r)
             for row, r in computed
             if self.min_change.allows(r.current_price, r.recommended_price)
         ]
-        pushes = {}
-        if self.apply:
-            for row, result in changed:
-                if self.heartbeat is not None:
-                    self.heartbeat()  # a job taken away must stop pushing prices
-                pushes[row["sku"]] = self._push(row, result)
-        records, events, listing_updates = [], [], []
+        records, events, items = [], [], []
         for row, result in changed:
-            accepted_at, error = pushes.get(row["sku"], (None, None))
-            applied = self.apply and error is None
             record = {
                 "id": new_id("recommendation"),
                 "tenant": self.tenant_id,
@@ -293,58 +261,49 @@ class Recalculation:
                 "reasoning": result.reasoning,
                 "rule_ids": list(result.rule_ids),
                 "reference_price": result.reference_price,
-                "status": "applied" if applied else "pending",
+                "status": "pending",
                 "created_at": now,
                 "updated_at": now,
-                "applied_at": now if applied else None,
+                "applied_at": None,
                 "dismissed_at": None,
             }
             records.append(record)
-            body = serialize_recommendation(record)
             events.append(
                 event_params(
                     self.tenant_id,
                     "pricing.recommendation.created",
                     "recommendation",
                     record["id"],
-                    body,
+                    serialize_recommendation(record),
                     created_at=now,
                 )
             )
-            if applied:
-                events.append(
-                    event_params(
-                        self.tenant_id,
-                        "pricing.recommendation.applied",
-                        "recommendation",
-                        record["id"],
-                        body,
-                        created_at=now,
-                    )
-                )
-                listing_updates.append(
-                    AcceptedPrice(row["listing_id"], result.recommended_price, accepted_at)
-                )
-            item = {
-                "id": record["id"],
-                "sku": row["sku"],
-                "current_price": float(result.current_price),
-                "recommended_price": float(result.recommended_price),
-                "confidence": result.confidence,
-                "applied": applied,
-                "reasoning": result.reasoning,
-            }
-            if error is not None:
-                item["error"] = error
-            self.written.append(item)
+            items.append(
+                {
+                    "id": record["id"],
+                    "sku": row["sku"],
+                    "current_price": float(result.current_price),
+                    "recommended_price": float(result.recommended_price),
+                    "confidence": result.confidence,
+                    "applied": False,
+                    "reasoning": result.reasoning,
+                }
+            )
         with write_transaction():
             # a recalculation supersedes every pending recommendation of the SKUs it priced
             _dismiss_pending(self.tenant_id, self.marketplace, [r["sku"] for r, _ in computed], now)
             insert_rows(Recommendation, records)
             write_events(events)
-            record_pushed_prices(listing_updates)
         self.updated_count += len(records)
-        self.applied_count += len(listing_updates)
+        self.written.extend(items)
+        if self.applier is None:
+            return
+        for (row, _), record, item in zip(changed, records, items, strict=True):
+            error = self.applier.apply(record, row)
+            if error is None:
+                item["applied"] = True
+            else:
+                item["error"] = error
 
     def _chunk(self, skus):
         now = now_ms()
@@ -358,6 +317,8 @@ class Recalculation:
 
     def run(self):
         total = len(self.skus)
+        if self.applier is not None:
+            self.applier.resume()  # what a killed attempt of this job left half done
         for start in range(0, total, self.chunk_size):
             self._chunk(self.skus[start : start + self.chunk_size])
             if self.progress is not None:
@@ -366,12 +327,12 @@ class Recalculation:
             "marketplace": self.marketplace,
             "processed_count": total,
             "updated_count": self.updated_count,
-            "applied_count": self.applied_count,
+            "applied_count": self.applier.applied_count if self.applier else 0,
             "recommendations": self.written,
             "skipped_count": self.skipped_count,
             "skipped": self.skipped,
             "competitor_fetch": self.fetch,
-            **({"push_error": self.push_error} if self.push_error else {}),
+            **({"resumed_count": self.applier.resumed_count} if self.applier else {}),
         }
 
 
@@ -394,4 +355,10 @@ def run_recalculation(job, progress=None, heartbeat=None):
         progress=progress,
         heartbeat=heartbeat,
     )
-    return run.run()
+    try:
+        return run.run()
+    except StillUnavailable as stuck:
+        # the claims stay: the retried attempt pushes them again before anything else
+        raise JobProblem(
+            stuck.error.code, stuck.error.message, stuck.error.details, retryable=True
+        ) from None

@@ -1,10 +1,12 @@
 """Price recommendations: read, list, apply (synchronous price push), dismiss."""
 
+from ..claims import claimed
 from ..db import for_update, write_transaction
 from ..errors import ApiError
 from ..events import emit
-from ..marketplaces.calls import call_marketplace
-from ..marketplaces.prices import AcceptedPrice, price_payload, record_pushed_prices
+from ..marketplaces.base import ConnectorError
+from ..marketplaces.calls import api_error
+from ..marketplaces.prices import AcceptedPrice, push_price, record_pushed_prices
 from ..marketplaces.services import connection_for
 from ..pagination import paginate
 from ..products.models import Listing, Product
@@ -12,6 +14,8 @@ from ..timeutil import format_ms, now_ms
 from ..totals import maintained
 from .bulk import PreparedIn
 from .models import Recommendation
+
+APPLY = "apply_recommendation"  # the operation of a recommendation's claim
 
 RECOMMENDATION_FIELDS = (
     "id",
@@ -99,19 +103,14 @@ _listed = PreparedIn(_listed_query, 2)
 _listing_price = Listing.price.python_value
 
 
-def listed_products(tenant_id, marketplace, skus, lock=False):
+def listed_products(tenant_id, marketplace, skus):
     """``{sku: row}`` of the products with a listing on ``marketplace``: one query.
 
     Each row has the product's columns plus ``listing_id``, ``listing_price``,
-    ``currency`` and ``quantity``. ``lock`` locks the rows (PostgreSQL) for the caller's
-    transaction.
+    ``currency`` and ``quantity``.
     """
-    if lock:
-        rows = for_update(_listed_query(tenant_id, marketplace, list(skus))).dicts()
-    else:
-        rows = _listed.dicts(tenant_id, marketplace, values=skus)
     listed = {}
-    for row in rows:
+    for row in _listed.dicts(tenant_id, marketplace, values=skus):
         if row["listing_price"] is not None:  # an alias: not converted by its field
             row["listing_price"] = _listing_price(row["listing_price"])
         listed[row["sku"]] = row
@@ -170,8 +169,8 @@ def list_recommendations(tenant_id, args):
     return [serialize_recommendation(row) for row in rows], meta
 
 
-def _listing_or_409(tenant_id, row, lock=False):
-    listed = listed_products(tenant_id, row["marketplace"], [row["sku"]], lock=lock)
+def _listing_or_409(tenant_id, row):
+    listed = listed_products(tenant_id, row["marketplace"], [row["sku"]])
     product = listed.get(row["sku"])
     if product is None:
         raise ApiError(
@@ -186,15 +185,7 @@ def _listing_or_409(tenant_id, row, lock=False):
     return product
 
 
-def apply_recommendation(tenant_id, recommendation_id, created_by):
-    """Push the recommended price to the marketplace, then set the listing's price.
-
-    The push is synchronous and made with no transaction open; a rejection (422) or an
-    unreachable marketplace (503) changes nothing but the product's sync history.
-    """
-    row = _recommendation_of(tenant_id, recommendation_id)
-    _check_pending(row)
-    product = _listing_or_409(tenant_id, row)
+def require_connection_of(tenant_id, row):
     connection = connection_for(tenant_id, row["marketplace"])
     if connection is None:
         raise ApiError(
@@ -202,23 +193,59 @@ def apply_recommendation(tenant_id, recommendation_id, created_by):
             f"The marketplace {row['marketplace']} is not connected for this tenant.",
             details={"marketplace": row["marketplace"], "recommendation_id": row["id"]},
         )
-    payload = price_payload(product, product, row["recommended_price"])
-    call_marketplace(
-        connection,
-        "push_price",
-        lambda connector: connector.push_price(payload),
-        resource_type="product",
-        resource_id=product["id"],
-        sku=row["sku"],
-        created_by=created_by,
-        details={"recommendation_id": row["id"], "price": payload["price"]},
-    )
+    return connection
+
+
+def apply_recommendation(tenant_id, recommendation_id, created_by):
+    """Claim the recommendation, push its price to the marketplace, then record it applied.
+
+    A concurrent apply gets 409 ``CONCURRENT_UPDATE`` and causes no push. The push is
+    synchronous and made with no transaction open; a rejection (422) or an unreachable
+    marketplace (503) changes nothing but the product's sync history.
+    """
+    _check_pending(_recommendation_of(tenant_id, recommendation_id))
+    with claimed(tenant_id, recommendation_id, APPLY) as claim:
+        # read again under the claim: an apply that finished just before has applied it
+        row = _recommendation_of(tenant_id, recommendation_id)
+        _check_pending(row)
+        product = _listing_or_409(tenant_id, row)
+        connection = require_connection_of(tenant_id, row)
+        return push_recommendation(tenant_id, row, product, connection, claim, created_by)
+
+
+def push_recommendation(tenant_id, row, product, connection, claim, created_by, details=None):
+    """Push the recommended price (``Idempotency-Key``: the recommendation's id, so a
+    retried push is recognised), then record the outcome; the caller holds ``claim``.
+
+    Raises the API's error (422 ``MARKETPLACE_REJECTION``, 503 ``MARKETPLACE_UNAVAILABLE``)
+    when the push fails.
+    """
+    try:
+        push_price(
+            connection,
+            product,
+            row["recommended_price"],
+            idempotency_key=row["id"],
+            created_by=created_by,
+            details={"recommendation_id": row["id"], **(details or {})},
+        )
+    except ConnectorError as exc:
+        raise api_error(connection, "push_price", exc) from None
+    return record_applied(tenant_id, row["id"], claim)
+
+
+def record_applied(tenant_id, recommendation_id, claim):
+    """The marketplace accepted the price: the listing takes it, the recommendation is
+    applied as of now, and the claim is released, in one transaction."""
     now = now_ms()
     with write_transaction():
         row = _recommendation_of(tenant_id, recommendation_id, lock=True)
-        if row["status"] == "applied":  # applied by a concurrent request meanwhile
+        if row["status"] == "applied":  # applied by another holder once our lease ran out
             _check_pending(row)
-        product = _listing_or_409(tenant_id, row, lock=True)
+        # the listing row is locked by the UPDATE alone: locking the product and listing
+        # rows of the join here deadlocked (PostgreSQL soak) with a stock change that
+        # marks the listing pending while it holds the product's rows
+        product = _listing_or_409(tenant_id, row)
         record_pushed_prices([AcceptedPrice(product["listing_id"], row["recommended_price"], now)])
         # the marketplace has the price now, even if the recommendation was dismissed
         # while the push was under way: the record follows what the marketplace shows
@@ -228,6 +255,7 @@ def apply_recommendation(tenant_id, recommendation_id, created_by):
         row.update(status="applied", applied_at=now, updated_at=now, dismissed_at=None)
         body = serialize_recommendation(row)
         emit(tenant_id, "pricing.recommendation.applied", "recommendation", row["id"], body)
+        claim.release()
     return body
 
 

@@ -2,10 +2,10 @@
 
 from decimal import Decimal
 
-from ..auth.models import Tenant
 from ..db import for_update, write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
+from ..jobs.services import lock_tenant
 from ..marketplaces.services import connected_marketplaces
 from ..pagination import paginate
 from ..timeutil import format_ms, now_ms
@@ -160,7 +160,7 @@ def _check_conflict(tenant_id, rule):
 def _lock_tenant_rules(tenant_id):
     # PostgreSQL: rule writes of one tenant take turns on its row, so two concurrent
     # requests cannot both pass the conflict check (SQLite's immediate transaction does it)
-    for_update(Tenant.select(Tenant.id).where(Tenant.id == tenant_id)).execute()
+    lock_tenant(tenant_id)
 
 
 # Operations -----------------------------------------------------------------------------

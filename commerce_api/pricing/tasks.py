@@ -44,7 +44,9 @@ def pricing_recalculate(job, ctx):
             heartbeat=getattr(ctx, "heartbeat", None),
         )
     except JobProblem as problem:
-        raise JobFailed(problem.code, problem.message, details=problem.details) from None
+        raise JobFailed(
+            problem.code, problem.message, retryable=problem.retryable, details=problem.details
+        ) from None
 
 
 @job_type(

@@ -1,0 +1,519 @@
+"""The marketplace-boundary soak (issue 19), run by hand: ``.venv/bin/python bench/soak.py``.
+
+Runs the API (gunicorn) and two ``commerce-api worker`` processes on a fresh database
+(``--engine sqlite``, ``postgres`` or ``both``), with several tenants, each connected to a
+fake marketplace on 127.0.0.1 that answers in 30-300 ms, 5 % with 503, 3 % with 429 and 2 %
+too slowly (it takes the change, then answers after the deadline), and webhook receivers of
+which one fails often. Clients change stock, confirm shipments of the orders the
+marketplaces bring, cancel some, sync products and change listing buffers; before every
+worker kill (SIGKILL, every ``--kill-every`` seconds, the worker restarted at once) a
+``pricing_recalculate`` with ``apply: true`` is started, so a kill lands during one.
+
+Then it lets the service settle and checks:
+  - every listing's last pushed quantity equals its available stock minus its buffer,
+    and its price the marketplace's last accepted price (the listing is not in error);
+  - stock equals the ledger (every stock row's on_hand and reserved);
+  - no job is left running or queued (but the periodic order pulls), no claim is left;
+  - every product sync job completed;
+  - no answer was a 500.
+It prints a summary per engine with a violations count; exit status 1 when any.
+"""
+
+import argparse
+import collections
+import contextlib
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+import requests
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import common  # noqa: E402
+from soak_fakes import MARKETPLACE, Marketplace, Receiver  # noqa: E402
+
+PG_ADMIN_URL = os.environ.get("SOAK_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
+DEADLINE = 2.0  # MARKETPLACE_DEADLINE_SECONDS of the service
+WEBHOOK_EVENTS = ["order.created", "order.shipped", "listing.sync_failed"]
+SERVICE_CONFIG = {
+    "RATE_LIMIT_ENABLED": 0,
+    "MARKETPLACE_DEADLINE_SECONDS": DEADLINE,
+    "MARKETPLACE_READ_TIMEOUT": DEADLINE,
+    "MARKETPLACE_CONNECT_TIMEOUT": 1,
+    "CLAIM_LEASE_SECONDS": 4,
+    "ORDER_PULL_INTERVAL_SECONDS": 5,
+    "WORKER_LEASE_SECONDS": 5,
+    "WORKER_RETRY_BACKOFF_SECONDS": 1,
+    "WORKER_CONCURRENCY": 2,
+    "COMPETITOR_MAX_AGE_SECONDS": 20,
+    "WEBHOOK_ALLOW_PRIVATE_TARGETS": 1,
+    "WEBHOOK_RETRY_SCHEDULE": "1,2,4,8",
+    "WEBHOOK_TIMEOUT_SECONDS": 2,
+}
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--engine", choices=("sqlite", "postgres", "both"), default="both")
+    parser.add_argument("--duration", type=float, default=240, help="seconds of load")
+    parser.add_argument("--kill-every", type=float, default=60, help="seconds between kills")
+    parser.add_argument("--tenants", type=int, default=3)
+    parser.add_argument("--skus", type=int, default=12, help="SKUs per tenant")
+    parser.add_argument("--clients", type=int, default=2, help="client threads per tenant")
+    parser.add_argument("--settle", type=float, default=180, help="seconds to settle at most")
+    parser.add_argument("--seed", type=int, default=19)
+    return parser.parse_args(argv)
+
+
+# Databases ---------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def database(engine, directory):
+    if engine == "sqlite":
+        yield common.sqlite_url(os.path.join(directory, "soak.db"))
+        return
+    import psycopg2
+
+    name = f"soak_{uuid.uuid4().hex[:10]}"
+    admin = psycopg2.connect(PG_ADMIN_URL)
+    admin.autocommit = True
+    admin.cursor().execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+    finally:
+        from commerce_api.db import db
+
+        with contextlib.suppress(Exception):
+            db.close()
+            db.obj.close_all()
+        admin.cursor().execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+# Setup -------------------------------------------------------------------------------------
+
+
+class Tenant:
+    def __init__(self, tenant_id, secret, skus, market, warehouse_id):
+        self.id = tenant_id
+        self.headers = {"Authorization": f"Bearer {secret}", "X-Tenant-ID": tenant_id}
+        self.skus = skus
+        self.market = market
+        self.warehouse_id = warehouse_id
+
+
+def set_up_tenants(args, rng):
+    """Tenants, keys and a connection to each one's fake marketplace (made in this process:
+    the API refuses a private base_url)."""
+    from commerce_api.db import db
+    from commerce_api.marketplaces.services import connect_marketplace
+
+    tenants = []
+    with db.connection_context():
+        for t in range(args.tenants):
+            tenant_id, secret = common.create_tenant_and_key()
+            skus = [f"SOAK-{t}-{n:02d}" for n in range(args.skus)]
+            market = Marketplace(skus, random.Random(rng.random()), DEADLINE)
+            connect_marketplace(
+                tenant_id,
+                MARKETPLACE,
+                "http",
+                base_url=market.url,
+                api_token=f"token-{t}",
+                created_by="soak",
+                allow_private=True,
+            )
+            tenants.append(Tenant(tenant_id, secret, skus, market, None))
+    return tenants
+
+
+def seed(base, tenant, receivers):
+    """Products, a warehouse with stock, a repricing rule, webhooks, a first sync: over HTTP."""
+
+    def call(method, path, body, expect):
+        response = requests.request(
+            method, base + path, json=body, headers=tenant.headers, timeout=30
+        )
+        if response.status_code != expect:
+            raise RuntimeError(f"{method} {path}: {response.status_code} {response.text}")
+        return response.json().get("data") if response.content else None
+
+    for sku in tenant.skus:
+        call("POST", "/api/products", product_body(sku), 201)
+    warehouse = call(
+        "POST",
+        "/api/inventory/warehouses",
+        {"name": "Main", "type": "own", "address": "1 Road"},
+        201,
+    )
+    tenant.warehouse_id = warehouse["id"]
+    for sku in tenant.skus:
+        body = {"warehouse_id": warehouse["id"], "quantity": 40, "reason": "cycle_count"}
+        call("PUT", f"/api/inventory/{sku}", body, 200)
+    rule = {"name": "match", "type": "competitor_match", "value": -0.5, "value_type": "fixed"}
+    call("POST", "/api/pricing/rules", rule, 201)
+    for receiver in receivers:
+        call("POST", "/api/webhooks", {"url": receiver.url, "events": WEBHOOK_EVENTS}, 201)
+    for sku in tenant.skus:
+        call("POST", f"/api/products/{sku}/sync", {}, 202)
+
+
+def product_body(sku):
+    return {
+        "sku": sku,
+        "title": "Soak mug",
+        "description": "A mug.",
+        "status": "active",
+        "gtin": "4006381333931",
+        "cost_price": 3.5,
+        "weight_kg": 0.35,
+        "images": [],
+    }
+
+
+# Processes ---------------------------------------------------------------------------------
+
+
+class Workers:
+    """Two ``commerce-api worker`` processes; ``kill`` one with SIGKILL and restart it."""
+
+    def __init__(self, env, log_path):
+        self.env = env
+        self.log = open(log_path, "ab")  # noqa: SIM115 - kept open for every restart
+        self.procs = [self._start(), self._start()]
+        self.kills = 0
+
+    def _start(self):
+        return subprocess.Popen(
+            [sys.executable, "-m", "commerce_api.cli", "worker"],
+            cwd=common.ROOT,
+            env=self.env,
+            start_new_session=True,
+            stdout=self.log,
+            stderr=self.log,
+        )
+
+    def kill(self, index):
+        os.killpg(self.procs[index].pid, signal.SIGKILL)
+        self.procs[index].wait(10)
+        self.kills += 1
+        self.procs[index] = self._start()
+
+    def revive(self):
+        for index, proc in enumerate(self.procs):
+            if proc.poll() is not None:
+                self.procs[index] = self._start()
+
+    def stop(self):
+        for proc in self.procs:
+            common.stop_process(proc, timeout=40)
+        self.log.close()
+
+
+def log_errors(path):
+    """What the workers logged: tracebacks, deadlocks, "database is locked"."""
+    with open(path, errors="replace") as log:
+        text = log.read()
+    return {
+        "tracebacks": text.count("Traceback (most recent call last)"),
+        "deadlocks": text.count("deadlock detected"),
+        "database_locked": text.count("OperationalError: database is locked"),
+    }
+
+
+# Load --------------------------------------------------------------------------------------
+
+
+class Client:
+    """One client thread of a tenant: random changes until ``stop``; counts statuses."""
+
+    def __init__(self, base, tenant, rng, statuses, stop):
+        self.base, self.tenant, self.rng = base, tenant, rng
+        self.statuses, self.stop = statuses, stop
+        self.session = requests.Session()
+
+    def call(self, method, path, body=None):
+        try:
+            response = self.session.request(
+                method, self.base + path, json=body, headers=self.tenant.headers, timeout=30
+            )
+        except requests.RequestException:
+            self.statuses["error"] += 1
+            return None
+        self.statuses[response.status_code] += 1
+        if response.status_code >= 500:
+            code = response.status_code
+            if code == 503:  # which: a marketplace unavailable, or the database busy
+                with contextlib.suppress(ValueError, KeyError):
+                    code = f"503 {response.json()['error']['code']}"
+            self.statuses[f"{method} {path.split('/')[2]} {code}"] += 1
+        return response
+
+    def run(self):
+        actions = [
+            (40, self.set_stock),
+            (20, self.ship),
+            (10, self.sync),
+            (10, self.buffer),
+            (10, self.read),
+            (5, self.cancel),
+        ]
+        weights = [w for w, _ in actions]
+        while not self.stop.is_set():
+            self.rng.choices([a for _, a in actions], weights)[0]()
+            self.stop.wait(self.rng.uniform(0.05, 0.25))
+
+    def set_stock(self):
+        body = {
+            "warehouse_id": self.tenant.warehouse_id,
+            "quantity": self.rng.randint(0, 60),
+            "reason": "cycle_count",
+        }
+        self.call("PUT", f"/api/inventory/{self.rng.choice(self.tenant.skus)}", body)
+
+    def _an_order(self):
+        response = self.call("GET", "/api/orders?status=pending&limit=10")
+        if response is None or response.status_code != 200:
+            return None
+        orders = response.json()["data"]
+        return self.rng.choice(orders)["id"] if orders else None
+
+    def ship(self):
+        order_id = self._an_order()
+        if order_id:
+            body = {"carrier": "UPS", "tracking_number": f"1Z{self.rng.randrange(10**8)}"}
+            self.call("POST", f"/api/orders/{order_id}/shipment", body)
+
+    def cancel(self):
+        order_id = self._an_order()
+        if order_id:
+            self.call("POST", f"/api/orders/{order_id}/cancel", {"reason": "customer_request"})
+
+    def sync(self):
+        self.call("POST", f"/api/products/{self.rng.choice(self.tenant.skus)}/sync", {})
+
+    def buffer(self):
+        sku = self.rng.choice(self.tenant.skus)
+        body = {"stock_buffer": self.rng.randint(0, 3)}
+        self.call("PATCH", f"/api/products/{sku}/listings/{MARKETPLACE}", body)
+
+    def read(self):
+        self.call("GET", f"/api/products/{self.rng.choice(self.tenant.skus)}")
+
+
+def recalculate(base, tenant, statuses):
+    response = requests.post(
+        base + "/api/pricing/recalculate",
+        json={"marketplace": MARKETPLACE, "apply": True},
+        headers=tenant.headers,
+        timeout=30,
+    )
+    statuses[response.status_code] += 1
+    return response.json()["data"]["job_id"] if response.status_code == 200 else None
+
+
+# Settling and checking ---------------------------------------------------------------------
+
+
+def busy_work():
+    """What is still to do: running or queued jobs (but queued periodic order pulls),
+    pending listings, claims."""
+    from commerce_api.claims import OperationClaim
+    from commerce_api.jobs.models import Job
+    from commerce_api.products.models import Listing
+
+    jobs = [
+        f"{job.type} {job.status} attempt {job.attempts}"
+        for job in Job.select().where(
+            (Job.status == "running") | ((Job.status == "queued") & (Job.type != "order_pull"))
+        )
+    ]
+    pending = Listing.select().where(Listing.sync_status == "pending").count()
+    claims = [f"{c.operation} {c.token}" for c in OperationClaim.select()]
+    return {"jobs": jobs, "pending_listings": pending, "claims": claims}
+
+
+def check(tenants, statuses):
+    """The violations, as ``[(check, detail)]``, and the counts checked."""
+
+    from peewee import fn
+
+    from commerce_api.claims import OperationClaim
+    from commerce_api.inventory.models import Adjustment, Stock
+    from commerce_api.jobs.models import Job
+    from commerce_api.marketplaces.listing_sync import desired_quantity, own_available
+    from commerce_api.products.models import Listing, Product
+
+    violations, counts = [], collections.Counter()
+    for tenant in tenants:
+        rows = list(
+            Listing.select(Listing, Product.sku, Product.status.alias("product_status"))
+            .join(Product, on=(Listing.product == Product.id))
+            .where(Listing.tenant == tenant.id)
+            .dicts()
+        )
+        available = own_available([row["product"] for row in rows])
+        for row in rows:
+            counts["listings"] += 1
+            held = tenant.market.listings.get(row["sku"])
+            if held is None:
+                violations.append(("listing_never_pushed", row["sku"]))
+                continue
+            want = desired_quantity(available.get(row["product"], 0), row["stock_buffer"])
+            if held["quantity"] != want:
+                last = tenant.market.history[row["sku"]][-3:]
+                violations.append(
+                    ("quantity", f"{row['sku']}: {held['quantity']} != {want} (last: {last})")
+                )
+            if row["price"] is None or float(row["price"]) != float(held["price"]):
+                violations.append(("price", f"{row['sku']}: {row['price']} != {held['price']}"))
+            if row["sync_status"] != "in_sync":
+                violations.append(("sync_status", f"{row['sku']}: {row['sync_status']}"))
+        for sku in tenant.skus:
+            if sku not in {row["sku"] for row in rows}:
+                violations.append(("never_listed", sku))
+    for stock in Stock.select():
+        counts["stock_rows"] += 1
+        sums = collections.Counter()
+        for kind, delta in (
+            Adjustment.select(Adjustment.quantity_type, Adjustment.delta)
+            .where(Adjustment.stock == stock.id)
+            .tuples()
+        ):
+            sums[kind] += delta
+        if (stock.on_hand, stock.reserved) != (sums["on_hand"], sums["reserved"]):
+            violations.append(("ledger", f"{stock.sku}: {stock.on_hand}/{stock.reserved}"))
+    for job in Job.select().where(Job.status.in_(("queued", "running"))):
+        if job.status == "running" or job.type != "order_pull":
+            violations.append(("job_left", f"{job.type} {job.id} {job.status}"))
+    for job_type, status, count in (
+        Job.select(Job.type, Job.status, fn.COUNT(Job.id)).group_by(Job.type, Job.status).tuples()
+    ):
+        counts[f"jobs {job_type} {status}"] = count
+        if job_type == "marketplace_sync" and status != "completed":
+            violations.append(("sync_not_completed", f"{count} {status}"))
+    for claim in OperationClaim.select():
+        violations.append(("claim_left", f"{claim.operation} {claim.resource_id}"))
+    errors = sum(
+        n
+        for status, n in statuses.items()
+        if isinstance(status, int) and status >= 500 and status != 503
+    )
+    if errors:
+        violations.append(("http_5xx", errors))
+    return violations, counts
+
+
+# The run -----------------------------------------------------------------------------------
+
+
+def run_engine(engine, args):
+    rng = random.Random(args.seed)
+    with common.temp_directory("commerce-soak-") as directory, database(engine, directory) as url:
+        common.init_db(url)
+        common.bind_database(url)
+        receivers = [Receiver(False, random.Random(1)), Receiver(True, random.Random(2))]
+        tenants = set_up_tenants(args, rng)
+        env = common.child_env(url, **SERVICE_CONFIG)
+        env["COMMERCE_LOG_LEVEL"] = "ERROR"
+        statuses = collections.Counter()
+        started = time.monotonic()
+        with common.gunicorn("wsgi:app", env, workers=2) as base:
+            worker_log = os.path.join(directory, "workers.log")
+            workers = Workers(env, worker_log)
+            try:
+                for tenant in tenants:
+                    seed(base, tenant, receivers)
+                stop = threading.Event()
+                clients = [
+                    threading.Thread(
+                        target=Client(base, t, random.Random(rng.random()), statuses, stop).run
+                    )
+                    for t in tenants
+                    for _ in range(args.clients)
+                ]
+                for thread in clients:
+                    thread.start()
+                load_until = time.monotonic() + args.duration
+                next_kill = time.monotonic() + args.kill_every
+                next_order = time.monotonic()
+                recalcs = 0
+                while time.monotonic() < load_until:
+                    if time.monotonic() >= next_order:
+                        for tenant in tenants:
+                            tenant.market.new_order()
+                        next_order += 2.0
+                    if time.monotonic() >= next_kill:
+                        # start an apply:true recalculation, then kill a worker during it
+                        recalcs += sum(1 for t in tenants if recalculate(base, t, statuses))
+                        time.sleep(1.5)
+                        workers.kill(workers.kills % 2)
+                        next_kill += args.kill_every
+                    workers.revive()
+                    time.sleep(0.2)
+                # one last recalculation with apply after the load
+                recalcs += sum(1 for t in tenants if recalculate(base, t, statuses))
+                stop.set()
+                for thread in clients:
+                    thread.join(60)
+                load_seconds = time.monotonic() - started
+                settle_started = time.monotonic()
+                left = busy_work()
+                while time.monotonic() - settle_started < args.settle:
+                    workers.revive()
+                    left = busy_work()
+                    if not any(left.values()):
+                        break
+                    time.sleep(1)
+                settle_seconds = time.monotonic() - settle_started
+            finally:
+                workers.stop()
+        violations, counts = check(tenants, statuses)
+        logged = log_errors(worker_log)
+        if logged["deadlocks"] or logged["database_locked"]:
+            violations.append(("worker_log", logged))
+        for receiver in receivers:
+            receiver.close()
+        faults = sum((t.market.faults for t in tenants), collections.Counter())
+        for tenant in tenants:
+            tenant.market.close()
+    return {
+        "engine": engine,
+        "load_seconds": round(load_seconds, 1),
+        "settle_seconds": round(settle_seconds, 1),
+        "left_after_settling": left,
+        "worker_kills": workers.kills,
+        "recalculations_apply": recalcs,
+        "marketplace_faults": dict(faults),
+        "webhook_receipts": [dict(r.received) for r in receivers],
+        "http_statuses": {str(k): v for k, v in sorted(statuses.items(), key=str)},
+        "worker_log": logged,
+        "checked": dict(counts),
+        "violations": len(violations),
+        "violation_samples": violations[:20],
+    }
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    engines = ("sqlite", "postgres") if args.engine == "both" else (args.engine,)
+    failed = False
+    for engine in engines:
+        summary = run_engine(engine, args)
+        print(f"== soak summary: {engine} ==")
+        for key, value in summary.items():
+            print(f"  {key}: {value}")
+        print(f"  RESULT: {'OK' if summary['violations'] == 0 else 'VIOLATIONS'}", flush=True)
+        failed = failed or summary["violations"] > 0
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

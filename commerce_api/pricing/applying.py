@@ -1,0 +1,127 @@
+"""Applying recommendations from a ``pricing_recalculate`` job with ``apply: true``.
+
+Recorded as it happens (DESIGN 9): the recommendations are written (pending) before any
+push; each push first claims its recommendation with the job's token (the intent), then
+calls the marketplace with the recommendation id as ``Idempotency-Key``, then records the
+outcome (listing price, ``applied``, ``applied_at`` = when the push was accepted) and
+releases the claim in one transaction. A worker killed between push and outcome leaves the
+claim behind: the retried job takes it back first and pushes the same price with the same
+key (the marketplace recognises it), so the service never leaves a marketplace price it
+does not know. An unavailable marketplace (429, 503, past the deadline) is waited for as
+it asks (``Retry-After``, capped) and asked again; when it stays unavailable the attempt
+fails as retryable with its claims kept, and the retried job continues from them.
+"""
+
+import time
+import uuid
+
+from ..claims import OperationClaim, claim
+from ..errors import ApiError
+from .models import Recommendation
+from .recommendations import APPLY, listed_products, push_recommendation
+
+PUSH_ATTEMPTS = 5  # tries of one push while the marketplace answers "unavailable"
+MAX_WAIT_SECONDS = 30.0  # the longest Retry-After honoured between two tries
+
+
+class StillUnavailable(Exception):
+    """The marketplace stayed unavailable: the job attempt fails as retryable."""
+
+    def __init__(self, error):
+        super().__init__(error.message)
+        self.error = error
+
+
+class PriceApplier:
+    """Pushes a job's recommendations one at a time, each claimed, pushed and recorded."""
+
+    def __init__(self, tenant_id, marketplace, connection, job_id, created_by, heartbeat=None):
+        self.tenant_id = tenant_id
+        self.marketplace = marketplace
+        self.connection = connection
+        self.job_id = job_id
+        self.created_by = created_by
+        self.heartbeat = heartbeat
+        # a retried attempt of the same job holds the same token: it takes back its claims
+        self.token = f"job:{job_id}" if job_id else uuid.uuid4().hex
+        self.applied_count = 0
+        self.resumed_count = 0
+
+    def _wait(self, seconds):
+        deadline = time.monotonic() + seconds
+        while True:
+            if self.heartbeat is not None:
+                self.heartbeat()  # a job taken away must stop pushing prices
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(left, 1.0))
+
+    def _push(self, rec, product, held):
+        """Push until the marketplace decides; the accepted outcome is recorded."""
+        for attempt in range(PUSH_ATTEMPTS):
+            if self.heartbeat is not None:
+                self.heartbeat()
+            try:
+                return push_recommendation(
+                    self.tenant_id,
+                    rec,
+                    product,
+                    self.connection,
+                    held,
+                    self.created_by,
+                    details={"job_id": self.job_id},
+                )
+            except ApiError as error:
+                if error.code != "MARKETPLACE_UNAVAILABLE":
+                    raise
+                if attempt == PUSH_ATTEMPTS - 1:
+                    # the claim stays: the push may have landed (an answer past the
+                    # deadline); the retried job pushes it again with the same key
+                    raise StillUnavailable(error) from None
+                retry_after = float(error.details.get("retry_after") or 1)
+                self._wait(min(max(retry_after, 0.1), MAX_WAIT_SECONDS))
+
+    def apply(self, rec, product):
+        """Claim, push and record one recommendation; returns None or the error item."""
+        try:
+            held = claim(self.tenant_id, rec["id"], APPLY, token=self.token)
+        except ApiError as error:  # an API apply of the same recommendation is under way
+            return {"code": error.code, "message": error.message}
+        try:
+            self._push(rec, product, held)
+        except StillUnavailable:
+            raise
+        except ApiError as error:
+            held.release()  # decided (a rejection, the listing gone): nothing to finish
+            item = {"code": error.code, "message": error.message}
+            if "marketplace_code" in error.details:
+                item["marketplace_code"] = error.details["marketplace_code"]
+            return item
+        self.applied_count += 1
+        return None
+
+    def resume(self):
+        """Finish the pushes a killed or failed attempt of this job left claimed."""
+        held = list(
+            OperationClaim.select(OperationClaim.resource_id).where(
+                (OperationClaim.tenant_id == self.tenant_id)
+                & (OperationClaim.token == self.token)
+                & (OperationClaim.operation == APPLY)
+            )
+        )
+        for row in held:
+            rec = Recommendation.select().where(Recommendation.id == row.resource_id).dicts()
+            rec = rec.first()
+            product = None
+            if rec is not None and rec["status"] != "applied":
+                product = listed_products(self.tenant_id, rec["marketplace"], [rec["sku"]])
+                product = product.get(rec["sku"])
+            if product is None:  # applied meanwhile, or no longer listed
+                OperationClaim.delete().where(
+                    (OperationClaim.resource_id == row.resource_id)
+                    & (OperationClaim.token == self.token)
+                ).execute()
+                continue
+            if self.apply(rec, product) is None:
+                self.resumed_count += 1
