@@ -15,8 +15,12 @@ for ``StrictDecimal`` (its decimal places as ``multipleOf``, its magnitude limit
 import copy
 from decimal import Decimal
 
+from flask import current_app
+
 from ..errors import CATALOGUE
 from ..jobs import registry
+from .openapi_events import add_event_callbacks
+from .openapi_ops import add_operation_details
 from .schemas import DECIMAL_LIMIT, StrictDecimal
 
 JOB_CREATE_PATH = "/api/ai-jobs"
@@ -40,6 +44,15 @@ def decimal_properties(self, field, ret=None, **kwargs):
     if "minimum" not in ret:
         props["minimum"] = -largest
     return props
+
+
+def bulk_item_properties(self, field, ret=None, **kwargs):
+    """apispec attribute function: a bulk list's free-form item documented as the schema
+    each item is loaded with (``metadata["item_schema"]``; items are checked one by one)."""
+    schema = field.metadata.get("item_schema")
+    if schema is None:
+        return {}
+    return self.resolve_nested_schema(schema)
 
 
 def _component_name(type_name):
@@ -142,11 +155,44 @@ def _no_nul(node):
         return
     if not isinstance(node, dict):
         return
-    if node.get("type") == "string" and not {"pattern", "enum", "format"} & node.keys():
+    kind = node.get("type")
+    is_string = kind == "string" or (isinstance(kind, list) and "string" in kind)
+    if is_string and not {"pattern", "enum", "format"} & node.keys():
         node["pattern"] = NO_NUL
     for key, value in node.items():
         if key not in ("example", "default", "examples"):
             _no_nul(value)
+
+
+def _references(node, found):
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/components/"):
+            found.add(tuple(ref.split("/")[2:4]))
+        for value in node.values():
+            _references(value, found)
+    elif isinstance(node, list):
+        for item in node:
+            _references(item, found)
+
+
+def _drop_unused_components(document):
+    """Leave out components nothing refers to (flask-smorest's PaginationMetadata, the job
+    create schemas the oneOf replaced). Security schemes are referred to by name."""
+    components = document["components"]
+    used = set()
+    _references(document["paths"], used)
+    pending = set(used)
+    while pending:
+        kind, name = pending.pop()
+        found = set()
+        _references(components.get(kind, {}).get(name), found)
+        pending |= found - used
+        used |= found
+    for kind, items in components.items():
+        if kind != "securitySchemes":
+            for name in [n for n in items if (kind, n) not in used]:
+                del items[name]
 
 
 def build_document(api):
@@ -154,6 +200,9 @@ def build_document(api):
     _one_of_job_types(document)
     _patch_needs_a_field(document)
     _limits(document)
+    add_operation_details(document, current_app, _add_error)
+    add_event_callbacks(document)
+    _drop_unused_components(document)
     _no_nul(document["paths"])
     _no_nul(document["components"])
     return document

@@ -83,7 +83,10 @@ class BulkUpdateSchema(_Strict):
     updates = ma.fields.List(
         ma.fields.Raw(
             allow_none=True,  # like any item that is not an object: that item fails
-            metadata={"description": "`{sku, <fields to change>}`"},
+            metadata={
+                "description": "`{sku, <fields to change>}`",
+                "item_schema": BulkItemSchema,  # the document's item type
+            },
         ),
         required=True,
         validate=ma.validate.Length(min=1, max=100),
