@@ -65,6 +65,8 @@ def register_job_params(api):
         spec = registry.get(name)
         if spec.params is not None:
             api.spec.components.schema("JobParams_" + name, schema=spec.params)
+        if spec.result is not None:
+            api.spec.components.schema("JobResult_" + name, schema=spec.result)
 
 
 def _job_variants(document):
@@ -107,6 +109,43 @@ def _one_of_job_types(document):
     for parameter in document["paths"][JOB_CREATE_PATH]["get"]["parameters"]:
         if parameter["name"] == "type" and parameter["in"] == "query":
             parameter["schema"]["enum"] = list(registry.known_types())
+
+
+FREE_FORM = {"type": "object", "additionalProperties": True}
+
+
+def _job_reads(document):
+    """A job as read (``Job``) is a ``oneOf`` per type, selected by ``type``, with that
+    type's params and result schemas; internal types share one variant."""
+    schemas = document["components"]["schemas"]
+    common = schemas["Job"]
+    mapping = {}
+
+    def variant(component, names, params, result):
+        job = copy.deepcopy(common)
+        job["properties"]["type"] = {"type": "string", "enum": list(names)}
+        job["properties"]["params"] = params
+        job["properties"]["result"] = result
+        schemas[component] = job
+        for name in names:
+            mapping[name] = "#/components/schemas/" + component
+
+    for name in registry.public_types():
+        spec = registry.get(name)
+        params = FREE_FORM
+        if spec.params is not None:
+            params = {"$ref": "#/components/schemas/JobParams_" + name}
+        result = FREE_FORM
+        if spec.result is not None:
+            result = {"$ref": "#/components/schemas/JobResult_" + name}
+        variant("Job_" + name, [name], params, result)
+    internal = [n for n in registry.known_types() if n not in registry.public_types()]
+    if internal:
+        variant("Job_internal", internal, FREE_FORM, FREE_FORM)
+    schemas["Job"] = {
+        "oneOf": [{"$ref": ref} for ref in dict.fromkeys(mapping.values())],
+        "discriminator": {"propertyName": "type", "mapping": mapping},
+    }
 
 
 def _resolve(document, node):
@@ -198,6 +237,7 @@ def _drop_unused_components(document):
 def build_document(api):
     document = copy.deepcopy(api.spec.to_dict())
     _one_of_job_types(document)
+    _job_reads(document)
     _patch_needs_a_field(document)
     _limits(document)
     add_operation_details(document, current_app, _add_error)

@@ -22,6 +22,13 @@ class CompetitorScanParams(StrictSchema):
     skus = skus_field(required=False, maximum=MAX_RECALCULATE_SKUS)
 
 
+class CompetitorScanResult(ma.Schema):
+    marketplace = ma.fields.String(required=True)
+    sku_count = ma.fields.Integer(required=True)
+    offer_count = ma.fields.Integer(required=True)
+    skus_without_offers = ma.fields.List(ma.fields.String(), required=True)
+
+
 # with apply, one price push per SKU: up to 10,000 requests to the marketplace
 @job_type(
     "pricing_recalculate",
@@ -51,6 +58,7 @@ def pricing_recalculate(job, ctx):
     "competitor_scan",
     scope="pricing:write",
     params=CompetitorScanParams,
+    result=CompetitorScanResult,
     typical_seconds=37,
     timeout=600,
 )
