@@ -21,6 +21,7 @@ from ..errors import CATALOGUE
 from ..jobs import registry
 from .openapi_events import add_event_callbacks
 from .openapi_ops import add_operation_details
+from .openapi_responses import exact_responses
 from .schemas import DECIMAL_LIMIT, StrictDecimal
 
 JOB_CREATE_PATH = "/api/ai-jobs"
@@ -242,6 +243,7 @@ def build_document(api):
     _limits(document)
     add_operation_details(document, current_app, _add_error)
     add_event_callbacks(document)
+    exact_responses(document)
     _drop_unused_components(document)
     _no_nul(document["paths"])
     _no_nul(document["components"])

@@ -163,7 +163,9 @@ class ProductDetailSchema(ProductSchema):
     listings = ma.fields.List(ma.fields.Nested(ListingSchema))
 
 
-ProductEnvelopeSchema = envelope_schema("ProductEnvelopeSchema", ProductDetailSchema)
+ProductDetailEnvelopeSchema = envelope_schema("ProductDetailEnvelopeSchema", ProductDetailSchema)
+# create and update answer with the product alone (SPEC)
+ProductEnvelopeSchema = envelope_schema("ProductEnvelopeSchema", ProductSchema)
 
 
 ProductListSchema = list_schema("ProductListSchema", ProductSchema)
