@@ -195,3 +195,29 @@ def test_each_resource_and_its_schema_have_the_same_fields(app, client, headers,
     # job types the sandbox cannot run here (LLM, analysis of absent data) aside
     not_made = {n for n in documented - walker.seen if n.startswith(("Job_", "JobResult_"))}
     assert documented - walker.seen - not_made == set()
+
+
+def test_fields_takes_exactly_the_names_of_the_documented_resource(spec):
+    import re
+
+    checked = 0
+    for path, item in spec["paths"].items():
+        operation = item.get("get")
+        parameters = operation.get("parameters", []) if operation else []
+        fields = [p for p in parameters if p.get("name") == "fields"]
+        if not fields:
+            continue
+        pattern = re.compile(fields[0]["schema"]["pattern"])
+        envelope = resolve(spec, operation["responses"]["200"]["content"]["application/json"]
+                           ["schema"])  # fmt: skip
+        data = resolve(spec, envelope["properties"]["data"])
+        resource = resolve(spec, data.get("items", data))
+        if "oneOf" in resource:  # jobs: every variant has the same properties
+            resource = resolve(spec, resource["oneOf"][0])
+        names = list(resource["properties"])
+        assert pattern.search(",".join(names)), path
+        alternatives = re.search(r"\(\?:\(\?:(.*?)\)\\s\*\)\?", pattern.pattern).group(1)
+        accepted = {re.sub(r"\\(.)", r"\1", name) for name in alternatives.split("|")}
+        assert accepted == set(names), (path, accepted ^ set(names))
+        checked += 1
+    assert checked >= 15
