@@ -1,10 +1,11 @@
 """Response schemas as exact as the output: required fields and timestamps.
 
 A schema only responses use (not a request body's nor a parameter's) lists every property
-as ``required``, except the ones ``SOMETIMES`` names: those the output carries only in
-some states. (A list or a resource read with ``fields=`` has only the fields asked for;
-that is the documented exception, DESIGN 12.) Its timestamps (``*_at``, ``timestamp``,
-``shipped_date``) carry ``format: date-time``.
+as ``required``, except the ones ``SOMETIMES`` names (those the output carries only in
+some states); a schema whose fields say ``required=True`` themselves keeps its own list.
+A list or a resource read with ``fields=`` has only the fields asked for: the documented
+exception (DESIGN 12). Timestamps (``*_at``, ``timestamp``, ``shipped_date``) carry
+``format: date-time``.
 """
 
 import fnmatch
@@ -93,8 +94,9 @@ def exact_responses(document):
         properties = schema.get("properties")
         if not properties:
             continue
-        optional = _sometimes(name)
-        schema["required"] = [field for field in properties if field not in optional]
+        if "required" not in schema:  # a schema that marks its required fields decides
+            optional = _sometimes(name)
+            schema["required"] = [field for field in properties if field not in optional]
         for field, node in properties.items():
             timestamp = field.endswith("_at") or field in TIMESTAMP_NAMES
             if timestamp and _is_string(node) and "format" not in node:
