@@ -21,7 +21,7 @@ from ..errors import CATALOGUE
 from ..jobs import registry
 from .openapi_events import add_event_callbacks
 from .openapi_ops import add_operation_details
-from .openapi_responses import exact_responses
+from .openapi_responses import exact_responses, references
 from .schemas import DECIMAL_LIMIT, StrictDecimal
 
 JOB_CREATE_PATH = "/api/ai-jobs"
@@ -205,15 +205,9 @@ def _no_nul(node):
 
 
 def _references(node, found):
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/components/"):
-            found.add(tuple(ref.split("/")[2:4]))
-        for value in node.values():
-            _references(value, found)
-    elif isinstance(node, list):
-        for item in node:
-            _references(item, found)
+    refs = set()
+    references(node, refs)
+    found.update(tuple(ref.split("/")[2:4]) for ref in refs)
 
 
 def _drop_unused_components(document):

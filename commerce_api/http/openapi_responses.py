@@ -10,42 +10,39 @@ exception (DESIGN 12). Timestamps (``*_at``, ``timestamp``, ``shipped_date``) ca
 
 import fnmatch
 
+from ..jobs.store import JOB_FIELDS
+
 # component name (fnmatch pattern) -> properties present only in some states
 SOMETIMES = {
     # jobs: by status (DESIGN 8) and by what the caller may read (redacted)
-    "Job_*": (
-        "params",
-        "started_at",
-        "progress",
-        "completed_at",
-        "duration_seconds",
-        "result",
-        "error",
-        "failed_at",
-        "cancelled_at",
-        "cancel_reason",
-        "batch_id",
-        "batch_index",
-        "redacted",
-    ),
+    "Job_*": ("params", *JOB_FIELDS[JOB_FIELDS.index("started_at") :]),
     # only with the job's domain read scope
     "JobError": ("details",),
     # a bulk item's error names the item by its key: sku (products, stock), order_id
     "BulkError": ("sku", "order_id"),
 }
 TIMESTAMP_NAMES = ("timestamp", "shipped_date")
+SCHEMA_PREFIX = "#/components/schemas/"
+
+
+def references(node, found):
+    """Add to ``found`` every ``#/components/...`` reference under ``node``."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/components/"):
+            found.add(ref)
+        for value in node.values():
+            references(value, found)
+    elif isinstance(node, list):
+        for item in node:
+            references(item, found)
 
 
 def _refs(node, found):
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
-            found.add(ref.rsplit("/", 1)[1])
-        for value in node.values():
-            _refs(value, found)
-    elif isinstance(node, list):
-        for item in node:
-            _refs(item, found)
+    """Add to ``found`` the names of the component schemas ``node`` refers to."""
+    refs = set()
+    references(node, refs)
+    found.update(r.rsplit("/", 1)[1] for r in refs if r.startswith(SCHEMA_PREFIX))
 
 
 def _closure(schemas, names):
