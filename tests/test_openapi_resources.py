@@ -99,8 +99,10 @@ def check(spec, walker, client, headers, method, url, path=None, **kwargs):
     return body.get("data")
 
 
-def test_each_resource_and_its_schema_have_the_same_fields(app, client, headers, tenant, spec):
-    app.config["WEBHOOK_ALLOW_PRIVATE_TARGETS"] = True
+def test_each_resource_and_its_schema_have_the_same_fields(
+    app, client, headers, tenant, spec, monkeypatch
+):
+    monkeypatch.setitem(app.config, "WEBHOOK_ALLOW_PRIVATE_TARGETS", True)
     walker = Walker(spec)
 
     def get(url, path=None, **kwargs):
