@@ -59,6 +59,8 @@ DEFAULTS = {
     "WEBHOOK_SECRET_GRACE_SECONDS": 86400,  # the old secret still signs after a rotation
     "WEBHOOK_RETENTION_DAYS": 30,  # finished deliveries and delivered events kept this long
     "WEBHOOK_MAX_ENDPOINTS": 20,  # per tenant
+    "WEBHOOK_ENDPOINT_CONCURRENCY": 2,  # sends in flight to one endpoint, fleet-wide
+    "WEBHOOK_DISABLE_AFTER_DAYS": 5.0,  # an endpoint failing this long is disabled
     # llm_visibility_score: an OpenAI-compatible chat completions API
     "LLM_BASE_URL": None,  # e.g. https://api.openai.com/v1, http://127.0.0.1:11434/v1
     "LLM_API_KEY": None,  # sent as a Bearer token when set
@@ -96,6 +98,7 @@ _INT_KEYS = {
     "WEBHOOK_SECRET_GRACE_SECONDS",
     "WEBHOOK_RETENTION_DAYS",
     "WEBHOOK_MAX_ENDPOINTS",
+    "WEBHOOK_ENDPOINT_CONCURRENCY",
     "LLM_MAX_RETRIES",
     "LLM_CONCURRENCY",
 }
@@ -109,6 +112,7 @@ _FLOAT_KEYS = {
     "MARKETPLACE_BULK_DEADLINE_SECONDS",
     "WEBHOOK_TIMEOUT_SECONDS",
     "WEBHOOK_POLL_INTERVAL",
+    "WEBHOOK_DISABLE_AFTER_DAYS",
     "LLM_TIMEOUT_SECONDS",
     "LLM_RETRY_MAX_WAIT_SECONDS",
 }

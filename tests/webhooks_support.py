@@ -1,10 +1,12 @@
 """Helpers of the webhook tests: a real local receiver, verification, running delivery."""
 
 import base64
+import collections
 import contextlib
 import hashlib
 import hmac
 import json
+import select
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,11 +18,24 @@ from commerce_api.db import db, write_transaction
 from commerce_api.events import emit
 from commerce_api.webhooks.service import run_service
 
+HANG = "hang"  # an answer of ``respond``: answer nothing until the sender hangs up
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as real receivers
 
     def do_POST(self):  # noqa: N802
+        receiver = self.server.receiver
+        receiver._begin(self.path)
+        answered = False
+        try:
+            answered = self._post(receiver)
+        finally:
+            if not answered:
+                receiver._end(self.path)
+
+    def _post(self, receiver):
+        """Read, record and answer the request; True once it no longer counts as in flight."""
         received_at = time.time()
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length)
@@ -30,7 +45,12 @@ class _Handler(BaseHTTPRequestHandler):
             "body": body,
             "received_at": received_at,
         }
-        status, headers = self.server.receiver._answer(record)
+        answer = receiver._answer(record)
+        if answer == HANG:
+            self._hang(receiver)
+            return False
+        status, headers = answer
+        receiver._end(self.path)  # answered: the sender may send the next one
         payload = b"ok"
         self.send_response(status)
         for name, value in headers.items():
@@ -41,6 +61,20 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(payload)
         except OSError:
             pass  # the sender gave up (a time-out test)
+        return True
+
+    def _hang(self, receiver):
+        """Answer nothing until the sender closes the connection (or the test ends)."""
+        self.close_connection = True
+        deadline = time.monotonic() + 120
+        while not receiver.closing.is_set() and time.monotonic() < deadline:
+            readable, _, _ = select.select([self.connection], [], [], 0.02)
+            if readable:
+                try:
+                    if not self.connection.recv(1024):
+                        return  # the sender hung up
+                except OSError:
+                    return
 
     def log_message(self, *args):
         pass
@@ -50,13 +84,18 @@ class Receiver:
     """An HTTP server in the test process that records every delivery it gets.
 
     ``script`` maps a key (``delivery``: X-Service-Delivery, or ``event``: webhook-id) to
-    a list of statuses answered in turn (then 200); ``respond(record)`` may decide instead.
+    a list of statuses answered in turn (then 200); ``respond(record)`` may decide instead
+    (``(status, headers)``, or ``HANG``). ``max_in_flight[path]``: the most requests to
+    one path it ever had open at once.
     """
 
     def __init__(self, respond=None, host="127.0.0.1"):
         self.requests = []
         self.script = {}
         self.respond = respond
+        self.in_flight = collections.Counter()
+        self.max_in_flight = collections.Counter()
+        self.closing = threading.Event()
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer((host, 0), _Handler)
         self.server.daemon_threads = True
@@ -66,6 +105,15 @@ class Receiver:
     @property
     def url(self):
         return f"http://127.0.0.1:{self.server.server_address[1]}/hooks"
+
+    def _begin(self, path):
+        with self._lock:
+            self.in_flight[path] += 1
+            self.max_in_flight[path] = max(self.max_in_flight[path], self.in_flight[path])
+
+    def _end(self, path):
+        with self._lock:
+            self.in_flight[path] -= 1
 
     def _answer(self, record):
         with self._lock:
@@ -88,6 +136,7 @@ class Receiver:
         return self
 
     def __exit__(self, *exc):
+        self.closing.set()
         self.server.shutdown()
         self.server.server_close()
 

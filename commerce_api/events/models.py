@@ -20,6 +20,8 @@ EVENT_TYPES = (
     "ai_job.failed",
     "pricing.recommendation.created",
     "pricing.recommendation.applied",
+    "listing.sync_failed",
+    "webhook.test",  # sent only by POST /api/webhooks/:id/test, to that endpoint alone
 )
 
 

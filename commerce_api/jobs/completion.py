@@ -12,6 +12,7 @@ import json
 from ..db import cached_statement, db, json_default
 from ..events.outbox import event_params, write_events
 from ..timeutil import now_ms
+from . import registry
 from .models import HELD, Job
 from .store import aging_ms, job_write, notify_workers, serialize_job
 
@@ -51,9 +52,19 @@ def event_job(job, result_chars=None):
     return data
 
 
+def emits_events(job):
+    """Only caller-dispatched jobs emit ``ai_job.*`` events: the service's own work (syncs,
+    pulls, cancellation pushes, periodic work: internal types or rows) is silent."""
+    spec = registry.get(job.type)
+    return not (job.internal or (spec is not None and spec.internal))
+
+
 def completed_event_row(job, now, result_chars=None):
     """The ``ai_job.completed`` outbox row, as parameters for ``events.write_events``
-    (built before the transaction opens, so the write lock is held for the statements only)."""
+    (built before the transaction opens, so the write lock is held for the statements only);
+    None for an internal job."""
+    if not emits_events(job):
+        return None
     data = event_job(job, result_chars)
     return event_params(job.tenant_id, "ai_job.completed", "ai_job", job.id, data, now)
 
@@ -131,7 +142,11 @@ def write_completions(prepared, now=None):
         changed = [db.execute_sql(update, prepared[0][1]).rowcount == 1]
     else:
         changed = _write_many(prepared)
-    events = [event for (_, _, event), ok in zip(prepared, changed, strict=True) if ok]
+    events = [
+        event
+        for (_, _, event), ok in zip(prepared, changed, strict=True)
+        if ok and event is not None
+    ]
     if events:
         write_events(events)
     for (job, _, _), ok in zip(prepared, changed, strict=True):

@@ -17,6 +17,7 @@ from ..timeutil import now_ms
 from .completion import (
     EVENT_PAYLOAD_LIMIT,
     complete_job,
+    emits_events,
     encode_result,
     event_job,
     jsonable_result,
@@ -271,7 +272,8 @@ def record_failure(job, worker_id, code, message, retryable, details=None, now=N
             return None
         job.status, job.error, job.last_error, job.completed_at = "failed", error, error, now
         job.lease_expires_at = job.deadline_at = None
-        emit(job.tenant_id, "ai_job.failed", "ai_job", job.id, event_job(job))
+        if emits_events(job):
+            emit(job.tenant_id, "ai_job.failed", "ai_job", job.id, event_job(job))
         cancel_batch_rest(job, "batch_predecessor_failed", now)
         return "failed"
     run_at = now + backoff_ms(job.attempts)

@@ -2,10 +2,14 @@
 
 from ..db import for_update, write_transaction
 from ..errors import ApiError
+from ..events import emit
 from ..ids import new_id
 from ..pagination import paginate
 from ..timeutil import format_ms, now_ms
+from .fanout import mark_fanned_out
 from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+
+TEST_MESSAGE = "A test event sent by POST /api/webhooks/{id}/test."
 
 DELIVERY_FIELDS = (
     "id",
@@ -105,34 +109,59 @@ def get_delivery(tenant_id, endpoint_id, delivery_id):
     return serialize_delivery(delivery, attempts)
 
 
+def _check_active(endpoint, action):
+    if not endpoint.is_active:
+        raise ApiError(
+            "WEBHOOK_DISABLED",
+            f"The endpoint is disabled; activate it (PATCH is_active) to {action}.",
+            details={"id": endpoint.id, "disabled_reason": endpoint.disabled_reason},
+        )
+    return endpoint
+
+
+def _queue_delivery(endpoint, event_id, event_type, event_seq, now, redelivery_of=None):
+    """A delivery sent at once and on its own: it neither waits for nor holds back the
+    resource's other deliveries."""
+    return WebhookDelivery.create(
+        id=new_id("delivery"),
+        tenant_id=endpoint.tenant_id,
+        endpoint_id=endpoint.id,
+        event_id=event_id,
+        event_type=event_type,
+        resource_key=None,
+        event_seq=event_seq,
+        status="pending",
+        attempt_count=0,
+        next_attempt_at=now,
+        redelivery_of=redelivery_of,
+        created_at=now,
+    )
+
+
 def redeliver(tenant_id, endpoint_id, delivery_id):
-    """Queue a new delivery of the same event to the same endpoint (sent at once, on its
-    own: a redelivery neither waits for nor holds back the resource's other deliveries)."""
+    """Queue a new delivery of the same event to the same endpoint."""
     now = now_ms()
     with write_transaction():
         endpoint = _endpoint(tenant_id, endpoint_id)
         original = _delivery(tenant_id, endpoint_id, delivery_id, lock=True)
-        if not endpoint.is_active:
-            raise ApiError(
-                "WEBHOOK_DISABLED",
-                "The endpoint is disabled; activate it (PATCH is_active) to redeliver.",
-                details={"id": endpoint.id, "disabled_reason": endpoint.disabled_reason},
-            )
-        delivery = WebhookDelivery.create(
-            id=new_id("delivery"),
-            tenant_id=tenant_id,
-            endpoint_id=endpoint.id,
-            event_id=original.event_id,
-            event_type=original.event_type,
-            resource_key=None,
-            event_seq=original.event_seq,
-            status="pending",
-            attempt_count=0,
-            next_attempt_at=now,
-            redelivery_of=original.id,
-            created_at=now,
+        _check_active(endpoint, "redeliver")
+        delivery = _queue_delivery(
+            endpoint, original.event_id, original.event_type, original.event_seq, now, original.id
         )
     return serialize_delivery(delivery, [])
+
+
+def send_test(tenant_id, endpoint_id):
+    """Queue one ``webhook.test`` event for this endpoint alone (whatever its ``events``);
+    returns ``{delivery_id}``."""
+    now = now_ms()
+    with write_transaction():
+        endpoint = _check_active(_endpoint(tenant_id, endpoint_id), "test it")
+        data = {"webhook_id": endpoint.id, "message": TEST_MESSAGE.format(id=endpoint.id)}
+        event_id = emit(tenant_id, "webhook.test", "webhook", endpoint.id, data)
+        seq = mark_fanned_out(event_id, now)  # never fanned out to other endpoints
+        delivery = _queue_delivery(endpoint, event_id, "webhook.test", seq, now)
+    return {"delivery_id": delivery.id}
 
 
 def fail_pending(endpoint_id, reason, now):

@@ -6,7 +6,7 @@ from .. import netguard
 from ..config import current_config
 from ..db import for_update, write_transaction
 from ..errors import ApiError, validation_error
-from ..events.models import EVENT_TYPES
+from ..events.catalogue import SUBSCRIBABLE
 from ..ids import new_id
 from ..pagination import paginate
 from ..timeutil import format_ms, now_ms
@@ -88,7 +88,7 @@ def check_events(events):
         if item == WILDCARD:
             if len(events) > 1:
                 problems.append('"*" stands alone: it already means every event type.')
-        elif item not in EVENT_TYPES:
+        elif item not in SUBSCRIBABLE:
             problems.append(f"Unknown event type: {item}.")
     if len(set(events)) != len(events):
         problems.append("An event type is listed twice.")
@@ -183,6 +183,7 @@ def update_endpoint(tenant_id, endpoint_id, data):
         if "is_active" in data and data["is_active"] != endpoint.is_active:
             changes["is_active"] = data["is_active"]
             changes["disabled_reason"] = None
+            changes["failing_since"] = None  # a re-activated endpoint starts afresh
         if changes:
             changes["updated_at"] = now
             WebhookEndpoint.update(changes).where(WebhookEndpoint.id == endpoint.id).execute()

@@ -79,6 +79,18 @@ def _active_endpoints(tenant_ids):
     return by_tenant
 
 
+def mark_fanned_out(event_id, now):
+    """Mark one event as fanned out (an event meant for one endpoint, written in the
+    caller's transaction); returns its place in the outbox order."""
+    order = "seq" if is_postgres() else "rowid"
+    p = db.param
+    row = db.execute_sql(
+        f'UPDATE "event" SET fanned_out_at = {p} WHERE id = {p} RETURNING {order}',
+        (now, event_id),
+    ).fetchone()
+    return row[0]
+
+
 def fan_out(limit, now):
     """Fan out up to ``limit`` events; returns ``(events, deliveries)`` counts."""
     claim, insert, _ = statements()

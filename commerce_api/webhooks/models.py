@@ -28,6 +28,8 @@ class WebhookEndpoint(BaseModel):
     secret = EncryptedTextField()
     previous_secret = EncryptedTextField(null=True)  # also signs during the grace
     previous_secret_expires_at = BigIntegerField(null=True)
+    # when the unbroken run of failed attempts began (migration 0030); None: not failing
+    failing_since = BigIntegerField(null=True)
     created_at = BigIntegerField(default=now_ms)
     updated_at = BigIntegerField(default=now_ms)
 

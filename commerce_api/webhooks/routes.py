@@ -19,8 +19,10 @@ from .schemas import (
     WebhookFieldsArgsSchema,
     WebhookListArgsSchema,
     WebhookListSchema,
+    WebhookTestEnvelopeSchema,
     WebhookUpdateSchema,
     WebhookWithSecretEnvelopeSchema,
+    event_callbacks,
 )
 
 blp = Blueprint(
@@ -47,6 +49,7 @@ class WebhookViews(MethodView):
     @blp.arguments(WebhookCreateSchema)
     @blp.response(201, WebhookWithSecretEnvelopeSchema)
     @blp.errors("WEBHOOK_URL_NOT_ALLOWED", "WEBHOOK_LIMIT_REACHED", body=True)
+    @blp.doc(callbacks=event_callbacks())
     def post(self, data):
         """Create a webhook endpoint (its secret is shown only in this answer)"""
         endpoint = endpoints.create_endpoint(g.auth.tenant_id, data)
@@ -90,6 +93,16 @@ class WebhookRotateViews(MethodView):
     def post(self, webhook_id):
         """Replace the signing secret (the new one is shown only in this answer)"""
         return one(endpoints.rotate_secret(g.auth.tenant_id, webhook_id))
+
+
+@blp.route("/<string:webhook_id>/test")
+class WebhookTestViews(MethodView):
+    @require_scope("webhooks:write")
+    @blp.response(202, WebhookTestEnvelopeSchema)
+    @blp.errors("WEBHOOK_NOT_FOUND", "WEBHOOK_DISABLED")
+    def post(self, webhook_id):
+        """Send a signed webhook.test event to this endpoint alone"""
+        return one(deliveries.send_test(g.auth.tenant_id, webhook_id), 202)
 
 
 @blp.route("/<string:webhook_id>/deliveries")

@@ -2,6 +2,8 @@
 
 import marshmallow as ma
 
+from ..events.catalogue import CATALOGUE, SUBSCRIBABLE, example_body
+from ..events.models import EVENT_TYPES
 from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema, fields_arg
 from .deliveries import DELIVERY_FIELDS
 from .endpoints import ENDPOINT_FIELDS
@@ -25,14 +27,21 @@ _URL_DOC = {
     "example": "https://example.com/hooks/commerce",
 }
 _EVENTS_DOC = {
-    "description": 'Event types to receive, or `["*"]` for all of them.',
+    "description": 'Event types to receive, or `["*"]` for all of them (the README lists'
+    " each type with an example body; so does this operation's callback).",
     "example": ["order.created", "order.shipped"],
 }
 
 
+def _event_types(**kwargs):
+    """The ``events`` list: its items are the subscribable types or ``*`` (checked by
+    ``endpoints.check_events``, whose messages say which item is wrong)."""
+    return ma.fields.List(ma.fields.String(metadata={"enum": [*SUBSCRIBABLE, "*"]}), **kwargs)
+
+
 class WebhookCreateSchema(_Strict):
     url = ma.fields.String(required=True, metadata=_URL_DOC)
-    events = ma.fields.List(ma.fields.String(), required=True, metadata=_EVENTS_DOC)
+    events = _event_types(required=True, metadata=_EVENTS_DOC)
     description = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=500))
 
 
@@ -40,7 +49,7 @@ class WebhookUpdateSchema(_Strict):
     """Only the fields present change."""
 
     url = ma.fields.String(metadata=_URL_DOC)
-    events = ma.fields.List(ma.fields.String(), metadata=_EVENTS_DOC)
+    events = _event_types(metadata=_EVENTS_DOC)
     description = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=500))
     is_active = _strict_boolean(
         metadata={"description": "false stops deliveries (pending ones fail); true resumes."}
@@ -63,7 +72,7 @@ class DeliveryFieldsArgsSchema(FieldsArgsSchema):
 class WebhookSchema(ma.Schema):
     id = ma.fields.String(metadata={"example": "whk_01JD3Q9Z7G0000000000000000"})
     url = ma.fields.String()
-    events = ma.fields.List(ma.fields.String())
+    events = _event_types()
     description = ma.fields.String(allow_none=True)
     is_active = ma.fields.Boolean()
     disabled_reason = ma.fields.String(allow_none=True)
@@ -125,6 +134,53 @@ class DeliveryEnvelopeSchema(ma.Schema):
     data = ma.fields.Nested(DeliveryDetailSchema)
 
 
+class WebhookTestSchema(ma.Schema):
+    delivery_id = ma.fields.String(
+        required=True,
+        metadata={
+            "description": "The delivery of the `webhook.test` event; follow it with"
+            " `GET /api/webhooks/{webhook_id}/deliveries/{delivery_id}`.",
+            "example": "dlv_01JD3Q9Z7G0000000000000000",
+        },
+    )
+
+
+class WebhookTestEnvelopeSchema(ma.Schema):
+    data = ma.fields.Nested(WebhookTestSchema)
+
+
 class DeliveryListSchema(ma.Schema):
     data = ma.fields.List(ma.fields.Nested(DeliverySchema))
     meta = ma.fields.Nested(MetaSchema)
+
+
+def event_callbacks():
+    """The ``callbacks`` of ``POST /api/webhooks``: the body every delivery carries, with
+    an example per event type (the catalogue)."""
+    body = {
+        "type": "object",
+        "required": ["id", "type", "created_at", "tenant_id", "data"],
+        "properties": {
+            "id": {"type": "string", "description": "The event id (also `webhook-id`)."},
+            "type": {"type": "string", "enum": list(EVENT_TYPES)},
+            "created_at": {"type": "string", "format": "date-time"},
+            "tenant_id": {"type": "string", "format": "uuid"},
+            "data": {"type": "object", "description": "The resource, as its API shows it."},
+        },
+    }
+    examples = {
+        event_type.replace(".", "_"): {"summary": summary, "value": example_body(event_type)}
+        for event_type, (summary, _) in CATALOGUE.items()
+    }
+    operation = {
+        "summary": "A delivery of an event",
+        "description": "Signed with `X-Service-Signature` and the Standard Webhooks headers"
+        " (`webhook-id`, `webhook-timestamp`, `webhook-signature`). A 2xx answer within the"
+        " time-out is success; anything else is retried on the schedule.",
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": body, "examples": examples}},
+        },
+        "responses": {"2XX": {"description": "Received."}},
+    }
+    return {"event": {"{$request.body#/url}": {"post": operation}}}

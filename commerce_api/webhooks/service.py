@@ -1,8 +1,10 @@
 """The delivery loop each worker process runs (``@service("webhook_delivery")``).
 
 One thread (the service's own, with the database connection) fans events out, claims due
-deliveries and records outcomes; a small pool of sending threads only does HTTP. Outcomes
-come back through a queue and are written in batches, together with the next claim.
+deliveries and records outcomes; a small pool of sending threads only does HTTP. Which
+endpoints are claimed for and which held delivery is sent next is ``fairness.Slots``'s
+choice. Outcomes come back through a queue and are written in batches, together with the
+next claim.
 """
 
 import logging
@@ -10,16 +12,20 @@ import os
 import queue
 import secrets
 import socket
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from ..db import db, is_postgres, write_transaction
 from ..timeutil import now_ms
 from . import dispatch, fanout, sender
+from .fairness import Slots
 from .signing import event_body
 
 log = logging.getLogger("commerce_api.webhooks")
 MAX_CONSECUTIVE_FAILURES = 20
+# a delivery waiting in the process is sent only while its lease outlasts the attempt by
+# this share of the time-out (the lease is at least twice the time-out)
+LEASE_MARGIN = 0.25
 
 
 def parse_schedule(text):
@@ -49,6 +55,12 @@ class DeliveryService:
             int(self.timeout * 1000) * 2, int(config["WEBHOOK_LEASE_SECONDS"]) * 1000
         )
         self.allow_private = bool(config["WEBHOOK_ALLOW_PRIVATE_TARGETS"])
+        self.disable_after_ms = int(float(config["WEBHOOK_DISABLE_AFTER_DAYS"]) * 86_400_000)
+        self.slots = Slots(
+            threads=self.concurrency,
+            capacity=self.capacity,
+            endpoint_limit=int(config["WEBHOOK_ENDPOINT_CONCURRENCY"]),
+        )
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self.outcomes = queue.Queue()
         self.inflight = 0
@@ -62,11 +74,22 @@ class DeliveryService:
     def run(self, stop):
         """Deliver until ``stop`` is set; with ``stop`` set on entry, until nothing is due."""
         once = stop.is_set()
-        pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="webhook-send")
+        threads = [
+            threading.Thread(target=self._sending, name=f"webhook-send-{n}", daemon=True)
+            for n in range(self.concurrency)
+        ]
+        for thread in threads:
+            thread.start()
+        unqueued = False
         try:
             while True:
                 stopping = stop.is_set() and not once
-                busy = self._step(pool, claim=not stopping)
+                if stopping and not unqueued:
+                    # held but not yet sent: given back at once, not sent during shutdown
+                    for delivery in self.slots.unqueue():
+                        self.outcomes.put(self._given_back(delivery))
+                    unqueued = True
+                busy = self._step(claim=not stopping)
                 if stopping and self.inflight == 0:
                     break
                 if once and not busy and self.inflight == 0:
@@ -74,7 +97,10 @@ class DeliveryService:
                 if not busy or self.inflight >= self.capacity:
                     self._wait(self.poll_interval if not stopping else 0.05)
         finally:
-            pool.shutdown(wait=True)
+            for delivery in self.slots.close():  # nothing is queued unless the loop failed
+                self.outcomes.put(self._given_back(delivery))
+            for thread in threads:
+                thread.join()
             self._record_left()  # outcomes of sends still running at shutdown
             if is_postgres() and not db.is_closed():
                 db.close()
@@ -84,7 +110,7 @@ class DeliveryService:
     def capacity(self):
         return self.concurrency * 2  # a few queued per thread keep every thread busy
 
-    def _step(self, pool, claim):
+    def _step(self, claim):
         """Record outcomes, fan out, claim and send; True when there was work."""
         done = self._drain()
         busy = bool(done)
@@ -104,9 +130,7 @@ class DeliveryService:
             with write_transaction():
                 self._record(done)
                 if claim:
-                    claimed = dispatch.claim(
-                        min(free, self.batch_size), self.lease_ms, token, now_ms(), event_body
-                    )
+                    claimed = self._claim(min(free, self.batch_size), token)
         except Exception:
             # the outcomes are tried again; unrecorded, their leases would run out and the
             # deliveries be sent again (at-least-once)
@@ -118,20 +142,43 @@ class DeliveryService:
             time.sleep(min(1.0, self.poll_interval * 5))
             return True
         self._failures = 0
-        for delivery in claimed:
-            self.inflight += 1
-            pool.submit(self._send, delivery)
+        self.inflight += len(claimed)
+        self.slots.add(claimed)
         return busy or bool(claimed)
 
+    def _claim(self, free, token):
+        now = now_ms()
+        candidates = dispatch.due_endpoints(now, self.worker)
+        quotas = self.slots.plan(free, candidates)
+        return dispatch.claim(quotas, self.lease_ms, token, now, event_body)
+
+    def _sending(self):
+        """A sending thread: take the next delivery the slots choose, send it, report."""
+        while True:
+            delivery = self.slots.take()
+            if delivery is None:
+                return
+            try:
+                self.outcomes.put(self._send(delivery))
+            finally:
+                self.slots.done(delivery)
+
     def _send(self, delivery):
+        # a delivery held in the queue until its lease could run out mid-send goes back
+        # unsent (another worker could take it meanwhile and send it a second time)
+        if now_ms() + self.timeout * 1000 * (1 + LEASE_MARGIN) > delivery.lease_until:
+            return self._given_back(delivery)
         try:
-            outcome = sender.send(delivery, timeout=self.timeout, allow_private=self.allow_private)
+            return sender.send(delivery, timeout=self.timeout, allow_private=self.allow_private)
         except Exception as exc:  # a bug must not lose the outcome: record a failed attempt
             log.exception("webhook delivery %s: sending failed", delivery.id)
-            outcome = dispatch.Outcome(
+            return dispatch.Outcome(
                 delivery, now_ms(), 0, error=f"Internal error while sending: {type(exc).__name__}"
             )
-        self.outcomes.put(outcome)
+
+    @staticmethod
+    def _given_back(delivery):
+        return dispatch.Outcome(delivery, now_ms(), 0, sent=False, given_back=True)
 
     def _wait(self, seconds):
         """Sleep until an outcome arrives or ``seconds`` pass."""
@@ -155,7 +202,9 @@ class DeliveryService:
     def _record(self, outcomes):
         if outcomes:
             self.stats["sent"] += sum(1 for o in outcomes if o.sent)
-            self.stats["recorded"] += dispatch.record(outcomes, self.schedule, now_ms())
+            self.stats["recorded"] += dispatch.record(
+                outcomes, self.schedule, now_ms(), self.disable_after_ms
+            )
 
     def _record_left(self):
         """At shutdown: what is still unrecorded, tried a few times."""
