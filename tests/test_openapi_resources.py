@@ -179,6 +179,7 @@ def test_each_resource_and_its_schema_have_the_same_fields(
     check(spec, walker, client, headers, "patch", f"/api/webhooks/{hook['id']}", hook_path,
           json={"description": "ERP"})  # fmt: skip
     post(f"/api/webhooks/{hook['id']}/rotate-secret", None, hook_path + "/rotate-secret")
+    post(f"/api/webhooks/{hook['id']}/test", None, hook_path + "/test")
     post("/api/products", {"sku": "EVENT-1", "title": "An event"})
     deliver(app)
     deliveries = get(f"/api/webhooks/{hook['id']}/deliveries", hook_path + "/deliveries")

@@ -44,6 +44,7 @@ ACTIONS = {
     ("post", "/api/ai-jobs/batch"): "dispatchJobBatch",
     ("delete", "/api/ai-jobs/{job_id}"): "cancelJob",
     ("post", "/api/webhooks/{webhook_id}/rotate-secret"): "rotateWebhookSecret",
+    ("post", "/api/webhooks/{webhook_id}/test"): "sendWebhookTestEvent",
     ("post", "/api/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver"): (
         "redeliverWebhookDelivery"
     ),
