@@ -11,6 +11,11 @@ On a temporary SQLite database (schema by ``commerce-api init-db``), in this pro
                     reason text is unique), seeded with one executemany per table, then
                     the job over all of them.
 
+  catalogue         (pure CPU, no database) what ``llm_visibility_score`` and
+                    ``listing_optimize`` do over a catalogue of 50,000 products: the
+                    mention matcher built and 2,000 answers read (the most one job asks),
+                    and the keyword corpus built with 100 suggestions.
+
 The time of a job is its run as the worker records it (``completed_at - started_at``: the
 handler and the writing of its result); dispatch (the params check of 10,000 reviews) is
 shown beside it, and the CPU time this process used while the worker ran (the figure to
@@ -31,6 +36,8 @@ import common  # noqa: E402
 
 REVIEW_BAR = 3.0
 RETURN_BAR = 10.0
+MENTIONS_BAR = 60.0  # 2,000 answers against 50,000 products (the job has 900 s)
+KEYWORDS_BAR = 10.0
 DAY_MS = 86_400_000
 
 
@@ -186,6 +193,74 @@ def report(name, outcome, bar, detail):
     return ok
 
 
+def catalogue_titles(count, seed=25):
+    """``[(sku, category, title)]``: titles of a kind noun, two common attributes and two
+    words of a long tail (model names, sizes), as real catalogues mix them."""
+    rng = random.Random(seed)
+    kinds = [
+        "mug",
+        "cup",
+        "bottle",
+        "towel",
+        "blanket",
+        "candle",
+        "pen",
+        "notebook",
+        "bag",
+        "tote",
+        "lamp",
+        "vase",
+    ]
+    common_words = "enamel steel linen wool soy brass canvas ceramic glass travel small large"
+    tail = [f"model{n}" for n in range(20_000)]
+    rows = []
+    for n in range(count):
+        words = [*rng.sample(common_words.split(), 2), *rng.sample(tail, 2), rng.choice(kinds)]
+        rows.append((f"SKU-{n}", rng.choice(("kitchen", "home", "bags")), " ".join(words)))
+    return rows
+
+
+def bench_catalogue(products=50_000, answers=2_000):
+    """Time the matcher and the keyword corpus; returns the table rows' pass/fail."""
+    from commerce_api.analysis.listing_keywords import KeywordCorpus
+    from commerce_api.analysis.visibility_match import CatalogueMatcher, Product
+
+    rows = catalogue_titles(products)
+    rng = random.Random(26)
+    started = time.perf_counter()
+    matcher = CatalogueMatcher([Product(sku, title) for sku, _, title in rows], "Fieldhouse")
+    built = time.perf_counter() - started
+    texts = []
+    for _ in range(answers):
+        picks = rng.sample(rows, 5)
+        items = [
+            f"{i}. Fieldhouse {title} - a good choice." for i, (_, _, title) in enumerate(picks, 1)
+        ]
+        items += [f"{i}. Falcon {picks[0][2]}." for i in range(6, 9)]
+        texts.append("Here are my picks:\n" + "\n".join(items) + "\nAny of these will do.")
+    named = 0
+    for text in texts:
+        named += sum(len(found) for found in matcher.read(text)[1])
+    mentions = time.perf_counter() - started
+    started = time.perf_counter()
+    corpus = KeywordCorpus((category, title) for _, category, title in rows)
+    suggested = sum(len(corpus.suggest(category, title)) for _, category, title in rows[:100])
+    keywords = time.perf_counter() - started
+    ok_mentions, ok_keywords = mentions <= MENTIONS_BAR, keywords <= KEYWORDS_BAR
+    print("| catalogue work | input | time | bar | |")
+    print("|---|---|---|---|---|")
+    print(
+        f"| mentions | matcher over {products:,} products ({built:.1f} s), {answers:,} answers "
+        f"read, {named:,} SKUs named | {mentions:.1f} s | <= {MENTIONS_BAR:g} s "
+        f"| {'ok' if ok_mentions else 'FAIL'} |"
+    )
+    print(
+        f"| keywords | corpus of {products:,} titles, 100 suggestions ({suggested} terms) "
+        f"| {keywords:.1f} s | <= {KEYWORDS_BAR:g} s | {'ok' if ok_keywords else 'FAIL'} |"
+    )
+    return [ok_mentions, ok_keywords]
+
+
 def main(argv=None):
     args = parse_args(argv)
     from commerce_api import create_app
@@ -243,6 +318,7 @@ def main(argv=None):
                 )
             )
             print(f"(seeding the orders took {seeded:.1f} s, not counted)")
+    results += bench_catalogue()
     return 0 if all(results) else 1
 
 

@@ -4,14 +4,16 @@ import inspect
 import ipaddress
 import logging
 
-from flask import Flask
+from flask import Flask, request
 from flask_smorest import Api
 
 from .auth.middleware import authenticate, is_public_endpoint
+from .auth.routes import blp as api_keys
 from .config import load_config
 from .db import db, init_database, is_postgres
+from .events.routes import blp as events
 from .health.routes import blp as health
-from .http import docs, idempotency, ratelimit
+from .http import cors, docs, idempotency, ratelimit
 from .http import request as http_request
 from .http.envelope import JSONProvider
 from .http.errors import register_error_handlers
@@ -43,7 +45,18 @@ class CommerceApi(Api):
 
 
 def _blueprints():
-    return [health, products, inventory, orders, marketplaces, pricing, jobs, webhooks]
+    return [
+        health,
+        products,
+        inventory,
+        orders,
+        marketplaces,
+        pricing,
+        jobs,
+        webhooks,
+        events,
+        api_keys,
+    ]
 
 
 class CommerceFlask(Flask):
@@ -55,6 +68,13 @@ class CommerceFlask(Flask):
         if code is not None and not code.co_flags & inspect.CO_COROUTINE:
             return func
         return super().ensure_sync(func)
+
+    def make_default_options_response(self):
+        # OPTIONS (a CORS preflight among them) has nothing to say in a body: 204, like
+        # every empty answer of the API; Allow names the resource's methods
+        response = super().make_default_options_response()
+        response.status_code = 204
+        return response
 
 
 def create_app(test_config=None):
@@ -114,6 +134,7 @@ def create_app(test_config=None):
         ),
     }
     _install_request_pipeline(app)
+    cors.init_app(app)  # after the pipeline: its headers go on every answer, errors included
     # 414 / 431 in the envelope, before Flask parses anything (limits: http/limits.py)
     app.wsgi_app = RequestLimits(app.wsgi_app)
     if is_postgres(database):
@@ -134,7 +155,8 @@ def _install_request_pipeline(app):
     @app.before_request
     def _before():
         http_request.assign_request_id()
-        if not is_public_endpoint():
+        # OPTIONS (a browser's CORS preflight) carries no credentials and reveals no data
+        if request.method != "OPTIONS" and not is_public_endpoint():
             authenticate()
             ratelimit.enforce_rate_limit()
         http_request.check_body()

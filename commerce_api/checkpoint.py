@@ -18,6 +18,13 @@ the WAL from its start, so the file stays a few megabytes under any load.
 The header's layout is part of SQLite's file format (https://sqlite.org/walformat.html):
 ``mxFrame`` (the last valid frame) at byte 16 and ``nBackfill`` (frames already copied)
 at byte 96, native byte order. A torn read only makes one check early or late.
+
+The ``-shm`` descriptor is opened once per process and never closed: POSIX drops every
+``fcntl`` lock a process holds on a file when it closes *any* descriptor of that file, so
+closing it would silently drop SQLite's own shared lock on the WAL-index of every other
+connection in the process. The next process to open the database would then find itself
+alone, re-initialize (truncate) the ``-shm`` file, and every process still mapping it
+would die of SIGBUS on its next read (seen in the suite after an in-process worker stopped).
 """
 
 import logging
@@ -33,6 +40,18 @@ log = logging.getLogger("commerce_api.checkpoint")
 POLL_SECONDS = 0.01
 _HEADER = struct.Struct("=I")
 _MX_FRAME, _BACKFILLED = 16, 96
+_shm_fds = {}  # path -> descriptor of its -shm file, kept for the life of the process
+_shm_lock = threading.Lock()
+
+
+def shm_descriptor(path):
+    """A read-only descriptor of ``path``'s ``-shm`` file, opened once per process; never
+    close it (see the module's docstring)."""
+    with _shm_lock:
+        fd = _shm_fds.get(path)
+        if fd is None:
+            fd = _shm_fds[path] = os.open(path + "-shm", os.O_RDONLY | os.O_CLOEXEC)
+        return fd
 
 
 def start(database, frames):
@@ -86,7 +105,7 @@ class Checkpointer:
             self._thread = None
 
     def _main(self):
-        connection = fd = None
+        connection = None
         try:
             # the connection opens the WAL-index first, and while it is open no other
             # connection re-initializes (truncates) the -shm file under the reads below
@@ -94,7 +113,7 @@ class Checkpointer:
             if connection.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                 return
             connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-            fd = os.open(self.path + "-shm", os.O_RDONLY | os.O_CLOEXEC)
+            fd = shm_descriptor(self.path)
             while not self._stop.wait(POLL_SECONDS):
                 if waiting_frames(fd) < self.frames:
                     continue
@@ -106,7 +125,5 @@ class Checkpointer:
         except Exception:
             log.exception("checkpoints of %s: the thread stopped; commits checkpoint", self.path)
         finally:
-            if fd is not None:
-                os.close(fd)
             if connection is not None:
                 connection.close()

@@ -15,6 +15,9 @@ DEFAULTS = {
     # Encrypts marketplace API tokens at rest (commerce_api/crypto.py); unset: a key file.
     "SECRET_KEY": None,
     "TRUSTED_PROXIES": "",  # comma list of CIDRs whose X-Forwarded-For is believed
+    # comma list of origins (https://console.example.com) whose browsers may call the API;
+    # empty: no CORS headers at all (http/cors.py)
+    "CORS_ORIGINS": "",
     # How long a process keeps an API key row. Changes are seen at once all the same: every
     # request reads the tenant's auth_version, and a changed one drops the cached row.
     "AUTH_CACHE_SECONDS": 300,
@@ -48,6 +51,7 @@ DEFAULTS = {
     "MARKETPLACE_TENANT_CONCURRENCY": 2,  # outbound calls of one tenant at once, per process
     "COMPETITOR_MAX_AGE_SECONDS": 86400,  # older competitor offers are stale (pricing)
     "PRICING_CHUNK_SIZE": 500,  # SKUs per chunk of a repricing job (fixed queries per chunk)
+    "PRICING_MIN_CHANGE": "0.5%",  # smaller changes are not recommended; or an amount: 0.05
     "WEBHOOK_ALLOW_PRIVATE_TARGETS": False,
     # seconds between attempts; one attempt more than entries (8 over about 27 h)
     "WEBHOOK_RETRY_SCHEDULE": "5,300,1800,7200,18000,36000,36000",

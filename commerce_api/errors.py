@@ -56,7 +56,7 @@ CATALOGUE = {
     "JOB_NOT_CANCELLABLE": (409, "The job is not queued and cannot be cancelled."),
     "JOB_TYPE_NOT_IMPLEMENTED": (422, "This job type has no handler yet."),
     # AI jobs' providers (error codes of failed jobs)
-    "LLM_NOT_CONFIGURED": (503, "No LLM provider is configured."),
+    "LLM_NOT_CONFIGURED": (422, "No LLM provider is configured."),
     "LLM_UNAVAILABLE": (503, "The LLM provider could not answer."),
     "LLM_REQUEST_REJECTED": (502, "The LLM provider refused the request."),
     # pricing
@@ -72,6 +72,13 @@ CATALOGUE = {
     "WEBHOOK_URL_NOT_ALLOWED": (422, "The webhook URL points to an address that is not allowed."),
     "WEBHOOK_LIMIT_REACHED": (409, "The tenant has as many webhook endpoints as allowed."),
     "WEBHOOK_DISABLED": (409, "The webhook endpoint is disabled."),
+    # settings over HTTP: API keys and the events feed
+    "API_KEY_NOT_FOUND": (404, "The API key does not exist."),
+    "API_KEY_REVOKED": (409, "The API key is revoked and cannot be changed."),
+    "SCOPE_ESCALATION": (403, "A key cannot be given scopes the caller does not hold."),
+    "PLAN_REQUIRED": (422, "The tenant's plan does not include this feature."),
+    "CONFIRMATION_REQUIRED": (409, "This request revokes the calling key; confirm it."),
+    "EVENT_NOT_FOUND": (404, "The event does not exist."),
 }
 
 

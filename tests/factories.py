@@ -51,11 +51,25 @@ def create_product(client, headers, **overrides):
     return response.get_json()["data"]
 
 
+def walk_pages(client, path, headers, **query):
+    """The ids of every page of a list, following ``nextCursor`` to the end."""
+    seen, cursor = [], None
+    while True:
+        params = {**query, **({"cursor": cursor} if cursor else {})}
+        response = client.get(path, query_string=params, headers=headers)
+        assert response.status_code == 200, response.get_json()
+        seen += [item["id"] for item in response.get_json()["data"]]
+        cursor = response.get_json()["meta"]["nextCursor"]
+        if not cursor:
+            return seen
+
+
 def snapshot():
     """Every row of the tables a product, auth or CLI request can touch, as sorted JSON text.
 
     Compare a snapshot taken before a refused request with one taken after: equal means the
-    request changed nothing (the event outbox and the job table included).
+    request changed nothing (the event outbox and the job table included). A key's
+    ``last_used_at`` is left out: using a key is not a change the request made.
     """
     import json
 
@@ -65,9 +79,12 @@ def snapshot():
     from commerce_api.orders.models import Order, OrderLine
     from commerce_api.products.models import Listing, Product
 
+    def rows(model):
+        for row in model.select().dicts():
+            row.pop("last_used_at", None)
+            yield json.dumps(row, sort_keys=True, default=str)
+
     return {
-        model._meta.table_name: sorted(
-            json.dumps(row, sort_keys=True, default=str) for row in model.select().dicts()
-        )
+        model._meta.table_name: sorted(rows(model))
         for model in (Tenant, ApiKey, Product, Listing, Order, OrderLine, Job, Event)
     }

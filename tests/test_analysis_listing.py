@@ -204,6 +204,29 @@ def test_description_mismatch_box_contents_and_negative_reviews():
     # positive reviews raise nothing
     happy = {"review_count": 8, "average_score": 0.6, "aspects": {}}
     assert signal_issues(DEFAULT_PROFILE, reviews=happy) == []
+    # poor stars alone are negative too, from three reviews on
+    stars = {"review_count": 3, "average_score": 0.2, "average_rating": 2.0, "aspects": {}}
+    assert codes(signal_issues(DEFAULT_PROFILE, reviews=stars)) == ["REVIEWS_NEGATIVE"]
+    assert signal_issues(DEFAULT_PROFILE, reviews={**stars, "review_count": 2}) == []
+
+
+def test_defective_returns_raise_returns_high_defect():
+    # the issue's blue mug: a third of what was sold came back defective
+    returns = {"units_sold": 45, "units_returned": 17, "categories": {"defective": 15}}
+    issues = signal_issues(DEFAULT_PROFILE, returns=returns)
+    assert codes(issues) == ["RETURNS_HIGH_DEFECT"]
+    issue = issues[0]
+    assert issue["severity"] == "error" and "15 of 45" in issue["message"]
+    assert issue["evidence"] == {
+        "defective_returns": 15,
+        "units_sold": 45,
+        "defect_rate": 0.3333,
+        "returns_total": 15,
+    }
+    # one defective return, or a rate under 5 %, is no pattern
+    assert signal_issues(DEFAULT_PROFILE, returns={**returns, "categories": {"defective": 1}}) == []
+    common = {"units_sold": 200, "units_returned": 9, "categories": {"defective": 9}}
+    assert signal_issues(DEFAULT_PROFILE, returns=common) == []
 
 
 def test_score_counts_each_code_once_by_severity():
@@ -266,9 +289,31 @@ def test_proposed_title_cleans_a_weak_title():
     proposed, changes = propose_title(
         "BEST SELLER!!! ENAMEL MUG mug - FREE SHIPPING", profile_for("amazon"), CONTEXT
     )
-    assert proposed == "Enamel Mug camping coffee kitchen"
+    assert proposed == "Enamel Mug, camping coffee, kitchen"
     assert "removed promotional words" in changes and "removed repeated words" in changes
     assert propose_title("Mug", DEFAULT_PROFILE, ["", "", ""])[0] is None  # nothing to add
+
+
+def test_the_category_word_is_never_tacked_on_to_a_title():
+    # the issue: "Wool blanket, 130 x 170 cm home" and "Enamel mug, blue, 350 ml kitchen"
+    amazon = profile_for("amazon")
+    for title, category in (
+        ("Wool blanket, 130 x 170 cm", "home"),
+        ("Enamel mug, blue", "kitchen"),
+    ):
+        bare = propose(product(title=title, category=category, description=None), amazon)
+        assert bare["proposed_title"] is None  # its own words cannot reach 30 characters
+        described = propose(
+            product(
+                title=title,
+                category=category,
+                description="Soft, warm and heavy. Machine washable at 30 degrees.",
+            ),
+            amazon,
+        )
+        proposed = described["proposed_title"]
+        assert proposed.startswith(title) and category not in proposed.split()
+        assert title_issues(proposed, amazon) == []
 
 
 # Keyword suggestions ----------------------------------------------------------------------
@@ -301,11 +346,11 @@ def test_proposal_carries_keywords_and_title_suggestions():
     )
     proposal = propose(weak, DEFAULT_PROFILE, keywords)
     # the title grows from the product's own words, never from the category's keywords
-    assert proposal["proposed_title"] == "Linen tea towel woven machine"
+    assert proposal["proposed_title"] == "Linen tea towel, woven, machine washable"
     kinds = {s["kind"]: s for s in proposal["suggestions"]}
     assert kinds["keywords"]["keywords"] == keywords
     assert "enamel" in kinds["keywords"]["message"]
-    assert kinds["title"]["changes"] == ["added descriptive words: woven, machine"]
+    assert kinds["title"]["changes"] == ["added descriptive words: woven, machine washable"]
 
 
 # The job through HTTP and the worker ------------------------------------------------------
@@ -356,8 +401,11 @@ def test_the_job_proposes_improvements_through_http(client, headers, jobs_app): 
         "GTIN_MISSING",
     }
     assert weak["score"] < 30 < good["score"]
-    assert title_issues(weak["proposed_title"], profile_for("amazon")) == []
-    assert weak["proposed_title"].startswith("Mug camping coffee")
+    # "Mug, camping, coffee and tea" is all its own words make: short of Amazon's 30
+    # characters, and the category ("kitchen") is never tacked on to reach them
+    assert weak["proposed_title"] is None
+    title = next(s for s in weak["suggestions"] if s["kind"] == "title")
+    assert title["message"].startswith("No title without issues can be built")
     keywords = next(s for s in weak["suggestions"] if s["kind"] == "keywords")
     assert keywords["keywords"][0]["term"] == "enamel"
     for issue in weak["issues"]:

@@ -7,6 +7,7 @@ import math
 import threading
 from http.server import BaseHTTPRequestHandler
 
+import marshmallow as ma
 import pytest
 
 from commerce_api.analysis.llm import (
@@ -18,13 +19,13 @@ from commerce_api.analysis.llm import (
     LlmUnavailable,
     retry_after_seconds,
 )
+from commerce_api.analysis.results import LlmVisibilityScoreResult
 from commerce_api.analysis.visibility import (
-    ProductMatcher,
-    answer_units,
     build_queries,
     detect_mention,
     position_adjusted_visibility,
 )
+from commerce_api.analysis.visibility_match import CatalogueMatcher, Product, answer_units
 from commerce_api.jobs.models import Job
 
 from .factories import create_product
@@ -244,67 +245,95 @@ def test_the_client_needs_a_base_url():
 
 def test_list_answers_are_cut_into_ranked_items():
     units = answer_units(LIST_ANSWER)
-    assert [rank for _, rank in units] == [None, 1, 2, 3, 4, None]
-    assert units[3][0].endswith("Dishwasher safe")  # an item's nested lines belong to it
+    assert [unit.rank for unit in units] == [None, 1, 2, 3, 4, None]
+    assert units[0].heading is True  # "Here are some great options:" introduces the list
+    assert units[3].text.endswith("Dishwasher safe")  # an item's nested lines belong to it
     bullets = answer_units("Top picks:\n- Alpha mug\n  - sub point\n- Beta mug\n")
-    assert [(text, rank) for text, rank in bullets] == [
+    assert [(unit.text, unit.rank) for unit in bullets] == [
         ("Top picks:", None),
         ("Alpha mug sub point", 1),
         ("Beta mug", 2),
     ]
 
 
+def matcher_of(*titles, brand=None, gtins=()):
+    gtins = list(gtins) + [None] * (len(titles) - len(gtins))
+    return CatalogueMatcher(
+        [
+            Product(f"SKU-{n}", title, gtin)
+            for n, (title, gtin) in enumerate(zip(titles, gtins, strict=True))
+        ],
+        brand,
+    )
+
+
 def test_mention_by_title_with_its_position():
-    found = detect_mention(LIST_ANSWER, ProductMatcher(MUG_TITLE))
+    # with the shop's brand ("Falcon" here), the words that single the product out
+    found = detect_mention(LIST_ANSWER, matcher_of(MUG_TITLE, brand="Falcon"), "SKU-0")
     assert found["mentioned"] and found["match"] == "title"
     assert found["position"] == 3
     assert "Falcon Enamel Camping Mug" in found["excerpt"]
-    # fuzzy: plural and a near spelling still name it
-    assert ProductMatcher(MUG_TITLE).match("Enamell camping mugs, white") == "title"
-    # two of its words are not enough
-    assert ProductMatcher(MUG_TITLE).match("A white mug") is None
+    # plurals fold; without a brand three of its words and most of its title are needed
+    assert matcher_of(MUG_TITLE).identify("Enamel camping mugs, white", False) == {"SKU-0": "title"}
+    assert matcher_of(MUG_TITLE).identify("A white mug", False) == {}
 
 
-def test_mention_by_gtin_and_by_brand():
+def test_a_generic_title_said_of_another_brand_is_not_ours():
+    matcher = matcher_of(MUG_TITLE, brand="Hearth & Hollow")
+    assert detect_mention(LIST_ANSWER, matcher, "SKU-0")["mentioned"] is False
+    answer = "1. Hearth & Hollow enamel camping mug, white\n2. Falcon enamel camping mug\n"
+    found = detect_mention(answer, matcher, "SKU-0")
+    assert (found["match"], found["position"]) == ("title", 1)
+
+
+def test_mention_by_gtin_and_by_sku_and_never_by_the_brand_alone():
     answer = "1. Alpha mug\n2. Bravo cup (EAN 4006381 333931)\n"
-    found = detect_mention(answer, ProductMatcher("Mug", gtin=MUG_GTIN))
+    found = detect_mention(answer, matcher_of("Mug", gtins=[MUG_GTIN]), "SKU-0")
     assert (found["match"], found["position"]) == ("gtin", 2)
-    answer = "1. Alpha mug\n2. Bravo cup\n3. Hearth & Hollow enamel cup\n"
-    found = detect_mention(answer, ProductMatcher("Mug", brand="Hearth & Hollow"))
-    assert (found["match"], found["position"]) == ("brand", 3)
-    assert (
-        detect_mention(answer, ProductMatcher("Mug", brand="Hollow Hearth"))["mentioned"] is False
-    )
+    found = detect_mention("Order sku-0 today.", matcher_of("Mug"), "SKU-0")
+    assert found["match"] == "sku" and found["position"] is None
+    # the issue's case: an answer about the mug names the brand, not the pen
+    matcher = matcher_of("Enamel mug, white, 350 ml", "Brass ballpoint pen", brand="Demo")
+    answer = "1. Snow Peak mug\n2. Demo enamel mug, white - 350 ml\n"
+    mug, pen = (detect_mention(answer, matcher, sku) for sku in ("SKU-0", "SKU-1"))
+    assert mug["mentioned"] and mug["position"] == 2
+    assert pen["mentioned"] is False and pen["brand_mentioned"] is True
+    # the brand with a kind of product only names no SKU either
+    two = matcher_of("Enamel mug, white", "Enamel mug, blue", brand="Demo")
+    assert two.identify("Demo enamel mug", True) == {}
+    assert two.identify("Demo enamel mug, blue", True) == {"SKU-1": "title"}
 
 
 def test_a_prose_mention_has_no_position():
     found = detect_mention(
-        "I would pick the Falcon enamel camping mug in white. It is sturdy.",
-        ProductMatcher(MUG_TITLE),
+        "Hearth makes good mugs. I would pick their enamel camping mug in white.",
+        matcher_of(MUG_TITLE, brand="Hearth"),
+        "SKU-0",
     )
     assert found["mentioned"] and found["position"] is None
 
 
 def test_not_mentioned():
-    found = detect_mention(LIST_ANSWER, ProductMatcher("Linen tea towel, natural"))
+    found = detect_mention(LIST_ANSWER, matcher_of("Linen tea towel, natural"), "SKU-0")
     assert found == {
         "mentioned": False,
         "position": None,
         "excerpt": None,
         "match": None,
         "visibility": 0.0,
+        "brand_mentioned": False,
     }
 
 
 def test_position_adjusted_word_count_follows_the_geo_paper():
-    units = [("a b c d", 1), ("e f", 2), ("g h i j k l", 3)]  # 4 + 2 + 6 = 12 words
+    units = ["a b c d", "e f", "g h i j k l"]  # 4 + 2 + 6 = 12 words
     assert position_adjusted_visibility(units, [0]) == pytest.approx(4 / 12)
     assert position_adjusted_visibility(units, [2]) == pytest.approx(6 * math.exp(-2 / 3) / 12)
     both = (2 * math.exp(-1 / 3) + 6 * math.exp(-2 / 3)) / 12
     assert position_adjusted_visibility(units, [1, 2]) == pytest.approx(both)
     # the same unit earns less the later it comes
-    late = [("x", 1), ("y", 2), ("a b c d", 3)]
-    early = [("a b c d", 1), ("x", 2), ("y", 3)]
+    late = ["x", "y", "a b c d"]
+    early = ["a b c d", "x", "y"]
     assert position_adjusted_visibility(early, [0]) > position_adjusted_visibility(late, [2])
 
 
@@ -333,19 +362,23 @@ def llm_app(jobs_app, provider, monkeypatch):  # noqa: F811
 def test_the_job_scores_visibility(client, headers, llm_app, provider):
     create_product(client, headers, sku="MUG-1", title=MUG_TITLE, category="kitchen")
     provider.answers = {"model-a": LIST_ANSWER, "model-b": "1. Snow Peak mug\n2. GSI cup\n"}
-    job = dispatch(client, headers, "llm_visibility_score", {"skus": ["MUG-1", "NOPE"]})
+    # the shop's brand is "Falcon" here: LIST_ANSWER's third item names its mug
+    job = dispatch(
+        client, headers, "llm_visibility_score", {"skus": ["MUG-1", "NOPE"], "brand": "Falcon"}
+    )
     run_worker(llm_app)
     body = client.get(f"/api/ai-jobs/{job['id']}", headers=headers).get_json()["data"]
     assert body["status"] == "completed", body
     assert body["progress"] == {"done": 6, "total": 6}  # 3 queries x 2 assistants
     result = body["result"]
+    LlmVisibilityScoreResult().load(result, unknown=ma.RAISE)  # as the document shows it
     assert len(provider.requests) == 6
     asked = {(r["body"]["model"], r["body"]["messages"][0]["content"]) for r in provider.requests}
     assert {model for model, _ in asked} == {"model-a", "model-b"}
     assert all("enamel camping mug" in query for _, query in asked)
     assert all(r["headers"]["Authorization"] == f"Bearer {API_KEY}" for r in provider.requests)
 
-    units = answer_units(LIST_ANSWER)
+    units = [unit.text for unit in answer_units(LIST_ANSWER)]
     expected = position_adjusted_visibility(units, [3])
     assert result["mention_rate"] == 0.5
     assert result["average_position"] == 3
@@ -356,6 +389,9 @@ def test_the_job_scores_visibility(client, headers, llm_app, provider):
     assert by_assistant["model-a"]["average_position"] == 3
     assert by_assistant["model-b"]["mention_rate"] == 0.0
     assert by_assistant["model-b"]["average_position"] is None
+    assert (
+        by_assistant["model-a"]["brand_mentions"] == by_assistant["model-b"]["brand_mentions"] == 0
+    )
     (sku,) = result["by_sku"]
     assert sku["sku"] == "MUG-1" and sku["score"] == result["score"]
     assert len(sku["mentions"]) == 6
@@ -364,13 +400,41 @@ def test_the_job_scores_visibility(client, headers, llm_app, provider):
         assert mention["mentioned"] == (mention["assistant"] == "model-a")
 
 
+def test_a_brand_mention_is_never_credited_to_another_sku(client, headers, llm_app, provider):
+    # the issue: answers name only the mug; the pen used to score 15.2 "at position 2"
+    create_product(client, headers, sku="MUG-ENAMEL-WHT", title="Enamel mug, white, 350 ml")
+    create_product(client, headers, sku="MUG-ENAMEL-BLU", title="Enamel mug, blue, 350 ml")
+    create_product(client, headers, sku="PEN-BRASS", title="Brass ballpoint pen")
+    answer = "1. Snow Peak mug\n2. Demo enamel mug, white - 350 ml\n3. Falcon mug\n"
+    provider.answers = {"model-a": answer, "model-b": answer}
+    job = dispatch(
+        client,
+        headers,
+        "llm_visibility_score",
+        {"skus": ["MUG-ENAMEL-WHT", "PEN-BRASS"], "brand": "Demo", "queries": ["Best?"]},
+    )
+    run_worker(llm_app)
+    result = client.get(f"/api/ai-jobs/{job['id']}", headers=headers).get_json()["data"]["result"]
+    by_sku = {entry["sku"]: entry for entry in result["by_sku"]}
+    assert by_sku["MUG-ENAMEL-WHT"]["mention_rate"] == 1.0
+    assert {m["position"] for m in by_sku["MUG-ENAMEL-WHT"]["mentions"]} == {2}
+    pen = by_sku["PEN-BRASS"]
+    assert pen["score"] == 0.0 and pen["mention_rate"] == 0.0
+    assert all(m["match"] is None and m["excerpt"] is None for m in pen["mentions"])
+    # the brand was named in the pen's answers: counted per assistant, credited to no SKU
+    assert [a["brand_mentions"] for a in result["by_assistant"]] == [1, 1]
+
+
 def test_the_job_retries_429_within_the_attempt(client, headers, llm_app, provider, monkeypatch):
     monkeypatch.setitem(llm_app.config, "LLM_MODELS", "model-a")
     create_product(client, headers, sku="MUG-1", title=MUG_TITLE, category="kitchen")
     provider.script = [(429, {"Retry-After": "0"}, {})] * 2
     provider.answers = {"model-a": LIST_ANSWER}
     job = dispatch(
-        client, headers, "llm_visibility_score", {"skus": ["MUG-1"], "queries": ["Best {title}?"]}
+        client,
+        headers,
+        "llm_visibility_score",
+        {"skus": ["MUG-1"], "queries": ["Best {title}?"], "brand": "Falcon"},
     )
     run_worker(llm_app)
     row = Job.get_by_id(job["id"])
@@ -394,27 +458,60 @@ def test_a_provider_that_refuses_fails_the_job_without_retries(
     assert body["error"]["retry_count"] == 0
 
 
-def test_unconfigured_fails_at_once_naming_the_variables(
+def test_unconfigured_is_refused_at_dispatch_naming_the_variables(
     client, headers, llm_app, provider, monkeypatch
 ):
     monkeypatch.setitem(llm_app.config, "LLM_BASE_URL", None)
     monkeypatch.setitem(llm_app.config, "LLM_MODELS", "model-a")
     create_product(client, headers, sku="MUG-1", title=MUG_TITLE)
+    before = Job.select().count()
+    body = dispatch(client, headers, "llm_visibility_score", {"skus": ["MUG-1"]}, status=422)
+    assert body["error"]["code"] == "LLM_NOT_CONFIGURED"
+    for name in ("COMMERCE_LLM_BASE_URL", "COMMERCE_LLM_API_KEY", "COMMERCE_LLM_MODELS"):
+        assert name in body["error"]["message"]
+    assert body["error"]["details"]["variables"] == [
+        "COMMERCE_LLM_BASE_URL",
+        "COMMERCE_LLM_API_KEY",
+        "COMMERCE_LLM_MODELS",
+    ]
+    # in a batch too; nothing of the batch is queued
+    batch = client.post(
+        "/api/ai-jobs/batch",
+        headers=headers,
+        json={
+            "jobs": [
+                {"type": "listing_optimize", "params": {"skus": ["MUG-1"]}},
+                {"type": "llm_visibility_score", "params": {"skus": ["MUG-1"]}},
+            ]
+        },
+    )
+    assert batch.status_code == 422 and batch.get_json()["error"]["code"] == "LLM_NOT_CONFIGURED"
+    # bad params are still a VALIDATION_ERROR first
+    bad = dispatch(client, headers, "llm_visibility_score", {"skus": []}, status=422)
+    assert bad["error"]["code"] == "VALIDATION_ERROR"
+    # a base URL without any model is not configured either; one in `assistants` is enough
+    monkeypatch.setitem(llm_app.config, "LLM_BASE_URL", provider.base_url)
+    monkeypatch.setitem(llm_app.config, "LLM_MODELS", "")
+    body = dispatch(client, headers, "llm_visibility_score", {"skus": ["MUG-1"]}, status=422)
+    assert body["error"]["code"] == "LLM_NOT_CONFIGURED"
+    assert Job.select().count() == before
+    dispatch(client, headers, "llm_visibility_score", {"skus": ["MUG-1"], "assistants": ["m"]})
+    assert provider.requests == []
+
+
+def test_a_job_queued_before_the_provider_was_removed_fails_at_once(
+    client, headers, llm_app, provider, monkeypatch
+):
+    monkeypatch.setitem(llm_app.config, "LLM_MODELS", "model-a")
+    create_product(client, headers, sku="MUG-1", title=MUG_TITLE)
     job = dispatch(client, headers, "llm_visibility_score", {"skus": ["MUG-1"]})
+    monkeypatch.setitem(llm_app.config, "LLM_BASE_URL", None)
     run_worker(llm_app)
     body = client.get(f"/api/ai-jobs/{job['id']}", headers=headers).get_json()["data"]
     assert body["status"] == "failed"
     assert body["error"]["code"] == "LLM_NOT_CONFIGURED"
     assert body["error"]["retry_count"] == 0 and body["attempts"] == 1
-    for name in ("COMMERCE_LLM_BASE_URL", "COMMERCE_LLM_API_KEY", "COMMERCE_LLM_MODELS"):
-        assert name in body["error"]["message"]
-    assert provider.requests == []
-    # a base URL without any model is not configured either
-    monkeypatch.setitem(llm_app.config, "LLM_BASE_URL", provider.base_url)
-    monkeypatch.setitem(llm_app.config, "LLM_MODELS", "")
-    job = dispatch(client, headers, "llm_visibility_score", {"skus": ["MUG-1"]})
-    run_worker(llm_app)
-    assert Job.get_by_id(job["id"]).error["code"] == "LLM_NOT_CONFIGURED"
+    assert "COMMERCE_LLM_BASE_URL" in body["error"]["message"]
     assert provider.requests == []
 
 

@@ -441,7 +441,7 @@ def test_keys_revoke_with_no_auth_cache(make_app, tenant):
 
 
 def test_keys_revoke_unknown_key(runner):
-    refused(runner, "keys", "revoke", "key_nope", message="RESOURCE_NOT_FOUND")
+    refused(runner, "keys", "revoke", "key_nope", message="API_KEY_NOT_FOUND")
 
 
 # demo -------------------------------------------------------------------------------------

@@ -94,9 +94,13 @@ def test_the_pricing_route_still_dispatches_with_pricing_write(app, client, tena
 
 @pytest.mark.parametrize("scope", SCOPES)
 @pytest.mark.parametrize("job_type", sorted(VALID_PARAMS))
-def test_dispatch_table(app, client, tenant, job_type, scope):
+def test_dispatch_table(app, client, tenant, job_type, scope, monkeypatch):
     """Every public type with ai-jobs:write plus one other scope: accepted exactly when that
     scope is the type's own (a write scope never stands in for a read scope)."""
+    # an LLM is configured (never called: nothing runs the job), so llm_visibility_score
+    # is not refused at dispatch with LLM_NOT_CONFIGURED
+    monkeypatch.setitem(app.config, "LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setitem(app.config, "LLM_MODELS", "model-a")
     headers = headers_for(tenant, sorted({"ai-jobs:write", scope}))
     body = {"type": job_type, "params": VALID_PARAMS[job_type]}
     response = client.post("/api/ai-jobs", json=body, headers=headers)

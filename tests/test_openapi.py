@@ -132,6 +132,7 @@ def test_products_endpoints_describe_their_bodies_and_errors(spec):
         "fields",
         "status",
         "marketplace",
+        "category",
         "search",
         "sort",
     }

@@ -164,7 +164,10 @@ def test_the_sandbox_reprices_deterministically(client, headers, app, tenant):
     for sku, cost in (("MUG-1", 5.0), ("LAMP-1", 20.0)):
         # L - 0.25, at most 1.5 x P (no ceiling), at least the floor C x 1.25
         expected = max(min(round(lowest[sku] - 0.25, 2), 3 * cost), cost * 1.25)
-        assert prices(first).get(sku, 2 * cost) == expected
+        if sku in prices(first):
+            assert prices(first)[sku] == expected
+        else:  # a change under COMMERCE_PRICING_MIN_CHANGE (0.5 %) is not recommended
+            assert abs(expected - 2 * cost) < 0.005 * 2 * cost
     rec = second["result"]["recommendations"][0]
     applied = client.post(f"/api/pricing/recommendations/{rec['id']}/apply", headers=headers)
     assert applied.status_code == 200

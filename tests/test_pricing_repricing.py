@@ -60,7 +60,7 @@ def reprice(client, headers, app, sku="MUG-1", **body):
         ({"type": "competitor_match", "value": -0.5}, 17.50),  # L - 0.50
         ({"type": "competitor_match", "value": -10, "value_type": "percent"}, 16.20),  # L x 0.9
         ({"type": "buy_box_target", "value": -0.01}, 18.99),  # W - 0.01
-        ({"type": "buy_box_target", "value": 5, "value_type": "percent"}, 19.95),  # W x 1.05
+        ({"type": "buy_box_target", "value": 10, "value_type": "percent"}, 20.90),  # W x 1.1
         ({"type": "margin_target", "value": 5}, 15.00),  # C + 5
         ({"type": "margin_target", "value": 20, "value_type": "percent"}, 12.50),  # C / 0.8
     ],

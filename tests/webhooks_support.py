@@ -89,7 +89,7 @@ class Receiver:
     one path it ever had open at once.
     """
 
-    def __init__(self, respond=None, host="127.0.0.1"):
+    def __init__(self, respond=None, host="127.0.0.1", port=0):
         self.requests = []
         self.script = {}
         self.respond = respond
@@ -97,7 +97,7 @@ class Receiver:
         self.max_in_flight = collections.Counter()
         self.closing = threading.Event()
         self._lock = threading.Lock()
-        self.server = ThreadingHTTPServer((host, 0), _Handler)
+        self.server = ThreadingHTTPServer((host, port), _Handler)
         self.server.daemon_threads = True
         self.server.receiver = self
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)

@@ -6,9 +6,14 @@ Returns come with ten weeks of delivered orders imported as ``amazon`` orders: m
 come back at about 4 % with the usual mix of reasons, the blue enamel mug comes back far
 more often (chipped enamel: the anomaly ``return_classify`` reports), and the wool blanket
 is sent back for its size now and then (a ``size_fit`` signal for ``listing_optimize``).
+Three weeks ago a batch of steel bottles with leaky lids went out: most of the bottles sold
+in those two weeks came back within days of each other (the ``return_spike``). Each line
+carries the price the product is listed at (twice its cost, as the sandbox lists it), and
+each return its own date, a few days to two weeks after the order.
 """
 
 import random
+from decimal import Decimal
 
 from ..orders.ingest import import_orders
 from ..products.models import Product
@@ -44,9 +49,35 @@ SPECIFIC = {
 }
 
 
-def demo_orders(skus, now, seed=2026):
-    """Delivered orders in the import shape, with their returns (deterministic)."""
+# The bad batch: orders placed in these days (before now) come back at BATCH_RATE, all
+# within BATCH_RETURN_DAYS of the batch's discovery.
+BATCH_SKU = "BOTTLE-STEEL"
+BATCH_PLACED_DAYS = (35, 21)
+BATCH_RATE = 0.8
+BATCH_RETURNED_DAYS_AGO = 20  # the returns arrive from then on, over BATCH_RETURN_DAYS
+BATCH_RETURN_DAYS = 4
+BATCH_REASON = ("defective", "The lid leaks, water all over my bag. Sent it back.")
+
+
+def _returned_at(rng, sku, placed, now):
+    """``(returned_at, reason, text)`` of one return of ``sku`` from an order ``placed``."""
+    if sku == BATCH_SKU and _in_batch(placed, now):
+        start = now - BATCH_RETURNED_DAYS_AGO * DAY_MS
+        return start + rng.randint(0, BATCH_RETURN_DAYS * DAY_MS), *BATCH_REASON
+    reason, text = rng.choice(SPECIFIC.get(sku) or REASONS)
+    return min(placed + rng.randint(3 * DAY_MS, 14 * DAY_MS), now - 3_600_000), reason, text
+
+
+def _in_batch(placed, now):
+    oldest, newest = BATCH_PLACED_DAYS
+    return now - oldest * DAY_MS <= placed < now - newest * DAY_MS
+
+
+def demo_orders(skus, now, prices=None, seed=2026):
+    """Delivered orders in the import shape, with their returns (deterministic);
+    ``prices``: ``{sku: unit price}``."""
     rng = random.Random(seed)
+    prices = prices or {}
     orders = []
     for n in range(ORDERS):
         placed = now - 70 * DAY_MS + n * (69 * DAY_MS // ORDERS) + rng.randint(0, DAY_MS // 2)
@@ -54,12 +85,15 @@ def demo_orders(skus, now, seed=2026):
         lines, returns = [], []
         for position, sku in enumerate(chosen, start=1):
             quantity = rng.choice((1, 1, 1, 2))
-            lines.append({"external_line_item_id": str(position), "sku": sku, "quantity": quantity})
-            back = sum(rng.random() < RATES.get(sku, BASE_RATE) for _ in range(quantity))
+            line = {"external_line_item_id": str(position), "sku": sku, "quantity": quantity}
+            if sku in prices:
+                line["unit_price"] = prices[sku]
+            lines.append(line)
+            rate = BATCH_RATE if sku == BATCH_SKU and _in_batch(placed, now) else None
+            rate = rate if rate is not None else RATES.get(sku, BASE_RATE)
+            back = sum(rng.random() < rate for _ in range(quantity))
             if back:
-                specific = SPECIFIC.get(sku)
-                reason, text = rng.choice(specific or REASONS)
-                returned = min(placed + rng.randint(3, 12) * DAY_MS, now - 3_600_000)
+                returned, reason, text = _returned_at(rng, sku, placed, now)
                 returns.append(
                     {
                         "sku": sku,
@@ -87,9 +121,8 @@ def demo_orders(skus, now, seed=2026):
 def seed_demo_returns(tenant_id):
     """Import the demo's delivered orders and their returns (no stock moves: they arrive
     closed)."""
-    skus = [
-        sku
-        for (sku,) in Product.select(Product.sku)
+    rows = (
+        Product.select(Product.sku, Product.cost_price)
         .where(
             (Product.tenant == tenant_id)
             & (Product.status == "active")
@@ -97,10 +130,13 @@ def seed_demo_returns(tenant_id):
         )
         .order_by(Product.sku)
         .tuples()
-    ]
+    )
+    # the price the sandbox lists a product at: twice its cost
+    prices = {sku: float(Decimal(cost) * 2) for sku, cost in rows if cost is not None}
+    skus = [sku for sku, _ in rows]
     if not skus:
         return None
-    return import_orders(tenant_id, demo_orders(skus, now_ms()), created_by="demo")
+    return import_orders(tenant_id, demo_orders(skus, now_ms(), prices), created_by="demo")
 
 
 # the demo catalogue's SKUs (commerce_api/demo.py) that sell in these orders

@@ -35,7 +35,8 @@ DEFAULT_SEVERITY = {
     "SIZE_CHART_SUGGESTED": "warning",
     "DESCRIPTION_MISMATCH": "warning",
     "BOX_CONTENTS_SUGGESTED": "warning",
-    "REVIEWS_NEGATIVE": "info",
+    "REVIEWS_NEGATIVE": "warning",
+    "RETURNS_HIGH_DEFECT": "error",
 }
 # Points a code takes off the score of 100, by severity (each code counts once).
 PENALTY = {"error": 20, "warning": 8, "info": 3}
@@ -45,7 +46,10 @@ MIN_SIGNAL_RETURNS = 2  # returns of the category
 MIN_SIGNAL_SHARE = 0.25  # ... making up at least this share of the SKU's returns
 MIN_ASPECT_MENTIONS = 3  # reviews mentioning the aspect
 NEGATIVE_SCORE = -0.05  # VADER's threshold for a negative compound score
-MIN_REVIEWS = 5  # reviews before the average review score is judged
+MIN_REVIEWS = 3  # reviews before the average score or rating is judged
+LOW_RATING = 2.5  # an average star rating at or below this is negative
+MIN_DEFECT_RETURNS = 2  # returns classified defective before their rate is judged
+HIGH_DEFECT_RATE = 0.05  # defective returns per unit sold at or above this is an issue
 
 
 def _issue(profile, code, field, message, **extra):
@@ -180,13 +184,35 @@ def signal_issues(profile, returns=None, reviews=None):
                 evidence=_evidence(missing_returns, returned, None),
             )
         )
+    defective = categories.get("defective", 0)
+    sold = returns.get("units_sold") or 0
+    if defective >= MIN_DEFECT_RETURNS and sold and defective / sold >= HIGH_DEFECT_RATE:
+        issues.append(
+            _issue(
+                profile,
+                "RETURNS_HIGH_DEFECT",
+                "product",
+                f"{defective} of {sold} units sold came back defective ({defective / sold:.0%}): "
+                "check the batch with the supplier before selling more, and say in the "
+                "description how to use and care for the product.",
+                evidence={
+                    "defective_returns": defective,
+                    "units_sold": sold,
+                    "defect_rate": round(defective / sold, 4),
+                    "returns_total": returned,
+                },
+            )
+        )
     average = reviews.get("average_score")
+    rating = reviews.get("average_rating")
     count = reviews.get("review_count") or 0
-    if count >= MIN_REVIEWS and average is not None and average <= NEGATIVE_SCORE:
+    negative_words = average is not None and average <= NEGATIVE_SCORE
+    negative_stars = rating is not None and rating <= LOW_RATING
+    if count >= MIN_REVIEWS and (negative_words or negative_stars):
         worst = sorted(
             (entry.get("average_score"), aspect)
             for aspect, entry in aspects.items()
-            if entry.get("average_score") is not None
+            if entry.get("average_score") is not None and entry["average_score"] < 0
         )[:2]
         about = ", ".join(aspect for _, aspect in worst) or "the product"
         issues.append(
@@ -196,7 +222,11 @@ def signal_issues(profile, returns=None, reviews=None):
                 "reviews",
                 f"Reviews are negative on average (most about {about}): answer the "
                 "complaints in the description.",
-                evidence={"review_count": count, "average_score": round(average, 3)},
+                evidence={
+                    "review_count": count,
+                    "average_score": None if average is None else round(average, 3),
+                    "average_rating": rating,
+                },
             )
         )
     return issues
@@ -230,11 +260,10 @@ def propose(product, profile, keywords=(), returns=None, reviews=None):
     suggestions}``."""
     issues = field_issues(product, profile) + signal_issues(profile, returns, reviews)
     terms = [entry["term"] for entry in keywords]
-    # Words a short title may gain: the product's own (description, then category). The
-    # category's keywords are only suggested: common in the category is not the same as
-    # true of this product (a tea towel among mugs would gain "mug").
-    padding = [product.description or "", product.category or ""]
-    proposed, changes = propose_title(product.title, profile, padding)
+    # Words a short title may gain: the product's own description, never its category (a
+    # bare "home" or "kitchen" says nothing a shopper searches for) nor the category's
+    # keywords (common in the category is not the same as true of this product).
+    proposed, changes = propose_title(product.title, profile, [product.description or ""])
     suggestions = []
     if proposed is not None and proposed != product.title:
         suggestions.append(

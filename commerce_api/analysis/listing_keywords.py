@@ -1,42 +1,78 @@
-"""Keyword suggestions: words common in the titles of a category and missing from a title.
+"""Keyword suggestions: words common in the titles of products of the same kind, in the
+same category, and missing from a title.
 
-A TF-IDF reading of the catalogue where each title is a document: a term's weight in a
-category is the share of the category's titles that use it (term frequency across the
-category) times its inverse document frequency over the whole catalogue,
-``log(1 + N / df)``, so words every title has ("set", a shop's own brand) weigh little and
-words that mark the category weigh most. The product's own title is left out of the
-counts, so a product never "suggests" its own words to itself.
+A product's *kind* is the head noun of its title: the last word of the part before the
+first comma, dash, bracket or "with/for/in/of" ("Enamel camping mug with steel rim, green"
+is a mug; "Soy wax candle in a tin" a candle). Its neighbours are the other titles of its
+category that carry that noun, so a wool blanket is compared with blankets, never with the
+candles that share its category, and a ceramic cup with nothing when the shop sells no
+other cup. Among the neighbours, a term's weight is the share of them that use it times its
+inverse document frequency over the whole catalogue, ``log(1 + N / df)``, so words every
+title has (a shop's own brand) weigh little. A term must also go with what the title says
+besides its kind: it shares a neighbour title with one of the title's own words (a cotton
+blanket is not offered "wool" unless some blanket is both). The product's own title is left
+out of the counts. Colour words (a variant's, not a kind's) are never suggested, and a
+material only to a title that names none, when nearly every neighbour shares it.
 """
 
 import math
+import re
 from collections import Counter
 
-from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, key
+from .listing_title import (
+    PROMOTIONAL_WORDS,
+    STOPWORDS,
+    has_letter,
+    key,
+    stem,
+    strip_promotional,
+    unpromoted_tokens,
+    word_set,
+)
 
-MIN_TITLES = 2  # a term must appear in at least this many other titles of the category
-MIN_SHARE = 0.2  # ... and in at least this share of them
+MIN_TITLES = 2  # a term must appear in at least this many neighbour titles
+MIN_SHARE = 0.3  # ... and in at least this share of them
 MAX_TERMS = 5
 CORPUS_LIMIT = 50_000  # titles read per job (the most recently updated first)
-_NOT_KEYWORDS = STOPWORDS | PROMOTIONAL_WORDS
+COLOURS = word_set(
+    "white black grey gray blue green red yellow orange pink purple brown beige cream "
+    "navy teal natural ivory"
+)
+# What a thing is made of excludes the others: a title that names its material is never
+# offered another one, and one that names none only the material nearly every
+# neighbour shares.
+MATERIALS = word_set(
+    "ceramic porcelain stoneware earthenware enamel steel stainless iron aluminium aluminum "
+    "copper brass bronze silver gold titanium glass crystal plastic acrylic silicone rubber "
+    "bamboo wood wooden oak walnut beech pine acacia cotton linen wool merino cashmere "
+    "alpaca silk polyester nylon velvet leather suede canvas jute hemp soy beeswax paraffin "
+    "paper cardboard cork foam marble stone concrete slate"
+)
+MATERIAL_STEMS = frozenset(stem(word) for word in MATERIALS)
+MATERIAL_CONSENSUS = 0.75  # share of the neighbours that must share a material
+_NOT_KEYWORDS = STOPWORDS | PROMOTIONAL_WORDS | COLOURS
+_HEAD_END = re.compile(r",|\s[-\u2013|/]\s|\(|\s(?:with|for|in|of|from|by)\s", re.IGNORECASE)
 
 
 def title_terms(title):
-    """The distinct keyword terms of a title (letters, 3+ characters, no stopwords)."""
+    """The distinct keyword terms of a title (letters, 3+ characters, no stopwords, no
+    promotional words or phrases)."""
     terms = set()
-    for token in (title or "").split():
+    for token in unpromoted_tokens(title):
         word = key(token)
         if len(word) >= 3 and has_letter(word) and word not in _NOT_KEYWORDS:
             terms.add(word)
     return terms
 
 
-def _stem(word):
-    """Light plural folding, so "mugs" does not suggest "mug" and vice versa."""
-    if len(word) > 4 and word.endswith("es"):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
+def kind_of(title):
+    """The stem of the title's head noun (see the module docstring), or None."""
+    head = _HEAD_END.split(strip_promotional(title or ""), maxsplit=1)[0]
+    for token in reversed(head.split()):
+        word = key(token)
+        if len(word) >= 3 and word.isalpha() and word not in STOPWORDS | PROMOTIONAL_WORDS:
+            return stem(word)
+    return None
 
 
 def category_key(category):
@@ -44,50 +80,62 @@ def category_key(category):
 
 
 class KeywordCorpus:
-    """Term counts of a catalogue's titles, overall and per category."""
+    """The catalogue's titles as term sets, per category, and each term's document count."""
 
     def __init__(self, rows=()):
         self.titles = 0
         self.document_frequency = Counter()
-        self.by_category = {}  # category key -> [title count, Counter]
+        # category key -> {term stem -> [the term stems of each title that has it]}
+        self.by_category = {}
+        self.spelling = {}  # term stem -> the spelling first seen
         for category, title in rows:
             self.add(category, title)
 
     def add(self, category, title):
         terms = title_terms(title)
+        stems = frozenset(stem(term) for term in terms)
         self.titles += 1
-        self.document_frequency.update(terms)
+        self.document_frequency.update(stems)
+        for term in terms:
+            self.spelling.setdefault(stem(term), term)
         name = category_key(category)
         if name:
-            entry = self.by_category.setdefault(name, [0, Counter()])
-            entry[0] += 1
-            entry[1].update(terms)
+            titles_with = self.by_category.setdefault(name, {})
+            for term in stems:
+                titles_with.setdefault(term, []).append(stems)
 
     def suggest(self, category, title, included=True, limit=MAX_TERMS):
-        """``[{term, score, share}]``: the category's characteristic terms missing from
-        ``title``; ``included``: the title was added to the corpus (it is left out)."""
-        name = category_key(category)
-        if not name or name not in self.by_category:
+        """``[{term, score, share}]``: terms of the product's kind missing from ``title``;
+        ``included``: the title was added to the corpus (it is left out)."""
+        name, kind = category_key(category), kind_of(title)
+        if not name or name not in self.by_category or kind is None:
             return []
-        own = title_terms(title)
-        count, frequency = self.by_category[name]
-        mine = 1 if included else 0
-        others = count - mine
-        total = self.titles - mine
-        if others < MIN_TITLES or total < 1:
+        own = frozenset(stem(term) for term in title_terms(title))
+        neighbours = list(self.by_category[name].get(kind, ()))
+        if included and own in neighbours:
+            neighbours.remove(own)
+        total = self.titles - (1 if included else 0)
+        if len(neighbours) < MIN_TITLES or total < 1:
             return []
-        own_stems = {_stem(word) for word in own}
+        # a term must go with what the title already says: it shares a neighbour title with
+        # one of the title's own words beside its kind ("enamel" never reaches a stoneware
+        # mug unless some title is both), unless the title says nothing beside its kind
+        described = own - {kind}
+        counts = Counter(term for stems in neighbours for term in stems if term not in own)
+        if described:
+            compatible = {term for stems in neighbours if stems & described for term in stems}
+            counts = Counter({t: n for t, n in counts.items() if t in compatible})
+        names_material = bool(own & MATERIAL_STEMS)
         scored = []
-        for term, titles_with in frequency.items():
-            titles_with -= mine and term in own
-            if titles_with < MIN_TITLES or _stem(term) in own_stems:
+        for term, titles_with in counts.items():
+            share = titles_with / len(neighbours)
+            if titles_with < MIN_TITLES or share < MIN_SHARE:
                 continue
-            share = titles_with / others
-            if share < MIN_SHARE:
+            if term in MATERIAL_STEMS and (names_material or share < MATERIAL_CONSENSUS):
                 continue
-            df = self.document_frequency[term] - (mine and term in own)
+            df = self.document_frequency[term] - (1 if included and term in own else 0)
             score = share * math.log(1 + total / max(df, 1))
-            scored.append((-score, term, share))
+            scored.append((-score, self.spelling[term], share))
         scored.sort()
         return [
             {"term": term, "score": round(-neg, 3), "share": round(share, 3)}

@@ -7,6 +7,7 @@ is re-checked until it raises no title issue (or none can be built from the prod
 words: then it is None, never a made-up title).
 """
 
+import re
 import unicodedata
 
 # Words and phrases marketplaces forbid in titles as promotional (as keys, case-folded).
@@ -54,16 +55,19 @@ PROMOTIONAL_PHRASES = tuple(
     )
 )
 PROMOTIONAL_WORDS = frozenset(p[0] for p in PROMOTIONAL_PHRASES if len(p) == 1)
+_PHRASES_BY_FIRST_WORD = {}
+for _phrase in PROMOTIONAL_PHRASES:
+    _PHRASES_BY_FIRST_WORD.setdefault(_phrase[0], []).append(_phrase)
 # Decoration: "!", currency signs (Sc) and other symbols (So: emoji, stars, (R), (TM)).
 _DECORATION_CATEGORIES = ("Sc", "So")
 
 
-def _words(text):
+def word_set(text):
     return frozenset(text.split())
 
 
 # Upper-case words that are not shouting (acronyms and sizes).
-ACRONYMS = _words(
+ACRONYMS = word_set(
     "usb usbc led lcd oled qled hdmi wifi gps dvd uv ac dc xs xl xxl xxxl rgb usa uk eu bpa "
     "diy pvc abs tv hd uhd fhd nfc ssd hdd ram cpu gpu aaa aa ipx ce fda iso ansi din a4 a5 "
     "a6 a3 mm cm kg ml"
@@ -73,7 +77,7 @@ SHOUT_MIN_TITLE_LETTERS = 6  # a title with this many capitals and no lower case
 REPEAT_MIN_KEY = 3  # shorter words (ml, x, 2) may repeat
 
 # Small words that may repeat and are never keywords.
-STOPWORDS = _words(
+STOPWORDS = word_set(
     "a an and or the of for with in on at to by from x per set pack pcs piece pieces "
     "und mit für de la le les et du des"
 )
@@ -92,6 +96,15 @@ def has_letter(text):
     return any(c.isalpha() for c in text)
 
 
+def stem(word):
+    """Light plural folding ("mugs" and "mug", "boxes" and "box" are one word)."""
+    if len(word) > 4 and word.endswith("es"):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
 # Checks --------------------------------------------------------------------------------
 
 
@@ -104,7 +117,7 @@ def _promotional_spans(tokens):
             spans.append((i, i + 1, "#1"))
         if i + 1 < len(tokens) and token.endswith("%") and keys[i + 1] == "off":
             spans.append((i, i + 2, f"{token} off"))
-        for phrase in PROMOTIONAL_PHRASES:
+        for phrase in _PHRASES_BY_FIRST_WORD.get(keys[i], ()):
             if tuple(keys[i : i + len(phrase)]) == phrase:
                 spans.append((i, i + len(phrase), " ".join(phrase)))
     return spans
@@ -193,7 +206,7 @@ def title_issues(title, profile):
 
 MAX_PASSES = 8
 _PUNCTUATION = ".,;:!?()[]{}\"'"
-_CONNECTORS = _words("and or with for of in on at to by from x & + - | / ,")
+_CONNECTORS = word_set("and or with for of in on at to by from x & + - | / ,")
 
 
 def _strip_promotional(tokens, changes):
@@ -213,6 +226,14 @@ def _strip_promotional(tokens, changes):
         if cleaned and (key(cleaned) or cleaned in _CONNECTORS):
             out.append(cleaned)
     return out
+
+
+def unpromoted_tokens(text):
+    """The tokens of ``text`` outside promotional words and phrases (symbols kept: cheaper
+    than ``strip_promotional`` where only the words count)."""
+    tokens = (text or "").split()
+    drop = {i for start, end, _ in _promotional_spans(tokens) for i in range(start, end)}
+    return [token for i, token in enumerate(tokens) if i not in drop]
 
 
 def strip_promotional(text):
@@ -286,38 +307,67 @@ _LENGTH_CODES = ("TITLE_TOO_SHORT", "TITLE_TOO_LONG")
 
 
 def _lengthen(tokens, padding, profile, changes):
-    """Append padding words (the product's description, then category) not yet in the
-    title, until it reaches the profile's minimum; a word that would raise a title issue
-    of its own (promotional, capitals, repeats, too long) is skipped."""
+    """Append padding phrases (short phrases of the product's description, then its single
+    words) with the words not yet in the title, until it reaches the profile's minimum; a
+    phrase that would raise a title issue of its own (promotional, capitals, repeats, too
+    long) is skipped."""
     present = {key(t) for t in tokens}
     added = []
-    for word in padding:
+    for phrase, set_off in padding:
         if len(" ".join(tokens)) >= profile.title_min:
             break
-        word_key = key(word)
-        if not word_key or word_key in present or word_key in STOPWORDS:
+        words = [w for w in phrase if key(w) and key(w) not in present]
+        while words and (key(words[0]) in STOPWORDS or key(words[0]) in _CONNECTORS):
+            words = words[1:]
+        while words and (key(words[-1]) in STOPWORDS or key(words[-1]) in _CONNECTORS):
+            words = words[:-1]
+        if not words:
             continue
-        candidate = [*tokens, word]
-        if len(" ".join(candidate)) > profile.title_max:
-            continue
+        # a phrase of the description is set off by a comma; a single word just follows
+        head = [*tokens[:-1], tokens[-1].rstrip(",") + ","] if tokens and set_off else tokens
+        candidate = [*head, *words]
         text = " ".join(candidate)
+        if len(text) > profile.title_max:
+            continue
         if any(code not in _LENGTH_CODES for code, _ in title_issues(text, profile)):
             continue
         tokens = candidate
-        present.add(word_key)
-        added.append(word)
+        present.update(key(w) for w in words)
+        added.append(" ".join(words))
     if added:
         changes.add("added descriptive words: " + ", ".join(added))
     return tokens
 
 
+_SEGMENT_END = re.compile(r"[.,;:()\[\]!?]+")
+MAX_PHRASE_WORDS = 4  # longer stretches of a description are sentences, not attributes
+
+
+def padding_phrases(texts):
+    """``[(words, set_off)]`` a title may gain from ``texts``: each text's short comma- or
+    sentence-separated phrases (set off by a comma), then each of its words on its own."""
+    phrases, words = [], []
+    for text in texts:
+        for segment in _SEGMENT_END.split(text or ""):
+            tokens = [_padding_word(w) for w in segment.split()]
+            tokens = [w for w in tokens if w]
+            if 0 < len(tokens) <= MAX_PHRASE_WORDS:
+                phrases.append((tokens, True))
+            words.extend(([w], False) for w in tokens)
+    return phrases + words
+
+
+def _padding_word(word):
+    word = word.strip(_PUNCTUATION)
+    return word if key(word) in ACRONYMS else word.lower()
+
+
 def propose_title(title, profile, padding=()):
     """``(proposed_title or None, [changes])``: the title cleaned of capitals, promotional
     words, repeats, and brought within the profile's length, using ``padding`` (texts whose
-    words may be added, in order) when too short."""
+    phrases and words may be added, in order) when too short."""
     tokens = (title or "").split()
-    padding = [w.strip(_PUNCTUATION) for text in padding for w in (text or "").split()]
-    padding = [w if key(w) in ACRONYMS else w.lower() for w in padding]
+    padding = padding_phrases(padding)
     changes = set()
     loud = _title_shouts(tokens) or any(_shouting(t) for t in tokens)
     for _ in range(MAX_PASSES):

@@ -18,7 +18,14 @@ from peewee import (
 from ..auth.models import Tenant
 from ..db import BaseModel, JSONField, db, write_transaction
 from ..timeutil import now_ms
-from .sentiment import ASPECTS, SCORER_VERSION, average, label_for, score_review
+from .sentiment import (
+    ASPECTS,
+    SCORER_VERSION,
+    average,
+    label_for,
+    rating_mismatch,
+    score_review,
+)
 
 INLINE_SOURCE = "inline"  # reviews given in the job's params rather than fetched
 CHUNK = 500  # reviews looked up, scored and written per step (progress, lease renewal)
@@ -186,8 +193,11 @@ def summarize(scored, limit):
     by_sku = {}
     for review in scored:
         overall[review["label"]] += 1
-        entry = by_sku.setdefault(review["sku"], {"scores": [], "ratings": [], "aspects": {}})
+        entry = by_sku.setdefault(
+            review["sku"], {"scores": [], "ratings": [], "aspects": {}, "mismatches": 0}
+        )
         entry["scores"].append(review["score"])
+        entry["mismatches"] += rating_mismatch(review.get("rating"), review["label"])
         if review.get("rating") is not None:
             entry["ratings"].append(review["rating"])
         for aspect, value in review["aspects"].items():
@@ -204,6 +214,7 @@ def summarize(scored, limit):
                 "average_score": mean,
                 "label": label_for(mean),
                 "average_rating": average(entry["ratings"]),
+                "rating_mismatch_count": entry["mismatches"],
                 "aspects": [
                     {
                         "aspect": aspect,
@@ -219,13 +230,18 @@ def summarize(scored, limit):
     return {
         "review_count": len(scored),
         "overall": overall,
+        "rating_mismatch_count": sum(entry["rating_mismatch_count"] for entry in skus),
         "by_sku": skus,
         "reviews": [
             {
                 "id": review["external_id"],
                 "sku": review["sku"],
+                "rating": review.get("rating"),
+                "title": review.get("title"),
+                "text": review["text"],
                 "score": review["score"],
                 "label": review["label"],
+                "rating_mismatch": rating_mismatch(review.get("rating"), review["label"]),
                 "aspects": list(review["aspects"]),
             }
             for review in listed
@@ -235,16 +251,19 @@ def summarize(scored, limit):
 
 
 def stored_review_stats(tenant_id, skus):
-    """``{sku: ([scores], {aspect: [scores]})}`` over every stored review of ``skus``."""
+    """``{sku: ([scores], {aspect: [scores]}, [ratings])}`` over every stored review of
+    ``skus``."""
     stats = {}
     query = (
-        Review.select(Review.sku, Review.score, Review.aspects)
+        Review.select(Review.sku, Review.score, Review.aspects, Review.rating)
         .where((Review.tenant == tenant_id) & (Review.sku.in_(list(skus))))
         .tuples()
     )
-    for sku, score, aspects in query:
-        entry = stats.setdefault(sku, ([], {}))
+    for sku, score, aspects, rating in query:
+        entry = stats.setdefault(sku, ([], {}, []))
         entry[0].append(score)
         for aspect, value in (aspects or {}).items():
             entry[1].setdefault(aspect, []).append(value)
+        if rating is not None:
+            entry[2].append(rating)
     return stats

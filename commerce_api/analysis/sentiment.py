@@ -13,6 +13,12 @@ The lexicon, the booster words, the negation words and the normalisation are VAD
 - VADER's word rules run per sentence (its "but" rule then weighs the clauses of one
   sentence, not the whole review), and the review's score is VADER's normalisation of the
   sum, so a review scores as VADER would score it apart from that;
+- sarcasm: praise that only frames a complaint is turned around (VADER's negation scalar
+  on every positive word of the review). A review is sarcastic when it carries a marker
+  ("yeah right", "said no one ever", "oh great", "great, another..."), or, with no word of
+  contrast ("but", "though"...) anywhere, when it names a concrete failure ("leaks",
+  "chipped", "stopped working") and praises in the same sentence ("Love how the enamel
+  chipped") or in a bare exclamation ("Just great.");
 - aspects (shipping, quality, size_fit, value, packaging, service, description) are tagged
   per sentence from keyword lists; an aspect's score is the mean of the scores of the
   sentences that mention it.
@@ -35,14 +41,18 @@ from .sentiment_lexicon import (
     ASPECTS,
     BIGRAM_ENDS,
     COMMERCE_LEXICON,
+    CONTRAST_WORDS,
+    FAILURE_WORDS,
     PHRASE_INDEX,
     PHRASE_LEXICON,
     PHRASE_RULES,
+    SARCASM_MARKERS,
+    SARCASM_PRAISE,
     WORD_ASPECTS,
     WORD_RE,
 )
 
-SCORER_VERSION = "1"  # bump when the lexicon or rules change: stored scores are redone
+SCORER_VERSION = "2"  # bump when the lexicon or rules change: stored scores are redone
 POSITIVE_THRESHOLD = 0.05  # VADER's usual cut-offs on the compound score
 NEGATIVE_THRESHOLD = -0.05
 
@@ -69,6 +79,14 @@ def label_for(score):
     if score <= NEGATIVE_THRESHOLD:
         return "negative"
     return "neutral"
+
+
+def rating_mismatch(rating, label):
+    """True when a 1-2 star rating comes with a positive text or a 4-5 star one with a
+    negative text (3 stars and no rating never disagree)."""
+    if rating is None:
+        return False
+    return (rating <= 2 and label == "positive") or (rating >= 4 and label == "negative")
 
 
 class CommerceSentiment:
@@ -297,13 +315,22 @@ class CommerceSentiment:
         """Score a review (title and text) per sentence; aspects from the sentences."""
         parts = [title.strip()] if title and title.strip() else []
         parts.append(text)
-        prepared = self.prepare("\n".join(parts))
-        total = 0.0
-        aspect_scores = {}
+        original = "\n".join(parts)
+        prepared = self.prepare(original)
+        sentences = []
         for sentence in _SENTENCE_RE.findall(prepared):
             valences, low = self._sentence(sentence)
-            if not low:
-                continue
+            if low:
+                sentences.append((sentence, valences, low))
+        if self.phrases and sarcastic(original.lower(), sentences):
+            turn = vader.N_SCALAR
+            sentences = [
+                (sentence, [v * turn if v > 0 else v for v in valences], low)
+                for sentence, valences, low in sentences
+            ]
+        total = 0.0
+        aspect_scores = {}
+        for sentence, valences, low in sentences:
             sentence_sum = sum(valences)
             total += sentence_sum
             mentioned = self._aspects_of(low)
@@ -318,6 +345,26 @@ class CommerceSentiment:
             if aspect in aspect_scores
         }
         return Score(value, label_for(value), aspects)
+
+
+BARE_EXCLAMATION_WORDS = 3  # "Just great." "Brilliant design." "Great job."
+
+
+def sarcastic(text, sentences):
+    """True when the review's praise is sarcasm (see the module docstring); ``text`` is the
+    lower-cased review, ``sentences`` its ``(sentence, valences, tokens)``."""
+    if SARCASM_MARKERS.search(text):
+        return True
+    failing, praising, bare = False, False, False
+    for _, valences, low in sentences:
+        if any(word in CONTRAST_WORDS for word in low):
+            return False  # praise beside a complaint: an honest mixed review
+        failure = any(w in FAILURE_WORDS and v < 0 for w, v in zip(low, valences, strict=True))
+        praise = any(w in SARCASM_PRAISE and v > 0 for w, v in zip(low, valences, strict=True))
+        failing |= failure
+        praising |= praise and failure
+        bare |= praise and len(low) <= BARE_EXCLAMATION_WORDS and min(valences) >= 0
+    return failing and (praising or bare)
 
 
 _default = None

@@ -44,6 +44,12 @@ COMMERCE_LEXICON = {
     "ripped": -1.5,
     "frayed": -1.3,
     "rusty": -1.6,
+    "rusts": -1.6,
+    "rusting": -1.6,
+    "shrank": -1.5,
+    "shrunk": -1.5,
+    "tore": -1.5,
+    "itching": -1.1,
     "rusted": -1.6,
     "peeling": -1.3,
     "pilling": -1.2,
@@ -244,6 +250,57 @@ PHRASES = (
     ),
 )
 PHRASE_LEXICON = {token: valence for _, token, valence in PHRASES}
+
+# Sarcasm (see sentiment.py): praise words that sarcasm turns around, the words and
+# phrases that name a concrete product failure, the phrases that mark sarcasm outright,
+# and the words that make praise beside a complaint an honest "mixed" review instead.
+SARCASM_PRAISE = frozenset(
+    [
+        "great",
+        "fantastic",
+        "brilliant",
+        "wonderful",
+        "awesome",
+        "perfect",
+        "amazing",
+        "lovely",
+        "nice",
+        "excellent",
+        "superb",
+        "love",
+        "loved",
+        "loving",
+        "wow",
+        "impressed",
+        "thanks",
+        "thank",
+        "happy",
+    ]
+)
+FAILURE_WORDS = frozenset(
+    [word for word, valence in COMMERCE_LEXICON.items() if valence <= -1.0]
+    + [token for token, valence in PHRASE_LEXICON.items() if valence <= -1.5]
+    + ["broke", "broken", "leak", "leaked", "wrong", "torn", "itchy"]
+)
+SARCASM_MARKERS = re.compile(
+    r"\b(?:yeah,? right|said no one ever|thanks for nothing|"
+    r"oh,? (?:great|sure|wonderful|joy|fantastic|brilliant|perfect|lovely)|"
+    r"(?:great|wonderful|fantastic|brilliant|perfect|awesome),? (?:yet )?another)\b"
+)
+CONTRAST_WORDS = frozenset(
+    [
+        "but",
+        "though",
+        "although",
+        "however",
+        "except",
+        "otherwise",
+        "still",
+        "yet",
+        "apart",
+        "besides",
+    ]
+)
 
 
 # Which phrase rules a text may trigger: every match of a rule contains a word starting with

@@ -33,16 +33,18 @@ def return_signals(tenant_id, skus):
 
 
 def review_signals(tenant_id, skus):
-    """``{sku: {"review_count", "average_score", "aspects": {aspect: {"mentions",
-    "average_score"}}}}`` from the stored reviews (``average_score`` None without any)."""
+    """``{sku: {"review_count", "average_score", "average_rating", "aspects": {aspect:
+    {"mentions", "average_score"}}}}`` from the stored reviews (averages None without
+    any)."""
     skus = list(dict.fromkeys(skus))
     stats = stored_review_stats(tenant_id, skus) if skus else {}
     signals = {}
     for sku in skus:
-        scores, aspects = stats.get(sku, ([], {}))
+        scores, aspects, ratings = stats.get(sku, ([], {}, []))
         signals[sku] = {
             "review_count": len(scores),
             "average_score": average(scores),
+            "average_rating": average(ratings),
             "aspects": {
                 aspect: {
                     "mentions": len(aspects[aspect]),

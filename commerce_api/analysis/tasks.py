@@ -3,17 +3,26 @@ llm_visibility_score."""
 
 import marshmallow as ma
 
+from ..config import current_config
+from ..errors import ApiError
 from ..jobs.errors import JobFailed
 from ..jobs.registry import job_type
 from ..jobs.schemas import MARKETPLACE, StrictSchema, skus_field
 from .listing import optimize_listings
 from .llm import (
+    CONFIG_VARIABLES,
     ChatClient,
     LlmNotConfigured,
     LlmOutOfTime,
     LlmRejected,
     LlmSettings,
     LlmUnavailable,
+)
+from .results import (
+    ListingOptimizeResult,
+    LlmVisibilityScoreResult,
+    ReturnClassifyResult,
+    ReviewSentimentResult,
 )
 from .returns import analyze_returns
 from .review_sentiment import run_review_sentiment, to_ms
@@ -100,6 +109,19 @@ class LlmVisibilityScoreParams(StrictSchema):
         metadata={"description": "Brand words to look for; default: the tenant's name."},
     )
 
+    @ma.post_load
+    def _configured(self, data, **kwargs):
+        # refused at dispatch (DESIGN 8), not accepted to fail later in the worker; after
+        # every params check, so that bad params are a VALIDATION_ERROR whatever the setup
+        settings = LlmSettings.from_config(current_config())
+        if not llm_configured(settings, data):
+            raise ApiError(
+                "LLM_NOT_CONFIGURED",
+                str(LlmNotConfigured()),
+                details={"variables": list(CONFIG_VARIABLES)},
+            )
+        return data
+
     @ma.validates_schema
     def _size(self, data, **kwargs):
         per_sku = len(data.get("queries") or ()) or DEFAULT_QUERY_COUNT
@@ -117,10 +139,16 @@ class ListingOptimizeParams(StrictSchema):
     marketplace = ma.fields.String(validate=MARKETPLACE)
 
 
+def llm_configured(settings, params):
+    """A base URL and a model to ask (``COMMERCE_LLM_MODELS`` or the job's ``assistants``)."""
+    return bool(settings.base_url and (settings.models or params.get("assistants")))
+
+
 @job_type(
     "listing_optimize",
     scope="products:read",
     params=ListingOptimizeParams,
+    result=ListingOptimizeResult,
     typical_seconds=75,
     timeout=600,
 )
@@ -136,6 +164,7 @@ def listing_optimize(job, ctx):
     "llm_visibility_score",
     scope="products:read",
     params=LlmVisibilityScoreParams,
+    result=LlmVisibilityScoreResult,
     typical_seconds=180,
     timeout=900,
 )
@@ -148,7 +177,7 @@ def llm_visibility_score(job, ctx):
     """
     params = job.params or {}
     settings = LlmSettings.from_config(ctx.config)
-    if not settings.base_url or not (settings.models or params.get("assistants")):
+    if not llm_configured(settings, params):  # queued before the provider was removed
         raise JobFailed("LLM_NOT_CONFIGURED", str(LlmNotConfigured()), retryable=False)
     client = ChatClient(settings)
     try:
@@ -183,6 +212,7 @@ def llm_visibility_score(job, ctx):
     "review_sentiment",
     scope="products:read",
     params=ReviewSentimentParams,
+    result=ReviewSentimentResult,
     typical_seconds=75,
     timeout=900,
 )
@@ -196,6 +226,7 @@ def review_sentiment(job, ctx):
     "return_classify",
     scope="orders:read",
     params=ReturnClassifyParams,
+    result=ReturnClassifyResult,
     typical_seconds=55,
     timeout=900,
 )

@@ -2,10 +2,11 @@
 
 For each SKU, each query (given, or built from its title and category) is put to each
 assistant (a model of the OpenAI-compatible provider, ``llm.py``). The answer is cut into
-units (the items of a list answer, the sentences of prose); a unit mentions the product
-when it carries its GTIN, its brand, or most of its title's words (fuzzy: plurals and
-near spellings count). The rank of the first list item that mentions it is its
-``position``.
+units (the items of a list answer, the sentences of prose); a unit names the product when
+it carries its GTIN or SKU, or, said of the shop's brand, the words of its title that
+single it out in the catalogue (``visibility_match``): the brand alone credits no SKU and
+is counted per assistant as ``brand_mentions``. The rank of the first list item that names
+it is its ``position``.
 
 The score follows the position-adjusted word count of the GEO paper (Aggarwal et al.,
 "GEO: Generative Engine Optimization", KDD 2024): an answer's visibility for the product is
@@ -15,7 +16,6 @@ SKU's ``score`` is 100 x its mean over the SKU's answers, the job's ``score`` 10
 over all answers.
 """
 
-import difflib
 import math
 import re
 import time
@@ -23,24 +23,18 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 from ..auth.models import Tenant
 from ..products.models import Product
-from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, key, strip_promotional
+from .listing_title import key, strip_promotional
+from .visibility_match import CatalogueMatcher
+from .visibility_match import Product as Known
 
 DEFAULT_QUERY_COUNT = 3
 MAX_CALLS = 2000  # questions per job: skus x queries x assistants
 EXCERPT_CHARS = 240
-TITLE_COVERAGE = 0.75  # share of the title's words a unit must carry to name the product
-TITLE_MIN_WORDS = 3  # ... and at least this many of them
-FUZZY_RATIO = 0.85  # difflib ratio for two words of 5+ letters to count as the same
+CATALOGUE_LIMIT = 50_000  # products a job tells apart (the most recently updated first)
 # Words of a shop's name that say nothing about the brand.
 _GENERIC_NAME_WORDS = frozenset(
     ["store", "shop", "inc", "ltd", "llc", "gmbh", "co", "company", "official", "the"]
 )
-
-_NOT_TITLE_WORDS = STOPWORDS | PROMOTIONAL_WORDS
-_NUMBERED = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?\s*(\d{1,3})[.)]\s+(.*\S)")
-_BULLET = re.compile(r"^(\s*)[-*\u2022+]\s+(.*\S)")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 
 
 # Queries --------------------------------------------------------------------------------
@@ -79,102 +73,15 @@ def fill_query(query, title, category):
 # Answers --------------------------------------------------------------------------------
 
 
-def answer_units(answer):
-    """``[(text, rank)]``: list items (rank 1, 2, ...) and prose sentences (rank None)."""
-    lines = (answer or "").splitlines()
-    numbered = any(_NUMBERED.match(line) for line in lines)
-    bullet_indents = [len(m.group(1)) for m in map(_BULLET.match, lines) if m]
-    base_indent = min(bullet_indents) if bullet_indents else 0
-    units, current, rank = [], None, 0
-    for line in lines:
-        if not line.strip():
-            continue
-        if numbered:
-            match = _NUMBERED.match(line)
-            item = match.group(2) if match else None
-        else:
-            match = _BULLET.match(line)
-            item = match.group(2) if match and len(match.group(1)) <= base_indent + 1 else None
-        if item is not None:
-            rank += 1
-            units.append([item, rank])
-            current = len(units) - 1
-            continue
-        if current is not None and (line[:1].isspace() or _BULLET.match(line)):
-            nested = _BULLET.match(line)
-            units[current][0] += " " + (nested.group(2) if nested else line.strip())
-            continue
-        current = None
-        units.extend([sentence, None] for sentence in _SENTENCE_END.split(line.strip()) if sentence)
-    return [(text, rank) for text, rank in units]
+def _excerpt(text):
+    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1].rstrip() + "\u2026"
 
 
-def _stem(word):
-    if len(word) > 4 and word.endswith("es"):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-def _significant(text):
-    words = []
-    for token in (text or "").split():
-        word = key(token)
-        if len(word) >= 3 and has_letter(word) and word not in _NOT_TITLE_WORDS | set(words):
-            words.append(word)
-    return words
-
-
-class ProductMatcher:
-    """Finds a product in text by GTIN, brand words or most of its title's words."""
-
-    def __init__(self, title, brand=None, gtin=None):
-        self.title_words = _significant(title)
-        self.brand_words = [key(w) for w in (brand or "").split() if key(w)]
-        self.gtin = (gtin or "").strip().lstrip("0")
-
-    def match(self, text):
-        """``"gtin"``, ``"brand"``, ``"title"`` or None."""
-        if self.gtin and any(
-            re.sub(r"\D", "", run).lstrip("0") == self.gtin for run in _DIGIT_RUN.findall(text)
-        ):
-            return "gtin"
-        keys = [key(t) for t in text.split()]
-        keys = [k for k in keys if k]
-        if self.brand_words and _contains_phrase(keys, self.brand_words):
-            return "brand"
-        if len(self.title_words) >= TITLE_MIN_WORDS:
-            found = sum(_word_in(word, keys) for word in self.title_words)
-            if found >= TITLE_MIN_WORDS and found / len(self.title_words) >= TITLE_COVERAGE:
-                return "title"
-        return None
-
-
-def _contains_phrase(keys, phrase):
-    width = len(phrase)
-    return any(keys[i : i + width] == phrase for i in range(len(keys) - width + 1))
-
-
-def _word_in(word, keys):
-    stem = _stem(word)
-    for candidate in keys:
-        if candidate == word or _stem(candidate) == stem:
-            return True
-        if (
-            len(word) >= 5
-            and abs(len(candidate) - len(word)) <= 2
-            and difflib.SequenceMatcher(None, word, candidate).ratio() >= FUZZY_RATIO
-        ):
-            return True
-    return False
-
-
-def detect_mention(answer, matcher):
-    """``{mentioned, position, excerpt, match, visibility}`` of the product in ``answer``."""
-    units = answer_units(answer)
-    hits = [(i, matcher.match(text)) for i, (text, _) in enumerate(units)]
-    hits = [(i, how) for i, how in hits if how]
+def detect_mention(answer, matcher, sku):
+    """``{mentioned, position, excerpt, match, visibility, brand_mentioned}`` of the product
+    ``sku`` in ``answer`` (``matcher``: a ``CatalogueMatcher``)."""
+    units, found, brand_mentioned = matcher.read(answer)
+    hits = [(i, named[sku]) for i, named in enumerate(found) if sku in named]
     if not hits:
         return {
             "mentioned": False,
@@ -182,28 +89,29 @@ def detect_mention(answer, matcher):
             "excerpt": None,
             "match": None,
             "visibility": 0.0,
+            "brand_mentioned": brand_mentioned,
         }
-    ranks = [units[i][1] for i, _ in hits if units[i][1] is not None]
+    ranks = [units[i].rank for i, _ in hits if units[i].rank is not None]
     first, how = hits[0]
-    excerpt = units[first][0]
-    if len(excerpt) > EXCERPT_CHARS:
-        excerpt = excerpt[: EXCERPT_CHARS - 1].rstrip() + "\u2026"
+    texts = [unit.text for unit in units]
     return {
         "mentioned": True,
         "position": ranks[0] if ranks else None,
-        "excerpt": excerpt,
+        "excerpt": _excerpt(units[first].text),
         "match": how,
-        "visibility": round(position_adjusted_visibility(units, [i for i, _ in hits]), 4),
+        "visibility": round(position_adjusted_visibility(texts, [i for i, _ in hits]), 4),
+        "brand_mentioned": brand_mentioned,
     }
 
 
-def position_adjusted_visibility(units, mentioning):
-    """The GEO paper's position-adjusted word count of the mentioning units, in [0, 1]."""
-    sizes = [len(text.split()) for text, _ in units]
+def position_adjusted_visibility(texts, mentioning):
+    """The GEO paper's position-adjusted word count of the mentioning units (indexes into
+    ``texts``, the answer's units in order), in [0, 1]."""
+    sizes = [len(text.split()) for text in texts]
     total = sum(sizes)
     if not total:
         return 0.0
-    count = len(units)
+    count = len(texts)
     return sum(sizes[i] * math.exp(-i / count) for i in set(mentioning)) / total
 
 
@@ -220,6 +128,22 @@ def brand_of(tenant_id, brand=None):
         w for w in (tenant.name if tenant else "").split() if key(w) not in _GENERIC_NAME_WORDS
     ]
     return " ".join(words) or None
+
+
+def catalogue(tenant_id, products):
+    """The tenant's products a mention must tell apart: ``products`` and the others (not
+    archived, the most recently updated first, up to ``CATALOGUE_LIMIT``)."""
+    known = {p.sku: Known(p.sku, p.title, p.gtin) for p in products}
+    rows = (
+        Product.select(Product.sku, Product.title, Product.gtin)
+        .where((Product.tenant == tenant_id) & (Product.status != "archived"))
+        .order_by(Product.updated_at.desc(), Product.id.desc())
+        .limit(CATALOGUE_LIMIT)
+        .tuples()
+    )
+    for sku, title, gtin in rows.iterator():
+        known.setdefault(sku, Known(sku, title, gtin))
+    return list(known.values())
 
 
 def plan_questions(products, queries=None):
@@ -256,7 +180,11 @@ def summarize(skus, assistants, rows):
     by_assistant = []
     for assistant in assistants:
         mine = [row for row in rows if row["assistant"] == assistant]
-        by_assistant.append({"assistant": assistant, **_summary(mine)})
+        # answers that name the brand but not the SKU asked about: never credited to it
+        brand_only = sum(row["brand_mentioned"] and not row["mentioned"] for row in mine)
+        by_assistant.append(
+            {"assistant": assistant, **_summary(mine), "brand_mentions": brand_only}
+        )
     by_sku = []
     for sku in skus:
         mine = [row for row in rows if row["sku"] == sku]
@@ -286,7 +214,7 @@ def score_visibility(
     }
     products = [found[sku] for sku in skus if sku in found]
     brand = brand_of(tenant_id, params.get("brand"))
-    matchers = {p.sku: ProductMatcher(p.title, brand, p.gtin) for p in products}
+    matcher = CatalogueMatcher(catalogue(tenant_id, products), brand)
     calls = [
         (sku, query, assistant)
         for sku, query in plan_questions(products, params.get("queries"))
@@ -317,7 +245,7 @@ def score_visibility(
                 future.cancel()
     rows = []
     for (sku, query, assistant), answer in zip(calls, answers, strict=True):
-        found_in = detect_mention(answer, matchers[sku])
+        found_in = detect_mention(answer, matcher, sku)
         rows.append({"sku": sku, "assistant": assistant, "query": query, **found_in})
     result = summarize([p.sku for p in products], assistants, rows)
     result["brand"] = brand

@@ -3,15 +3,18 @@
 import functools
 import ipaddress
 import json
+import logging
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 
 from flask import current_app, g, request
+from peewee import DatabaseError
 
-from ..db import db
+from ..db import db, write_transaction
 from ..errors import ApiError
+from ..timeutil import now_ms
 from .jwt_tokens import decode_user_token
 from .models import ALL_SCOPES
 from .services import KEY_PREFIX, hash_key
@@ -60,6 +63,9 @@ class _TTLCache:
 key_cache = _TTLCache()
 _MISSING = ("missing",)
 MAX_CREATED_BY = 200  # the narrowest created_by column (jobs)
+LAST_USED_INTERVAL_MS = 60_000  # api_key.last_used_at is written at most this often
+_last_used = {}  # key id -> when this process last wrote its last_used_at (epoch ms)
+log = logging.getLogger("commerce_api.auth")
 
 
 def _unauthenticated(reason, message):
@@ -170,6 +176,7 @@ def _authenticate_key(token, config):
             ip = ip.ipv4_mapped  # an IPv4 peer on a dual-stack socket
         if ip is None or not any(ip in net for net in row["networks"]):
             raise ApiError("IP_NOT_ALLOWED", details={"ip": address})
+    _record_use(row["id"])
     return AuthContext(
         tenant_id=tenant_id,
         plan=state[0],
@@ -180,6 +187,28 @@ def _authenticate_key(token, config):
         rate_limit_per_minute=row["rate_limit_per_minute"],
         rate_limit_per_hour=row["rate_limit_per_hour"],
     )
+
+
+def _record_use(key_id):
+    """Stamp the key's ``last_used_at``, at most once a minute per key and process: one
+    conditional UPDATE a minute, never a write per request (the auth path is the hottest
+    path there is). A failure to stamp never fails the request."""
+    now = now_ms()
+    if now - _last_used.get(key_id, 0) < LAST_USED_INTERVAL_MS:
+        return
+    if len(_last_used) > 10_000:
+        _last_used.clear()
+    _last_used[key_id] = now
+    p = db.param
+    try:
+        with write_transaction():
+            db.execute_sql(
+                f"UPDATE api_key SET last_used_at = {p} WHERE id = {p}"
+                f" AND (last_used_at IS NULL OR last_used_at <= {p})",
+                (now, key_id, now - LAST_USED_INTERVAL_MS),
+            )
+    except DatabaseError:
+        log.warning("could not record the use of API key %s", key_id, exc_info=True)
 
 
 def _authenticate_user(token, config):

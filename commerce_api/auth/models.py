@@ -22,6 +22,8 @@ SCOPES = (
     "marketplaces:write",
     "webhooks:read",
     "webhooks:write",
+    "api-keys:read",
+    "api-keys:write",
 )
 # What an API key made with ``--scopes all`` holds: every scope, present and future (a
 # scope added later needs no change to the key). Only API keys can hold it.
@@ -52,3 +54,5 @@ class ApiKey(BaseModel):
     rate_limit_per_minute = IntegerField(null=True)
     rate_limit_per_hour = IntegerField(null=True)
     created_at = BigIntegerField(default=now_ms)
+    # when the key last authenticated a request; written at most once a minute (migration 0035)
+    last_used_at = BigIntegerField(null=True)

@@ -8,6 +8,7 @@ import uuid
 from ..db import write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
+from ..pagination import paginate_args
 from ..timeutil import format_ms, now_ms
 from .models import ALL_SCOPES, PLANS, SCOPES, ApiKey, Tenant
 
@@ -19,15 +20,38 @@ def hash_key(secret):
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def parse_scopes(text):
-    """A comma or space list of scopes, or ``all`` (every scope, present and future)."""
-    if text.strip() == ALL_SCOPES:
+def normalize_scopes(scopes):
+    """Known scopes, de-duplicated, in catalogue order; or ``["all"]`` (which stands alone)."""
+    scopes = [s for s in scopes if s]
+    if ALL_SCOPES in scopes:
+        if len(set(scopes)) > 1:
+            raise validation_error({"scopes": ["`all` grants every scope; give it alone."]})
         return [ALL_SCOPES]
-    scopes = [s for s in text.replace(",", " ").split() if s]
     unknown = [s for s in scopes if s not in SCOPES]
     if unknown or not scopes:
         raise validation_error({"scopes": [f"Unknown scope: {s}." for s in unknown] or ["Empty."]})
     return sorted(set(scopes), key=SCOPES.index)
+
+
+def parse_scopes(text):
+    """A comma or space list of scopes, or ``all`` (every scope, present and future)."""
+    return normalize_scopes(text.replace(",", " ").split())
+
+
+def check_grant(held, wanted):
+    """Refuse to give a key scopes its creator does not hold (403 ``SCOPE_ESCALATION``).
+
+    ``held`` is the caller's scopes (None: the operator, who may grant anything); ``all``
+    can only be granted by a holder of ``all``, since it covers scopes added later."""
+    if held is None or ALL_SCOPES in held:
+        return
+    missing = [ALL_SCOPES] if ALL_SCOPES in wanted else [s for s in wanted if s not in held]
+    if missing:
+        raise ApiError(
+            "SCOPE_ESCALATION",
+            "A key cannot be given scopes the caller does not hold: " + ", ".join(missing) + ".",
+            details={"scopes": missing},
+        )
 
 
 def _check_name(name):
@@ -83,15 +107,22 @@ def create_key(
     allowed_ips=None,
     rate_limit_per_minute=None,
     rate_limit_per_hour=None,
+    granted_by=None,
 ):
-    """Create an API key; returns ``(ApiKey, secret)``. The secret is never stored."""
+    """Create an API key; returns ``(ApiKey, secret)``. The secret is never stored.
+
+    ``granted_by``: the scopes of the caller creating it (None: the operator's CLI)."""
     name = _check_name(name)
+    scopes = normalize_scopes(scopes)
+    check_grant(granted_by, scopes)
     if expires_at is not None and expires_at <= now_ms():
         raise validation_error({"expires_at": ["Must be in the future."]})
     tenant = get_tenant(tenant_id)
     if (rate_limit_per_minute or rate_limit_per_hour) and tenant.plan != "enterprise":
-        raise validation_error(
-            {"rate_limit": ["Per-key rate limit overrides need the enterprise plan."]}
+        raise ApiError(
+            "PLAN_REQUIRED",
+            "Per-key rate limit overrides need the enterprise plan.",
+            details={"plan": tenant.plan, "required_plan": "enterprise"},
         )
     networks = _networks(allowed_ips)
     secret = KEY_PREFIX + secrets.token_urlsafe(30)
@@ -122,16 +153,24 @@ def _networks(allowed_ips):
     return networks
 
 
-def _get_key(key_id):
-    key = ApiKey.get_or_none(ApiKey.id == key_id)
+def _get_key(key_id, tenant_id=None):
+    """The key; with ``tenant_id``, only that tenant's (another tenant's is not found)."""
+    query = ApiKey.select().where(ApiKey.id == key_id)
+    if tenant_id is not None:
+        query = query.where(ApiKey.tenant == tenant_id)
+    key = query.first()
     if key is None:
-        raise ApiError("RESOURCE_NOT_FOUND", "The API key does not exist.")
+        raise ApiError("API_KEY_NOT_FOUND", details={"id": key_id})
     return key
 
 
-def revoke_key(key_id):
+def get_key(tenant_id, key_id):
+    return _get_key(key_id, tenant_id)
+
+
+def revoke_key(key_id, tenant_id=None):
     """Revoke a key; every process refuses it from the next request on."""
-    key = _get_key(key_id)
+    key = _get_key(key_id, tenant_id)
     with write_transaction():
         updated = (
             ApiKey.update(revoked_at=now_ms())
@@ -146,22 +185,60 @@ def revoke_key(key_id):
 _UNSET = object()
 
 
-def update_key(key_id, *, scopes=_UNSET, allowed_ips=_UNSET, expires_at=_UNSET):
-    """Change a key's scopes, IP allowlist (None: any address) or expiry (None: never);
-    in force on every process from the next request on."""
-    key = _get_key(key_id)
+def update_key(
+    key_id,
+    *,
+    tenant_id=None,
+    name=_UNSET,
+    scopes=_UNSET,
+    allowed_ips=_UNSET,
+    expires_at=_UNSET,
+    granted_by=None,
+):
+    """Change a key's name, scopes, IP allowlist (None: any address) or expiry (None:
+    never); in force on every process from the next request on.
+
+    With ``granted_by`` (the caller's scopes: an HTTP request) scopes may only narrow,
+    and the key must end up within what the caller holds."""
+    key = _get_key(key_id, tenant_id)
     changes = {}
+    if name is not _UNSET:
+        changes["name"] = _check_name(name)
     if scopes is not _UNSET:
+        scopes = normalize_scopes(scopes)
         changes["scopes"] = " ".join(scopes)
+    if granted_by is not None:
+        _check_change(key, scopes, granted_by)
     if allowed_ips is not _UNSET:
         changes["allowed_ips"] = _networks(allowed_ips) or None
     if expires_at is not _UNSET:
+        if granted_by is not None and expires_at is not None and expires_at <= now_ms():
+            raise validation_error({"expires_at": ["Must be in the future."]})
         changes["expires_at"] = expires_at
     if changes:
         with write_transaction():
             ApiKey.update(**changes).where(ApiKey.id == key_id).execute()
             _bump_auth_version(key.tenant_id)
     return ApiKey.get_by_id(key_id)
+
+
+def _check_change(key, scopes, granted_by):
+    """A change over HTTP: the key is live, its scopes only narrow, and it ends up within
+    the caller's own scopes (loosening the expiry or allowlist of a key that can do more
+    than the caller would be an escalation too)."""
+    if key.revoked_at is not None:
+        raise ApiError("API_KEY_REVOKED", details={"id": key.id})
+    current = key.scopes.split()
+    if scopes is _UNSET:
+        check_grant(granted_by, current)
+        return
+    if ALL_SCOPES not in current:
+        wider = [ALL_SCOPES] if ALL_SCOPES in scopes else [s for s in scopes if s not in current]
+        if wider:
+            raise validation_error(
+                {"scopes": [f"Scopes can only be narrowed; the key lacks: {', '.join(wider)}."]}
+            )
+    check_grant(granted_by, scopes)
 
 
 def key_scopes(stored):
@@ -172,6 +249,23 @@ def key_scopes(stored):
 
 def list_keys(tenant_id):
     return list(ApiKey.select().where(ApiKey.tenant == tenant_id).order_by(ApiKey.created_at))
+
+
+def page_keys(tenant_id, args):
+    """One page of the tenant's keys (the standard list), newest first by default."""
+    query = ApiKey.select().where(ApiKey.tenant == tenant_id)
+    if args.get("revoked") is not None:
+        revoked = ApiKey.revoked_at.is_null(False)
+        query = query.where(revoked if args["revoked"] else ~revoked)
+    rows, meta = paginate_args(
+        query,
+        args,
+        sort_field=ApiKey.created_at,
+        tiebreak=ApiKey.id,
+        kind="api_keys",
+        scope=[tenant_id, args.get("revoked")],
+    )
+    return [serialize_key(row) for row in rows], meta
 
 
 def serialize_key(key):
@@ -187,4 +281,5 @@ def serialize_key(key):
         "rate_limit_per_minute": key.rate_limit_per_minute,
         "rate_limit_per_hour": key.rate_limit_per_hour,
         "created_at": format_ms(key.created_at),
+        "last_used_at": format_ms(key.last_used_at),
     }

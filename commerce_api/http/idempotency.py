@@ -224,7 +224,8 @@ def fingerprint():
 
 def _replay(record):
     headers = [tuple(pair) for pair in record.response_headers or []]
-    response = Response(record.response_body or "", status=record.status_code, headers=headers)
+    body = record.response_body or ""
+    response = Response(body, status=record.status_code, headers=headers)
     response.headers[REPLAYED_HEADER] = "true"
     return response
 
@@ -295,7 +296,7 @@ def finish_idempotent_request(response):
     store = current_app.extensions["commerce"]["idempotency"]
     try:
         if _should_store(response):
-            body = response.get_data(as_text=True)
+            body = response.get_data(as_text=True)  # encrypted by its field
             store.complete(claim, response.status_code, _stored_headers(response), body)
         else:
             store.release(claim)

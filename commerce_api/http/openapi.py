@@ -61,7 +61,8 @@ def _component_name(type_name):
 
 
 def register_job_params(api):
-    """Add each public job type's params schema to the document's components."""
+    """Add each public job type's params schema, and the schema of its result where its
+    job type registers one (``job_type(result=...)``), to the document's components."""
     for name in registry.public_types():
         spec = registry.get(name)
         if spec.params is not None:

@@ -5,6 +5,8 @@ from decimal import Decimal, InvalidOperation
 
 import marshmallow as ma
 
+from ..timeutil import parse_timestamp
+
 DECIMAL_LIMIT = Decimal(10) ** 10  # a StrictDecimal is below this in magnitude
 
 
@@ -68,6 +70,19 @@ class StrictInteger(ma.fields.Integer):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         return super()._deserialize(value, attr, data, **kwargs)
+
+
+class Timestamp(ma.fields.String):
+    """An ISO 8601 timestamp (a date alone means its midnight UTC), loaded as epoch ms."""
+
+    default_error_messages = {"invalid_timestamp": "Not an ISO 8601 timestamp."}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        try:
+            return parse_timestamp(text)
+        except (ValueError, OverflowError):
+            raise self.make_error("invalid_timestamp") from None
 
 
 class ErrorBodySchema(ma.Schema):

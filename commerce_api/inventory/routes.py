@@ -8,7 +8,7 @@ from ..http.blueprint import Blueprint
 from ..http.bulk import load_items
 from ..http.envelope import list_page, many, one
 from ..http.lists import parse_fields, select_fields
-from . import services
+from . import adjustments, services
 from .schemas import (
     AdjustmentListArgsSchema,
     AdjustmentListSchema,
@@ -21,6 +21,7 @@ from .schemas import (
     RecordFieldsArgsSchema,
     SafetyStockSchema,
     StockSetSchema,
+    TenantAdjustmentListArgsSchema,
     WarehouseCreateSchema,
     WarehouseEnvelopeSchema,
     WarehouseListArgsSchema,
@@ -53,6 +54,22 @@ class InventoryViews(MethodView):
         fields = _record_fields(args)
         data, meta = services.list_records(g.auth.tenant_id, args)
         return many([select_fields(item, fields) for item in data], meta)
+
+
+@blp.route("/adjustments")
+class TenantAdjustmentViews(MethodView):
+    @require_scope("inventory:read")
+    @blp.arguments(TenantAdjustmentListArgsSchema, location="query")
+    @blp.response(200, AdjustmentListSchema)
+    @blp.errors("WAREHOUSE_NOT_FOUND", "INVALID_CURSOR", "VALIDATION_ERROR")
+    def get(self, args):
+        """List the stock adjustments of every SKU (the tenant's whole ledger)"""
+        return list_page(
+            args,
+            services.ADJUSTMENT_FIELDS,
+            adjustments.list_tenant_adjustments,
+            g.auth.tenant_id,
+        )
 
 
 @blp.route("/warehouses")

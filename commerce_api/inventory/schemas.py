@@ -166,6 +166,15 @@ class AdjustmentListArgsSchema(ListArgsSchema):
             raise ma.ValidationError("Must not be before start_date.", "end_date")
 
 
+class TenantAdjustmentListArgsSchema(AdjustmentListArgsSchema):
+    """The tenant's whole ledger: the per-SKU filters, plus ``sku``."""
+
+    sku = ma.fields.String(
+        validate=ma.validate.Length(min=1, max=64),
+        metadata={"description": "Only this SKU's adjustments (an unknown SKU lists none)."},
+    )
+
+
 class RecordFieldsArgsSchema(FieldsArgsSchema):
     fields = fields_arg(RECORD_FIELDS)
 

@@ -6,12 +6,13 @@ from ..auth.models import Tenant
 from ..db import db, is_postgres, write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
-from ..pagination import filter_date_range, filter_equal, paginate_args
+from ..pagination import filter_equal, paginate_args
 from ..products.models import Product
 from ..products.services import find_product
 from ..timeutil import format_ms, now_ms
 from ..totals import maintained
-from .ledger import StockLedger, compute_status, lock_warehouses, serialize_adjustment
+from .adjustments import check_warehouse_filter, page_ledger
+from .ledger import StockLedger, compute_status, lock_warehouses
 from .models import (
     MARKETPLACE_TYPES,
     MAX_QUANTITY,
@@ -94,18 +95,6 @@ def run_with_retry(func, *args, attempts=3, **kwargs):
 
 def _warehouse_not_found(warehouse_id):
     return ApiError("WAREHOUSE_NOT_FOUND", details={"warehouse_id": warehouse_id})
-
-
-def _check_warehouse_filter(tenant_id, warehouse_id):
-    if warehouse_id is None:
-        return
-    exists = (
-        Warehouse.select(Warehouse.id)
-        .where((Warehouse.tenant == tenant_id) & (Warehouse.id == warehouse_id))
-        .exists()
-    )
-    if not exists:
-        raise _warehouse_not_found(warehouse_id)
 
 
 # -- warehouses ------------------------------------------------------------------------
@@ -326,7 +315,7 @@ def list_records(tenant_id, args):
     query = filter_equal(query, InventorySummary, args, ("status", "sku"))
     warehouse_id = args.get("warehouse_id")
     if warehouse_id:
-        _check_warehouse_filter(tenant_id, warehouse_id)
+        check_warehouse_filter(tenant_id, warehouse_id)
         stocked = Stock.select(Stock.product).where(Stock.warehouse == warehouse_id)
         query = query.where(InventorySummary.product.in_(stocked))
     sort = args.get("sort") or "sku"
@@ -515,23 +504,7 @@ def list_adjustments(tenant_id, sku, args):
     query = Adjustment.select().where(
         (Adjustment.tenant == tenant_id) & (Adjustment.product == summary.product_id)
     )
-    quantity_type = args.get("quantity_type") or "on_hand"
-    if quantity_type != "all":
-        query = query.where(Adjustment.quantity_type == quantity_type)
-    if args.get("warehouse_id"):
-        _check_warehouse_filter(tenant_id, args["warehouse_id"])
-        query = query.where(Adjustment.warehouse == args["warehouse_id"])
-    if args.get("reason"):
-        query = query.where(Adjustment.reason == args["reason"])
-    query = filter_date_range(query, Adjustment.created_at, args)
-    rows, meta = paginate_args(
-        query,
-        args,
-        sort_field=Adjustment.created_at,
-        tiebreak=Adjustment.id,
-        kind="adjustments",
-    )
-    return [serialize_adjustment(row) for row in rows], meta
+    return page_ledger(query, tenant_id, args, "adjustments")
 
 
 __all__ = [

@@ -46,7 +46,9 @@ class JobViews(MethodView):
     @require_scope("ai-jobs:write")
     @blp.arguments(JobCreateSchema)
     @blp.response(201, JobEnvelopeSchema)
-    @blp.errors("INVALID_JOB_TYPE", "INSUFFICIENT_SCOPE", "QUEUE_FULL", body=True)
+    @blp.errors(
+        "INVALID_JOB_TYPE", "INSUFFICIENT_SCOPE", "LLM_NOT_CONFIGURED", "QUEUE_FULL", body=True
+    )
     def post(self, data):
         """Dispatch a job"""
         job = services.dispatch_job(
@@ -60,7 +62,9 @@ class JobBatchViews(MethodView):
     @require_scope("ai-jobs:write")
     @blp.arguments(BatchCreateSchema)
     @blp.response(201, BatchEnvelopeSchema)
-    @blp.errors("INVALID_JOB_TYPE", "INSUFFICIENT_SCOPE", "QUEUE_FULL", body=True)
+    @blp.errors(
+        "INVALID_JOB_TYPE", "INSUFFICIENT_SCOPE", "LLM_NOT_CONFIGURED", "QUEUE_FULL", body=True
+    )
     def post(self, data):
         """Dispatch up to 20 jobs, in parallel or one after another"""
         batch = services.dispatch_batch(

@@ -144,15 +144,57 @@ def get_order(tenant_id, order_id):
     return serialize_detail(find_order(tenant_id, order_id))
 
 
+LOOKUPS = ("external_order_id", "sku", "updated_after")
+# a SKU on at most this many order lines is looked up line first (see _tenant_orders)
+FEW_LINES = 1000
+
+
+def _lines_with_sku(tenant_id, sku):
+    return OrderLine.select(OrderLine.order).where(
+        (OrderLine.tenant == tenant_id) & (OrderLine.sku == sku)
+    )
+
+
+def _tenant_orders(tenant_id, args):
+    """The tenant's orders, the plan driven by a look-up that matches few rows.
+
+    Without statistics SQLite prefers walking the tenant's orders in the list's order and
+    testing each, to sorting a few rows: linear in the tenant's orders (70 ms for a
+    marketplace order number among 200,000). For a marketplace order number, or a SKU on
+    few lines, the tenant is compared as ``tenant_id || ''``, which still keeps the rows
+    to the tenant but takes the tenant-first indexes out of the planner's choice, so it
+    reads ``order (external_order_id, tenant_id)`` or the SKU's lines and sorts what it
+    found (0.1-0.2 ms). A SKU on many lines keeps the walk: matches are dense there."""
+    few = bool(args.get("external_order_id"))
+    if not few and args.get("sku"):
+        few = _lines_with_sku(tenant_id, args["sku"]).limit(FEW_LINES + 1).count() <= FEW_LINES
+    tenant = Order.tenant.concat("") if few else Order.tenant
+    return Order.select().where(tenant == tenant_id)
+
+
+def _filter_lookups(query, tenant_id, args):
+    """The daily look-ups: the marketplace's order number, a SKU, changes since a time."""
+    if args.get("external_order_id"):
+        query = query.where(Order.external_order_id == args["external_order_id"])
+    if args.get("sku"):
+        query = query.where(Order.id.in_(_lines_with_sku(tenant_id, args["sku"])))
+    if args.get("updated_after") is not None:
+        query = query.where(Order.updated_at >= args["updated_after"])
+    return query
+
+
 def list_orders(tenant_id, args):
-    query = Order.select().where(Order.tenant == tenant_id)
+    query = _tenant_orders(tenant_id, args)
     query = filter_equal(query, Order, args, ("status", "marketplace", "fulfillment_method"))
     query = filter_date_range(query, Order.placed_at, args)
     if args.get("has_returns") is not None:
         query = query.where(Order.has_returns == bool(args["has_returns"]))
-    other_filters = ("marketplace", "fulfillment_method", "start_date", "end_date")
+    query = _filter_lookups(query, tenant_id, args)
+    other_filters = ("marketplace", "fulfillment_method", "start_date", "end_date", *LOOKUPS)
     total = None  # a filter besides status: counted, bounded
-    if args.get("has_returns") is None and not any(args.get(name) for name in other_filters):
+    if args.get("has_returns") is None and not any(
+        args.get(name) is not None for name in other_filters
+    ):
         total = maintained(tenant_id, "orders", args.get("status") or None)
     rows, meta = paginate_args(
         query,
@@ -172,6 +214,7 @@ def list_orders(tenant_id, args):
                 "start_date",
                 "end_date",
                 "has_returns",
+                *LOOKUPS,
             )
         ],
     )

@@ -9,9 +9,8 @@ from ..http.lists import (
     fields_arg,
     list_schema,
 )
-from ..http.schemas import BulkErrorSchema, FullMatch, StrictDecimal, StrictInteger
+from ..http.schemas import BulkErrorSchema, FullMatch, StrictDecimal, StrictInteger, Timestamp
 from ..marketplaces.schemas import SyncAttemptSchema
-from ..timeutil import parse_timestamp
 from .models import CANCELLATION_REASONS, FULFILLMENT_METHODS, ORDER_STATUSES
 from .reading import DETAIL_FIELDS, ORDER_FIELDS
 
@@ -21,19 +20,6 @@ BULK_SHIPMENT_MAX = 100
 class _Strict(ma.Schema):
     class Meta:
         unknown = ma.RAISE
-
-
-class Timestamp(ma.fields.String):
-    """An ISO 8601 timestamp (a date alone means its midnight UTC), loaded as epoch ms."""
-
-    default_error_messages = {"invalid_timestamp": "Not an ISO 8601 timestamp."}
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        text = super()._deserialize(value, attr, data, **kwargs)
-        try:
-            return parse_timestamp(text)
-        except (ValueError, OverflowError):
-            raise self.make_error("invalid_timestamp") from None
 
 
 # Import shape (orders import, and what connectors deliver) ----------------------------
@@ -134,6 +120,20 @@ class OrderListArgsSchema(ListArgsSchema):
         metadata={"description": "Placed on or before this date (ISO 8601, UTC, inclusive)."}
     )
     has_returns = ma.fields.Boolean()
+    external_order_id = ma.fields.String(
+        validate=ma.validate.Length(min=1, max=200),
+        metadata={"description": "The marketplace's order number (exact)."},
+    )
+    sku = ma.fields.String(
+        validate=ma.validate.Length(min=1, max=64),
+        metadata={"description": "Orders with a line item of this SKU."},
+    )
+    updated_after = Timestamp(
+        metadata={
+            "description": "Changed at or after this ISO 8601 timestamp (with "
+            "`sort=updated_at`, the way to poll for changes)."
+        }
+    )
     sort = ma.fields.String(
         load_default="created_at",
         validate=ma.validate.OneOf(["created_at", "updated_at"]),

@@ -7,7 +7,7 @@ always gives the same output. Money is ``Decimal`` throughout, cents rounded hal
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 
-from .probability import buy_box_probability, buy_box_reference, confidence_score
+from .probability import buy_box_probability, buy_box_reference, confidence_score, dispersion
 
 RULE_TYPES = ("floor", "ceiling", "competitor_match", "buy_box_target", "margin_target")
 TARGET_TYPES = ("competitor_match", "buy_box_target", "margin_target")
@@ -349,6 +349,8 @@ def compute_price(inp, rules):
         passed_over=passed_over,
         # a floor above the cap decided the price, not the cap
         capped=capped and not floor_bound,
+        spread=dispersion(offer.landed_price for offer in offers),
+        max_age_hours=inp.max_offer_age_seconds / 3600,
     )
     notes.append(
         f"Recommended {recommended} against the current {current} ({len(offers)} fresh new "
@@ -356,6 +358,7 @@ def compute_price(inp, rules):
         + (f", L = {lowest}, W = {buy_box}" if offers else "")
         + ")."
     )
+    notes.append(confidence.explain())
     return PriceResult(
         sku=inp.sku,
         marketplace=inp.marketplace,
@@ -365,9 +368,51 @@ def compute_price(inp, rules):
         delta_pct=delta_pct,
         buy_box_win_probability=probability,
         estimated_margin=margin,
-        confidence=confidence,
+        confidence=confidence.value,
         reasoning=" ".join(notes),
         rule_ids=rule_ids,
         reference_price=reference,
         offers_used=len(offers),
     )
+
+
+# --- The smallest change worth recommending ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class MinChange:
+    """``COMMERCE_PRICING_MIN_CHANGE``: a percent of the current price (``"0.5%"``) or an
+    absolute amount (``"0.05"``); a smaller change is not recommended."""
+
+    amount: Decimal | None = None
+    percent: Decimal | None = None
+
+    @classmethod
+    def parse(cls, text):
+        raw = str(text if text is not None else "").strip()
+        try:
+            if raw.endswith("%"):
+                value = Decimal(raw[:-1].strip())
+                percent = True
+            else:
+                value = Decimal(raw)
+                percent = False
+        except ArithmeticError:
+            value = None
+        if value is None or not value.is_finite() or value < 0:
+            raise ValueError(
+                f"PRICING_MIN_CHANGE must be a percent such as 0.5% or an amount such as "
+                f"0.05, not {text!r}"
+            )
+        return cls(percent=value) if percent else cls(amount=value)
+
+    def allows(self, current, recommended):
+        """True when moving ``current`` to ``recommended`` is a change worth making."""
+        change = abs(recommended - current)
+        if not change:
+            return False
+        if self.amount is not None:
+            return change >= self.amount
+        if current <= ZERO:
+            return True
+        return change * HUNDRED >= self.percent * current

@@ -5,6 +5,7 @@ Pure functions of the fresh offers; the model and every penalty are described in
 """
 
 import math
+from dataclasses import dataclass
 from decimal import Decimal
 
 CENT = Decimal("0.01")
@@ -20,8 +21,14 @@ MAX_COUNTED_COMPETITORS = 10
 MAX_EXPONENT = 60.0
 
 MISSING_COST_FACTOR = 0.8
-OFFER_COUNT_FACTORS = {0: 0.5, 1: 0.75, 2: 0.9}  # 3 or more offers: 1.0
-MAX_AGE_PENALTY = 0.4  # offers at the age limit on average: x 0.6
+# Evidence grows with the number of competitors observed: one offer is a thin market.
+OFFER_COUNT_FACTORS = {0: 0.5, 1: 0.7, 2: 0.85, 3: 0.92, 4: 0.97}  # 5 or more: 1.0
+FULL_EVIDENCE_OFFERS = 5
+MAX_AGE_PENALTY = 0.5  # offers at the age limit on average: x 0.5
+# Offers that disagree leave the market price uncertain: x (1 - their coefficient of
+# variation), at most MAX_DISPERSION_PENALTY off.
+MAX_DISPERSION_PENALTY = 0.3
+NOTICED_DISPERSION = 0.02  # spreads below 2 % of the mean are not worth a word
 PASSED_OVER_FACTOR = 0.85  # per rule passed over, counted up to 3
 MAX_COUNTED_PASSED_OVER = 3
 CAP_FACTOR = 0.7
@@ -57,19 +64,67 @@ def buy_box_probability(price, offers):
     return round(1.0 / (1.0 + math.exp(exponent)), 4)
 
 
-def confidence_score(*, has_cost, offer_count, age_fractions, passed_over, capped):
-    """How far to trust a recommendation, in [0, 1]: 1.0 less a factor per missing datum.
+@dataclass(frozen=True)
+class Confidence:
+    """A recommendation's confidence in [0, 1] and what lowered it (for the reasoning)."""
 
-    ``age_fractions`` are the fresh offers' ages as fractions of the age limit.
+    value: float
+    lowered_by: tuple  # of str, in the order applied
+
+    def explain(self):
+        if not self.lowered_by:
+            return (
+                f"Confidence {self.value}: fresh offers from {FULL_EVIDENCE_OFFERS} or more "
+                "competitors."
+            )
+        return f"Confidence {self.value}, lowered by: {'; '.join(self.lowered_by)}."
+
+
+def dispersion(landed_prices):
+    """The coefficient of variation (population) of the offers' landed prices; 0 below 2."""
+    values = [float(p) for p in landed_prices]
+    if len(values) < 2:
+        return 0.0
+    mean = sum(values) / len(values)
+    if mean <= 0:
+        return 0.0
+    variance = sum((v - mean) ** 2 for v in values) / len(values)
+    return math.sqrt(variance) / mean
+
+
+def confidence_score(
+    *, has_cost, offer_count, age_fractions, passed_over, capped, spread=0.0, max_age_hours=24
+):
+    """How far to trust a recommendation: 1.0 times a factor per missing or weak datum.
+
+    ``age_fractions`` are the fresh offers' ages as fractions of the age limit
+    (``max_age_hours``); ``spread`` the offers' coefficient of variation (``dispersion``).
     """
-    score = 1.0
+    score, lowered = 1.0, []
     if not has_cost:
         score *= MISSING_COST_FACTOR
-    score *= OFFER_COUNT_FACTORS.get(offer_count, 1.0)
+        lowered.append("no cost price")
+    count_factor = OFFER_COUNT_FACTORS.get(offer_count, 1.0)
+    if count_factor < 1.0:
+        score *= count_factor
+        lowered.append(
+            "no fresh competitor offer"
+            if offer_count == 0
+            else f"only {offer_count} competitor offer{'' if offer_count == 1 else 's'}"
+        )
     if age_fractions:
         mean_age = sum(min(max(f, 0.0), 1.0) for f in age_fractions) / len(age_fractions)
         score *= 1.0 - MAX_AGE_PENALTY * mean_age
-    score *= PASSED_OVER_FACTOR ** min(passed_over, MAX_COUNTED_PASSED_OVER)
+        if mean_age >= 0.05:
+            lowered.append(f"offers {mean_age * max_age_hours:.0f} h old on average")
+    if spread > 0:
+        score *= 1.0 - min(spread, MAX_DISPERSION_PENALTY)
+        if spread >= NOTICED_DISPERSION:
+            lowered.append(f"offers disagree (spread {spread:.0%} of their mean)")
+    if passed_over:
+        score *= PASSED_OVER_FACTOR ** min(passed_over, MAX_COUNTED_PASSED_OVER)
+        lowered.append(f"{passed_over} rule{'' if passed_over == 1 else 's'} passed over")
     if capped:
         score *= CAP_FACTOR
-    return round(min(max(score, 0.0), 1.0), 4)
+        lowered.append("the 50 % rise cap decided the price")
+    return Confidence(round(min(max(score, 0.0), 1.0), 4), tuple(lowered))

@@ -26,7 +26,7 @@ from ..products.models import Listing, Product
 from ..timeutil import now_ms, parse_timestamp
 from .bulk import insert_rows, update_rows
 from .competitors import FetchFailed, fetch_offers, latest_offers, needs_fetch, store_offers
-from .engine import Offer, PriceInput, RuleSet, compute_price
+from .engine import MinChange, Offer, PriceInput, RuleSet, compute_price
 from .models import Recommendation
 from .recommendations import listed_products, price_payload, serialize_recommendation
 from .rules import active_rules
@@ -161,6 +161,10 @@ class Recalculation:
         config = current_config()
         self.chunk_size = max(1, int(config["PRICING_CHUNK_SIZE"]))
         self.max_age = int(config["COMPETITOR_MAX_AGE_SECONDS"])
+        try:
+            self.min_change = MinChange.parse(config["PRICING_MIN_CHANGE"])
+        except ValueError as error:
+            raise JobProblem("INVALID_CONFIGURATION", f"COMMERCE_{error}.") from None
         self.connection = connection_for(tenant_id, marketplace)
         if self.connection is None:
             raise JobProblem(
@@ -275,7 +279,11 @@ class Recalculation:
 
     def _write(self, computed, now):
         """Dismiss, insert and (with apply) record pushes: one transaction per chunk."""
-        changed = [(row, r) for row, r in computed if r.recommended_price != r.current_price]
+        changed = [
+            (row, r)
+            for row, r in computed
+            if self.min_change.allows(r.current_price, r.recommended_price)
+        ]
         pushes = {}
         if self.apply:
             for row, result in changed:

@@ -17,9 +17,9 @@ from .services import MAX_SEARCH_WORDS, PRODUCT_FIELDS, search_words
 
 # A SKU is a path segment (/api/products/:sku, /api/inventory/:sku): it may not be one of
 # the fixed segments beside it, nor a dot segment that clients fold away.
-RESERVED_SKUS = ("bulk", "warehouses", ".", "..")
-SKU_PATTERN = r"^(?!(bulk|warehouses|\.|\.\.)$)[A-Za-z0-9._-]{1,64}$"
-SKU_RULE = "1-64 of A-Z a-z 0-9 . _ -, and not bulk, warehouses, . or .."
+RESERVED_SKUS = ("bulk", "warehouses", "adjustments", ".", "..")
+SKU_PATTERN = r"^(?!(bulk|warehouses|adjustments|\.|\.\.)$)[A-Za-z0-9._-]{1,64}$"
+SKU_RULE = "1-64 of A-Z a-z 0-9 . _ -, and not bulk, warehouses, adjustments, . or .."
 MAX_WEIGHT_KG = Decimal("999999999.999")
 IMAGE_URL_PATTERN = (
     r"^https?://(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,6}(?:/[A-Za-z0-9_.~-]*)*$"
@@ -114,6 +114,10 @@ class ProductListArgsSchema(ListArgsSchema):
     fields = fields_arg(PRODUCT_FIELDS)
     status = ma.fields.String(validate=ma.validate.OneOf(PRODUCT_STATUSES))
     marketplace = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
+    category = ma.fields.String(
+        validate=ma.validate.Length(min=1, max=100),
+        metadata={"description": "Products of this category (exact, as pricing rules match)."},
+    )
     search = ma.fields.String(
         validate=[ma.validate.Length(min=1, max=200), validate_search],
         metadata={

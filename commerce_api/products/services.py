@@ -296,6 +296,8 @@ def list_products(tenant_id, args):
             (Listing.tenant == tenant_id) & (Listing.marketplace == args["marketplace"])
         )
         query = query.where(Product.id.in_(listed))
+    if args.get("category"):
+        query = query.where(Product.category == args["category"])
     for term in search_words(args.get("search")):
         query = query.where(
             contains_text(Product.title, term)
@@ -310,9 +312,10 @@ def list_products(tenant_id, args):
         tiebreak=Product.id,
         kind="products",
         # a cursor only continues the query (tenant and filters) that issued it
-        scope=[tenant_id, status, args.get("marketplace"), args.get("search")],
+        scope=[tenant_id, status, args.get("marketplace"), args.get("search")]
+        + ([args["category"]] if args.get("category") else []),
         total=None
-        if args.get("marketplace") or args.get("search")
+        if args.get("marketplace") or args.get("search") or args.get("category")
         else maintained(tenant_id, "products", status, exclude=("archived",)),
     )
     return [serialize_product(row) for row in rows], meta

@@ -295,11 +295,26 @@ def _failure(outcome, schedule, now, disabled):
         status, next_at, finished = "failed", None, now
     else:
         status, next_at, finished = "pending", now + int(delay * 1000), None
-    sql = (
-        f"UPDATE webhook_delivery SET status = {p}, attempt_count = {p},"
-        f" last_status_code = {p}, last_error = {p}, last_duration_ms = {p},"
-        f" next_attempt_at = {p}, finished_at = {p}, lease_until = NULL,"
-        " lease_token = NULL"
-    )
     duration = outcome.duration_ms if outcome.sent else None
-    return sql, [status, number, outcome.status_code, error, duration, next_at, finished]
+    if disabled:
+        sql = (
+            f"UPDATE webhook_delivery SET status = {p}, attempt_count = {p},"
+            f" last_status_code = {p}, last_error = {p}, last_duration_ms = {p},"
+            f" next_attempt_at = {p}, finished_at = {p}, recover_now = {p},"
+            " lease_until = NULL, lease_token = NULL"
+        )
+        params = [status, number, outcome.status_code, error, duration, next_at, finished]
+        return sql, [*params, False]
+    # a recovery asked for while it was in flight (recovery.py): due at once
+    sql = (
+        "UPDATE webhook_delivery SET"
+        f" status = CASE WHEN recover_now THEN 'pending' ELSE {p} END,"
+        f" attempt_count = {p}, last_status_code = {p}, last_error = {p},"
+        f" last_duration_ms = {p},"
+        " next_attempt_at = CASE WHEN recover_now"
+        f" THEN CAST({p} AS BIGINT) ELSE CAST({p} AS BIGINT) END,"
+        f" finished_at = CASE WHEN recover_now THEN NULL ELSE CAST({p} AS BIGINT) END,"
+        f" recover_now = {p}, lease_until = NULL, lease_token = NULL"
+    )
+    params = [status, number, outcome.status_code, error, duration, now, next_at, finished]
+    return sql, [*params, False]

@@ -35,7 +35,7 @@ _DELIVERY_COLUMNS = (
 
 def _statements():
     p = db.param
-    order = "seq" if is_postgres() else "rowid"
+    order = event_order_column()
     claim = (
         f'SELECT id, tenant_id, type, resource_type, resource_id, created_at, {order} FROM "event"'
         f" WHERE fanned_out_at IS NULL ORDER BY {order} LIMIT {p}"
@@ -57,6 +57,36 @@ def statements():
     if key not in _cache:
         _cache[key] = _statements()
     return _cache[key]
+
+
+def delivery_row(
+    tenant_id, endpoint_id, event_id, event_type, resource_type, resource_id, seq, now
+):
+    """The parameters of one new delivery for the ``insert`` statement, due ``now``."""
+    return (
+        new_id("delivery"),
+        tenant_id,
+        endpoint_id,
+        event_id,
+        event_type,
+        f"{resource_type}:{resource_id}"[:120],
+        seq,
+        "pending",
+        0,
+        now,
+        now,
+    )
+
+
+def insert_deliveries(rows):
+    """Insert rows made by ``delivery_row`` (in the caller's transaction)."""
+    if rows:
+        db.cursor().executemany(statements()[1], rows)
+
+
+def event_order_column():
+    """The column giving the outbox order: ``seq`` on PostgreSQL, ``rowid`` on SQLite."""
+    return "seq" if is_postgres() else "rowid"
 
 
 def has_unfanned_events():
@@ -93,7 +123,7 @@ def mark_fanned_out(event_id, now):
 
 def fan_out(limit, now):
     """Fan out up to ``limit`` events; returns ``(events, deliveries)`` counts."""
-    claim, insert, _ = statements()
+    claim = statements()[0]
     with write_transaction():
         if is_postgres():
             locked = db.execute_sql(
@@ -112,22 +142,18 @@ def fan_out(limit, now):
                 if created_at < endpoint_created or not matches(wanted, event_type):
                     continue
                 rows.append(
-                    (
-                        new_id("delivery"),
+                    delivery_row(
                         tenant_id,
                         endpoint_id,
                         event_id,
                         event_type,
-                        f"{resource_type}:{resource_id}"[:120],
+                        resource_type,
+                        resource_id,
                         seq,
-                        "pending",
-                        0,
-                        now,
                         now,
                     )
                 )
-        if rows:
-            db.cursor().executemany(insert, rows)
+        insert_deliveries(rows)
         ids = [row[0] for row in events]
         marks = ", ".join([db.param] * len(ids))
         db.execute_sql(

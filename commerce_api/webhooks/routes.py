@@ -1,19 +1,21 @@
 """Webhooks API: /api/webhooks (endpoints) and their delivery log."""
 
-from flask import g
+from flask import current_app, g
 from flask.views import MethodView
 
 from ..auth.middleware import require_scope
 from ..http.blueprint import Blueprint
 from ..http.envelope import many, no_content, one, resource_page
 from ..http.lists import parse_fields, select_fields
-from . import deliveries, endpoints
+from . import deliveries, endpoints, recovery
 from .schemas import (
     DETAIL_DELIVERY_FIELDS,
     DeliveryEnvelopeSchema,
     DeliveryFieldsArgsSchema,
     DeliveryListArgsSchema,
     DeliveryListSchema,
+    RecoverEnvelopeSchema,
+    RecoverSchema,
     WebhookCreateSchema,
     WebhookEnvelopeSchema,
     WebhookFieldsArgsSchema,
@@ -103,6 +105,19 @@ class WebhookTestViews(MethodView):
     def post(self, webhook_id):
         """Send a signed webhook.test event to this endpoint alone"""
         return one(deliveries.send_test(g.auth.tenant_id, webhook_id), 202)
+
+
+@blp.route("/<string:webhook_id>/recover")
+class WebhookRecoverViews(MethodView):
+    @require_scope("webhooks:write")
+    @blp.arguments(RecoverSchema)
+    @blp.response(202, RecoverEnvelopeSchema)
+    @blp.errors("WEBHOOK_NOT_FOUND", "WEBHOOK_DISABLED", body=True)
+    def post(self, data, webhook_id):
+        """Deliver again every event since a time that the endpoint has not received"""
+        retention = current_app.config["WEBHOOK_RETENTION_DAYS"]
+        summary = recovery.recover(g.auth.tenant_id, webhook_id, data["since"], retention)
+        return one(summary, 202)
 
 
 @blp.route("/<string:webhook_id>/deliveries")

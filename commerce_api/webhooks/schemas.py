@@ -4,7 +4,8 @@ import marshmallow as ma
 
 from ..events.catalogue import CATALOGUE, SUBSCRIBABLE, example_body
 from ..events.models import EVENT_TYPES
-from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema, fields_arg
+from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema, envelope_schema, fields_arg
+from ..http.schemas import Timestamp
 from .deliveries import DELIVERY_FIELDS
 from .endpoints import ENDPOINT_FIELDS
 from .models import DELIVERY_STATUSES
@@ -54,6 +55,30 @@ class WebhookUpdateSchema(_Strict):
     is_active = _strict_boolean(
         metadata={"description": "false stops deliveries (pending ones fail); true resumes."}
     )
+
+
+class RecoverSchema(_Strict):
+    since = Timestamp(
+        required=True,
+        metadata={
+            "description": "ISO 8601 timestamp: the events created at or after it (within "
+            "`COMMERCE_WEBHOOK_RETENTION_DAYS`) that the endpoint has not received "
+            "successfully are delivered again, each once.",
+            "example": "2026-11-22T08:00:00.000Z",
+        },
+    )
+
+
+class RecoverResultSchema(ma.Schema):
+    webhook_id = ma.fields.String()
+    since = ma.fields.String()
+    queued = ma.fields.Integer(metadata={"description": "New deliveries queued."})
+    pending = ma.fields.Integer(
+        metadata={"description": "Deliveries already pending (retrying), made due now."}
+    )
+
+
+RecoverEnvelopeSchema = envelope_schema("RecoverEnvelopeSchema", RecoverResultSchema)
 
 
 class WebhookListArgsSchema(ListArgsSchema):
