@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-runtime
 
 .PHONY: run test test-pg lint format bench clean
 
@@ -12,9 +13,14 @@ $(BIN)/python:
 
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	touch $(STAMP) $(RUN_STAMP)
 
-run: $(STAMP)
+# the service alone: no test tools, no PostgreSQL or Redis driver (extras `postgres`, `redis`)
+$(RUN_STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet -e .
+	touch $(RUN_STAMP)
+
+run: $(RUN_STAMP)
 	$(BIN)/commerce-api init-db
 	$(BIN)/commerce-api demo
 	$(BIN)/commerce-api serve --bind 127.0.0.1:8000 --workers 2 --with-worker

@@ -2,22 +2,23 @@
 
 import inspect
 import ipaddress
-import logging
 
 from flask import Flask, request
 from flask_smorest import Api
 
 from .auth.middleware import authenticate, is_public_endpoint
 from .auth.routes import blp as api_keys
-from .config import load_config
+from .config import check_drivers, load_config
 from .db import db, init_database, is_postgres
 from .events.routes import blp as events
+from .health import metrics as health_metrics
 from .health.routes import blp as health
 from .http import cors, docs, idempotency, ratelimit
 from .http import request as http_request
 from .http.envelope import JSONProvider
 from .http.errors import register_error_handlers
 from .http.limits import RequestLimits
+from .http.logs import configure_logging, install_request_observer
 from .http.openapi import bulk_item_properties, decimal_properties, register_job_params
 from .http.schemas import ErrorSchema, StrictDecimal, StrictInteger
 from .inventory.routes import blp as inventory
@@ -31,9 +32,9 @@ from .webhooks.routes import blp as webhooks
 
 API_DESCRIPTION = """A multi-tenant, multi-marketplace commerce API.
 
-Every endpoint except `GET /api/health` needs `Authorization: Bearer <API key or user JWT>`
-and `X-Tenant-ID: <tenant UUID>`. Every error has the shape
-`{"error": {"code": "...", "message": "...", "details": {}}}`.
+Every endpoint except `GET /api/health` (liveness) and `GET /api/health/ready` (readiness)
+needs `Authorization: Bearer <API key or user JWT>` and `X-Tenant-ID: <tenant UUID>`.
+Every error has the shape `{"error": {"code": "...", "message": "...", "details": {}}}`.
 """
 
 
@@ -83,6 +84,7 @@ def create_app(test_config=None):
     config = load_config()
     if test_config:
         config.update(test_config)
+    check_drivers(config)
     app.config.update(config)
     app.config.update(
         API_TITLE="Commerce API",
@@ -92,7 +94,7 @@ def create_app(test_config=None):
         JSON_SORT_KEYS=False,
         MAX_CONTENT_LENGTH=None,  # checked by http.request.check_body with our envelope
     )
-    logging.basicConfig(level=getattr(logging, str(config["LOG_LEVEL"]).upper(), logging.INFO))
+    json_logs = configure_logging(config)
     app.json = JSONProvider(app)
     load_task_modules(config)  # the job types and periodic tasks (jobs.registry)
 
@@ -133,6 +135,8 @@ def create_app(test_config=None):
             if c.strip()
         ),
     }
+    # the observer first: its clock starts before, and its after_request runs after, all else
+    install_request_observer(app, health_metrics.init_app(app), access_log=json_logs)
     _install_request_pipeline(app)
     cors.init_app(app)  # after the pipeline: its headers go on every answer, errors included
     # 414 / 431 in the envelope, before Flask parses anything (limits: http/limits.py)

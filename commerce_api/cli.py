@@ -5,7 +5,7 @@ import os
 import click
 from flask.cli import FlaskGroup, with_appcontext
 
-from . import create_app, crypto, demo
+from . import backup, create_app, crypto, demo
 from .auth.services import (
     create_key,
     create_tenant,
@@ -16,22 +16,48 @@ from .auth.services import (
     serialize_key,
     set_plan,
 )
-from .cli_output import emit, emit_json, emit_rows, fail, run_service
+from .cli_output import emit, emit_json, emit_rows, fail, run_service, stop
+from .config import ConfigError, check_drivers, load_config
 from .db import db
+from .health.routes import VERSION
 from .inventory import commands as inventory_commands
 from .jobs import commands as jobs_commands
 from .marketplaces import commands as marketplaces_commands
 from .migrations import upgrade
 from .orders import commands as orders_commands
+from .schema_guard import require_schema
 from .serve import serve
 from .timeutil import parse_timestamp
 
+# The commands that may find (and create) an empty database; every other one refuses.
+CREATES_SCHEMA = frozenset(("init-db", "demo", "serve"))
+
+
+def _top_command():
+    """The name of the command line's first command (``keys`` for ``keys revoke``)."""
+    ctx = click.get_current_context(silent=True)
+    names = []
+    while ctx is not None:
+        names.append(ctx.info_name)
+        ctx = ctx.parent
+    return names[-2] if len(names) >= 2 else None
+
 
 def _create_app():
+    config = load_config()
+    try:
+        check_drivers(config)
+    except ConfigError as error:
+        stop(str(error))
+    if _top_command() not in CREATES_SCHEMA:
+        require_schema(config["DATABASE_URL"])
     return create_app()
 
 
-@click.group(cls=FlaskGroup, create_app=_create_app, add_default_commands=False)
+@click.group(
+    cls=FlaskGroup, create_app=_create_app, add_default_commands=False, add_version_option=False
+)
+@click.version_option(VERSION, prog_name="commerce-api", message="%(prog)s %(version)s")
 def cli():
     """Commerce API administration."""
 
@@ -166,7 +192,8 @@ def secrets_rotate(as_json):
     emit({"rotated": counts, "total": total}, as_json, text)
 
 
-@cli.command("serve")
+# no app in the master: each gunicorn process builds its own (after the metrics folder is set)
+@cli.command("serve", with_appcontext=False)
 @click.option("--bind", default="127.0.0.1:8000", show_default=True)
 @click.option("--workers", type=int, default=2, show_default=True)
 @click.option(
@@ -186,8 +213,15 @@ def serve_command(bind, workers, threads, with_worker):
     serve(bind=bind, workers=workers, with_worker=with_worker, threads=threads)
 
 
-# Domain commands: demo, warehouses, marketplaces, orders, worker.
-for _module in (demo, inventory_commands, marketplaces_commands, orders_commands, jobs_commands):
+# Domain commands: demo, warehouses, marketplaces, orders, worker; backup and restore.
+for _module in (
+    demo,
+    inventory_commands,
+    marketplaces_commands,
+    orders_commands,
+    jobs_commands,
+    backup,
+):
     _module.register(cli)
 
 

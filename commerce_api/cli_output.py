@@ -2,6 +2,7 @@
 ``commands.py`` modules."""
 
 import json
+import sys
 
 import click
 
@@ -14,6 +15,12 @@ def emit_json(payload):
 
 def fail(message):
     raise click.ClickException(message)
+
+
+def stop(message):
+    """One line on stderr and exit status 2 (the command could not start; nothing done)."""
+    click.echo(f"commerce-api: {message}", err=True)
+    sys.exit(2)
 
 
 def run_service(func, *args, **kwargs):

@@ -1,6 +1,8 @@
 """Configuration: safe defaults, overridden by ``COMMERCE_*`` environment variables."""
 
+import importlib.util
 import os
+from urllib.parse import urlparse
 
 DEFAULTS = {
     # A SQLite file under ./instance/ unless a postgresql:// URL is given.
@@ -74,6 +76,9 @@ DEFAULTS = {
     "LLM_RETRY_MAX_WAIT_SECONDS": 30.0,  # longest backoff or Retry-After waited for
     "LLM_CONCURRENCY": 4,  # requests one job has in flight
     "LOG_LEVEL": "INFO",
+    "LOG_FORMAT": "text",  # or "json": one JSON object per line (http/logs.py)
+    "METRICS_ENABLED": False,  # GET /metrics in the Prometheus text format
+    "METRICS_TOKEN": None,  # when set, /metrics wants "Authorization: Bearer <token>"
 }
 
 _INT_KEYS = {
@@ -120,7 +125,7 @@ _FLOAT_KEYS = {
     "LLM_TIMEOUT_SECONDS",
     "LLM_RETRY_MAX_WAIT_SECONDS",
 }
-_BOOL_KEYS = {"RATE_LIMIT_ENABLED", "WEBHOOK_ALLOW_PRIVATE_TARGETS"}
+_BOOL_KEYS = {"RATE_LIMIT_ENABLED", "WEBHOOK_ALLOW_PRIVATE_TARGETS", "METRICS_ENABLED"}
 
 
 def _coerce(key, raw):
@@ -149,3 +154,37 @@ def current_config():
     from flask import current_app, has_app_context
 
     return current_app.config if has_app_context() else load_config()
+
+
+class ConfigError(Exception):
+    """A setting the service cannot run with; the message says what to do."""
+
+
+# URL scheme -> (the driver module it needs, the extra that installs it)
+_DRIVERS = {
+    "postgres": ("psycopg2", "postgres"),
+    "postgresql": ("psycopg2", "postgres"),
+    "redis": ("redis", "redis"),
+    "rediss": ("redis", "redis"),
+    "unix": ("redis", "redis"),
+}
+
+
+def check_drivers(config):
+    """Raise ConfigError when a URL setting needs a driver that is not installed."""
+    for key in ("DATABASE_URL", "REDIS_URL"):
+        url = config.get(key)
+        scheme = urlparse(url).scheme if url else ""
+        module, extra = _DRIVERS.get(scheme, (None, None))
+        if module and not _installed(module):
+            raise ConfigError(
+                f"COMMERCE_{key} is a {scheme}:// URL but its driver ({module}) is not"
+                f" installed: pip install 'commerce-api[{extra}]'"
+            )
+
+
+def _installed(module):
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # blocked (sys.modules[name] = None) or broken
+        return False

@@ -1,14 +1,18 @@
 """Run gunicorn with the project's settings, and the job worker beside it on request."""
 
+import glob
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 
 from gunicorn.app.base import BaseApplication
 
 from . import create_app
+from .config import load_config
+from .health import metrics
 from .http import limits
 
 RESTART_DELAY_SECONDS = 1.0  # between a worker's exit and its replacement
@@ -27,7 +31,38 @@ class GunicornApp(BaseApplication):
         return create_app()
 
 
-def gunicorn_options(bind, workers, threads=4):
+# gunicorn's access log: the request id of each response beside the usual fields
+ACCESS_LOG_FORMAT = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms rid=%({x-request-id}o)s "%(a)s"'
+
+
+def access_log_target(config):
+    """Where gunicorn writes its access log: stderr by default, a file when
+    ``COMMERCE_ACCESS_LOG`` names one, none when it is ``off`` or the app writes JSON
+    access lines itself (``COMMERCE_LOG_FORMAT=json``)."""
+    target = os.environ.get("COMMERCE_ACCESS_LOG") or "-"
+    if target.lower() in ("off", "none", "0") or str(config["LOG_FORMAT"]).lower() == "json":
+        return None
+    return target
+
+
+def prepare_metrics_folder(config):
+    """Multi-process metrics: every gunicorn process writes its counters to files in one
+    folder, which a scrape adds up. A folder of our own unless the operator named one;
+    emptied at start (files of a previous run would count twice)."""
+    if not config["METRICS_ENABLED"]:
+        return None
+    folder = os.environ.get(metrics.MULTIPROC_ENV)
+    if not folder:
+        folder = tempfile.mkdtemp(prefix="commerce-metrics-")
+        os.environ[metrics.MULTIPROC_ENV] = folder
+    os.makedirs(folder, exist_ok=True)
+    for path in glob.glob(os.path.join(folder, "*.db")):
+        os.unlink(path)
+    return folder
+
+
+def gunicorn_options(bind, workers, threads=4, config=None):
+    config = config or load_config()
     return {
         "bind": bind,
         "workers": workers,
@@ -38,8 +73,10 @@ def gunicorn_options(bind, workers, threads=4):
         "keepalive": 5,
         "timeout": 60,
         "graceful_timeout": 30,
-        "accesslog": os.environ.get("COMMERCE_ACCESS_LOG") or None,
+        "accesslog": access_log_target(config),
+        "access_log_format": ACCESS_LOG_FORMAT,
         "errorlog": "-",
+        "child_exit": metrics.gunicorn_child_exit,
         "loglevel": "warning",
         # above the app's own limits, so that the app answers 414 / 431 in the JSON envelope
         "limit_request_line": limits.GUNICORN_LIMIT_REQUEST_LINE,
@@ -104,11 +141,13 @@ class WorkerSupervisor:
 
 
 def serve(bind="127.0.0.1:8000", workers=2, with_worker=False, threads=4):
+    config = load_config()
+    prepare_metrics_folder(config)
     supervisor = WorkerSupervisor() if with_worker else None
     if supervisor is not None:
         supervisor.start()
     try:
-        GunicornApp(gunicorn_options(bind, workers, threads)).run()
+        GunicornApp(gunicorn_options(bind, workers, threads, config)).run()
     finally:
         if supervisor is not None:
             supervisor.stop()

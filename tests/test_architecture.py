@@ -28,6 +28,7 @@ LAYERS = (
             "crypto",
             "filelock",
             "checkpoint",
+            "db_errors",
         ),
     ),
     ("auth", ("auth",)),
@@ -41,7 +42,21 @@ LAYERS = (
     ("webhooks", ("webhooks",)),
     ("analysis", ("analysis",)),
     # wires the domains to the outside
-    ("top", ("http", "health", "cli", "cli_output", "demo", "serve", "tasks", "migrations")),
+    (
+        "top",
+        (
+            "http",
+            "health",
+            "cli",
+            "cli_output",
+            "demo",
+            "serve",
+            "tasks",
+            "migrations",
+            "schema_guard",
+            "backup",
+        ),
+    ),
 )
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
 TOP = len(LAYERS) - 1

@@ -1,4 +1,4 @@
-"""GET /api/health."""
+"""GET /api/health (liveness) and GET /api/health/ready (readiness)."""
 
 from importlib.metadata import PackageNotFoundError, version
 
@@ -9,6 +9,7 @@ from ..auth.middleware import public
 from ..http.blueprint import Blueprint
 from ..http.envelope import json_response
 from ..timeutil import format_ms, now_ms
+from .readiness import check_readiness
 
 blp = Blueprint("health", __name__, url_prefix="/api", description="Service health.")
 
@@ -32,3 +33,58 @@ class HealthViews(MethodView):
     def get(self):
         """Report that the service is up"""
         return json_response({"status": "ok", "version": VERSION, "timestamp": format_ms(now_ms())})
+
+
+class ReadinessChecksSchema(ma.Schema):
+    database = ma.fields.Dict(
+        required=True,
+        metadata={
+            "description": "`status` ok (with `latency_ms`) or unavailable (with `error`).",
+            "example": {"status": "ok", "latency_ms": 0.4},
+        },
+    )
+    migrations = ma.fields.Dict(
+        required=True,
+        metadata={
+            "description": "`status` ok, pending (with the `pending` migration names) or"
+            " unknown (the database did not answer).",
+            "example": {"status": "ok"},
+        },
+    )
+
+
+class ReadinessSchema(ma.Schema):
+    status = ma.fields.String(required=True, metadata={"enum": ["ok", "unavailable"]})
+    checks = ma.fields.Nested(ReadinessChecksSchema, required=True)
+    worker_heartbeat_age_seconds = ma.fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Seconds since the newest job worker heartbeat; null: none."},
+    )
+    timestamp = ma.fields.String(required=True, metadata={"format": "date-time"})
+
+
+@blp.route("/health/ready")
+@public
+class ReadinessViews(MethodView):
+    @blp.response(200, ReadinessSchema)
+    @blp.alt_response(
+        503,
+        schema=ReadinessSchema,
+        description="The database did not answer within 1 s, or its schema is not at the"
+        " latest migration; `checks` names which. Not the error envelope: a load balancer"
+        " reads the same shape either way.",
+    )
+    @blp.doc(security=[])
+    def get(self):
+        """Report whether this host can serve requests"""
+        readiness = check_readiness()
+        body = {
+            "status": "ok" if readiness.ready else "unavailable",
+            "checks": readiness.checks,
+            "worker_heartbeat_age_seconds": readiness.worker_heartbeat_age_seconds,
+            "timestamp": format_ms(now_ms()),
+        }
+        if readiness.ready:
+            return json_response(body)
+        return json_response(body, 503, {"Retry-After": "5"})

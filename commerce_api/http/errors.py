@@ -2,10 +2,10 @@
 
 import logging
 
-import peewee
 from flask import g, request
 from werkzeug.exceptions import HTTPException
 
+from .. import db_errors
 from ..errors import ApiError
 from .envelope import json_response
 from .request import allowed_methods
@@ -81,15 +81,27 @@ def handle_unexpected(error):
         return handle_http_exception(error)
     if isinstance(error, ApiError):
         return error_response(error)
-    if isinstance(error, peewee.OperationalError) and "locked" in str(error).lower():
-        log.warning("database busy (request %s): %s", getattr(g, "request_id", "-"), error)
-        return error_response(
-            ApiError(
-                "SERVICE_UNAVAILABLE", "The database is busy; retry.", headers={"Retry-After": "1"}
-            )
-        )
+    failure = db_errors.classify(error)
+    if failure is not None:
+        return database_failure_response(failure, error)
     log.exception("unhandled error (request %s)", getattr(g, "request_id", "-"))
     return error_response(ApiError("INTERNAL_ERROR"))
+
+
+_FAILURE_MESSAGES = {
+    db_errors.BUSY: "The database is busy; retry.",
+    db_errors.UNAVAILABLE: "The database is unavailable; retry.",
+}
+
+
+def database_failure_response(failure, error):
+    """503 with Retry-After for lock contention or an outage: nothing was changed."""
+    log.warning("database %s (request %s): %s", failure, getattr(g, "request_id", "-"), error)
+    if failure == db_errors.UNAVAILABLE:
+        db_errors.discard_connections()
+    return error_response(
+        ApiError("SERVICE_UNAVAILABLE", _FAILURE_MESSAGES[failure], headers={"Retry-After": "1"})
+    )
 
 
 def register_error_handlers(app):

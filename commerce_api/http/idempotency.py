@@ -126,6 +126,24 @@ class IdempotencyStore:
         self.clock = clock
         self._sql = {p: (_claim_sql(p), _purge_sql(p)) for p in ("?", "%s")}
         self._next_purge = 0.0
+        self._unreleased = []  # claims whose release met a database outage
+
+    def release_later(self, claim):
+        """Keep a claim that could not be released (the database was down) for the next
+        request of this process to release."""
+        self._unreleased.append(claim)
+
+    def release_pending(self):
+        """Release the claims kept by ``release_later``; those that fail again stay."""
+        if not self._unreleased:
+            return
+        pending, self._unreleased = self._unreleased, []
+        for index, claim in enumerate(pending):
+            try:
+                self.release(claim)
+            except DatabaseError:
+                self._unreleased.extend(pending[index:])
+                return
 
     def claim(self, tenant_id, principal, key, fingerprint):
         """Claim the key for this request: its lock token, or None if the key is taken."""
@@ -240,6 +258,7 @@ def begin_idempotent_request():
         return None
     key = _valid_key(raw)
     store = current_app.extensions["commerce"]["idempotency"]
+    store.release_pending()
     principal = principal_of(auth)
     digest = fingerprint()
     for _ in range(3):
@@ -294,12 +313,18 @@ def finish_idempotent_request(response):
     if claim is None:
         return response
     store = current_app.extensions["commerce"]["idempotency"]
-    try:
-        if _should_store(response):
-            body = response.get_data(as_text=True)  # encrypted by its field
-            store.complete(claim, response.status_code, _stored_headers(response), body)
-        else:
+    if not _should_store(response):
+        try:
             store.release(claim)
+        except DatabaseError:
+            # a database outage failed the request and its release: the next request of
+            # this process releases the claim (a retry must not wait for LOCK_MS)
+            log.warning("could not release idempotency key (request %s)", g.request_id)
+            store.release_later(claim)
+        return response
+    try:
+        body = response.get_data(as_text=True)  # encrypted by its field
+        store.complete(claim, response.status_code, _stored_headers(response), body)
     except DatabaseError:
         # The work is done and its response goes out; the claim stays until LOCK_MS passes.
         log.exception("could not store the idempotent response (request %s)", g.request_id)

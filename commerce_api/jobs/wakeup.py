@@ -10,8 +10,6 @@ import os
 import select
 import time
 
-import psycopg2
-
 from ..db import db, is_postgres
 from .store import NOTIFY_CHANNEL
 
@@ -116,6 +114,8 @@ class WakeUp:
         """PostgreSQL: LISTEN on a connection of its own (else poll)."""
         if not is_postgres():
             return
+        import psycopg2  # the optional PostgreSQL driver (the "postgres" extra)
+
         try:
             params = dict(db.obj.connect_params)
             connection = psycopg2.connect(dbname=db.obj.database, **params)
