@@ -158,8 +158,8 @@ def test_each_resource_and_its_schema_have_the_same_fields(
     seed_offers(tenant, "amazon", [offer("MUG-1", "rival", 3.0, winner=True)])
     post("/api/pricing/rules", {"name": "Match", "type": "competitor_match", "value": 0})
     post("/api/pricing/recalculate", {"marketplace": "amazon"})
-    # unconfigured, this one fails at once: a job with its error
-    post("/api/ai-jobs", {"type": "llm_visibility_score", "params": {"skus": ["MUG-1"]}})
+    # a marketplace the tenant has not connected: a job that fails, with its error
+    post("/api/ai-jobs", {"type": "competitor_scan", "params": {"marketplace": "ebay"}})
     run_worker(app)
     get("/api/pricing/competitors")
     recommendations = get("/api/pricing/recommendations")
@@ -186,6 +186,21 @@ def test_each_resource_and_its_schema_have_the_same_fields(
     assert deliveries
     get(f"/api/webhooks/{hook['id']}/deliveries/{deliveries[0]['id']}",
         hook_path + "/deliveries/{delivery_id}")  # fmt: skip
+
+    post(f"/api/webhooks/{hook['id']}/recover", {"since": "2026-01-01T00:00:00Z"},
+         hook_path + "/recover")  # fmt: skip
+    events = get("/api/events")
+    get(f"/api/events/{events[0]['id']}", "/api/events/{event_id}")
+
+    key = post("/api/api-keys", {"name": "Reports", "scopes": ["products:read"]})
+    key_path = "/api/api-keys/{key_id}"
+    get("/api/api-keys")
+    get(f"/api/api-keys/{key['id']}", key_path)
+    check(spec, walker, client, headers, "patch", f"/api/api-keys/{key['id']}", key_path,
+          json={"name": "Weekly reports"})  # fmt: skip
+    check(spec, walker, client, headers, "delete", f"/api/api-keys/{key['id']}", key_path)
+    get("/api/health/ready")
+    get("/api/inventory/adjustments")
 
     # an error answer
     missing = client.get("/api/products/NOPE", headers=headers)

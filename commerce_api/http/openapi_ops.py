@@ -22,12 +22,15 @@ SEGMENT_WORDS = {"ai-jobs": "jobs"}
 # Operations whose id is not derived: actions, singletons, creates named by their verb.
 ACTIONS = {
     ("get", "/api/health"): "getHealth",
+    ("get", "/api/health/ready"): "getReadiness",
+    ("delete", "/api/api-keys/{key_id}"): "revokeApiKey",
     ("post", "/api/products/bulk"): "bulkUpdateProducts",
     ("delete", "/api/products/{sku}"): "archiveProduct",
     ("post", "/api/products/{sku}/sync"): "syncProduct",
     ("post", "/api/inventory/bulk"): "bulkSetInventory",
     ("put", "/api/inventory/{sku}"): "setInventoryStock",
     ("patch", "/api/inventory/{sku}"): "setSafetyStock",
+    ("get", "/api/inventory/{sku}/adjustments"): "listSkuAdjustments",
     ("post", "/api/orders/bulk-shipment"): "bulkConfirmOrderShipments",
     ("post", "/api/orders/{order_id}/shipment"): "confirmOrderShipment",
     ("post", "/api/orders/{order_id}/cancel"): "cancelOrder",
@@ -45,6 +48,7 @@ ACTIONS = {
     ("delete", "/api/ai-jobs/{job_id}"): "cancelJob",
     ("post", "/api/webhooks/{webhook_id}/rotate-secret"): "rotateWebhookSecret",
     ("post", "/api/webhooks/{webhook_id}/test"): "sendWebhookTestEvent",
+    ("post", "/api/webhooks/{webhook_id}/recover"): "recoverWebhook",
     ("post", "/api/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver"): (
         "redeliverWebhookDelivery"
     ),
@@ -53,7 +57,7 @@ ACTIONS = {
 ITEM_VERBS = {"get": "get", "patch": "update", "put": "replace", "delete": "delete"}
 
 # Creates that answer with the new resource's address.
-LOCATION = {("post", "/api/ai-jobs"), ("post", "/api/webhooks")}
+LOCATION = {("post", "/api/ai-jobs"), ("post", "/api/webhooks"), ("post", "/api/api-keys")}
 # Error codes whose responses carry Retry-After (seconds).
 RETRY_AFTER_CODES = (
     "RATE_LIMITED",
