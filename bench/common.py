@@ -203,10 +203,12 @@ def _insert_many(db, model, rows):
     convert = [
         f.db_value if isinstance(f, JSONField | peewee.DecimalField) else None for f in fields
     ]
+    # a column the rows do not name gets its field's default (as create() would)
+    defaults = [f.default() if callable(f.default) else f.default for f in fields]
     params = [
         tuple(
-            row.get(f.name) if conv is None else conv(row.get(f.name))
-            for f, conv in zip(fields, convert, strict=True)
+            row.get(f.name, default) if conv is None else conv(row.get(f.name, default))
+            for f, conv, default in zip(fields, convert, defaults, strict=True)
         )
         for row in rows
     ]

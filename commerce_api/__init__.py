@@ -23,6 +23,7 @@ from .http.openapi import bulk_item_properties, decimal_properties, register_job
 from .http.schemas import ErrorSchema, StrictDecimal, StrictInteger
 from .inventory.routes import blp as inventory
 from .jobs.routes import blp as jobs
+from .marketplaces import limits as marketplace_limits
 from .marketplaces.routes import blp as marketplaces
 from .orders.routes import blp as orders
 from .pricing.routes import blp as pricing
@@ -158,6 +159,8 @@ def _install_request_pipeline(app):
 
     @app.before_request
     def _before():
+        # a marketplace call made for a request is refused when the tenant is at its cap
+        marketplace_limits.start_serving()
         http_request.assign_request_id()
         # OPTIONS (a browser's CORS preflight) carries no credentials and reveals no data
         if request.method != "OPTIONS" and not is_public_endpoint():
@@ -167,6 +170,10 @@ def _install_request_pipeline(app):
         http_request.check_query_args()
         http_request.check_empty_patch()
         return idempotency.begin_idempotent_request()  # None, or the stored response
+
+    @app.teardown_request
+    def _done(exc):
+        marketplace_limits.stop_serving()
 
     @app.after_request
     def _after(response):

@@ -51,6 +51,10 @@ DEFAULTS = {
     "MARKETPLACE_DEADLINE_SECONDS": 10.0,  # wall clock of one outbound call, however it trickles
     "MARKETPLACE_BULK_DEADLINE_SECONDS": 30.0,  # wall clock of a whole bulk-shipment request
     "MARKETPLACE_TENANT_CONCURRENCY": 2,  # outbound calls of one tenant at once, per process
+    "MARKETPLACE_SLOT_WAIT_SECONDS": 600.0,  # how long background work waits for a tenant slot
+    "MARKETPLACE_CONNECTION_CONCURRENCY": 4,  # listing pushes in flight per connection
+    "MARKETPLACE_PUSH_POLL_INTERVAL": 0.2,  # seconds between looks for pending listings
+    "MARKETPLACE_LISTING_PUSH_SPACING_SECONDS": 0.6,  # a listing changing on is pushed this often
     "COMPETITOR_MAX_AGE_SECONDS": 86400,  # older competitor offers are stale (pricing)
     "PRICING_CHUNK_SIZE": 500,  # SKUs per chunk of a repricing job (fixed queries per chunk)
     "PRICING_MIN_CHANGE": "0.5%",  # smaller changes are not recommended; or an amount: 0.05
@@ -99,6 +103,7 @@ _INT_KEYS = {
     "JOB_DEFAULT_TIMEOUT_SECONDS",
     "ORDER_PULL_INTERVAL_SECONDS",
     "MARKETPLACE_TENANT_CONCURRENCY",
+    "MARKETPLACE_CONNECTION_CONCURRENCY",
     "COMPETITOR_MAX_AGE_SECONDS",
     "PRICING_CHUNK_SIZE",
     "WEBHOOK_SEND_CONCURRENCY",
@@ -119,6 +124,9 @@ _FLOAT_KEYS = {
     "MARKETPLACE_READ_TIMEOUT",
     "MARKETPLACE_DEADLINE_SECONDS",
     "MARKETPLACE_BULK_DEADLINE_SECONDS",
+    "MARKETPLACE_SLOT_WAIT_SECONDS",
+    "MARKETPLACE_PUSH_POLL_INTERVAL",
+    "MARKETPLACE_LISTING_PUSH_SPACING_SECONDS",
     "WEBHOOK_TIMEOUT_SECONDS",
     "WEBHOOK_POLL_INTERVAL",
     "WEBHOOK_DISABLE_AFTER_DAYS",

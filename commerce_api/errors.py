@@ -65,7 +65,7 @@ CATALOGUE = {
     "RECOMMENDATION_NOT_FOUND": (404, "The recommendation does not exist."),
     "RECOMMENDATION_ALREADY_APPLIED": (409, "The recommendation has already been applied."),
     "RECOMMENDATION_NOT_PENDING": (409, "The recommendation is not pending."),
-    "LISTING_NOT_FOUND": (409, "The product is no longer listed on that marketplace."),
+    "LISTING_NOT_FOUND": (404, "The product is not listed on that marketplace."),
     # webhooks
     "WEBHOOK_NOT_FOUND": (404, "The webhook endpoint does not exist."),
     "DELIVERY_NOT_FOUND": (404, "The delivery does not exist."),

@@ -95,6 +95,18 @@ def gunicorn_server(database_url, workers=2, startup_timeout=30, threads=1, **co
         stop_process(proc)
 
 
+def run_worker_once(database_url, timeout=60, **config):
+    """Run ``commerce-api worker --once`` to its end; returns the CompletedProcess."""
+    return subprocess.run(
+        [sys.executable, "-m", "commerce_api.cli", "worker", "--once"],
+        cwd=ROOT,
+        env=process_env(database_url, LOG_LEVEL="WARNING", **config),
+        timeout=timeout,
+        capture_output=True,
+        text=True,
+    )
+
+
 def start_command(args, database_url, **config):
     """Start ``commerce-api <args>`` in its own process group; the caller stops it."""
     return subprocess.Popen(

@@ -29,6 +29,7 @@ LAYERS = (
             "filelock",
             "checkpoint",
             "db_errors",
+            "sendloop",
         ),
     ),
     ("auth", ("auth",)),

@@ -1,8 +1,5 @@
 """The order and marketplace jobs through the real worker: ``commerce-api worker --once``."""
 
-import subprocess
-import sys
-
 import pytest
 
 from commerce_api.jobs.models import Job
@@ -11,7 +8,7 @@ from commerce_api.orders.models import Order
 from commerce_api.products.models import Listing
 
 from .orders_support import connect, levels, make_own_warehouse, make_products, order_body, stock_up
-from .servers import ROOT, process_env
+from .servers import run_worker_once
 
 
 @pytest.mark.slow
@@ -30,14 +27,7 @@ def test_worker_runs_cancellation_sync_and_the_periodic_pull(client, headers, te
     response = client.post("/api/products/MUG-1/sync", headers=headers)
     sync_job = response.get_json()["data"]["job_id"]
 
-    done = subprocess.run(
-        [sys.executable, "-m", "commerce_api.cli", "worker", "--once"],
-        cwd=ROOT,
-        env=process_env(database_url, LOG_LEVEL="WARNING"),
-        timeout=60,
-        capture_output=True,
-        text=True,
-    )
+    done = run_worker_once(database_url)
     assert done.returncode == 0, done.stderr
 
     assert Job.get_by_id(cancel_job).status == "completed"

@@ -128,13 +128,13 @@ def test_dismiss_then_neither_apply_nor_dismiss(client, headers, recs, market):
     assert pricing_snapshot() == before and market.pushes() == []
 
 
-def test_a_listing_that_is_gone_is_a_409(client, headers, recs, market):
+def test_a_listing_that_is_gone_is_a_404(client, headers, recs, market):
     rec = recs["MUG-3"]
     Listing.delete().where(Listing.id.in_([lst.id for lst in Listing.select()
                                            if lst.product.sku == "MUG-3"])).execute()  # fmt: skip
     before = pricing_snapshot()
     response = client.post(f"{RECS}/{rec['id']}/apply", headers=headers)
-    assert response.status_code == 409
+    assert response.status_code == 404
     error = response.get_json()["error"]
     assert error["code"] == "LISTING_NOT_FOUND"
     assert error["details"] == {"recommendation_id": rec["id"], "sku": "MUG-3",

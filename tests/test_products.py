@@ -255,8 +255,11 @@ def test_get_returns_listings_sorted_by_marketplace(client, headers, tenant):
             "price": 19.99,
             "currency": "USD",
             "quantity": 4,
+            "stock_buffer": 0,
             "status": "active",
+            "sync_status": "in_sync",
             "last_synced_at": "2026-11-18T11:06:40.123Z",
+            "last_sync_error": None,
         },
         {
             "marketplace": "walmart",
@@ -264,8 +267,11 @@ def test_get_returns_listings_sorted_by_marketplace(client, headers, tenant):
             "price": 21.0,
             "currency": "USD",
             "quantity": 0,
+            "stock_buffer": 0,
             "status": "active",
+            "sync_status": "in_sync",
             "last_synced_at": "2026-11-18T11:06:40.123Z",
+            "last_sync_error": None,
         },
     ]
 

@@ -10,9 +10,9 @@ import math
 from datetime import datetime
 
 from ..jobs.errors import JobFailed
+from ..marketplaces import gateway
 from ..marketplaces.base import MarketplaceRejection, MarketplaceUnavailable
 from ..marketplaces.models import MarketplaceConnection
-from ..marketplaces.registry import get_connector
 from ..products.models import Product
 from .reviews import CHUNK, INLINE_SOURCE, inline_id, store_reviews, summarize
 
@@ -78,13 +78,16 @@ def _catalogue_skus(tenant_id):
 
 def _fetch(connection, skus, since, steps):
     """Every review the connection has for ``skus``; a failure ends the job."""
-    connector = get_connector(connection)
     wanted, out = set(skus), []
     for start in range(0, len(skus), SKU_CHUNK):
         chunk = skus[start : start + SKU_CHUNK]
         details = {"marketplace": connection.marketplace}
         try:
-            items = connector.fetch_reviews(chunk, since)
+            items = gateway.call(
+                connection,
+                "fetch_reviews",
+                lambda connector, skus=chunk: connector.fetch_reviews(skus, since),
+            ).result
         except MarketplaceUnavailable as exc:
             details.update(marketplace_code=exc.code, marketplace_message=exc.message)
             raise JobFailed(

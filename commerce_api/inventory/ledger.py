@@ -17,6 +17,7 @@ from ..db import cached_statement, db, insert_statement, is_postgres, quote, row
 from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
+from ..products.listings import mark_listings_pending
 from ..timeutil import format_ms, now_ms
 from .models import Adjustment, InventorySummary, Stock, Warehouse
 
@@ -314,7 +315,8 @@ class StockLedger:
     # -- writing ---------------------------------------------------------------------
 
     def flush(self):
-        """Write the changed rows, the adjustments, the records and the events."""
+        """Write the changed rows, the adjustments, the records, the events, and mark the
+        listings of the changed SKUs pending (their quantity follows the stock)."""
         now = now_ms()
         rows = [row for row in self.stocks.values() if row.dirty]
         if rows:
@@ -322,6 +324,7 @@ class StockLedger:
                 _update_sql(Stock, ("on_hand", "reserved", "version", "last_adjusted_at"), "id"),
                 [(r.on_hand, r.reserved, r.version, r.last_adjusted_at, now, r.id) for r in rows],
             )
+            mark_listings_pending(product_ids={r.product_id for r in rows}, now=now)
         if self.adjustments:
             fields = [Adjustment._meta.fields[name] for name in self.adjustments[0]]
             _executemany(

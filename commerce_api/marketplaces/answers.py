@@ -132,11 +132,13 @@ class CheckedConnector:
     def __getattr__(self, name):  # name, connection, settings, fetch_reviews...
         return getattr(self._connector, name)
 
-    def push_product(self, product):
-        return check_listing(self._connector.push_product(product), "push_product")
+    def push_product(self, product, idempotency_key=None):
+        answer = self._connector.push_product(product, idempotency_key=idempotency_key)
+        return check_listing(answer, "push_product")
 
-    def push_price(self, product):
-        return check_listing(self._connector.push_price(product), "push_price")
+    def push_price(self, product, idempotency_key=None):
+        answer = self._connector.push_price(product, idempotency_key=idempotency_key)
+        return check_listing(answer, "push_price")
 
     def fetch_orders(self, cursor):
         return check_order_page(self._connector.fetch_orders(cursor))

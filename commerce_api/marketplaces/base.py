@@ -56,11 +56,13 @@ class Connector(ABC):
     def __init__(self, connection, settings=None):
         self.connection = connection
         self.settings = settings or {}
+        self.session = None  # the keep-alive pool of the connection (``gateway``), if any
 
     @abstractmethod
-    def push_product(self, product):
+    def push_product(self, product, idempotency_key=None):
         """Create or update the product's listing; returns ``{external_id, status, price,
-        currency, quantity}``."""
+        currency, quantity}``. ``idempotency_key`` (``<listing id>:<version>`` for listing
+        pushes) lets the marketplace recognise a push it has already taken."""
 
     @abstractmethod
     def confirm_shipment(self, order, shipment):
@@ -74,10 +76,10 @@ class Connector(ABC):
     def fetch_orders(self, cursor):
         """New and changed orders after ``cursor`` (None: from the beginning): an OrderPage."""
 
-    def push_price(self, product):
+    def push_price(self, product, idempotency_key=None):
         """Set the listing's price: ``product`` is the ``push_product`` payload carrying the
         new ``price``; returns what ``push_product`` returns."""
-        return self.push_product(product)
+        return self.push_product(product, idempotency_key=idempotency_key)
 
     @abstractmethod
     def fetch_competitor_prices(self, skus):

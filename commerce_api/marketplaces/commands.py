@@ -6,6 +6,7 @@ from flask.cli import with_appcontext
 from ..auth.services import get_tenant
 from ..cli_output import emit, emit_rows, fail, run_service
 from ..orders.pulls import pull_connection
+from .connections import delete_connection, update_connection
 from .services import connect_marketplace, serialize_connection, tenant_connections
 
 
@@ -103,6 +104,52 @@ def register(cli):
         text = f"connection {connection.id} ({marketplace}, {connector})"
         emit(serialize_connection(connection), as_json, text)
 
+    @marketplaces.command("update")
+    @click.option("--tenant", "tenant_id", required=True)
+    @click.option("--marketplace", required=True, help="The connected marketplace to change.")
+    @click.option("--base-url", help="http connector: the adapter's new base URL.")
+    @click.option("--api-token", help="http connector: the new Bearer token.")
+    @click.option(
+        "--api-token-file",
+        type=click.File("r", encoding="utf-8"),
+        help="http connector: read the new token from this file ('-': standard input).",
+    )
+    @click.option("--setting", "settings", multiple=True, metavar="NAME=VALUE")
+    @click.option("--status", type=click.Choice(["active", "disabled"]))
+    @click.option("--json", "as_json", is_flag=True)
+    @with_appcontext
+    def marketplaces_update(
+        tenant_id, marketplace, base_url, api_token, api_token_file, settings, status, as_json
+    ):
+        """Change a connection: URL, token, settings, or pause it (--status disabled)."""
+        connection = _connection_of(tenant_id, marketplace)
+        changes = {"base_url": base_url, "status": status}
+        changes["api_token"] = _read_token(api_token, api_token_file)
+        changes = {name: value for name, value in changes.items() if value is not None}
+        if settings:
+            changes["settings"] = _parse_settings(settings)
+        if not changes:
+            fail("nothing to change: give --base-url, --api-token, --setting or --status")
+        connection = run_service(
+            update_connection, tenant_id, connection.id, changes, allow_private=True
+        )
+        emit(serialize_connection(connection), as_json, f"connection {connection.id} updated")
+
+    @marketplaces.command("disconnect")
+    @click.option("--tenant", "tenant_id", required=True)
+    @click.option("--marketplace", required=True)
+    @click.option("--json", "as_json", is_flag=True)
+    @with_appcontext
+    def marketplaces_disconnect(tenant_id, marketplace, as_json):
+        """Remove a connection: pulls and pushes stop; listings and sync history stay."""
+        connection = _connection_of(tenant_id, marketplace)
+        run_service(delete_connection, tenant_id, connection.id)
+        emit(
+            {"id": connection.id, "marketplace": marketplace, "deleted": True},
+            as_json,
+            f"connection {connection.id} ({marketplace}) removed",
+        )
+
     @marketplaces.command("list")
     @click.option("--tenant", "tenant_id", required=True)
     @click.option("--json", "as_json", is_flag=True)
@@ -130,6 +177,14 @@ def register(cli):
             fail("MARKETPLACE_NOT_CONNECTED: no active connection to pull")
         results = [pull_connection(connection) for connection in connections]
         emit_rows(results, as_json, _pull_line)
+
+
+def _connection_of(tenant_id, marketplace):
+    run_service(get_tenant, tenant_id)
+    for row in tenant_connections(tenant_id):
+        if row.marketplace == marketplace:
+            return row
+    fail(f"CONNECTION_NOT_FOUND: {marketplace} is not connected for this tenant")
 
 
 def _connection_line(row):

@@ -70,9 +70,7 @@ class HttpConnector(Connector):
         try:
             with (
                 netguard.time_limit(deadline) as expired,
-                netguard.request(
-                    method, url, allow_private=self.connection.allow_private, **kwargs
-                ) as response,
+                self._send(method, url, kwargs) as response,
             ):
                 raw = self._read(response)
                 status = response.status_code
@@ -107,6 +105,15 @@ class HttpConnector(Connector):
             )
         raise MarketplaceRejection(message, code=code, details=details)
 
+    def _send(self, method, url, kwargs):
+        """The request through the connection's keep-alive pool (``gateway.session_for``),
+        or a Session of its own; netguard checks the address either way."""
+        if self.session is None:
+            return netguard.request(
+                method, url, allow_private=self.connection.allow_private, **kwargs
+            )
+        return self.session.request(method, url, **kwargs)
+
     @staticmethod
     def _read(response):
         chunks, size = [], 0
@@ -135,11 +142,12 @@ class HttpConnector(Connector):
 
     # the interface ------------------------------------------------------------------------
 
-    def push_product(self, product):
+    def push_product(self, product, idempotency_key=None):
         answer = self._request(
             "PUT",
             "/products/" + quote(product["sku"], safe=""),
             body=product,
+            idempotency_key=idempotency_key,
         )
         external_id = answer.get("external_id")
         if not isinstance(external_id, str) or not external_id:
@@ -209,9 +217,9 @@ class HttpConnector(Connector):
             raise MarketplaceUnavailable("The answer has no items list.", code="INVALID_RESPONSE")
         return [item for item in items if isinstance(item, dict)]
 
-    def push_price(self, product):
+    def push_price(self, product, idempotency_key=None):
         # the listing shape of push_product with the new price (docs/connector-http.md)
-        return self.push_product(product)
+        return self.push_product(product, idempotency_key=idempotency_key)
 
     def fetch_competitor_prices(self, skus):
         skus = list(skus)

@@ -4,8 +4,11 @@
   clock (the sockets are shut when it strikes, ``netguard.time_limit``), or earlier when an
   outer deadline (a whole bulk request, ``deadline_scope``) comes first.
 - At most ``MARKETPLACE_TENANT_CONCURRENCY`` calls of one tenant are in flight at once in
-  one process; one more is refused at once (``TenantBusy``), never queued. The cap is per
-  process: N API processes allow N times as many.
+  one process. The cap is per process: N API processes allow N times as many. One more
+  call from an API request is refused at once (``TenantBusy``, 503 to the client); one
+  from background work (a job, the listing push service, the CLI) waits for a slot, in
+  the order the callers came, up to ``MARKETPLACE_SLOT_WAIT_SECONDS``: the service's own
+  cap never fails its own work. Calls end by their deadline, so a slot always comes free.
 """
 
 import contextlib
@@ -16,7 +19,9 @@ from .base import MarketplaceUnavailable
 
 _outer = threading.local()
 _lock = threading.Lock()
+_freed = threading.Condition(_lock)  # notified when a slot comes free
 _in_flight = {}  # tenant id -> calls in flight in this process
+_waiting = {}  # tenant id -> callers waiting for a slot (first come, first served)
 
 
 def remaining(default):
@@ -54,6 +59,21 @@ def deadline_scope(seconds):
         _outer.deadline = previous
 
 
+def start_serving():
+    """Mark this thread as serving an API request: a busy tenant is refused at once."""
+    _outer.serving = True
+
+
+def stop_serving():
+    """The request is over (the thread may serve background work next)."""
+    _outer.serving = False
+
+
+def serving():
+    """True when this thread serves an API request (it may not wait for a slot)."""
+    return getattr(_outer, "serving", False)
+
+
 class TenantBusy(Exception):
     """The tenant already has its cap of outbound calls in flight in this process."""
 
@@ -63,13 +83,19 @@ class TenantBusy(Exception):
 
 
 @contextlib.contextmanager
-def tenant_slot(tenant_id, cap):
-    """Hold one of the tenant's ``cap`` outbound slots, or raise TenantBusy at once."""
+def tenant_slot(tenant_id, cap, wait=None):
+    """Hold one of the tenant's ``cap`` outbound slots.
+
+    ``wait`` None: raise TenantBusy at once when none is free. Otherwise wait up to
+    ``wait`` seconds for one, behind the callers already waiting (TenantBusy after that).
+    """
+    cap = max(1, int(cap))
     with _lock:
-        count = _in_flight.get(tenant_id, 0)
-        if count >= cap:
-            raise TenantBusy(cap)
-        _in_flight[tenant_id] = count + 1
+        if _in_flight.get(tenant_id, 0) >= cap or _waiting.get(tenant_id):
+            if wait is None:
+                raise TenantBusy(cap)
+            _wait_turn(tenant_id, cap, float(wait))
+        _in_flight[tenant_id] = _in_flight.get(tenant_id, 0) + 1
     try:
         yield
     finally:
@@ -79,3 +105,30 @@ def tenant_slot(tenant_id, cap):
                 _in_flight[tenant_id] = left
             else:
                 del _in_flight[tenant_id]
+            _freed.notify_all()
+
+
+def _wait_turn(tenant_id, cap, seconds):
+    """Wait (holding ``_lock`` between checks) until this caller is first in line and a
+    slot is free; raise TenantBusy when ``seconds`` pass first."""
+    ticket = object()
+    line = _waiting.setdefault(tenant_id, [])
+    line.append(ticket)
+    deadline = time.monotonic() + seconds
+    try:
+        while line[0] is not ticket or _in_flight.get(tenant_id, 0) >= cap:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TenantBusy(cap)
+            _freed.wait(left)
+    finally:
+        line.remove(ticket)
+        if not line:
+            del _waiting[tenant_id]
+        _freed.notify_all()  # the next in line may go now
+
+
+def in_flight(tenant_id):
+    """Calls of the tenant in flight in this process now (for tests and benchmarks)."""
+    with _lock:
+        return _in_flight.get(tenant_id, 0)

@@ -1,15 +1,17 @@
-"""Product sync: queue it, push a product to marketplaces and keep its listings."""
+"""Product sync (queue it, push a product to marketplaces and keep its listings) and
+listing changes made through the API."""
 
-from ..db import write_transaction
+from ..db import for_update, write_transaction
 from ..errors import ApiError
 from ..ids import new_id
-from ..inventory.reservations import available_quantity
 from ..jobs.services import enqueue_job
+from ..products.listings import mark_listings_pending
 from ..products.models import Listing
-from ..products.services import find_product, locked_product
+from ..products.services import find_product, locked_product, serialize_listing
 from ..timeutil import now_ms
 from . import services
 from .calls import call_marketplace
+from .listing_sync import desired_quantity, fulfilled_by, own_available, wire_body
 
 
 def request_sync(tenant_id, sku, marketplaces, created_by):
@@ -27,26 +29,6 @@ def request_sync(tenant_id, sku, marketplaces, created_by):
             check_capacity=True,
         )
     return {"job_id": job.id, "status": job.status, "marketplaces": marketplaces}
-
-
-def _payload(product, listing, quantity):
-    def number(value):
-        return None if value is None else float(value)
-
-    return {
-        "sku": product["sku"],
-        "title": product["title"],
-        "description": product["description"],
-        "status": product["status"],
-        "gtin": product["gtin"],
-        "category": product["category"],
-        "cost_price": number(product["cost_price"]),
-        "weight_kg": number(product["weight_kg"]),
-        "images": product["images"] or [],
-        "price": number(listing.price) if listing is not None else None,
-        "currency": listing.currency if listing is not None else None,
-        "quantity": quantity,
-    }
 
 
 def _save_listing(tenant_id, product, marketplace, answer):
@@ -105,7 +87,17 @@ def sync_product(tenant_id, sku, marketplaces, created_by, heartbeat=None):
         listing = Listing.get_or_none(
             (Listing.product == product["id"]) & (Listing.marketplace == marketplace)
         )
-        payload = _payload(product, listing, available_quantity(tenant_id, sku))
+        quantity = None
+        if product["id"] not in fulfilled_by([product["id"]], marketplace):
+            available = own_available([product["id"]]).get(product["id"], 0)
+            quantity = desired_quantity(available, listing.stock_buffer if listing else 0)
+        payload = wire_body(  # the product's own status, as the manual sync always sent
+            product,
+            status=product["status"],
+            price=listing.price if listing is not None else None,
+            currency=listing.currency if listing is not None else None,
+            quantity=quantity,
+        )
         try:
             answer, _ = call_marketplace(
                 connection,
@@ -140,3 +132,33 @@ def sync_product(tenant_id, sku, marketplaces, created_by, heartbeat=None):
         "failed": sum(1 for r in results if r["status"] != "succeeded"),
         "marketplaces": results,
     }
+
+
+def update_listing(tenant_id, sku, marketplace, changes):
+    """Change a listing's ``price``, ``stock_buffer`` or ``status`` (checked by the
+    schema); the listing becomes pending and the worker pushes it. Returns the listing.
+
+    Unknown SKU: 404 ``PRODUCT_NOT_FOUND``; no listing on ``marketplace``: 404
+    ``LISTING_NOT_FOUND``. A change to the values it has already changes nothing.
+    """
+    with write_transaction():
+        product = locked_product(tenant_id, sku)  # lock order: product, then its listings
+        listing = for_update(
+            Listing.select().where(
+                (Listing.product == product.id) & (Listing.marketplace == marketplace)
+            )
+        ).first()
+        if listing is None:
+            raise ApiError(
+                "LISTING_NOT_FOUND",
+                f"{sku} has no listing on {marketplace}.",
+                details={"sku": sku, "marketplace": marketplace},
+            )
+        changed = {
+            name: value for name, value in changes.items() if getattr(listing, name) != value
+        }
+        if changed:
+            now = now_ms()
+            Listing.update(**changed, updated_at=now).where(Listing.id == listing.id).execute()
+            mark_listings_pending(listing_ids=[listing.id], now=now)
+        return serialize_listing(Listing.get_by_id(listing.id))

@@ -8,9 +8,10 @@ from .sandbox import SandboxConnector
 CONNECTOR_CLASSES = {"sandbox": SandboxConnector, "http": HttpConnector}
 
 
-def get_connector(connection):
+def get_connector(connection, session=None):
     """The connector object for a MarketplaceConnection; its answers are checked
-    (``answers.CheckedConnector``)."""
+    (``answers.CheckedConnector``). ``session``: the keep-alive pool an ``http`` connector
+    sends through (``gateway.session_for``); without it, one Session per call."""
     cls = CONNECTOR_CLASSES.get(connection.connector)
     if cls is None:
         raise ApiError(
@@ -18,4 +19,6 @@ def get_connector(connection):
             f"Unknown connector {connection.connector!r}.",
             details={"marketplace": connection.marketplace},
         )
-    return CheckedConnector(cls(connection, connection.settings or {}))
+    connector = cls(connection, connection.settings or {})
+    connector.session = session
+    return CheckedConnector(connector)

@@ -8,13 +8,14 @@ from flask.views import MethodView
 from ..auth.middleware import require_scope
 from ..errors import ApiError
 from ..http.blueprint import Blueprint
-from ..http.envelope import list_page, one
-from . import services
+from ..http.envelope import list_page, no_content, one
+from . import connections, services
 from .schemas import (
     ConnectionCreateSchema,
     ConnectionEnvelopeSchema,
     ConnectionListArgsSchema,
     ConnectionListSchema,
+    ConnectionUpdateSchema,
     SyncHistoryArgsSchema,
     SyncHistoryListSchema,
 )
@@ -96,3 +97,22 @@ class MarketplaceByIdViews(MethodView):
         """Get a marketplace connection"""
         connection = services.get_connection(g.auth.tenant_id, connection_id)
         return one(services.serialize_connection(connection))
+
+    @require_scope("marketplaces:write")
+    @blp.arguments(ConnectionUpdateSchema)
+    @blp.response(200, ConnectionEnvelopeSchema)
+    @blp.errors("CONNECTION_NOT_FOUND", body=True)
+    def patch(self, data, connection_id):
+        """Change a connection's base URL, token, settings or status (active, disabled)"""
+        connection = connections.update_connection(
+            g.auth.tenant_id, connection_id, data, allow_private=False
+        )
+        return one(services.serialize_connection(connection))
+
+    @require_scope("marketplaces:write")
+    @blp.response(204)
+    @blp.errors("CONNECTION_NOT_FOUND")
+    def delete(self, connection_id):
+        """Disconnect a marketplace (its listings and sync history stay)"""
+        connections.delete_connection(g.auth.tenant_id, connection_id)
+        return no_content()

@@ -356,7 +356,7 @@ class SandboxConnector(Connector):
 
     # catalogue ------------------------------------------------------------------------
 
-    def push_product(self, product):
+    def push_product(self, product, idempotency_key=None):
         if product.get("status") == "archived":
             raise MarketplaceRejection(
                 "Archived products cannot be listed.", code="PRODUCT_ARCHIVED"

@@ -35,6 +35,28 @@ class ConnectionCreateSchema(_Strict):
     )
 
 
+class ConnectionUpdateSchema(_Strict):
+    """Only the fields present change."""
+
+    base_url = ma.fields.String(
+        validate=ma.validate.Length(min=1, max=2048),
+        metadata={"description": "http connector: the adapter's new base URL (public)."},
+    )
+    api_token = ma.fields.String(
+        load_only=True,
+        allow_none=True,
+        validate=ma.validate.Length(min=1, max=2000),
+        metadata={"description": "http connector: the new Bearer token (null: none)."},
+    )
+    settings = ma.fields.Dict(
+        metadata={"description": "sandbox connector: the settings to change."}
+    )
+    status = ma.fields.String(
+        validate=ma.validate.OneOf(CONNECTION_STATUSES),
+        metadata={"description": "disabled: neither pulled nor pushed until active again."},
+    )
+
+
 class ConnectionListArgsSchema(ListArgsSchema):
     fields = fields_arg(CONNECTION_FIELDS)
     connector = ma.fields.String(validate=ma.validate.OneOf(CONNECTORS))
@@ -125,7 +147,10 @@ class ListingAnswerSchema(ma.Schema):
         allow_none=True,
         validate=FullMatch(r"^[A-Z]{3}$", error="A 3-letter code."),
     )
-    quantity = StrictInteger(load_default=0, validate=ma.validate.Range(min=0, max=MAX_QUANTITY))
+    # None: the push carried no quantity (a listing fulfilled by the marketplace)
+    quantity = StrictInteger(
+        load_default=0, allow_none=True, validate=ma.validate.Range(min=0, max=MAX_QUANTITY)
+    )
 
 
 class InventoryItemSchema(ma.Schema):

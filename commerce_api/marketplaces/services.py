@@ -75,7 +75,7 @@ def serialize_connection(connection):
     }
 
 
-def _check_base_url(base_url, allow_private):
+def check_base_url(base_url, allow_private):
     try:
         parsed = urlparse(base_url)
         parsed.port  # noqa: B018 (raises ValueError for a port out of range)
@@ -97,7 +97,7 @@ def _check_base_url(base_url, allow_private):
     return base_url.rstrip("/")
 
 
-def _check_settings(connector, settings):
+def check_settings(connector, settings):
     settings = dict(settings or {})
     if connector != "sandbox":
         if settings:
@@ -137,13 +137,13 @@ def connect_marketplace(
     if connector == "http":
         if not base_url:
             raise validation_error({"base_url": ["Required for the http connector."]})
-        base_url = _check_base_url(base_url, allow_private)
+        base_url = check_base_url(base_url, allow_private)
     else:
         if base_url:
             raise validation_error({"base_url": ["The sandbox connector takes no base URL."]})
         if api_token:
             raise validation_error({"api_token": ["The sandbox connector takes no token."]})
-    settings = _check_settings(connector, settings)
+    settings = check_settings(connector, settings)
     now = now_ms()
     try:
         with write_transaction():

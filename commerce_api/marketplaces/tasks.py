@@ -1,9 +1,17 @@
-"""Marketplace background work: the ``marketplace_sync`` job."""
+"""Marketplace background work: the ``marketplace_sync`` job and the listing push loop."""
 
+from ..config import current_config
 from ..errors import ApiError
 from ..jobs.errors import JobFailed
-from ..jobs.registry import job_type
+from ..jobs.registry import job_type, service
 from .listings import sync_product
+from .push_service import run_service
+
+
+@service("listing_push")
+def listing_push(stop):
+    """Push pending listings (coalesced, connections in turn) until ``stop``."""
+    run_service(current_config(), stop)
 
 
 @job_type("marketplace_sync", scope="products:read", internal=True, typical_seconds=5, timeout=120)

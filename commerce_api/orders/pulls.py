@@ -15,10 +15,10 @@ from ..inventory.models import Warehouse
 from ..inventory.reservations import set_marketplace_stock
 from ..jobs.models import Job
 from ..jobs.services import enqueue_job
+from ..marketplaces import gateway
 from ..marketplaces.answers import invalid_answer
 from ..marketplaces.base import MarketplaceRejection, MarketplaceUnavailable
 from ..marketplaces.models import MarketplaceConnection
-from ..marketplaces.registry import get_connector
 from ..timeutil import now_ms
 from .ingest import upsert_order, validate_incoming
 
@@ -63,7 +63,6 @@ def check_page_orders(connection, orders):
 
 def pull_connection(connection, *, inventory=True, heartbeat=None):
     """Pull one connection now; returns a summary of what changed."""
-    connector = get_connector(connection)
     summary = {
         "connection_id": connection.id,
         "marketplace": connection.marketplace,
@@ -81,7 +80,9 @@ def pull_connection(connection, *, inventory=True, heartbeat=None):
         for _ in range(MAX_PAGES_PER_PULL):
             if heartbeat is not None:
                 heartbeat()
-            page = connector.fetch_orders(cursor)
+            page = gateway.call(
+                connection, "fetch_orders", lambda connector, at=cursor: connector.fetch_orders(at)
+            ).result
             check_page_orders(connection, page.orders)  # the whole page, before any of it
             for raw in page.orders:
                 try:
@@ -113,7 +114,7 @@ def pull_connection(connection, *, inventory=True, heartbeat=None):
             if not page.has_more:
                 break
         if inventory:
-            summary["inventory_updated"] = sync_marketplace_stock(connection, connector)
+            summary["inventory_updated"] = sync_marketplace_stock(connection)
     except (MarketplaceUnavailable, MarketplaceRejection) as exc:
         summary["status"] = "unavailable" if isinstance(exc, MarketplaceUnavailable) else "error"
         summary["error"] = {"code": exc.code, "message": exc.message}
@@ -130,7 +131,7 @@ def pull_connection(connection, *, inventory=True, heartbeat=None):
     return summary
 
 
-def sync_marketplace_stock(connection, connector):
+def sync_marketplace_stock(connection):
     """Write the stock a marketplace holds (FBA/FBS) into its warehouses.
 
     Only warehouses the operator created for this marketplace are filled (``warehouses
@@ -150,7 +151,10 @@ def sync_marketplace_stock(connection, connector):
     if not warehouses:
         return 0
     updated = 0
-    for item in connector.fetch_inventory():
+    items = gateway.call(
+        connection, "fetch_inventory", lambda connector: connector.fetch_inventory()
+    ).result
+    for item in items:
         warehouse = warehouses.get(item.get("warehouse_type") or "FBA")
         sku, on_hand = item.get("sku"), item.get("on_hand")
         if warehouse is None or not isinstance(sku, str):

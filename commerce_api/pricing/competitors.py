@@ -2,8 +2,8 @@
 
 from ..db import write_transaction
 from ..ids import new_id
+from ..marketplaces import gateway
 from ..marketplaces.base import ConnectorError, MarketplaceRejection
-from ..marketplaces.registry import get_connector
 from ..marketplaces.services import connection_for
 from ..pagination import paginate
 from ..timeutil import format_ms, now_ms
@@ -63,7 +63,11 @@ def fetch_offers(connection, skus):
     refuses, or answers something that is not the contract (nothing of it is kept).
     """
     try:
-        return get_connector(connection).fetch_competitor_prices(list(skus))
+        return gateway.call(
+            connection,
+            "fetch_competitor_prices",
+            lambda connector: connector.fetch_competitor_prices(list(skus)),
+        ).result
     except MarketplaceRejection as exc:
         raise FetchFailed(exc.code or "REJECTED", exc.message, retryable=False) from None
     except ConnectorError as exc:  # unavailable, or a failure we do not know

@@ -9,7 +9,6 @@ pushes themselves, which the marketplace takes one SKU at a time, are made per S
 """
 
 import math
-import time
 from decimal import Decimal
 
 from ..config import current_config
@@ -19,16 +18,15 @@ from ..events.outbox import event_params, write_events
 from ..ids import new_id
 from ..jobs.services import dispatch_job
 from ..marketplaces.base import ConnectorError, MarketplaceRejection
-from ..marketplaces.models import SyncAttempt
-from ..marketplaces.registry import get_connector
+from ..marketplaces.prices import AcceptedPrice, push_price, record_pushed_prices
 from ..marketplaces.services import connected_marketplaces, connection_for
 from ..products.models import Listing, Product
 from ..timeutil import now_ms, parse_timestamp
-from .bulk import insert_rows, update_rows
+from .bulk import insert_rows
 from .competitors import FetchFailed, fetch_offers, latest_offers, needs_fetch, store_offers
 from .engine import MinChange, Offer, PriceInput, RuleSet, compute_price
 from .models import Recommendation
-from .recommendations import listed_products, price_payload, serialize_recommendation
+from .recommendations import listed_products, serialize_recommendation
 from .rules import active_rules
 from .schemas import MAX_RECALCULATE_SKUS
 
@@ -238,44 +236,29 @@ class Recalculation:
         return results
 
     def _push(self, row, result):
-        """Push one price (no transaction open); returns (attempt row, error or None)."""
+        """Push one price through the gateway (no transaction open; the gateway records
+        the attempt); returns (accepted at, or None; error or None)."""
         if self.push_error is not None:
             return None, self.push_error
-        payload = price_payload(row, row, result.recommended_price)
-        started = time.monotonic()
-        status, error = "succeeded", None
         try:
-            get_connector(self.connection).push_price(payload)
+            push_price(
+                self.connection,
+                row,
+                result.recommended_price,
+                created_by=self.created_by,
+                details={"job_id": self.job_id},
+            )
         except MarketplaceRejection as exc:
-            status = "rejected"
-            error = _push_error("MARKETPLACE_REJECTION", exc)
+            return None, _push_error("MARKETPLACE_REJECTION", exc)
         except ConnectorError as exc:  # unavailable, or a failure we do not know
-            status = "unavailable"
             error = _push_error("MARKETPLACE_UNAVAILABLE", exc)
             self.push_error = {
                 **error,
                 "message": "Not pushed: the marketplace became unavailable earlier in this "
                 f"job ({exc.message})",
             }
-        attempt = {
-            "id": new_id("sync"),
-            "tenant": self.tenant_id,
-            "connection_id": self.connection.id,
-            "marketplace": self.marketplace,
-            "resource_type": "product",
-            "resource_id": row["id"],
-            "sku": row["sku"],
-            "operation": "push_price",
-            "direction": "outbound",
-            "status": status,
-            "error_code": error and error["marketplace_code"],
-            "error_message": error and error["message"][:2000],
-            "details": {"price": payload["price"], "job_id": self.job_id},
-            "duration_ms": int((time.monotonic() - started) * 1000),
-            "created_by": self.created_by,
-            "created_at": now_ms(),
-        }
-        return attempt, error
+            return None, error
+        return now_ms(), None
 
     def _write(self, computed, now):
         """Dismiss, insert and (with apply) record pushes: one transaction per chunk."""
@@ -290,9 +273,9 @@ class Recalculation:
                 if self.heartbeat is not None:
                     self.heartbeat()  # a job taken away must stop pushing prices
                 pushes[row["sku"]] = self._push(row, result)
-        records, events, listing_updates, attempts = [], [], [], []
+        records, events, listing_updates = [], [], []
         for row, result in changed:
-            attempt, error = pushes.get(row["sku"], (None, None))
+            accepted_at, error = pushes.get(row["sku"], (None, None))
             applied = self.apply and error is None
             record = {
                 "id": new_id("recommendation"),
@@ -340,15 +323,8 @@ class Recalculation:
                     )
                 )
                 listing_updates.append(
-                    {
-                        "id": row["listing_id"],
-                        "price": result.recommended_price,
-                        "last_synced_at": now,
-                        "updated_at": now,
-                    }
+                    AcceptedPrice(row["listing_id"], result.recommended_price, accepted_at)
                 )
-            if attempt is not None:
-                attempts.append(attempt)
             item = {
                 "id": record["id"],
                 "sku": row["sku"],
@@ -366,8 +342,7 @@ class Recalculation:
             _dismiss_pending(self.tenant_id, self.marketplace, [r["sku"] for r, _ in computed], now)
             insert_rows(Recommendation, records)
             write_events(events)
-            update_rows(Listing, ("price", "last_synced_at", "updated_at"), listing_updates)
-            insert_rows(SyncAttempt, attempts)
+            record_pushed_prices(listing_updates)
         self.updated_count += len(records)
         self.applied_count += len(listing_updates)
 

@@ -4,6 +4,7 @@ from ..db import for_update, write_transaction
 from ..errors import ApiError
 from ..events import emit
 from ..marketplaces.calls import call_marketplace
+from ..marketplaces.prices import AcceptedPrice, price_payload, record_pushed_prices
 from ..marketplaces.services import connection_for
 from ..pagination import paginate
 from ..products.models import Listing, Product
@@ -59,27 +60,6 @@ def serialize_recommendation(row):
         "created_at": format_ms(get("created_at")),
         "applied_at": format_ms(get("applied_at")),
         "dismissed_at": format_ms(get("dismissed_at")),
-    }
-
-
-def price_payload(product, listing, price):
-    """The ``push_product`` payload (docs/connector-http.md) with the new ``price``.
-
-    ``quantity`` is the listing's last synced quantity: a price push does not resend stock.
-    """
-    return {
-        "sku": product["sku"],
-        "title": product["title"],
-        "description": product["description"],
-        "status": product["status"],
-        "gtin": product["gtin"],
-        "category": product["category"],
-        "cost_price": _number(product["cost_price"]),
-        "weight_kg": _number(product["weight_kg"]),
-        "images": product["images"] or [],
-        "price": float(price),
-        "currency": listing["currency"],
-        "quantity": listing["quantity"],
     }
 
 
@@ -239,9 +219,7 @@ def apply_recommendation(tenant_id, recommendation_id, created_by):
         if row["status"] == "applied":  # applied by a concurrent request meanwhile
             _check_pending(row)
         product = _listing_or_409(tenant_id, row, lock=True)
-        Listing.update(price=row["recommended_price"], last_synced_at=now, updated_at=now).where(
-            Listing.id == product["listing_id"]
-        ).execute()
+        record_pushed_prices([AcceptedPrice(product["listing_id"], row["recommended_price"], now)])
         # the marketplace has the price now, even if the recommendation was dismissed
         # while the push was under way: the record follows what the marketplace shows
         Recommendation.update(

@@ -14,6 +14,8 @@ from .schemas import (
     BulkItemSchema,
     BulkResultEnvelopeSchema,
     BulkUpdateSchema,
+    ListingEnvelopeSchema,
+    ListingUpdateSchema,
     ProductCreateSchema,
     ProductDetailEnvelopeSchema,
     ProductEnvelopeSchema,
@@ -107,3 +109,14 @@ class ProductSyncViews(MethodView):
             g.auth.tenant_id, sku, data.get("marketplaces"), g.auth.created_by
         )
         return json_response({"data": result}, 202)
+
+
+@blp.route("/<string:sku>/listings/<string:marketplace>")
+class ListingViews(MethodView):
+    @require_scope("products:write")
+    @blp.arguments(ListingUpdateSchema)
+    @blp.response(200, ListingEnvelopeSchema)
+    @blp.errors("PRODUCT_NOT_FOUND", "LISTING_NOT_FOUND", body=True)
+    def patch(self, data, sku, marketplace):
+        """Change a listing's price, stock buffer or status (pushed by the worker)"""
+        return one(listings.update_listing(g.auth.tenant_id, sku, marketplace, data))

@@ -11,8 +11,8 @@ from ..http.lists import (
     fields_arg,
     list_schema,
 )
-from ..http.schemas import BulkErrorSchema, FullMatch, StrictDecimal
-from .models import PRODUCT_STATUSES
+from ..http.schemas import BulkErrorSchema, FullMatch, StrictDecimal, StrictInteger
+from .models import LISTING_STATUSES, PRODUCT_STATUSES, SYNC_STATUSES
 from .services import MAX_SEARCH_WORDS, PRODUCT_FIELDS, search_words
 
 # A SKU is a path segment (/api/products/:sku, /api/inventory/:sku): it may not be one of
@@ -21,6 +21,8 @@ RESERVED_SKUS = ("bulk", "warehouses", "adjustments", ".", "..")
 SKU_PATTERN = r"^(?!(bulk|warehouses|adjustments|\.|\.\.)$)[A-Za-z0-9._-]{1,64}$"
 SKU_RULE = "1-64 of A-Z a-z 0-9 . _ -, and not bulk, warehouses, adjustments, . or .."
 MAX_WEIGHT_KG = Decimal("999999999.999")
+MAX_LISTING_PRICE = Decimal("999999999999.99")  # what a money column (14, 2) holds
+MAX_STOCK_BUFFER = 1_000_000_000  # inventory's MAX_QUANTITY
 IMAGE_URL_PATTERN = (
     r"^https?://(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,6}(?:/[A-Za-z0-9_.~-]*)*$"
 )
@@ -73,6 +75,28 @@ class ProductCreateSchema(ProductWritableFields):
 
 class ProductUpdateSchema(ProductWritableFields):
     """Only the fields present change; ``sku`` cannot change."""
+
+
+class ListingUpdateSchema(_Strict):
+    """Only the fields present change; the worker pushes the change to the marketplace."""
+
+    price = StrictDecimal(
+        places=2,
+        validate=ma.validate.Range(min=Decimal("0.01"), max=MAX_LISTING_PRICE),
+        metadata={"example": 24.99, "description": "The price the listing asks."},
+    )
+    stock_buffer = StrictInteger(
+        validate=ma.validate.Range(min=0, max=MAX_STOCK_BUFFER),
+        metadata={
+            "example": 2,
+            "description": "Units held back from this marketplace: it is offered the "
+            "available stock in active own warehouses minus this, never below 0.",
+        },
+    )
+    status = ma.fields.String(
+        validate=ma.validate.OneOf(LISTING_STATUSES),
+        metadata={"description": "inactive takes the listing off sale on the marketplace."},
+    )
 
 
 class BulkItemSchema(ProductWritableFields):
@@ -141,11 +165,24 @@ class ProductFieldsArgsSchema(FieldsArgsSchema):
 class ListingSchema(ma.Schema):
     marketplace = ma.fields.String()
     external_id = ma.fields.String(allow_none=True)
-    price = ma.fields.Float(allow_none=True)
+    price = ma.fields.Float(allow_none=True, metadata={"description": "The desired price."})
     currency = ma.fields.String(allow_none=True)
-    quantity = ma.fields.Integer()
-    status = ma.fields.String()
+    quantity = ma.fields.Integer(
+        metadata={"description": "The quantity the marketplace last accepted."}
+    )
+    stock_buffer = ma.fields.Integer(
+        metadata={"description": "Units held back: the listing offers available stock minus this."}
+    )
+    status = ma.fields.String(validate=ma.validate.OneOf(LISTING_STATUSES))
+    sync_status = ma.fields.String(
+        validate=ma.validate.OneOf(SYNC_STATUSES),
+        metadata={
+            "description": "in_sync: the marketplace has the listing's state; pending: a "
+            "change is on its way; error: the marketplace refused the last push."
+        },
+    )
     last_synced_at = ma.fields.String(allow_none=True)
+    last_sync_error = ma.fields.String(allow_none=True)
 
 
 class ProductSchema(ma.Schema):
@@ -170,6 +207,7 @@ class ProductDetailSchema(ProductSchema):
 ProductDetailEnvelopeSchema = envelope_schema("ProductDetailEnvelopeSchema", ProductDetailSchema)
 # create and update answer with the product alone (SPEC)
 ProductEnvelopeSchema = envelope_schema("ProductEnvelopeSchema", ProductSchema)
+ListingEnvelopeSchema = envelope_schema("ListingEnvelopeSchema", ListingSchema)
 
 
 ProductListSchema = list_schema("ProductListSchema", ProductSchema)

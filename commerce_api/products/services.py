@@ -12,6 +12,7 @@ from ..ids import new_id
 from ..pagination import paginate_args
 from ..timeutil import format_ms, now_ms
 from ..totals import maintained
+from .listings import mark_listings_pending
 from .models import Listing, Product
 
 # Each word adds a condition over three columns: bound them (SQLite's parser stack, and cost).
@@ -91,8 +92,11 @@ def serialize_listing(row):
         "price": _number(get("price")),
         "currency": get("currency"),
         "quantity": get("quantity"),
+        "stock_buffer": get("stock_buffer"),
         "status": get("status"),
+        "sync_status": get("sync_status"),
         "last_synced_at": format_ms(get("last_synced_at")),
+        "last_sync_error": get("last_sync_error"),
     }
 
 
@@ -121,9 +125,23 @@ _by_sku = PreparedQuery(
     lambda tenant, sku: Product.select().where((Product.tenant == tenant) & (Product.sku == sku)),
     2,
 )
+_LISTING_SHOWN = (
+    Listing.marketplace,
+    Listing.external_id,
+    Listing.price,
+    Listing.currency,
+    Listing.quantity,
+    Listing.stock_buffer,
+    Listing.status,
+    Listing.sync_status,
+    Listing.last_synced_at,
+    Listing.last_sync_error,
+)
 _listings_of = PreparedQuery(
     lambda product_id: (
-        Listing.select().where(Listing.product == product_id).order_by(Listing.marketplace)
+        Listing.select(*_LISTING_SHOWN)
+        .where(Listing.product == product_id)
+        .order_by(Listing.marketplace)
     ),
     1,
 )
@@ -221,6 +239,8 @@ def _apply_update(tenant_id, sku, changes):
         raise ApiError("OPEN_ORDERS_EXIST", details={"sku": sku})
     changed["updated_at"] = now_ms()
     Product.update(**changed).where(Product.id == product.id).execute()
+    # every field of a product is part of what its listings show on the marketplaces
+    mark_listings_pending(product_ids=[product.id], deactivate=archiving, now=changed["updated_at"])
     for name, value in changed.items():
         setattr(product, name, value)
     product = Product.get_by_id(product.id)
@@ -252,6 +272,7 @@ def archive_product(tenant_id, sku):
             raise ApiError("OPEN_ORDERS_EXIST", details={"sku": sku})
         now = now_ms()
         Product.update(status="archived", updated_at=now).where(Product.id == product.id).execute()
+        mark_listings_pending(product_ids=[product.id], deactivate=True, now=now)
         product.status, product.updated_at = "archived", now
         emit(tenant_id, "product.archived", "product", product.id, serialize_product(product))
 

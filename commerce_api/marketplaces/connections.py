@@ -1,0 +1,78 @@
+"""Changing and removing a marketplace connection (creating one: ``services``)."""
+
+from ..db import for_update, write_transaction
+from ..errors import ApiError, validation_error
+from ..timeutil import now_ms
+from . import gateway
+from .models import CONNECTION_STATUSES, MarketplaceConnection
+from .services import check_base_url, check_settings
+
+
+def _locked(tenant_id, connection_id):
+    query = MarketplaceConnection.select().where(
+        (MarketplaceConnection.id == connection_id) & (MarketplaceConnection.tenant == tenant_id)
+    )
+    connection = for_update(query).first()
+    if connection is None:
+        raise ApiError("CONNECTION_NOT_FOUND", details={"id": connection_id})
+    return connection
+
+
+def update_connection(tenant_id, connection_id, changes, allow_private=False):
+    """Change a connection's ``base_url``, ``api_token``, ``settings`` or ``status``
+    (``active`` or ``disabled``); returns it.
+
+    The rules of ``connect_marketplace`` hold: through the API (``allow_private`` False) a
+    base URL must reach a public address (422 otherwise); the sandbox takes settings but no
+    URL or token. A disabled connection is neither pulled nor pushed to; its listings wait,
+    pending, until it is active again. A new URL or token takes effect at the next call
+    (each process's keep-alive pool is replaced, ``gateway.session_for``).
+    """
+    with write_transaction():
+        connection = _locked(tenant_id, connection_id)
+        fields = {}
+        if "status" in changes:
+            if changes["status"] not in CONNECTION_STATUSES:
+                raise validation_error({"status": [f"One of: {', '.join(CONNECTION_STATUSES)}."]})
+            fields["status"] = changes["status"]
+        if connection.connector == "http":
+            if "base_url" in changes:
+                if not changes["base_url"]:
+                    raise validation_error({"base_url": ["Required for the http connector."]})
+                fields["base_url"] = check_base_url(changes["base_url"], allow_private)
+                # the new address is the caller's: only the operator may make it private
+                fields["allow_private"] = allow_private
+            if "api_token" in changes:
+                fields["api_token"] = changes["api_token"] or None
+        else:
+            for name in ("base_url", "api_token"):
+                if changes.get(name):
+                    raise validation_error({name: ["The sandbox connector takes none."]})
+        if "settings" in changes:
+            settings = dict(changes["settings"] or {})
+            if connection.connector == "sandbox":  # only the named settings change
+                settings = {**(connection.settings or {}), **settings}
+            fields["settings"] = check_settings(connection.connector, settings)
+        fields = {
+            name: value for name, value in fields.items() if getattr(connection, name) != value
+        }
+        if fields:
+            fields["updated_at"] = now_ms()
+            MarketplaceConnection.update(**fields).where(
+                MarketplaceConnection.id == connection.id
+            ).execute()
+            for name, value in fields.items():
+                setattr(connection, name, value)
+    if {"base_url", "api_token", "allow_private", "status"} & set(fields):
+        gateway.forget_session(connection.id)
+    return connection
+
+
+def delete_connection(tenant_id, connection_id):
+    """Remove a connection: its pulls and pushes stop; its listings and the sync history
+    stay (a listing waits, pending, until the marketplace is connected again)."""
+    with write_transaction():
+        connection = _locked(tenant_id, connection_id)
+        MarketplaceConnection.delete().where(MarketplaceConnection.id == connection.id).execute()
+    gateway.forget_session(connection.id)
+    return connection

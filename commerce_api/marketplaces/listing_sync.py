@@ -1,0 +1,400 @@
+"""Listings kept in sync: claim pending listings, push their latest state, record the outcome.
+
+A listing's desired state (DESIGN 9) is its product's content, its own ``price`` and
+``status``, and its ``quantity``: the SKU's available stock in the tenant's active own
+warehouses minus the listing's ``stock_buffer``, never below 0. A listing fulfilled by the
+marketplace (the SKU has stock in that marketplace's FBA/FBS warehouse) pushes no quantity.
+A listing of a product that is not ``active``, or a listing set ``inactive``, is pushed
+with ``status: inactive``.
+
+Every change of that state marks the listing ``pending`` with a new ``version`` in the
+changing transaction (``products.listings.mark_listings_pending``). Then:
+
+1. **claim** (intent): due pending listings of one connection are leased, and the version
+   being pushed is written (``pushing_version``) before any call;
+2. **push**: the latest state goes through the gateway with
+   ``Idempotency-Key: <listing id>:<version>``, no transaction open;
+3. **outcome**: accepted, the listing is ``in_sync`` unless a change came meanwhile (then
+   it stays ``pending`` and is pushed again, coalescing every change that came in between);
+   rejected, it is ``error`` with ``last_sync_error`` and a ``listing.sync_failed`` event;
+   unavailable, it stays ``pending`` and is due again after a backoff (``Retry-After`` when
+   the marketplace gave one).
+
+A process killed between 1 and 3 leaves the listing pending under a lease that runs out;
+the next claim pushes it again with the same key when nothing changed.
+"""
+
+from dataclasses import dataclass, field
+
+from ..db import db, is_postgres, write_transaction
+from ..events import emit
+from ..products.models import Listing, Product
+from ..products.services import MUTABLE_FIELDS
+from ..timeutil import now_ms
+from .base import MarketplaceRejection, MarketplaceUnavailable
+from .gateway import call
+
+MAX_BACKOFF_SECONDS = 300
+MAX_ERROR_LENGTH = 2000
+_DUE = (
+    "FROM listing WHERE sync_status = 'pending' AND next_push_at <= {p}"
+    " AND (lease_until IS NULL OR lease_until < {p})"
+)
+_cache = {}
+
+
+def _sql(name, build):
+    key = (name, id(db.obj))
+    sql = _cache.get(key)
+    if sql is None:
+        sql = _cache[key] = build(db.param)
+    return sql
+
+
+# Finding work -----------------------------------------------------------------------------
+
+
+def has_due(now):
+    """A read-only look: is any pending listing due and free?"""
+    sql = _sql("has_due", lambda p: "SELECT 1 " + _DUE.format(p=p) + " LIMIT 1")
+    return db.execute_sql(sql, (now, now)).fetchone() is not None
+
+
+def due_connections(now):
+    """``[(tenant id, marketplace)]`` that have due, free pending listings."""
+    sql = _sql(
+        "due_connections",
+        lambda p: "SELECT DISTINCT tenant_id, marketplace " + _DUE.format(p=p),
+    )
+    return [(row[0], row[1]) for row in db.execute_sql(sql, (now, now)).fetchall()]
+
+
+# Claiming (the intent) --------------------------------------------------------------------
+
+
+@dataclass
+class ClaimedListing:
+    """A listing leased for one push, with the state to push."""
+
+    id: str
+    tenant_id: str
+    marketplace: str
+    version: int
+    token: str
+    product_id: str = ""
+    sku: str = ""
+    payload: dict = field(default_factory=dict)
+    fulfilled_by_marketplace: bool = False
+
+
+def _claim_sql(p):
+    due = (
+        "SELECT id " + _DUE.format(p=p) + f" AND tenant_id = {p} AND marketplace = {p}"
+        f" ORDER BY next_push_at LIMIT {p}"
+    )
+    setting = f"lease_until = {p}, lease_token = {p}, pushing_version = version"
+    if is_postgres():
+        return (
+            f"WITH due AS MATERIALIZED ({due} FOR UPDATE SKIP LOCKED)"
+            f" UPDATE listing SET {setting} FROM due WHERE listing.id = due.id"
+            " AND listing.sync_status = 'pending' RETURNING listing.id, listing.version"
+        )
+    return (
+        f"UPDATE listing SET {setting} WHERE id IN ({due}) AND sync_status = 'pending'"
+        " RETURNING id, version"
+    )
+
+
+def claim(tenant_id, marketplace, limit, lease_ms, token, now):
+    """Lease up to ``limit`` due listings of one connection; returns them with the state
+    to push (read under the same transaction)."""
+    if limit <= 0:
+        return []
+    due = (now, now, tenant_id, marketplace, limit)
+    setting = (now + lease_ms, token)
+    params = due + setting if is_postgres() else setting + due
+    with write_transaction():
+        rows = db.execute_sql(_sql("claim", _claim_sql), params).fetchall()
+        if not rows:
+            return []
+        claimed = [ClaimedListing(row[0], tenant_id, marketplace, row[1], token) for row in rows]
+        _fill_desired_state(tenant_id, marketplace, claimed)
+    return claimed
+
+
+# The desired state ------------------------------------------------------------------------
+
+_PRODUCT_FIELDS = ("sku", *MUTABLE_FIELDS)  # what a listing carries of its product
+
+
+def _number(value):
+    return None if value is None else float(value)
+
+
+def _marks(values):
+    return ", ".join([db.param] * len(values))
+
+
+def own_available(product_ids):
+    """``{product id: available}`` in active own warehouses."""
+    if not product_ids:
+        return {}
+    rows = db.execute_sql(
+        "SELECT s.product_id, SUM(s.on_hand - s.reserved) FROM stock s"
+        " JOIN warehouse w ON w.id = s.warehouse_id"
+        f" WHERE s.product_id IN ({_marks(product_ids)}) AND w.type = 'own' AND w.is_active"
+        " GROUP BY s.product_id",
+        list(product_ids),
+    ).fetchall()
+    return {row[0]: int(row[1] or 0) for row in rows}
+
+
+def fulfilled_by(product_ids, marketplace):
+    """The products among ``product_ids`` with stock in ``marketplace``'s own (FBA/FBS)
+    warehouses: their listings take the quantity from the marketplace."""
+    if not product_ids:
+        return set()
+    rows = db.execute_sql(
+        "SELECT DISTINCT s.product_id FROM stock s JOIN warehouse w ON w.id = s.warehouse_id"
+        f" WHERE s.product_id IN ({_marks(product_ids)}) AND w.type IN ('FBA', 'FBS')"
+        f" AND w.is_active AND w.marketplace = {db.param} AND s.on_hand > 0",
+        [*product_ids, marketplace],
+    ).fetchall()
+    return {row[0] for row in rows}
+
+
+def desired_quantity(available, stock_buffer):
+    """What a listing offers: available own stock minus the buffer, never below 0."""
+    return max(0, int(available) - int(stock_buffer or 0))
+
+
+def wire_body(product, *, status, price, currency, quantity):
+    """The ``PUT /products/{sku}`` body (docs/connector-http.md): the product's content
+    (a row with its columns) and the listing's ``status``, ``price``, ``currency`` and
+    ``quantity`` (None, a listing fulfilled by the marketplace: left out)."""
+    body = {
+        "sku": product["sku"],
+        "title": product["title"],
+        "description": product["description"],
+        "status": status,
+        "gtin": product["gtin"],
+        "category": product["category"],
+        "cost_price": _number(product["cost_price"]),
+        "weight_kg": _number(product["weight_kg"]),
+        "images": product["images"] or [],
+        "price": _number(price),
+        "currency": currency,
+    }
+    if quantity is not None:
+        body["quantity"] = quantity
+    return body
+
+
+def listing_payload(product, listing, quantity):
+    """The body of a listing push: ``status`` is ``active`` only while both the listing
+    and its product are active."""
+    active = listing["status"] == "active" and product["status"] == "active"
+    return wire_body(
+        product,
+        status="active" if active else "inactive",
+        price=listing["price"],
+        currency=listing["currency"],
+        quantity=quantity,
+    )
+
+
+def _fill_desired_state(tenant_id, marketplace, claimed):
+    rows = (
+        Listing.select(
+            Listing.id,
+            Listing.price,
+            Listing.currency,
+            Listing.status.alias("listing_status"),
+            Listing.stock_buffer,
+            Product.id.alias("product_id"),
+            *(getattr(Product, name) for name in _PRODUCT_FIELDS),
+        )
+        .join(Product, on=(Product.id == Listing.product))
+        .where(Listing.id.in_([c.id for c in claimed]))
+        .dicts()
+    )
+    by_id = {row["id"]: row for row in rows}
+    product_ids = sorted({row["product_id"] for row in by_id.values()})
+    available = own_available(product_ids)
+    by_marketplace = fulfilled_by(product_ids, marketplace)
+    for item in claimed:
+        row = by_id[item.id]
+        item.product_id, item.sku = row["product_id"], row["sku"]
+        product = {name: row[name] for name in _PRODUCT_FIELDS}
+        listing = {
+            "price": row["price"],
+            "currency": row["currency"],
+            "status": row["listing_status"],
+        }
+        item.fulfilled_by_marketplace = row["product_id"] in by_marketplace
+        quantity = None
+        if not item.fulfilled_by_marketplace:
+            quantity = desired_quantity(available.get(row["product_id"], 0), row["stock_buffer"])
+        item.payload = listing_payload(product, listing, quantity)
+
+
+# Pushing ----------------------------------------------------------------------------------
+
+
+@dataclass
+class PushOutcome:
+    """What one push came to (made by a pushing thread, recorded by the service)."""
+
+    listing: ClaimedListing
+    started_at: int
+    status: str  # accepted, rejected, unavailable
+    answer: dict | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    retry_after: float | None = None
+
+
+def push(connection, listing, slot_wait=None):
+    """Push one claimed listing through the gateway; returns a ``PushOutcome``."""
+    started = now_ms()
+    key = f"{listing.id}:{listing.version}"
+    payload = listing.payload
+    try:
+        answer = call(
+            connection,
+            "push_listing",
+            lambda connector: connector.push_product(payload, idempotency_key=key),
+            resource_type="product",
+            resource_id=listing.product_id,
+            sku=listing.sku,
+            created_by="listing_sync",
+            details={
+                "listing_id": listing.id,
+                "version": listing.version,
+                "quantity": payload.get("quantity"),
+                "price": payload.get("price"),
+                "status": payload.get("status"),
+            },
+            slot_wait=slot_wait,
+        )
+    except MarketplaceRejection as exc:
+        return PushOutcome(listing, started, "rejected", None, exc.code, exc.message)
+    except MarketplaceUnavailable as exc:
+        return PushOutcome(
+            listing, started, "unavailable", None, exc.code, exc.message, exc.retry_after
+        )
+    return PushOutcome(listing, started, "accepted", answer.result)
+
+
+# Recording the outcome --------------------------------------------------------------------
+
+
+def _accepted_sql(p):
+    return (
+        f"UPDATE listing SET synced_version = {p}, last_synced_at = {p}, updated_at = {p},"
+        f" external_id = {p}, quantity = COALESCE({p}, quantity),"
+        f" price = COALESCE(price, {p}), currency = COALESCE(currency, {p}),"
+        " last_sync_error = NULL, push_failures = 0, lease_until = NULL, lease_token = NULL,"
+        " pushing_version = NULL,"
+        f" sync_status = CASE WHEN version = {p} THEN 'in_sync' ELSE 'pending' END,"
+        f" next_push_at = {p} WHERE id = {p} AND lease_token = {p}"
+    )
+
+
+def _rejected_sql(p):
+    return (
+        f"UPDATE listing SET last_sync_error = {p}, updated_at = {p}, push_failures = 0,"
+        " lease_until = NULL, lease_token = NULL, pushing_version = NULL,"
+        f" sync_status = CASE WHEN version = {p} THEN 'error' ELSE 'pending' END,"
+        f" next_push_at = {p} WHERE id = {p} AND lease_token = {p}"
+    )
+
+
+def _unavailable_sql(p):
+    return (
+        f"UPDATE listing SET last_sync_error = {p}, push_failures = push_failures + 1,"
+        " lease_until = NULL, lease_token = NULL, pushing_version = NULL,"
+        f" next_push_at = {p} WHERE id = {p} AND lease_token = {p}"
+    )
+
+
+def backoff_ms(failures, retry_after=None):
+    """How long an unavailable marketplace is left alone: ``Retry-After`` when given,
+    else 1, 2, 4... seconds up to 5 minutes."""
+    seconds = min(2 ** max(0, failures), MAX_BACKOFF_SECONDS)
+    if retry_after is not None:
+        seconds = min(max(float(retry_after), 0.1), MAX_BACKOFF_SECONDS * 12)
+    return int(seconds * 1000)
+
+
+def record(outcomes, spacing_ms, now=None):
+    """Write the outcomes (inside the caller's transaction); returns how many landed.
+
+    An outcome whose lease was lost (taken by another worker after it ran out) writes
+    nothing. A listing still pending after an accepted push (changed meanwhile) is due
+    again ``spacing_ms`` after this push started: a burst of changes is coalesced into a
+    push every ``spacing_ms`` at most.
+    """
+    now = now_ms() if now is None else now
+    landed = 0
+    # in listing id order, as mark_listings_pending locks them (no deadlock on PostgreSQL)
+    for outcome in sorted(outcomes, key=lambda o: o.listing.id):
+        item = outcome.listing
+        if outcome.status == "accepted":
+            answer = outcome.answer or {}
+            quantity = item.payload.get("quantity")
+            if quantity is None:
+                quantity = answer.get("quantity")
+            cursor = db.execute_sql(
+                _sql("accepted", _accepted_sql),
+                (
+                    item.version,
+                    now,
+                    now,
+                    answer.get("external_id"),
+                    quantity,
+                    Listing.price.db_value(answer.get("price")),
+                    answer.get("currency"),
+                    item.version,
+                    max(now, outcome.started_at + spacing_ms),
+                    item.id,
+                    item.token,
+                ),
+            )
+        elif outcome.status == "rejected":
+            message = f"{outcome.error_code}: {outcome.error_message}"[:MAX_ERROR_LENGTH]
+            cursor = db.execute_sql(
+                _sql("rejected", _rejected_sql),
+                (message, now, item.version, now, item.id, item.token),
+            )
+            if cursor.rowcount:
+                emit(
+                    item.tenant_id,
+                    "listing.sync_failed",
+                    "listing",
+                    item.id,
+                    {
+                        "listing_id": item.id,
+                        "sku": item.sku,
+                        "marketplace": item.marketplace,
+                        "version": item.version,
+                        "error": {"code": outcome.error_code, "message": outcome.error_message},
+                        "pushed": item.payload,
+                    },
+                )
+        else:
+            failures = _failures(item.id)
+            message = f"{outcome.error_code}: {outcome.error_message}"[:MAX_ERROR_LENGTH]
+            due = now + backoff_ms(failures, outcome.retry_after)
+            cursor = db.execute_sql(
+                _sql("unavailable", _unavailable_sql), (message, due, item.id, item.token)
+            )
+        landed += cursor.rowcount or 0
+    return landed
+
+
+def _failures(listing_id):
+    row = db.execute_sql(
+        f"SELECT push_failures FROM listing WHERE id = {db.param}", (listing_id,)
+    ).fetchone()
+    return row[0] if row else 0

@@ -1,0 +1,103 @@
+"""Listing prices: the one place that pushes a price or writes ``Listing.price``.
+
+Two ways to change a listing's price, for the two kinds of caller:
+
+- ``listings.update_listing`` (desired state, ``PATCH /api/products/:sku/listings/:m``):
+  the listing takes the price and becomes ``pending``; the push service carries it.
+- ``push_price`` then ``record_pushed_prices`` (a synchronous push, for an operation that
+  must know the marketplace's answer: applying a recommendation, a repricing job with
+  ``apply``): push through the gateway with no transaction open, then, in the caller's
+  transaction, record the prices the marketplace accepted.
+"""
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from ..db import db
+from ..products.models import Listing
+from .gateway import Answer, call
+from .listing_sync import wire_body
+
+
+def price_payload(product, listing, price):
+    """The ``push_product`` payload (docs/connector-http.md) with the new ``price``.
+
+    ``product`` has the product's columns, ``listing`` its ``currency`` and ``quantity``
+    (a listed-products row holds both). ``quantity`` is the listing's last synced
+    quantity: a price push does not resend stock.
+    """
+    return wire_body(
+        product,
+        status=product["status"],
+        price=price,
+        currency=listing["currency"],
+        quantity=listing["quantity"],
+    )
+
+
+def push_price(
+    connection,
+    listed,
+    price: Decimal,
+    *,
+    idempotency_key: str | None = None,
+    created_by: str | None = None,
+    details: dict | None = None,
+) -> Answer:
+    """Push ``price`` for the listing of ``listed`` (a row with the product's columns and
+    the listing's ``currency`` and ``quantity``) through the gateway, now.
+
+    Recorded in the sync history as ``push_price`` (with ``details`` and the price).
+    Raises the gateway's ``MarketplaceRejection`` / ``MarketplaceUnavailable``. Writes no
+    listing: record an accepted price with ``record_pushed_prices``.
+    """
+    payload = price_payload(listed, listed, price)
+    return call(
+        connection,
+        "push_price",
+        lambda connector: connector.push_price(payload, idempotency_key=idempotency_key),
+        resource_type="product",
+        resource_id=listed["id"],
+        sku=listed["sku"],
+        created_by=created_by,
+        details={**(details or {}), "price": payload["price"]},
+    )
+
+
+@dataclass(frozen=True)
+class AcceptedPrice:
+    """A price the marketplace accepted for a listing, at ``accepted_at`` (epoch ms)."""
+
+    listing_id: str
+    price: Decimal
+    accepted_at: int
+
+
+_RECORD_SQL = {}
+
+
+def record_pushed_prices(accepted: list[AcceptedPrice]) -> int:
+    """Inside the caller's transaction: each listing takes the price the marketplace
+    accepted. Returns the listings changed.
+
+    The listing's ``version`` is bumped: a listing push that read the old price while this
+    one was under way is recorded as outdated and pushed again (with this price), so the
+    marketplace never keeps an older price than the listing shows.
+    """
+    if db.transaction_depth() == 0:
+        raise RuntimeError("record_pushed_prices() must run inside the caller's transaction")
+    if not accepted:
+        return 0
+    sql = _RECORD_SQL.get(db.param)
+    if sql is None:
+        p = db.param
+        sql = _RECORD_SQL[db.param] = (
+            f'UPDATE "{Listing._meta.table_name}" SET "price" = {p}, "last_synced_at" = {p},'
+            f' "updated_at" = {p}, "version" = "version" + 1 WHERE "id" = {p}'
+        )
+    to_db = Listing.price.db_value
+    ordered = sorted(accepted, key=lambda a: a.listing_id)  # the listings' lock order
+    db.cursor().executemany(
+        sql, [(to_db(a.price), a.accepted_at, a.accepted_at, a.listing_id) for a in ordered]
+    )
+    return len(accepted)

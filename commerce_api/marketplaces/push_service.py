@@ -1,0 +1,189 @@
+"""The listing push loop each worker process runs (``@service("listing_push")``).
+
+One thread (the service's own) records outcomes and claims due listings; a pool of pushing
+threads only calls the gateway (the loop itself: ``sendloop.SendLoop``). Connections take
+turns, and tenants before them: each pass goes through the tenants with due listings in a
+rotating order, and through each tenant's connections in turn, claiming at most
+``MARKETPLACE_CONNECTION_CONCURRENCY`` pushes in flight per connection. A tenant with
+10,000 pending listings so holds at most that many pushing threads, and another tenant's
+pushes go out beside them.
+"""
+
+import contextvars
+import logging
+import os
+import secrets
+import socket
+import time
+
+from ..db import db, is_postgres, write_transaction
+from ..sendloop import SendLoop
+from ..timeutil import now_ms
+from . import listing_sync
+from .models import MarketplaceConnection
+
+log = logging.getLogger("commerce_api.marketplaces")
+MAX_CONSECUTIVE_FAILURES = 20
+
+
+def in_turn(due, turn):
+    """``due`` connections ``[(tenant, marketplace)]`` in the order they are served:
+    tenants in a rotating order, then the first connection of each, the second...."""
+    by_tenant = {}
+    for tenant_id, marketplace in sorted(due):
+        by_tenant.setdefault(tenant_id, []).append((tenant_id, marketplace))
+    tenants = list(by_tenant)
+    if not tenants:
+        return []
+    start = turn % len(tenants)
+    tenants = tenants[start:] + tenants[:start]
+    ordered, depth = [], 0
+    while len(ordered) < len(due):
+        for tenant_id in tenants:
+            keys = by_tenant[tenant_id]
+            if depth < len(keys):
+                ordered.append(keys[depth])
+        depth += 1
+    return ordered
+
+
+class PushService(SendLoop):
+    thread_name_prefix = "listing-push"
+
+    def __init__(self, config):
+        self.per_connection = max(1, int(config["MARKETPLACE_CONNECTION_CONCURRENCY"]))
+        super().__init__(self.per_connection * 4, config["MARKETPLACE_PUSH_POLL_INTERVAL"])
+        self.spacing_ms = int(float(config["MARKETPLACE_LISTING_PUSH_SPACING_SECONDS"]) * 1000)
+        deadline = float(config["MARKETPLACE_DEADLINE_SECONDS"])
+        # a push waits for a tenant slot at most this long (then it is due again shortly);
+        # the lease outlives the wait and the call, so a live push never loses it
+        self.slot_wait = 2 * deadline
+        self.lease_ms = int((self.slot_wait + deadline + 10) * 1000)
+        self.worker = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+        self.inflight = {}  # (tenant id, marketplace) -> pushes in flight
+        self._failures = 0
+        self._claims = 0
+        self._turn = 0
+        self._due = []  # connections with due listings, as last looked up
+        self._connections = {}  # (tenant id, marketplace) -> active connection
+        self._next_lookup = 0.0  # monotonic time of the next look-up of both
+        self.stats = {"pushed": 0, "accepted": 0, "rejected": 0, "unavailable": 0}
+
+    def run(self, stop):
+        """Push until ``stop`` is set; with ``stop`` set on entry, until nothing is due."""
+        super().run(stop)
+        return self.stats
+
+    def in_flight(self):
+        return sum(self.inflight.values())
+
+    def landed(self, outcome):
+        key = (outcome.listing.tenant_id, outcome.listing.marketplace)
+        left = self.inflight.get(key, 0) - 1
+        if left > 0:
+            self.inflight[key] = left
+        else:
+            self.inflight.pop(key, None)
+
+    def step(self, pool, claim):
+        """Record outcomes, then claim and hand out pushes; True when there was work."""
+        done = self.take_outcomes()
+        if done and not self._record_batch(done):
+            time.sleep(min(1.0, self.poll_interval * 5))
+            return True
+        busy = bool(done)
+        if not claim or self.in_flight() >= self.threads:
+            return busy
+        try:
+            claimed = self._claim(pool)
+        except Exception:
+            # a busy database, a lost connection: the loop goes on (a claim that failed
+            # took nothing; one that committed is pushed, or its lease runs out)
+            log.exception("listing push: looking for or claiming pending listings failed")
+            self._failures += 1
+            if self._failures >= MAX_CONSECUTIVE_FAILURES:
+                raise
+            self._due = []
+            time.sleep(min(1.0, self.poll_interval * 5))
+            return True
+        self._failures = 0
+        return busy or claimed
+
+    def _claim(self, pool):
+        """Claim due listings, connections in turn, and submit their pushes; True when
+        some were claimed."""
+        busy = False
+        now = now_ms()
+        if not self._due or time.monotonic() >= self._next_lookup:
+            # which connections have work: looked up once per poll interval, not per push
+            # (a scan of the pending listings), or at once when none was known
+            self._next_lookup = time.monotonic() + self.poll_interval
+            if not listing_sync.has_due(now):
+                self._due = []
+                return busy
+            self._connections = {
+                (c.tenant_id, c.marketplace): c
+                for c in MarketplaceConnection.select().where(
+                    MarketplaceConnection.status == "active"
+                )
+            }
+            due = listing_sync.due_connections(now)
+            self._due = in_turn([key for key in due if key in self._connections], self._turn)
+            self._turn += 1
+        for key in list(self._due):
+            free = min(
+                self.per_connection - self.inflight.get(key, 0),
+                self.threads - self.in_flight(),
+            )
+            if free <= 0:
+                continue
+            self._claims += 1
+            token = f"{self.worker}:{self._claims}"
+            claimed = listing_sync.claim(key[0], key[1], free, self.lease_ms, token, now)
+            if len(claimed) < free:
+                self._due.remove(key)  # nothing more due there for now
+            connection = self._connections[key]
+            for item in claimed:
+                self.inflight[key] = self.inflight.get(key, 0) + 1
+                # each push runs in a copy of this thread's context (the app's settings)
+                pool.submit(contextvars.copy_context().run, self._push, connection, item)
+            busy = busy or bool(claimed)
+        return busy
+
+    def _push(self, connection, item):
+        try:
+            outcome = listing_sync.push(connection, item, slot_wait=self.slot_wait)
+        except Exception as exc:  # a bug must not lose the listing: due again after a pause
+            log.exception("listing %s: pushing failed", item.id)
+            outcome = listing_sync.PushOutcome(
+                item, now_ms(), "unavailable", None, "INTERNAL_ERROR", type(exc).__name__
+            )
+        finally:
+            if is_postgres() and not db.is_closed():
+                db.close()  # back to the pool: pushing threads outlive many pushes
+        self.outcomes.put(outcome)
+
+    def record(self, outcomes):
+        listing_sync.record(outcomes, self.spacing_ms)
+        self.stats["pushed"] += len(outcomes)
+        for outcome in outcomes:
+            self.stats[outcome.status] += 1
+
+    def _record_batch(self, outcomes):
+        """Record the outcomes in one transaction; False (kept to try again) on failure."""
+        try:
+            with write_transaction():
+                self.record(outcomes)
+        except Exception:
+            log.exception("listing push: recording outcomes failed")
+            self.keep_unrecorded(outcomes)
+            self._failures += 1
+            if self._failures >= MAX_CONSECUTIVE_FAILURES:
+                raise  # the worker logs it; the leases run out and other workers go on
+            return False
+        self._failures = 0
+        return True
+
+
+def run_service(config, stop):
+    return PushService(config).run(stop)

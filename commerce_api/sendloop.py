@@ -1,0 +1,112 @@
+"""The loop of a worker service that claims work, sends it from a pool of threads and
+records the outcomes: webhook delivery (``webhooks.service``) and listing pushes
+(``marketplaces.push_service``).
+
+One thread (the service's own, with the database connection) records outcomes and claims
+more (``step``); the sending threads only talk to the outside and hand their outcomes
+back through a queue. A subclass says what one step does, how much is in flight, and how
+to record a batch of outcomes.
+"""
+
+import logging
+import queue
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from .db import db, is_postgres, write_transaction
+
+log = logging.getLogger("commerce_api.sendloop")
+
+
+class SendLoop:
+    thread_name_prefix = "send"
+
+    def __init__(self, threads, poll_interval):
+        self.threads = max(1, int(threads))
+        self.poll_interval = max(0.005, float(poll_interval))
+        self.outcomes = queue.Queue()
+        self._unrecorded = []  # outcomes whose recording failed, to try again
+
+    # what a subclass provides -------------------------------------------------------------
+
+    @property
+    def capacity(self):
+        """Sends in flight at which the loop waits for outcomes instead of claiming."""
+        return self.threads
+
+    def in_flight(self):
+        raise NotImplementedError
+
+    def step(self, pool, claim):
+        """Record outcomes, then (with ``claim``) claim and submit; True when there was work."""
+        raise NotImplementedError
+
+    def landed(self, outcome):
+        """An outcome came back from a sending thread (no longer in flight)."""
+
+    def record(self, outcomes):
+        """Write ``outcomes`` (inside the caller's transaction)."""
+        raise NotImplementedError
+
+    # the loop -----------------------------------------------------------------------------
+
+    def run(self, stop):
+        """Run until ``stop`` is set; with ``stop`` set on entry, until nothing is due."""
+        once = stop.is_set()
+        pool = ThreadPoolExecutor(self.threads, thread_name_prefix=self.thread_name_prefix)
+        try:
+            while True:
+                stopping = stop.is_set() and not once
+                busy = self.step(pool, claim=not stopping)
+                if stopping and self.in_flight() == 0:
+                    break
+                if once and not busy and self.in_flight() == 0:
+                    break
+                if not busy or self.in_flight() >= self.capacity:
+                    self.wait(self.poll_interval if not stopping else 0.05)
+        finally:
+            pool.shutdown(wait=True)
+            self.record_left()  # outcomes of sends still running at shutdown
+            if is_postgres() and not db.is_closed():
+                db.close()
+
+    def wait(self, seconds):
+        """Sleep until an outcome arrives or ``seconds`` pass."""
+        try:
+            outcome = self.outcomes.get(timeout=seconds)
+        except queue.Empty:
+            return
+        self.outcomes.put(outcome)
+
+    def take_outcomes(self):
+        """The outcomes to record: those whose recording failed before, then the new ones."""
+        done, self._unrecorded = self._unrecorded, []
+        retried = len(done)  # already counted out of flight
+        while True:
+            try:
+                done.append(self.outcomes.get_nowait())
+            except queue.Empty:
+                break
+        for outcome in done[retried:]:
+            self.landed(outcome)
+        return done
+
+    def keep_unrecorded(self, outcomes):
+        """Recording ``outcomes`` failed: they are tried again with the next ones."""
+        self._unrecorded.extend(outcomes)
+
+    def record_left(self):
+        """At shutdown: what is still unrecorded, tried a few times."""
+        for attempt in range(3):
+            done = self.take_outcomes()
+            if not done:
+                return
+            try:
+                with write_transaction():
+                    self.record(done)
+                return
+            except Exception:
+                log.exception("%s: recording outcomes failed (try %s)", type(self).__name__,
+                              attempt + 1)  # fmt: skip
+                self.keep_unrecorded(done)
+                time.sleep(0.2 * (attempt + 1))
