@@ -120,6 +120,8 @@ def test_each_resource_and_its_schema_have_the_same_fields(
     run_worker(app)
     get("/api/products")
     get("/api/products/MUG-1", "/api/products/{sku}")
+    check(spec, walker, client, headers, "patch", "/api/products/MUG-1/listings/amazon",
+          "/api/products/{sku}/listings/{marketplace}", json={"price": 9.5})  # fmt: skip
     post("/api/products/bulk", {"updates": [{"sku": "MUG-1", "title": "Mug"}, {"sku": "NO"}]})
 
     get("/api/inventory")
