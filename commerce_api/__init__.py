@@ -19,7 +19,7 @@ from .http.envelope import JSONProvider
 from .http.errors import register_error_handlers
 from .http.limits import RequestLimits
 from .http.logs import configure_logging, install_request_observer
-from .http.openapi import decimal_properties, register_job_params
+from .http.openapi import bulk_item_properties, decimal_properties, register_job_params
 from .http.schemas import ErrorSchema, StrictDecimal, StrictInteger
 from .inventory.routes import blp as inventory
 from .jobs.routes import blp as jobs
@@ -90,7 +90,7 @@ def create_app(test_config=None):
     app.config.update(
         API_TITLE="Commerce API",
         API_VERSION="v1",
-        OPENAPI_VERSION="3.0.3",
+        OPENAPI_VERSION="3.1.0",
         OPENAPI_URL_PREFIX=None,  # served by our own route, with the envelope conventions
         JSON_SORT_KEYS=False,
         MAX_CONTENT_LENGTH=None,  # checked by http.request.check_body with our envelope
@@ -104,13 +104,18 @@ def create_app(test_config=None):
     api = CommerceApi(
         app,
         spec_kwargs={
-            "info": {"description": API_DESCRIPTION},
+            "info": {
+                "description": API_DESCRIPTION,
+                "license": {"name": "MIT", "identifier": "MIT"},
+                "contact": {"name": "Commerce API maintainers"},
+            },
             "servers": [{"url": "/"}],
         },
     )
     api.register_field(StrictDecimal, "number", None)
     api.register_field(StrictInteger, "integer", None)
     api.ma_plugin.converter.add_attribute_function(decimal_properties)
+    api.ma_plugin.converter.add_attribute_function(bulk_item_properties)
     api.spec.components.security_scheme(
         "bearerAuth", {"type": "http", "scheme": "bearer", "description": "API key or user JWT"}
     )

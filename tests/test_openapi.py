@@ -117,7 +117,7 @@ def test_products_endpoints_describe_their_bodies_and_errors(spec):
     assert set(body["required"]) == {"sku", "title"}
     for field in ("sku", "title", "description", "status", "gtin", "cost_price", "weight_kg"):
         assert field in body["properties"], field
-    assert body["properties"]["cost_price"]["type"] == "number"
+    assert body["properties"]["cost_price"]["type"] == ["number", "null"]
     assert body["properties"]["images"]["type"] == "array"
     assert "201" in create["responses"]
     assert "DUPLICATE_SKU" in create["responses"]["409"]["description"]

@@ -1,6 +1,6 @@
 """The results of the analysis job types, as the OpenAPI document shows them.
 
-Each handler in ``tasks.py`` is marked with its result schema (``documents_result``); the
+Each job type in ``tasks.py`` registers its result schema (``job_type(result=...)``); the
 document lists them under ``JobResult_<type>``, and ``tests/test_demo_results.py`` loads
 every result the demo gives through them (unknown fields refused), so the document cannot
 drift from what the jobs return.
@@ -14,16 +14,6 @@ NULLABLE = {"allow_none": True}
 
 def _nested_list(schema, **kwargs):
     return ma.fields.List(ma.fields.Nested(schema), **kwargs)
-
-
-def documents_result(schema):
-    """Mark a job handler with the schema of its result (read by the OpenAPI document)."""
-
-    def mark(handler):
-        handler.result_schema = schema
-        return handler
-
-    return mark
 
 
 # review_sentiment -----------------------------------------------------------------------

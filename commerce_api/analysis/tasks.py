@@ -23,7 +23,6 @@ from .results import (
     LlmVisibilityScoreResult,
     ReturnClassifyResult,
     ReviewSentimentResult,
-    documents_result,
 )
 from .returns import analyze_returns
 from .review_sentiment import run_review_sentiment, to_ms
@@ -149,10 +148,10 @@ def llm_configured(settings, params):
     "listing_optimize",
     scope="products:read",
     params=ListingOptimizeParams,
+    result=ListingOptimizeResult,
     typical_seconds=75,
     timeout=600,
 )
-@documents_result(ListingOptimizeResult)
 def listing_optimize(job, ctx):
     """Check the listings of ``skus`` against the marketplace's profile and propose fixes."""
     params = job.params or {}
@@ -165,10 +164,10 @@ def listing_optimize(job, ctx):
     "llm_visibility_score",
     scope="products:read",
     params=LlmVisibilityScoreParams,
+    result=LlmVisibilityScoreResult,
     typical_seconds=180,
     timeout=900,
 )
-@documents_result(LlmVisibilityScoreResult)
 def llm_visibility_score(job, ctx):
     """Ask the configured assistants about the SKUs and score how visible they are.
 
@@ -213,10 +212,10 @@ def llm_visibility_score(job, ctx):
     "review_sentiment",
     scope="products:read",
     params=ReviewSentimentParams,
+    result=ReviewSentimentResult,
     typical_seconds=75,
     timeout=900,
 )
-@documents_result(ReviewSentimentResult)
 def review_sentiment(job, ctx):
     """Score the new reviews of the tenant's marketplaces (or the inline ones) and sum up
     every review in scope; a marketplace that cannot be reached is a retryable failure."""
@@ -227,10 +226,10 @@ def review_sentiment(job, ctx):
     "return_classify",
     scope="orders:read",
     params=ReturnClassifyParams,
+    result=ReturnClassifyResult,
     typical_seconds=55,
     timeout=900,
 )
-@documents_result(ReturnClassifyResult)
 def return_classify(job, ctx):
     """Classify the returns of the tenant's orders and look for anomalies."""
     params = job.params or {}

@@ -15,8 +15,13 @@ for ``StrictDecimal`` (its decimal places as ``multipleOf``, its magnitude limit
 import copy
 from decimal import Decimal
 
+from flask import current_app
+
 from ..errors import CATALOGUE
 from ..jobs import registry
+from .openapi_events import add_event_callbacks
+from .openapi_ops import add_operation_details
+from .openapi_responses import exact_responses, references
 from .schemas import DECIMAL_LIMIT, StrictDecimal
 
 JOB_CREATE_PATH = "/api/ai-jobs"
@@ -42,34 +47,28 @@ def decimal_properties(self, field, ret=None, **kwargs):
     return props
 
 
+def bulk_item_properties(self, field, ret=None, **kwargs):
+    """apispec attribute function: a bulk list's free-form item documented as the schema
+    each item is loaded with (``metadata["item_schema"]``; items are checked one by one)."""
+    schema = field.metadata.get("item_schema")
+    if schema is None:
+        return {}
+    return self.resolve_nested_schema(schema)
+
+
 def _component_name(type_name):
     return "JobCreate_" + type_name
 
 
 def register_job_params(api):
     """Add each public job type's params schema, and the schema of its result where its
-    handler documents one (``result_schema``), to the document's components."""
+    job type registers one (``job_type(result=...)``), to the document's components."""
     for name in registry.public_types():
         spec = registry.get(name)
         if spec.params is not None:
             api.spec.components.schema("JobParams_" + name, schema=spec.params)
-        if getattr(spec.run, "result_schema", None) is not None:
-            api.spec.components.schema("JobResult_" + name, schema=spec.run.result_schema)
-
-
-def _job_results(document):
-    """A job's ``result`` is one of the documented results (by the job's ``type``)."""
-    schemas = document["components"]["schemas"]
-    documented = [name for name in registry.public_types() if "JobResult_" + name in schemas]
-    result = schemas["Job"]["properties"]["result"]
-    result["description"] = (
-        "The job's result, by its `type`: "
-        + ", ".join(f"`{name}` JobResult_{name}" for name in documented)
-        + "; other types: an object described in the README."
-    )
-    result["anyOf"] = [{"$ref": "#/components/schemas/JobResult_" + n} for n in documented] + [
-        {"type": "object"}
-    ]
+        if spec.result is not None:
+            api.spec.components.schema("JobResult_" + name, schema=spec.result)
 
 
 def _job_variants(document):
@@ -112,6 +111,43 @@ def _one_of_job_types(document):
     for parameter in document["paths"][JOB_CREATE_PATH]["get"]["parameters"]:
         if parameter["name"] == "type" and parameter["in"] == "query":
             parameter["schema"]["enum"] = list(registry.known_types())
+
+
+FREE_FORM = {"type": "object", "additionalProperties": True}
+
+
+def _job_reads(document):
+    """A job as read (``Job``) is a ``oneOf`` per type, selected by ``type``, with that
+    type's params and result schemas; internal types share one variant."""
+    schemas = document["components"]["schemas"]
+    common = schemas["Job"]
+    mapping = {}
+
+    def variant(component, names, params, result):
+        job = copy.deepcopy(common)
+        job["properties"]["type"] = {"type": "string", "enum": list(names)}
+        job["properties"]["params"] = params
+        job["properties"]["result"] = result
+        schemas[component] = job
+        for name in names:
+            mapping[name] = "#/components/schemas/" + component
+
+    for name in registry.public_types():
+        spec = registry.get(name)
+        params = FREE_FORM
+        if spec.params is not None:
+            params = {"$ref": "#/components/schemas/JobParams_" + name}
+        result = FREE_FORM
+        if spec.result is not None:
+            result = {"$ref": "#/components/schemas/JobResult_" + name}
+        variant("Job_" + name, [name], params, result)
+    internal = [n for n in registry.known_types() if n not in registry.public_types()]
+    if internal:
+        variant("Job_internal", internal, FREE_FORM, FREE_FORM)
+    schemas["Job"] = {
+        "oneOf": [{"$ref": ref} for ref in dict.fromkeys(mapping.values())],
+        "discriminator": {"propertyName": "type", "mapping": mapping},
+    }
 
 
 def _resolve(document, node):
@@ -160,19 +196,50 @@ def _no_nul(node):
         return
     if not isinstance(node, dict):
         return
-    if node.get("type") == "string" and not {"pattern", "enum", "format"} & node.keys():
+    kind = node.get("type")
+    is_string = kind == "string" or (isinstance(kind, list) and "string" in kind)
+    if is_string and not {"pattern", "enum", "format"} & node.keys():
         node["pattern"] = NO_NUL
     for key, value in node.items():
         if key not in ("example", "default", "examples"):
             _no_nul(value)
 
 
+def _references(node, found):
+    refs = set()
+    references(node, refs)
+    found.update(tuple(ref.split("/")[2:4]) for ref in refs)
+
+
+def _drop_unused_components(document):
+    """Leave out components nothing refers to (flask-smorest's PaginationMetadata, the job
+    create schemas the oneOf replaced). Security schemes are referred to by name."""
+    components = document["components"]
+    used = set()
+    _references(document["paths"], used)
+    pending = set(used)
+    while pending:
+        kind, name = pending.pop()
+        found = set()
+        _references(components.get(kind, {}).get(name), found)
+        pending |= found - used
+        used |= found
+    for kind, items in components.items():
+        if kind != "securitySchemes":
+            for name in [n for n in items if (kind, n) not in used]:
+                del items[name]
+
+
 def build_document(api):
     document = copy.deepcopy(api.spec.to_dict())
     _one_of_job_types(document)
-    _job_results(document)
+    _job_reads(document)
     _patch_needs_a_field(document)
     _limits(document)
+    add_operation_details(document, current_app, _add_error)
+    add_event_callbacks(document)
+    exact_responses(document)
+    _drop_unused_components(document)
     _no_nul(document["paths"])
     _no_nul(document["components"])
     return document

@@ -58,9 +58,18 @@ class StrictDecimal(ma.fields.Field):
 
 
 class StrictInteger(ma.fields.Integer):
+    """A JSON integer. A number without a fractional part (``5.0``) is that integer, as JSON
+    Schema says (the OpenAPI 3.1 document's ``type: integer``); ``5.5``, strings and
+    booleans are refused."""
+
     def __init__(self, **kwargs):
         kwargs.setdefault("strict", True)
         super().__init__(**kwargs)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        return super()._deserialize(value, attr, data, **kwargs)
 
 
 class Timestamp(ma.fields.String):

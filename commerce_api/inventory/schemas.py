@@ -68,7 +68,10 @@ class BulkStockSchema(_Strict):
     updates = ma.fields.List(
         ma.fields.Raw(
             allow_none=True,  # like any item that is not an object: that item fails
-            metadata={"description": "`{sku, warehouse_id, quantity, reason, note}`"},
+            metadata={
+                "description": "`{sku, warehouse_id, quantity, reason, note}`",
+                "item_schema": BulkStockItemSchema,  # the document's item type
+            },
         ),
         required=True,
         validate=ma.validate.Length(min=1, max=MAX_BULK_ITEMS),

@@ -44,6 +44,8 @@ class JobType:
     # its domain's read scope (``read_scope``) shows the job's params, result and error
     # details (DESIGN 3). None: no domain (the tests' own types).
     scope: str | None = None
+    # marshmallow schema class of the result (the OpenAPI document's JobResult_<name>)
+    result: type | None = None
 
     @property
     def read_scope(self):
@@ -67,12 +69,13 @@ def unregister(name):
 
 
 def job_type(name, *, scope, params=None, typical_seconds=DEFAULT_TYPICAL_SECONDS,
-             timeout=None, internal=False):  # fmt: skip
+             timeout=None, internal=False, result=None):  # fmt: skip
     """Register the decorated ``run(job, ctx)`` as the handler of job type ``name``;
-    ``scope`` is the scope of what it touches (``JobType.scope``)."""
+    ``scope`` is the scope of what it touches (``JobType.scope``); ``result`` documents
+    what it returns."""
 
     def decorator(func):
-        register(JobType(name, func, params, typical_seconds, timeout, internal, scope))
+        register(JobType(name, func, params, typical_seconds, timeout, internal, scope, result))
         return func
 
     return decorator

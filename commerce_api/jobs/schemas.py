@@ -128,7 +128,7 @@ class JobSchema(ma.Schema):
     id = ma.fields.String(metadata={"example": "job_01JD3Q9Z7G0000000000000000"})
     type = ma.fields.String()
     status = ma.fields.String(validate=ma.validate.OneOf(JOB_STATUSES))
-    priority = ma.fields.String()
+    priority = ma.fields.String(validate=ma.validate.OneOf(list(PRIORITIES)))
     params = ma.fields.Dict()
     attempts = ma.fields.Integer()
     created_at = ma.fields.String(metadata={"example": "2026-11-22T10:04:05.123Z"})
@@ -161,8 +161,8 @@ JobListSchema = list_schema("JobListSchema", JobSchema)
 class BatchJobSchema(ma.Schema):
     id = ma.fields.String()
     type = ma.fields.String()
-    status = ma.fields.String()
-    priority = ma.fields.String()
+    status = ma.fields.String(validate=ma.validate.OneOf(JOB_STATUSES))
+    priority = ma.fields.String(validate=ma.validate.OneOf(list(PRIORITIES)))
     estimated_completion_at = ma.fields.String()
 
 

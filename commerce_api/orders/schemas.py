@@ -182,7 +182,10 @@ class BulkShipmentSchema(_Strict):
     shipments = ma.fields.List(
         ma.fields.Raw(
             allow_none=True,  # like any item that is not an object: that item fails
-            metadata={"description": "`{order_id, carrier, tracking_number, ...}`"},
+            metadata={
+                "description": "`{order_id, carrier, tracking_number, ...}`",
+                "item_schema": BulkShipmentItemSchema,  # the document's item type
+            },
         ),
         required=True,
         validate=ma.validate.Length(min=1, max=BULK_SHIPMENT_MAX),

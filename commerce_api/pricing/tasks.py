@@ -22,11 +22,64 @@ class CompetitorScanParams(StrictSchema):
     skus = skus_field(required=False, maximum=MAX_RECALCULATE_SKUS)
 
 
+class PushError(ma.Schema):
+    code = ma.fields.String(required=True)
+    marketplace_code = ma.fields.String(required=True, allow_none=True)
+    message = ma.fields.String(required=True)
+
+
+class RecalculatedPrice(ma.Schema):
+    id = ma.fields.String(required=True)
+    sku = ma.fields.String(required=True)
+    current_price = ma.fields.Float(required=True)
+    recommended_price = ma.fields.Float(required=True)
+    confidence = ma.fields.Float(required=True)
+    applied = ma.fields.Boolean(required=True)
+    reasoning = ma.fields.String(required=True)
+    error = ma.fields.Nested(PushError)  # with apply, when the push failed
+
+
+class SkippedSku(ma.Schema):
+    sku = ma.fields.String(required=True)
+    reason = ma.fields.String(required=True)
+
+
+class FetchError(ma.Schema):
+    code = ma.fields.String(required=True)
+    message = ma.fields.String(required=True)
+
+
+class CompetitorFetch(ma.Schema):
+    skus_requested = ma.fields.Integer(required=True)
+    offers_stored = ma.fields.Integer(required=True)
+    error = ma.fields.Nested(FetchError, required=True, allow_none=True)
+
+
+class PricingRecalculateResult(ma.Schema):
+    marketplace = ma.fields.String(required=True)
+    processed_count = ma.fields.Integer(required=True)
+    updated_count = ma.fields.Integer(required=True)
+    applied_count = ma.fields.Integer(required=True)
+    recommendations = ma.fields.List(ma.fields.Nested(RecalculatedPrice), required=True)
+    skipped_count = ma.fields.Integer(required=True)
+    skipped = ma.fields.List(ma.fields.Nested(SkippedSku), required=True)
+    competitor_fetch = ma.fields.Nested(CompetitorFetch, required=True)
+    push_error = ma.fields.Nested(PushError)  # the marketplace went unavailable
+
+
+class CompetitorScanResult(ma.Schema):
+    marketplace = ma.fields.String(required=True)
+    sku_count = ma.fields.Integer(required=True)
+    offer_count = ma.fields.Integer(required=True)
+    skus_without_offers = ma.fields.List(ma.fields.String(), required=True)
+
+
 # with apply, one price push per SKU: up to 10,000 requests to the marketplace
 @job_type(
     "pricing_recalculate",
     scope="pricing:write",
     params=PricingRecalculateParams,
+    result=PricingRecalculateResult,
     typical_seconds=35,
     timeout=1800,
 )
@@ -53,6 +106,7 @@ def pricing_recalculate(job, ctx):
     "competitor_scan",
     scope="pricing:write",
     params=CompetitorScanParams,
+    result=CompetitorScanResult,
     typical_seconds=37,
     timeout=600,
 )

@@ -17,6 +17,7 @@ from .schemas import (
     ListingEnvelopeSchema,
     ListingUpdateSchema,
     ProductCreateSchema,
+    ProductDetailEnvelopeSchema,
     ProductEnvelopeSchema,
     ProductFieldsArgsSchema,
     ProductListArgsSchema,
@@ -71,7 +72,7 @@ class ProductBulkViews(MethodView):
 class ProductBySkuViews(MethodView):
     @require_scope("products:read")
     @blp.arguments(ProductFieldsArgsSchema, location="query")
-    @blp.response(200, ProductEnvelopeSchema)
+    @blp.response(200, ProductDetailEnvelopeSchema)
     @blp.errors("PRODUCT_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, sku):
         """Get a product with its listings"""

@@ -107,7 +107,10 @@ class BulkUpdateSchema(_Strict):
     updates = ma.fields.List(
         ma.fields.Raw(
             allow_none=True,  # like any item that is not an object: that item fails
-            metadata={"description": "`{sku, <fields to change>}`"},
+            metadata={
+                "description": "`{sku, <fields to change>}`",
+                "item_schema": BulkItemSchema,  # the document's item type
+            },
         ),
         required=True,
         validate=ma.validate.Length(min=1, max=100),
@@ -201,7 +204,9 @@ class ProductDetailSchema(ProductSchema):
     listings = ma.fields.List(ma.fields.Nested(ListingSchema))
 
 
-ProductEnvelopeSchema = envelope_schema("ProductEnvelopeSchema", ProductDetailSchema)
+ProductDetailEnvelopeSchema = envelope_schema("ProductDetailEnvelopeSchema", ProductDetailSchema)
+# create and update answer with the product alone (SPEC)
+ProductEnvelopeSchema = envelope_schema("ProductEnvelopeSchema", ProductSchema)
 ListingEnvelopeSchema = envelope_schema("ListingEnvelopeSchema", ListingSchema)
 
 
