@@ -37,12 +37,24 @@ class SendLoop:
     def in_flight(self):
         raise NotImplementedError
 
-    def step(self, pool, claim):
-        """Record outcomes, then (with ``claim``) claim and submit; True when there was work."""
+    def step(self, senders, claim):
+        """Record outcomes, then (with ``claim``) claim and hand work to ``senders``; True
+        when there was work."""
         raise NotImplementedError
 
     def landed(self, outcome):
         """An outcome came back from a sending thread (no longer in flight)."""
+
+    def start_senders(self):
+        """The sending threads, handed to ``step``: by default a pool it submits to."""
+        return ThreadPoolExecutor(self.threads, thread_name_prefix=self.thread_name_prefix)
+
+    def stopping(self):
+        """The stop was asked for: what is held but not yet sent may be given back."""
+
+    def stop_senders(self, senders):
+        """Let the sending threads finish what they are sending, then end them."""
+        senders.shutdown(wait=True)
 
     def record(self, outcomes):
         """Write ``outcomes`` (inside the caller's transaction)."""
@@ -53,11 +65,15 @@ class SendLoop:
     def run(self, stop):
         """Run until ``stop`` is set; with ``stop`` set on entry, until nothing is due."""
         once = stop.is_set()
-        pool = ThreadPoolExecutor(self.threads, thread_name_prefix=self.thread_name_prefix)
+        senders = self.start_senders()
+        told = False
         try:
             while True:
                 stopping = stop.is_set() and not once
-                busy = self.step(pool, claim=not stopping)
+                if stopping and not told:
+                    self.stopping()
+                    told = True
+                busy = self.step(senders, claim=not stopping)
                 if stopping and self.in_flight() == 0:
                     break
                 if once and not busy and self.in_flight() == 0:
@@ -65,7 +81,7 @@ class SendLoop:
                 if not busy or self.in_flight() >= self.capacity:
                     self.wait(self.poll_interval if not stopping else 0.05)
         finally:
-            pool.shutdown(wait=True)
+            self.stop_senders(senders)
             self.record_left()  # outcomes of sends still running at shutdown
             if is_postgres() and not db.is_closed():
                 db.close()

@@ -4,18 +4,19 @@ One thread (the service's own, with the database connection) fans events out, cl
 deliveries and records outcomes; a small pool of sending threads only does HTTP. Which
 endpoints are claimed for and which held delivery is sent next is ``fairness.Slots``'s
 choice. Outcomes come back through a queue and are written in batches, together with the
-next claim.
+next claim (the loop itself: ``sendloop.SendLoop``, with sending threads of its own that
+take what the slots choose instead of a pool).
 """
 
 import logging
 import os
-import queue
 import secrets
 import socket
 import threading
 import time
 
-from ..db import db, is_postgres, write_transaction
+from ..db import write_transaction
+from ..sendloop import SendLoop
 from ..timeutil import now_ms
 from . import dispatch, fanout, sender
 from .fairness import Slots
@@ -44,13 +45,15 @@ def parse_schedule(text):
     return delays
 
 
-class DeliveryService:
+class DeliveryService(SendLoop):
+    thread_name_prefix = "webhook-send"
+
     def __init__(self, config):
         self.schedule = parse_schedule(config["WEBHOOK_RETRY_SCHEDULE"])
         self.timeout = float(config["WEBHOOK_TIMEOUT_SECONDS"])
         self.concurrency = max(1, int(config["WEBHOOK_SEND_CONCURRENCY"]))
+        super().__init__(self.concurrency, config["WEBHOOK_POLL_INTERVAL"])
         self.batch_size = max(1, int(config["WEBHOOK_BATCH_SIZE"]))
-        self.poll_interval = max(0.005, float(config["WEBHOOK_POLL_INTERVAL"]))
         self.lease_ms = max(
             int(self.timeout * 1000) * 2, int(config["WEBHOOK_LEASE_SECONDS"]) * 1000
         )
@@ -62,57 +65,54 @@ class DeliveryService:
             endpoint_limit=int(config["WEBHOOK_ENDPOINT_CONCURRENCY"]),
         )
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
-        self.outcomes = queue.Queue()
         self.inflight = 0
-        self._unrecorded = []  # outcomes whose recording failed, to try again
         self._failures = 0
         self._claims = 0
         self.stats = {"fanned_out": 0, "sent": 0, "recorded": 0}
 
-    # The loop -----------------------------------------------------------------------------
+    # The loop (sendloop.SendLoop.run) ---------------------------------------------------
 
     def run(self, stop):
         """Deliver until ``stop`` is set; with ``stop`` set on entry, until nothing is due."""
-        once = stop.is_set()
+        super().run(stop)
+        return self.stats
+
+    def start_senders(self):
         threads = [
-            threading.Thread(target=self._sending, name=f"webhook-send-{n}", daemon=True)
+            threading.Thread(
+                target=self._sending, name=f"{self.thread_name_prefix}-{n}", daemon=True
+            )
             for n in range(self.concurrency)
         ]
         for thread in threads:
             thread.start()
-        unqueued = False
-        try:
-            while True:
-                stopping = stop.is_set() and not once
-                if stopping and not unqueued:
-                    # held but not yet sent: given back at once, not sent during shutdown
-                    for delivery in self.slots.unqueue():
-                        self.outcomes.put(self._given_back(delivery))
-                    unqueued = True
-                busy = self._step(claim=not stopping)
-                if stopping and self.inflight == 0:
-                    break
-                if once and not busy and self.inflight == 0:
-                    break
-                if not busy or self.inflight >= self.capacity:
-                    self._wait(self.poll_interval if not stopping else 0.05)
-        finally:
-            for delivery in self.slots.close():  # nothing is queued unless the loop failed
-                self.outcomes.put(self._given_back(delivery))
-            for thread in threads:
-                thread.join()
-            self._record_left()  # outcomes of sends still running at shutdown
-            if is_postgres() and not db.is_closed():
-                db.close()
-        return self.stats
+        return threads
+
+    def stopping(self):
+        # held but not yet sent: given back at once, not sent during shutdown
+        for delivery in self.slots.unqueue():
+            self.outcomes.put(self._given_back(delivery))
+
+    def stop_senders(self, senders):
+        for delivery in self.slots.close():  # nothing is queued unless the loop failed
+            self.outcomes.put(self._given_back(delivery))
+        for thread in senders:
+            thread.join()
+
+    def in_flight(self):
+        return self.inflight
+
+    def landed(self, outcome):
+        self.inflight -= 1
 
     @property
     def capacity(self):
         return self.concurrency * 2  # a few queued per thread keep every thread busy
 
-    def _step(self, claim):
-        """Record outcomes, fan out, claim and send; True when there was work."""
-        done = self._drain()
+    def step(self, senders, claim):
+        """Record outcomes, fan out, claim and hand the claimed to the slots (the sending
+        threads take them from there); True when there was work."""
+        done = self.take_outcomes()
         busy = bool(done)
         if claim and fanout.has_unfanned_events():
             events, _ = fanout.fan_out(self.batch_size, now_ms())
@@ -128,14 +128,14 @@ class DeliveryService:
         try:
             # one commit for the outcomes and the next claim
             with write_transaction():
-                self._record(done)
+                self.record(done)
                 if claim:
                     claimed = self._claim(min(free, self.batch_size), token)
         except Exception:
             # the outcomes are tried again; unrecorded, their leases would run out and the
             # deliveries be sent again (at-least-once)
             log.exception("webhook delivery: recording or claiming failed")
-            self._unrecorded.extend(done)
+            self.keep_unrecorded(done)
             self._failures += 1
             if self._failures >= MAX_CONSECUTIVE_FAILURES:
                 raise  # the worker logs it; leases run out and other workers go on
@@ -180,46 +180,12 @@ class DeliveryService:
     def _given_back(delivery):
         return dispatch.Outcome(delivery, now_ms(), 0, sent=False, given_back=True)
 
-    def _wait(self, seconds):
-        """Sleep until an outcome arrives or ``seconds`` pass."""
-        try:
-            outcome = self.outcomes.get(timeout=seconds)
-        except queue.Empty:
-            return
-        self.outcomes.put(outcome)
-
-    def _drain(self):
-        done, self._unrecorded = self._unrecorded, []
-        retried = len(done)  # already counted out of flight
-        while True:
-            try:
-                done.append(self.outcomes.get_nowait())
-            except queue.Empty:
-                break
-        self.inflight -= len(done) - retried
-        return done
-
-    def _record(self, outcomes):
+    def record(self, outcomes):
         if outcomes:
             self.stats["sent"] += sum(1 for o in outcomes if o.sent)
             self.stats["recorded"] += dispatch.record(
                 outcomes, self.schedule, now_ms(), self.disable_after_ms
             )
-
-    def _record_left(self):
-        """At shutdown: what is still unrecorded, tried a few times."""
-        for attempt in range(3):
-            done = self._drain()
-            if not done:
-                return
-            try:
-                with write_transaction():
-                    self._record(done)
-                return
-            except Exception:
-                log.exception("webhook outcomes: recording failed (try %s)", attempt + 1)
-                self._unrecorded.extend(done)
-                time.sleep(0.2 * (attempt + 1))
 
 
 def run_service(config, stop):
