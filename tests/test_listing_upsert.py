@@ -95,3 +95,42 @@ def test_a_price_recorded_while_a_sync_pushes_is_kept_and_pushed_again(app, tena
     (after,) = Listing.select()
     assert after.price == Decimal("17.25")
     assert after.sync_status == "pending"  # the marketplace may hold the sync's body
+
+
+def test_a_listing_push_recorded_while_a_price_was_pushed_makes_the_listing_pending(app, tenant):
+    """A listing push that reached the marketplace after the price did carried the old
+    price; recorded before the price, it left the listing in_sync while the marketplace
+    held the old price (bench/soak.py on PostgreSQL). A push recorded since the price's
+    first push began makes the listing pending; an older one does not."""
+    from decimal import Decimal
+
+    from commerce_api.db import write_transaction
+    from commerce_api.marketplaces.prices import AcceptedPrice, record_pushed_prices
+
+    create_product(
+        tenant.id, {"sku": "MUG-1", "title": "Mug", "gtin": "4006381333931", "status": "active"}
+    )
+    connect(tenant, "amazon", "sandbox")
+    sync_product(tenant.id, "MUG-1", ["amazon"], "test")
+    (listing,) = Listing.select()
+    Listing.update(sync_status="in_sync", last_synced_at=1_000).execute()
+
+    def record(price, pushed_at):
+        with write_transaction():
+            record_pushed_prices([AcceptedPrice(listing.id, Decimal(price), 2_000, pushed_at)])
+        return Listing.get_by_id(listing.id)
+
+    # the listing push was recorded (1,000) before this price's push began (1,500)
+    kept = record("17.25", 1_500)
+    assert (kept.price, kept.sync_status, kept.last_synced_at) == (
+        Decimal("17.25"),
+        "in_sync",
+        2_000,
+    )
+    # recorded (2,000) after the next price's push began (1,900): pushed again
+    again = record("18.50", 1_900)
+    assert (again.price, again.sync_status) == (Decimal("18.50"), "pending")
+    assert again.next_push_at is not None
+    # a resumed push (when it began is not known): always pushed again
+    Listing.update(sync_status="in_sync").where(Listing.id == listing.id).execute()
+    assert record("19.00", None).sync_status == "pending"

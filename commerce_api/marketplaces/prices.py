@@ -67,11 +67,13 @@ def push_price(
 
 @dataclass(frozen=True)
 class AcceptedPrice:
-    """A price the marketplace accepted for a listing, at ``accepted_at`` (epoch ms)."""
+    """A price the marketplace accepted for a listing, at ``accepted_at`` (epoch ms);
+    ``pushed_at``: when its first push began (None: not known, as after a crash)."""
 
     listing_id: str
     price: Decimal
     accepted_at: int
+    pushed_at: int | None = None
 
 
 _RECORD_SQL = {}
@@ -83,7 +85,10 @@ def record_pushed_prices(accepted: list[AcceptedPrice]) -> int:
 
     The listing's ``version`` is bumped: a listing push that read the old price while this
     one was under way is recorded as outdated and pushed again (with this price), so the
-    marketplace never keeps an older price than the listing shows.
+    marketplace never keeps an older price than the listing shows. A listing push already
+    recorded since the price's first push began may have reached the marketplace after
+    the price did, carrying the old one: the listing becomes pending and is pushed again
+    (with an unknown ``pushed_at``, always).
     """
     if db.transaction_depth() == 0:
         raise RuntimeError("record_pushed_prices() must run inside the caller's transaction")
@@ -92,13 +97,31 @@ def record_pushed_prices(accepted: list[AcceptedPrice]) -> int:
     sql = _RECORD_SQL.get(db.param)
     if sql is None:
         p = db.param
+        # every right-hand side reads the row as it was before this UPDATE
+        overtaken = f'COALESCE("last_synced_at", 0) >= {p}'
         sql = _RECORD_SQL[db.param] = (
             f'UPDATE "{Listing._meta.table_name}" SET "price" = {p}, "last_synced_at" = {p},'
-            f' "updated_at" = {p}, "version" = "version" + 1 WHERE "id" = {p}'
+            f' "updated_at" = {p}, "version" = "version" + 1,'
+            f' "next_push_at" = CASE WHEN {overtaken} AND "sync_status" <> \'pending\''
+            f' THEN {p} ELSE "next_push_at" END,'
+            f' "sync_status" = CASE WHEN {overtaken} THEN \'pending\' ELSE "sync_status" END'
+            f' WHERE "id" = {p}'
         )
     to_db = Listing.price.db_value
     ordered = sorted(accepted, key=lambda a: a.listing_id)  # the listings' lock order
-    db.cursor().executemany(
-        sql, [(to_db(a.price), a.accepted_at, a.accepted_at, a.listing_id) for a in ordered]
-    )
+    rows = []
+    for a in ordered:
+        since = 0 if a.pushed_at is None else a.pushed_at
+        rows.append(
+            (
+                to_db(a.price),
+                a.accepted_at,
+                a.accepted_at,
+                since,
+                a.accepted_at,
+                since,
+                a.listing_id,
+            )  # fmt: skip
+        )
+    db.cursor().executemany(sql, rows)
     return len(accepted)

@@ -17,6 +17,7 @@ import uuid
 
 from ..claims import OperationClaim, claim
 from ..errors import ApiError
+from ..timeutil import now_ms
 from .models import Recommendation
 from .recommendations import APPLY, listed_products, push_recommendation
 
@@ -57,7 +58,7 @@ class PriceApplier:
                 return
             time.sleep(min(left, 1.0))
 
-    def _push(self, rec, product, held):
+    def _push(self, rec, product, held, pushed_at):
         """Push until the marketplace decides; the accepted outcome is recorded."""
         for attempt in range(PUSH_ATTEMPTS):
             if self.heartbeat is not None:
@@ -71,6 +72,7 @@ class PriceApplier:
                     held,
                     self.created_by,
                     details={"job_id": self.job_id},
+                    pushed_at=pushed_at,  # the first try may have landed
                 )
             except ApiError as error:
                 if error.code != "MARKETPLACE_UNAVAILABLE":
@@ -82,14 +84,15 @@ class PriceApplier:
                 retry_after = float(error.details.get("retry_after") or 1)
                 self._wait(min(max(retry_after, 0.1), MAX_WAIT_SECONDS))
 
-    def apply(self, rec, product):
-        """Claim, push and record one recommendation; returns None or the error item."""
+    def apply(self, rec, product, resumed=False):
+        """Claim, push and record one recommendation; returns None or the error item.
+        ``resumed``: a killed attempt may have pushed it at a time not known."""
         try:
             held = claim(self.tenant_id, rec["id"], APPLY, token=self.token)
         except ApiError as error:  # an API apply of the same recommendation is under way
             return {"code": error.code, "message": error.message}
         try:
-            self._push(rec, product, held)
+            self._push(rec, product, held, None if resumed else now_ms())
         except StillUnavailable:
             raise
         except ApiError as error:
@@ -123,5 +126,5 @@ class PriceApplier:
                     & (OperationClaim.token == self.token)
                 ).execute()
                 continue
-            if self.apply(rec, product) is None:
+            if self.apply(rec, product, resumed=True) is None:
                 self.resumed_count += 1

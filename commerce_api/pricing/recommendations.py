@@ -213,13 +213,20 @@ def apply_recommendation(tenant_id, recommendation_id, created_by):
         return push_recommendation(tenant_id, row, product, connection, claim, created_by)
 
 
-def push_recommendation(tenant_id, row, product, connection, claim, created_by, details=None):
+def push_recommendation(
+    tenant_id, row, product, connection, claim, created_by, details=None, pushed_at=0
+):
     """Push the recommended price (``Idempotency-Key``: the recommendation's id, so a
     retried push is recognised), then record the outcome; the caller holds ``claim``.
+
+    ``pushed_at``: when the first push of this price began, if an earlier try may have
+    landed (None: not known); 0, the default: now.
 
     Raises the API's error (422 ``MARKETPLACE_REJECTION``, 503 ``MARKETPLACE_UNAVAILABLE``)
     when the push fails.
     """
+    if pushed_at == 0:
+        pushed_at = now_ms()
     try:
         push_price(
             connection,
@@ -231,12 +238,13 @@ def push_recommendation(tenant_id, row, product, connection, claim, created_by, 
         )
     except ConnectorError as exc:
         raise api_error(connection, "push_price", exc) from None
-    return record_applied(tenant_id, row["id"], claim)
+    return record_applied(tenant_id, row["id"], claim, pushed_at)
 
 
-def record_applied(tenant_id, recommendation_id, claim):
+def record_applied(tenant_id, recommendation_id, claim, pushed_at=None):
     """The marketplace accepted the price: the listing takes it, the recommendation is
-    applied as of now, and the claim is released, in one transaction."""
+    applied as of now, and the claim is released, in one transaction (``pushed_at``: see
+    ``marketplaces.prices.AcceptedPrice``)."""
     now = now_ms()
     with write_transaction():
         row = _recommendation_of(tenant_id, recommendation_id, lock=True)
@@ -246,7 +254,8 @@ def record_applied(tenant_id, recommendation_id, claim):
         # rows of the join here deadlocked (PostgreSQL soak) with a stock change that
         # marks the listing pending while it holds the product's rows
         product = _listing_or_409(tenant_id, row)
-        record_pushed_prices([AcceptedPrice(product["listing_id"], row["recommended_price"], now)])
+        accepted = AcceptedPrice(product["listing_id"], row["recommended_price"], now, pushed_at)
+        record_pushed_prices([accepted])
         # the marketplace has the price now, even if the recommendation was dismissed
         # while the push was under way: the record follows what the marketplace shows
         Recommendation.update(
