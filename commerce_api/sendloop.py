@@ -11,6 +11,7 @@ to record a batch of outcomes.
 import logging
 import queue
 import time
+from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
 
 from .db import db, is_postgres, write_transaction
@@ -18,7 +19,7 @@ from .db import db, is_postgres, write_transaction
 log = logging.getLogger("commerce_api.sendloop")
 
 
-class SendLoop:
+class SendLoop(ABC):
     thread_name_prefix = "send"
 
     def __init__(self, threads, poll_interval):
@@ -34,31 +35,36 @@ class SendLoop:
         """Sends in flight at which the loop waits for outcomes instead of claiming."""
         return self.threads
 
+    @abstractmethod
     def in_flight(self):
-        raise NotImplementedError
+        """Sends handed out whose outcomes have not come back."""
 
+    @abstractmethod
     def step(self, senders, claim):
         """Record outcomes, then (with ``claim``) claim and hand work to ``senders``; True
         when there was work."""
-        raise NotImplementedError
 
     def landed(self, outcome):
-        """An outcome came back from a sending thread (no longer in flight)."""
+        """An outcome came back from a sending thread (no longer in flight); by default
+        nothing to count."""
+        return None
 
     def start_senders(self):
         """The sending threads, handed to ``step``: by default a pool it submits to."""
         return ThreadPoolExecutor(self.threads, thread_name_prefix=self.thread_name_prefix)
 
     def stopping(self):
-        """The stop was asked for: what is held but not yet sent may be given back."""
+        """The stop was asked for: what is held but not yet sent may be given back (by
+        default nothing is held)."""
+        return None
 
     def stop_senders(self, senders):
         """Let the sending threads finish what they are sending, then end them."""
         senders.shutdown(wait=True)
 
+    @abstractmethod
     def record(self, outcomes):
         """Write ``outcomes`` (inside the caller's transaction)."""
-        raise NotImplementedError
 
     # the loop -----------------------------------------------------------------------------
 
