@@ -174,7 +174,9 @@ def test_a_burst_of_changes_is_coalesced(app, headers, shop):
     print(f"1,000 changes in {burst:.1f} s: {pushes} pushes")
     # a listing changing all the time is pushed once per spacing (0.6 s) at most, plus the
     # push that carries the final state: 1,000 changes within 10 s give at most 18 pushes
-    assert 1 <= pushes <= burst / SPACING + 2
+    # (counted until the listing settled: the push of the final state, up to one spacing
+    # after the burst, is one more)
+    assert 1 <= pushes <= (burst + SPACING) / SPACING + 2
     if burst <= 10.0:
         assert pushes <= 20
     else:  # a loaded machine: the bar's premise (10 s) did not hold, the spacing did
