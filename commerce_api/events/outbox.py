@@ -1,7 +1,8 @@
 """Write events to the outbox inside the caller's transaction."""
 
-from ..db import db, insert_statement
+from ..db import db
 from ..ids import new_id
+from ..sql import insert_statement
 from ..timeutil import format_ms, now_ms
 from .models import EVENT_TYPES, Event
 

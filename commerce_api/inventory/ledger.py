@@ -11,13 +11,12 @@ Lock order, the same for every caller so that transactions do not deadlock: ware
 (shared), then inventory records (by product id), then stock rows (by id).
 """
 
-import peewee
-
-from ..db import cached_statement, db, insert_statement, is_postgres, quote, row_getter
+from ..db import db, is_postgres, row_getter
 from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
 from ..products.listings import mark_listings_pending
+from ..sql import executemany, insert_statement, update_statement
 from ..timeutil import format_ms, now_ms
 from .models import Adjustment, InventorySummary, Stock, Warehouse
 
@@ -320,14 +319,18 @@ class StockLedger:
         now = now_ms()
         rows = [row for row in self.stocks.values() if row.dirty]
         if rows:
-            _executemany(
-                _update_sql(Stock, ("on_hand", "reserved", "version", "last_adjusted_at"), "id"),
+            executemany(
+                update_statement(
+                    Stock,
+                    ("on_hand", "reserved", "version", "last_adjusted_at", "updated_at"),
+                    "id",
+                ),
                 [(r.on_hand, r.reserved, r.version, r.last_adjusted_at, now, r.id) for r in rows],
             )
             mark_listings_pending(product_ids={r.product_id for r in rows}, now=now)
         if self.adjustments:
             fields = [Adjustment._meta.fields[name] for name in self.adjustments[0]]
-            _executemany(
+            executemany(
                 insert_statement(Adjustment, tuple(f.name for f in fields)),
                 [tuple(a[f.name] for f in fields) for a in self.adjustments],
             )
@@ -338,8 +341,8 @@ class StockLedger:
             if summary.status != summary.previous_status:
                 changes.append(summary)
         if summaries:
-            _executemany(
-                _update_sql(
+            executemany(
+                update_statement(
                     InventorySummary,
                     (
                         "total_on_hand",
@@ -347,6 +350,7 @@ class StockLedger:
                         "total_available",
                         "safety_stock",
                         "status",
+                        "updated_at",
                     ),
                     "product",
                 ),
@@ -395,26 +399,3 @@ class StockLedger:
         written = self.adjustments
         self.adjustments = []
         return written
-
-
-def _update_sql(model, columns, key):
-    """``UPDATE ... SET columns, updated_at WHERE key = ?``: it runs for every item of a
-    bulk update, so it is built once per engine."""
-
-    def build():
-        meta = model._meta
-        assignments = ", ".join(
-            f"{quote(meta.fields[name].column_name)} = {db.param}"
-            for name in (*columns, "updated_at")
-        )
-        return (
-            f"UPDATE {quote(meta.table_name)} SET {assignments}"
-            f" WHERE {quote(meta.fields[key].column_name)} = {db.param}"
-        )
-
-    return cached_statement(("update", model, columns, key), build)
-
-
-def _executemany(sql, params):
-    with peewee.__exception_wrapper__:
-        db.cursor().executemany(sql, params)

@@ -7,7 +7,8 @@ number of statements a chunk issues does not depend on how many rows it writes.
 
 import peewee
 
-from ..db import PreparedQuery, db
+from ..db import db
+from ..sql import PreparedQuery
 
 _statements = {}
 
@@ -45,7 +46,7 @@ class PreparedIn:
     def tuples(self, *params, values):
         """Rows as the driver returns them (the caller converts what it needs)."""
         values = list(values)
-        sql, _, _ = self._prepared(len(values))._compile()
+        sql, _, _ = self._prepared(len(values)).compiled()
         return db.execute_sql(sql, [*params, *values]).fetchall()
 
 

@@ -5,11 +5,12 @@ from decimal import Decimal
 from peewee import IntegrityError
 from stdnum import ean
 
-from ..db import PreparedQuery, contains_text, for_update, row_getter, write_transaction
+from ..db import contains_text, for_update, row_getter, write_transaction
 from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
 from ..pagination import paginate_args
+from ..sql import PreparedQuery
 from ..timeutil import format_ms, now_ms
 from ..totals import maintained
 from .listings import mark_listings_pending
