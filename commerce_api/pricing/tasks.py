@@ -64,7 +64,11 @@ class PricingRecalculateResult(ma.Schema):
     skipped_count = ma.fields.Integer(required=True)
     skipped = ma.fields.List(ma.fields.Nested(SkippedSku), required=True)
     competitor_fetch = ma.fields.Nested(CompetitorFetch, required=True)
-    push_error = ma.fields.Nested(PushError)  # the marketplace went unavailable
+    # with apply only: prices a killed attempt of this job had pushed without recording
+    # the outcome, settled by this run before it went on (DESIGN 9)
+    resumed_count = ma.fields.Integer(
+        metadata={"description": "With `apply`: pushes a stopped attempt left unrecorded."}
+    )
 
 
 class CompetitorScanResult(ma.Schema):
