@@ -1,6 +1,5 @@
 """Product rules: create, read, list, update, archive, bulk update."""
 
-from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -178,14 +177,14 @@ def locked_product(tenant_id: str, sku: str) -> Product:
 _OPEN_ORDER_CHECKS = []
 
 
-def open_order_check(func: Callable[[str, str], bool]) -> Callable[[str, str], bool]:
+def open_order_check(func):
     """Register ``func(tenant_id, sku) -> bool``: does an open order need this SKU?"""
     if func not in _OPEN_ORDER_CHECKS:
         _OPEN_ORDER_CHECKS.append(func)
     return func
 
 
-def sku_has_open_orders(tenant_id: str, sku: str) -> bool:
+def sku_has_open_orders(tenant_id, sku):
     """True when a registered domain has an open order with ``sku`` (archive is refused)."""
     return any(check(tenant_id, sku) for check in _OPEN_ORDER_CHECKS)
 
