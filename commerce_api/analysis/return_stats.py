@@ -72,7 +72,7 @@ def binomial_sf(k: int, n: int, p: float) -> float:
     return min(1.0, max(0.0, betainc(k, n - k + 1, p)))
 
 
-def poisson_sf(k: float, lam: float) -> float:
+def poisson_sf(k: int, lam: float) -> float:
     """P(X >= k) for X ~ Poisson(lam)."""
     if k <= 0:
         return 1.0

@@ -59,7 +59,7 @@ def units_sold(
     marketplace: str | None = None,
     since_ms: int | None = None,
     skus: Iterable[str] | None = None,
-) -> dict[str, tuple[int, int]]:
+) -> dict[str, tuple[int, int | None]]:
     """``{sku: (units, first placed_at)}`` over the cohort's orders."""
     query = (
         OrderLine.select(OrderLine.sku, fn.SUM(OrderLine.quantity), fn.MIN(Order.placed_at))
@@ -173,9 +173,9 @@ def rate_anomalies(
 
 def spike_anomalies(
     rows: Sequence[tuple],
-    sold: dict[str, int],
+    sold: dict[str, tuple[int, int | None]],
     rates: dict[str, Any],
-    baselines: Any,
+    baselines: float | None,
     wanted: set[str],
 ) -> list[dict[str, Any]]:
     """Weeks in which a wanted SKU's returned units spiked.

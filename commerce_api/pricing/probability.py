@@ -5,7 +5,7 @@ Pure functions of the fresh offers; the model and every penalty are described in
 """
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -85,7 +85,7 @@ class Confidence:
         return f"Confidence {self.value}, lowered by: {'; '.join(self.lowered_by)}."
 
 
-def dispersion(landed_prices: Sequence[Decimal]) -> float:
+def dispersion(landed_prices: Iterable[Decimal]) -> float:
     """The coefficient of variation (population) of the offers' landed prices; 0 below 2."""
     values = [float(p) for p in landed_prices]
     if len(values) < 2:
@@ -102,7 +102,7 @@ def confidence_score(
     has_cost: bool,
     offer_count: int,
     age_fractions: Sequence[float],
-    passed_over: bool,
+    passed_over: int,
     capped: bool,
     spread: float = 0.0,
     max_age_hours: float = 24,
