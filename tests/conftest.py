@@ -10,9 +10,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from commerce_api import create_app
 from commerce_api.auth import middleware
-
-from . import dbutil
-from .factories import auth_headers, make_key, make_tenant
+from tests.support import dbutil
+from tests.support.factories import auth_headers, make_key, make_tenant
 
 BASE_URL = os.environ.get("COMMERCE_DATABASE_URL", "sqlite://")
 JWT_ISSUER = "https://idp.test/"
@@ -57,7 +56,7 @@ def base_config(database_url, jwt_keys):
         "JWT_ISSUER": JWT_ISSUER,
         "JWT_AUDIENCE": JWT_AUDIENCE,
         "RATE_LIMIT_ENABLED": False,
-        "EXTRA_TASK_MODULES": "tests.job_types",
+        "EXTRA_TASK_MODULES": "tests.support.job_types",
         "TESTING": True,
     }
 

@@ -14,10 +14,9 @@ from commerce_api.claims import OperationClaim
 from commerce_api.orders.ingest import upsert_order
 from commerce_api.orders.models import Order
 from commerce_api.pricing.models import Recommendation
-
-from . import pricing_support
-from .orders_support import make_own_warehouse, make_products, order_body, stock_up
-from .pricing_support import (
+from tests.support import pricing_support
+from tests.support.orders_support import make_own_warehouse, make_products, order_body, stock_up
+from tests.support.pricing_support import (
     connect_http,
     create_rule,
     list_product,
@@ -26,7 +25,7 @@ from .pricing_support import (
     recalculate,
     seed_offers,
 )
-from .servers import gunicorn_server
+from tests.support.servers import gunicorn_server
 
 market = pricing_support.market  # the fixture
 

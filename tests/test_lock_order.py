@@ -12,9 +12,8 @@ import pytest
 from commerce_api.db import is_postgres, write_transaction
 from commerce_api.jobs.services import enqueue_job, tenant_first
 from commerce_api.products.models import Product
-
-from .orders_support import connect
-from .pricing_support import make_product
+from tests.support.orders_support import connect
+from tests.support.pricing_support import make_product
 
 
 def test_capacity_checked_jobs_are_queued_with_the_tenant_locked_first(app, tenant):

@@ -15,10 +15,9 @@ from commerce_api.auth.models import Tenant
 from commerce_api.demo import seed_demo
 from commerce_api.jobs.models import Job
 from commerce_api.orders.ingest import upsert_order
-
-from .factories import auth_headers, create_product
-from .jobs_support import dispatch, jobs_app, run_worker  # noqa: F401
-from .orders_support import order_body
+from tests.support.factories import auth_headers, create_product
+from tests.support.jobs_support import dispatch, jobs_app, run_worker  # noqa: F401
+from tests.support.orders_support import order_body
 
 GOOD = {
     "sku": "MUG-GOOD",

@@ -27,10 +27,9 @@ from commerce_api.analysis.visibility import (
 )
 from commerce_api.analysis.visibility_match import CatalogueMatcher, Product, answer_units
 from commerce_api.jobs.models import Job
-
-from .factories import create_product
-from .jobs_support import dispatch, jobs_app, run_worker  # noqa: F401
-from .servers import LocalHTTPServer
+from tests.support.factories import create_product
+from tests.support.jobs_support import dispatch, jobs_app, run_worker  # noqa: F401
+from tests.support.servers import LocalHTTPServer
 
 API_KEY = "sk-test-123"
 MUG_TITLE = "Enamel camping mug, white, 350 ml"
@@ -569,7 +568,7 @@ def test_redirects_are_not_followed(client, headers, llm_app, provider, monkeypa
 
 
 def test_proxy_variables_are_ignored(provider, monkeypatch):
-    from .servers import free_port
+    from tests.support.servers import free_port
 
     # a proxy that is not there: a client honouring it could not reach the provider
     monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{free_port()}")

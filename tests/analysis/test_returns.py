@@ -29,9 +29,8 @@ from commerce_api.cli import cli
 from commerce_api.jobs.models import Job
 from commerce_api.orders.ingest import import_orders
 from commerce_api.timeutil import format_ms
-
-from . import jobs_support
-from .jobs_support import dispatch, run_worker
+from tests.support import jobs_support
+from tests.support.jobs_support import dispatch, run_worker
 
 jobs_app = jobs_support.jobs_app  # the fixture
 

@@ -23,11 +23,10 @@ from commerce_api.jobs.models import Job
 from commerce_api.marketplaces.base import MarketplaceUnavailable
 from commerce_api.marketplaces.models import MarketplaceConnection
 from commerce_api.marketplaces.registry import get_connector
-
-from . import jobs_support
-from .jobs_support import dispatch, run_worker
-from .orders_support import connect, make_products
-from .servers import LocalHTTPServer, free_port
+from tests.support import jobs_support
+from tests.support.jobs_support import dispatch, run_worker
+from tests.support.orders_support import connect, make_products
+from tests.support.servers import LocalHTTPServer, free_port
 
 jobs_app = jobs_support.jobs_app  # the fixture
 

@@ -3,9 +3,9 @@
 import pytest
 import requests
 
-from .factories import auth_headers, make_key, make_tenant
-from .servers import gunicorn_server
-from .test_auth_revocation_server import burst, codes
+from tests.auth.test_revocation_server import burst, codes
+from tests.support.factories import auth_headers, make_key, make_tenant
+from tests.support.servers import gunicorn_server
 
 
 @pytest.mark.slow

@@ -13,10 +13,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from commerce_api.jobs.models import Job
-
-from .conftest import JWT_AUDIENCE, JWT_ISSUER
-from .factories import make_tenant, product_body
-from .test_products import assert_refused, connect, create_product
+from tests.conftest import JWT_AUDIENCE, JWT_ISSUER
+from tests.products.test_products import assert_refused, connect, create_product
+from tests.support.factories import make_tenant, product_body
 
 LIST = "/api/products"
 ALL_PRODUCT_SCOPES = "products:read products:write"

@@ -7,9 +7,8 @@ import requests
 
 from commerce_api.auth.services import revoke_key, set_plan, update_key
 from commerce_api.timeutil import now_ms
-
-from .factories import auth_headers, make_key, make_tenant
-from .servers import gunicorn_server
+from tests.support.factories import auth_headers, make_key, make_tenant
+from tests.support.servers import gunicorn_server
 
 
 def burst(base, headers, count=24):

@@ -10,10 +10,9 @@ from commerce_api.events import event_params, write_events
 from commerce_api.events.feed import DOMAIN_SCOPES, scope_of
 from commerce_api.events.models import EVENT_TYPES
 from commerce_api.timeutil import format_ms, now_ms
-
-from . import webhooks_support
-from .factories import create_product, headers_for, make_tenant, walk_pages
-from .webhooks_support import create_webhook, deliver, emit_events
+from tests.support import webhooks_support
+from tests.support.factories import create_product, headers_for, make_tenant, walk_pages
+from tests.support.webhooks_support import create_webhook, deliver, emit_events
 
 hooks_app = webhooks_support.hooks_app  # the fixtures
 receiver = webhooks_support.receiver

@@ -10,9 +10,9 @@ import time
 import pytest
 import requests
 
-from .factories import product_body
-from .pgcluster import postgres_bin, private_cluster
-from .servers import ROOT, gunicorn_server, process_env
+from tests.support.factories import product_body
+from tests.support.pgcluster import postgres_bin, private_cluster
+from tests.support.servers import ROOT, gunicorn_server, process_env
 
 pytestmark = [
     pytest.mark.slow,

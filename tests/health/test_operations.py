@@ -15,8 +15,7 @@ from commerce_api.marketplaces.models import SyncAttempt
 from commerce_api.serve import access_log_target, gunicorn_options
 from commerce_api.timeutil import now_ms
 from commerce_api.webhooks.models import WebhookDelivery
-
-from .servers import free_port
+from tests.support.servers import free_port
 
 # every series DESIGN section 11 names (the job and listing ones with their labels)
 FLEET_SERIES = (

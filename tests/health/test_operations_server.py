@@ -12,10 +12,22 @@ import pytest
 import requests
 
 from commerce_api.db import sqlite_path
-
-from .factories import product_body
-from .servers import ROOT, free_port, gunicorn_server, process_env, start_command, stop_process
-from .test_operations import FLEET_SERIES, REQUEST_SERIES, check_fleet, scrape, seed_fleet
+from tests.health.test_operations import (
+    FLEET_SERIES,
+    REQUEST_SERIES,
+    check_fleet,
+    scrape,
+    seed_fleet,
+)
+from tests.support.factories import product_body
+from tests.support.servers import (
+    ROOT,
+    free_port,
+    gunicorn_server,
+    process_env,
+    start_command,
+    stop_process,
+)
 
 
 def run_cli(args, env, cwd=ROOT, program=("-m", "commerce_api.cli")):

@@ -13,11 +13,16 @@ import pytest
 
 from commerce_api import netguard
 from commerce_api.products.models import Product
-
-from .factories import headers_for, product_body, snapshot
-from .orders_support import connect, import_orders, make_own_warehouse, make_products, stock_up
-from .servers import gunicorn_server
-from .test_jwt import bearer, token, unauthenticated
+from tests.auth.test_jwt import bearer, token, unauthenticated
+from tests.support.factories import headers_for, product_body, snapshot
+from tests.support.orders_support import (
+    connect,
+    import_orders,
+    make_own_warehouse,
+    make_products,
+    stock_up,
+)
+from tests.support.servers import gunicorn_server
 
 
 def error_of(response):
@@ -130,7 +135,7 @@ def test_pricing_skus_with_a_trailing_newline_are_refused(client, headers):
 
 @pytest.mark.parametrize("field", ["marketplace", "currency"])
 def test_imported_orders_with_a_trailing_newline_are_refused(runner, tenant, tmp_path, field):
-    from .orders_support import order_body
+    from tests.support.orders_support import order_body
 
     value = {"marketplace": "amazon\n", "currency": "USD\n"}[field]
     result = import_orders(
@@ -152,7 +157,7 @@ def _created(result):
 
 @pytest.fixture
 def order_id(client, headers, tenant, runner, tmp_path):
-    from .orders_support import order_body
+    from tests.support.orders_support import order_body
 
     make_products(client, headers, "MUG-1", "TOWEL-1")
     stock_up(tenant, make_own_warehouse(tenant), {"MUG-1": 10, "TOWEL-1": 5})

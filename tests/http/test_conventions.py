@@ -12,9 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from commerce_api.products import services
-
-from .factories import create_product, product_body, snapshot
-from .test_products import assert_refused, connect, error_code
+from tests.products.test_products import assert_refused, connect, error_code
+from tests.support.factories import create_product, product_body, snapshot
 
 REQUEST_ID = re.compile(r"^req_[0-9A-Z]{26}$")
 

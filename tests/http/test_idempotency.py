@@ -10,8 +10,7 @@ from commerce_api.http import idempotency
 from commerce_api.http.envelope import one
 from commerce_api.http.idempotency import IdempotencyRecord
 from commerce_api.products.models import Product
-
-from .factories import auth_headers, make_key, make_tenant, product_body, snapshot
+from tests.support.factories import auth_headers, make_key, make_tenant, product_body, snapshot
 
 T0_MS = 1_900_000_800_000
 

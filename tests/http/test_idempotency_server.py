@@ -8,9 +8,8 @@ import requests
 from commerce_api.events.models import Event
 from commerce_api.http.idempotency import IdempotencyRecord
 from commerce_api.products.models import Product
-
-from .factories import auth_headers, make_key, make_tenant, product_body
-from .servers import gunicorn_server
+from tests.support.factories import auth_headers, make_key, make_tenant, product_body
+from tests.support.servers import gunicorn_server
 
 
 def race(url, headers, body, threads=6):

@@ -15,11 +15,10 @@ import sys
 import pytest
 
 from commerce_api.orders.ingest import upsert_order
-
-from .factories import auth_headers, make_key, make_tenant
-from .jobs_support import run_worker
-from .orders_support import connect, make_own_warehouse, order_body, stock_up
-from .servers import gunicorn_server
+from tests.support.factories import auth_headers, make_key, make_tenant
+from tests.support.jobs_support import run_worker
+from tests.support.orders_support import connect, make_own_warehouse, order_body, stock_up
+from tests.support.servers import gunicorn_server
 
 GENERATOR = os.path.join(os.path.dirname(sys.executable), "openapi-python-client")
 PACKAGE = "commerce_api_client"

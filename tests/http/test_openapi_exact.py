@@ -10,7 +10,7 @@ from commerce_api.http.lists import fields_pattern, parse_fields
 from commerce_api.jobs import registry
 from commerce_api.products import services as product_services
 from commerce_api.serve import gunicorn_options
-from tests.factories import create_product
+from tests.support.factories import create_product
 
 
 @pytest.fixture

@@ -15,11 +15,10 @@ from openapi_schema_validator import OAS31Validator
 
 from commerce_api.http.openapi_responses import response_only_schemas
 from commerce_api.orders.ingest import upsert_order
-
-from .jobs_support import run_worker
-from .orders_support import connect, make_own_warehouse, order_body, stock_up
-from .pricing_support import offer, seed_offers
-from .webhooks_support import create_webhook, deliver
+from tests.support.jobs_support import run_worker
+from tests.support.orders_support import connect, make_own_warehouse, order_body, stock_up
+from tests.support.pricing_support import offer, seed_offers
+from tests.support.webhooks_support import create_webhook, deliver
 
 RETURNED = {
     "returns": [

@@ -1,6 +1,6 @@
 """The OpenAPI document covers the settings endpoints: keys, events, recover, look-ups."""
 
-from .test_openapi import resolve, spec  # noqa: F401 (the fixture)
+from tests.http.test_openapi import resolve, spec  # noqa: F401 (the fixture)
 
 
 def query_names(operation):

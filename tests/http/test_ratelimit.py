@@ -14,9 +14,8 @@ from commerce_api.http import ratelimit
 from commerce_api.http.ratelimit import RateLimitCounter
 from commerce_api.http.ratelimit_slots import SlotFileCounter
 from commerce_api.products.models import Product
-
-from .conftest import JWT_AUDIENCE, JWT_ISSUER
-from .factories import auth_headers, make_key, make_tenant, product_body, snapshot
+from tests.conftest import JWT_AUDIENCE, JWT_ISSUER
+from tests.support.factories import auth_headers, make_key, make_tenant, product_body, snapshot
 
 T0 = 1_900_000_800  # the first second of an hour (and of a minute), far from the real clock
 
@@ -421,7 +420,7 @@ def test_redis_counts_both_windows_and_refuses_without_counting(redis_app, clock
 
 
 def test_redis_unreachable_lets_requests_through_uncounted(app, make_app, caplog):
-    from .servers import free_port
+    from tests.support.servers import free_port
 
     built = make_app(RATE_LIMIT_ENABLED=True, REDIS_URL=f"redis://127.0.0.1:{free_port()}/0")
     headers = key_headers("starter")

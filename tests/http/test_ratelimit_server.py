@@ -11,10 +11,9 @@ import requests
 from commerce_api.db import is_postgres
 from commerce_api.http.ratelimit import RateLimitCounter, SqliteFileCounter
 from commerce_api.http.ratelimit_slots import SlotFileCounter
-
-from .factories import auth_headers, make_key, make_tenant
-from .servers import gunicorn_server
-from .test_ratelimit import redis_only
+from tests.http.test_ratelimit import redis_only
+from tests.support.factories import auth_headers, make_key, make_tenant
+from tests.support.servers import gunicorn_server
 
 
 def stored_counter(app, key):

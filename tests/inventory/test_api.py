@@ -8,9 +8,8 @@ from commerce_api.inventory.models import Adjustment
 from commerce_api.inventory.reservations import reserve_stock
 from commerce_api.products.services import create_product as create_product_row
 from commerce_api.timeutil import date_start_ms
-
-from .factories import create_product, headers_for, make_tenant
-from .inventory_helpers import (
+from tests.support.factories import create_product, headers_for, make_tenant
+from tests.support.inventory_helpers import (
     check_ledger,
     inventory_events,
     make_marketplace_warehouse,

@@ -11,10 +11,9 @@ import requests
 
 from commerce_api.inventory.services import create_warehouse
 from commerce_api.products.services import create_product
-
-from .factories import auth_headers, make_key
-from .inventory_helpers import check_ledger
-from .servers import gunicorn_server
+from tests.support.factories import auth_headers, make_key
+from tests.support.inventory_helpers import check_ledger
+from tests.support.servers import gunicorn_server
 
 CLIENTS = 8
 REQUESTS_PER_CLIENT = 50

@@ -10,9 +10,8 @@ from commerce_api.errors import ApiError
 from commerce_api.inventory import reservations as svc
 from commerce_api.inventory.models import Adjustment, Reservation, Stock
 from commerce_api.products.services import create_product
-
-from .factories import make_tenant
-from .inventory_helpers import (
+from tests.support.factories import make_tenant
+from tests.support.inventory_helpers import (
     check_ledger,
     inventory_events,
     make_marketplace_warehouse,

@@ -6,9 +6,8 @@ import pytest
 
 from commerce_api.cli import cli
 from commerce_api.inventory.models import Warehouse
-
-from .factories import create_product, headers_for, make_tenant
-from .inventory_helpers import (
+from tests.support.factories import create_product, headers_for, make_tenant
+from tests.support.inventory_helpers import (
     make_marketplace_warehouse,
     make_warehouse,
     put_stock,

@@ -12,10 +12,9 @@ from commerce_api.jobs import registry
 from commerce_api.jobs.models import Job
 from commerce_api.jobs.services import enqueue_job
 from commerce_api.timeutil import now_ms, parse_timestamp
-
-from . import jobs_support
-from .factories import headers_for, make_tenant
-from .jobs_support import dispatch, job_count
+from tests.support import jobs_support
+from tests.support.factories import headers_for, make_tenant
+from tests.support.jobs_support import dispatch, job_count
 
 jobs_app = jobs_support.jobs_app  # the fixture
 

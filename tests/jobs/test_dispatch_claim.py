@@ -11,9 +11,8 @@ from commerce_api.jobs.runtime import Runner
 from commerce_api.jobs.services import dispatch_batch, enqueue_job
 from commerce_api.jobs.worker import Worker
 from commerce_api.timeutil import now_ms
-
-from . import jobs_support
-from .factories import make_tenant
+from tests.support import jobs_support
+from tests.support.factories import make_tenant
 
 jobs_app = jobs_support.jobs_app  # the fixture
 

@@ -19,9 +19,8 @@ from commerce_api.jobs.models import Job, PeriodicTask, WorkerProcess
 from commerce_api.jobs.services import enqueue_job
 from commerce_api.jobs.worker import Worker
 from commerce_api.timeutil import now_ms, parse_timestamp
-
-from . import jobs_support
-from .jobs_support import (
+from tests.support import jobs_support
+from tests.support.jobs_support import (
     dispatch,
     job_events,
     job_row,

@@ -8,9 +8,8 @@ from commerce_api.auth.models import SCOPES
 from commerce_api.jobs import registry
 from commerce_api.jobs.models import Job
 from commerce_api.jobs.services import enqueue_job
-
-from .factories import headers_for
-from .pricing_support import connect_sandbox
+from tests.support.factories import headers_for
+from tests.support.pricing_support import connect_sandbox
 
 # Written out by hand (not read from the registry): a new job type must be added here.
 DOMAIN_SCOPE = {

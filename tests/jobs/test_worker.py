@@ -19,18 +19,17 @@ from commerce_api.jobs.models import Job, WorkerProcess
 from commerce_api.jobs.services import enqueue_job
 from commerce_api.jobs.worker import Worker
 from commerce_api.timeutil import now_ms
-
-from . import jobs_support
-from .factories import headers_for
-from .jobs_support import read_record
-from .servers import ROOT, free_port, process_env, stop_process
+from tests.support import jobs_support
+from tests.support.factories import headers_for
+from tests.support.jobs_support import read_record
+from tests.support.servers import ROOT, free_port, process_env, stop_process
 
 jobs_app = jobs_support.jobs_app  # the fixture
 
 
 def worker_settings(app, **extra):
     settings = {
-        "EXTRA_TASK_MODULES": "tests.job_types",
+        "EXTRA_TASK_MODULES": "tests.support.job_types",
         "TEST_JOBS_RECORD_FILE": app.config["TEST_JOBS_RECORD_FILE"],
         "WORKER_RETRY_BACKOFF_SECONDS": 0.1,
         "LOG_LEVEL": "WARNING",

@@ -18,12 +18,11 @@ from commerce_api.jobs.runtime import EXIT_HUNG
 from commerce_api.jobs.services import enqueue_job
 from commerce_api.jobs.worker import Worker
 from commerce_api.orders.ingest import upsert_order
-
-from . import jobs_support
-from .factories import make_tenant
-from .jobs_support import register_handler
-from .orders_support import connect, make_products, order_body, snapshot
-from .servers import ROOT, free_port, process_env, stop_process
+from tests.support import jobs_support
+from tests.support.factories import make_tenant
+from tests.support.jobs_support import register_handler
+from tests.support.orders_support import connect, make_products, order_body, snapshot
+from tests.support.servers import ROOT, free_port, process_env, stop_process
 
 jobs_app = jobs_support.jobs_app  # the fixture
 
@@ -81,7 +80,7 @@ def test_serve_with_worker_restarts_a_worker_that_exited(
     port = free_port()
     env = process_env(
         database_url,
-        EXTRA_TASK_MODULES="tests.job_types",
+        EXTRA_TASK_MODULES="tests.support.job_types",
         WORKER_CONCURRENCY=1,
         WORKER_MAX_HUNG_RUNNERS=1,
         WORKER_LEASE_SECONDS=1,

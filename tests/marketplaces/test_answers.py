@@ -20,15 +20,14 @@ from commerce_api.marketplaces.base import MarketplaceUnavailable
 from commerce_api.marketplaces.models import MarketplaceConnection, SyncAttempt
 from commerce_api.orders.pulls import pull_connection
 from commerce_api.products.models import Listing
-
-from .orders_support import (
+from tests.support.orders_support import (
     connect,
     make_products,
     order_body,
     run_job,
     snapshot,
 )
-from .pricing_support import (
+from tests.support.pricing_support import (
     create_rule,
     list_product,
     make_product,

@@ -10,9 +10,8 @@ from commerce_api.marketplaces import gateway
 from commerce_api.marketplaces.models import MarketplaceConnection, SyncAttempt
 from commerce_api.orders.pulls import pull_one
 from commerce_api.products.models import Listing
-
-from .factories import headers_for
-from .orders_support import connect, make_own_warehouse, make_products, stock_up
+from tests.support.factories import headers_for
+from tests.support.orders_support import connect, make_own_warehouse, make_products, stock_up
 
 PUBLIC_URL = "https://93.184.216.34/adapter"  # a public address literal: no DNS needed
 
@@ -111,7 +110,7 @@ def test_delete_stops_pulls_and_keeps_listings_and_history(app, client, headers,
     stock_up(tenant, make_own_warehouse(tenant), {"MUG-1": 4})
     connection = connect(tenant, "amazon")
     response = client.post("/api/products/MUG-1/sync", headers=headers)
-    from .orders_support import run_job
+    from tests.support.orders_support import run_job
 
     run_job(response.get_json()["data"]["job_id"])
     assert Listing.select().count() == 1 and SyncAttempt.select().count() == 1

@@ -19,10 +19,9 @@ from commerce_api.marketplaces.limits import (
 )
 from commerce_api.marketplaces.models import MarketplaceConnection
 from commerce_api.products.models import Listing
-
-from .listing_marketplace import ListingMarketplace
-from .orders_support import connect, make_own_warehouse, make_products, stock_up
-from .servers import run_worker_once
+from tests.support.listing_marketplace import ListingMarketplace
+from tests.support.orders_support import connect, make_own_warehouse, make_products, stock_up
+from tests.support.servers import run_worker_once
 
 
 def test_a_waiting_caller_gets_the_next_free_slot_in_turn():

@@ -15,8 +15,7 @@ from commerce_api.marketplaces.models import MarketplaceConnection, SyncAttempt
 from commerce_api.orders.models import Order
 from commerce_api.orders.pulls import pull_connection
 from commerce_api.products.models import Listing
-
-from .orders_support import (
+from tests.support.orders_support import (
     attempts,
     connect,
     levels,
@@ -27,7 +26,7 @@ from .orders_support import (
     snapshot,
     stock_up,
 )
-from .servers import LocalHTTPServer, free_port
+from tests.support.servers import LocalHTTPServer, free_port
 
 READ_TIMEOUT = 0.4
 SLOW = 2.0  # how long the "slow" marketplace takes: well past the read time-out

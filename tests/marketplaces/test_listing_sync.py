@@ -1,7 +1,7 @@
 """Listings: the listing API, the desired state a push carries, and the push's record.
 
 The push service runs in-process here (one pass, as ``worker --once`` runs it) against a
-marketplace on 127.0.0.1; tests/test_listing_sync_http.py runs it in a worker process.
+marketplace on 127.0.0.1; tests/marketplaces/test_listing_sync_http.py runs it in a worker process.
 """
 
 import threading
@@ -15,10 +15,9 @@ from commerce_api.marketplaces import listing_sync
 from commerce_api.marketplaces.listings import sync_product
 from commerce_api.marketplaces.push_service import in_turn, run_service
 from commerce_api.products.models import Listing
-
-from .factories import headers_for
-from .listing_marketplace import ListingMarketplace
-from .orders_support import connect, make_own_warehouse, make_products, stock_up
+from tests.support.factories import headers_for
+from tests.support.listing_marketplace import ListingMarketplace
+from tests.support.orders_support import connect, make_own_warehouse, make_products, stock_up
 
 
 @pytest.fixture
@@ -312,8 +311,7 @@ def test_a_cancelled_order_gives_its_stock_back_to_the_listing(
     app, client, headers, tenant, listed, marketplace
 ):
     from commerce_api.orders.ingest import upsert_order
-
-    from .orders_support import order_body, run_job
+    from tests.support.orders_support import order_body, run_job
 
     order = order_body("C-1", marketplace="mirakl")
     order["line_items"] = [order["line_items"][0]]  # 2 x MUG-1

@@ -14,10 +14,15 @@ import pytest
 from commerce_api.events.models import Event
 from commerce_api.orders.ingest import upsert_order
 from commerce_api.products.models import Listing
-
-from .listing_marketplace import ListingMarketplace
-from .orders_support import connect, make_own_warehouse, make_products, order_body, stock_up
-from .servers import start_command, stop_process
+from tests.support.listing_marketplace import ListingMarketplace
+from tests.support.orders_support import (
+    connect,
+    make_own_warehouse,
+    make_products,
+    order_body,
+    stock_up,
+)
+from tests.support.servers import start_command, stop_process
 
 pytestmark = pytest.mark.slow
 

@@ -8,8 +8,7 @@ from commerce_api.db import db
 from commerce_api.marketplaces.listings import sync_product
 from commerce_api.products.models import Listing
 from commerce_api.products.services import create_product
-
-from .orders_support import connect
+from tests.support.orders_support import connect
 
 THREADS = 4
 ROUNDS = 8

@@ -12,10 +12,9 @@ from commerce_api.marketplaces.registry import get_connector
 from commerce_api.orders.models import Order
 from commerce_api.orders.pulls import pull_connection
 from commerce_api.products.models import Listing
-
-from .factories import headers_for, product_body
-from .inventory_helpers import make_marketplace_warehouse
-from .orders_support import (
+from tests.support.factories import headers_for, product_body
+from tests.support.inventory_helpers import make_marketplace_warehouse
+from tests.support.orders_support import (
     connect,
     events_of,
     levels,

@@ -16,9 +16,8 @@ from commerce_api.marketplaces.limits import TenantBusy, deadline_scope, remaini
 from commerce_api.marketplaces.models import SyncAttempt
 from commerce_api.orders.ingest import upsert_order
 from commerce_api.orders.models import Order
-
-from .factories import auth_headers, make_key, make_tenant, product_body
-from .orders_support import (
+from tests.support.factories import auth_headers, make_key, make_tenant, product_body
+from tests.support.orders_support import (
     connect,
     make_own_warehouse,
     make_products,
@@ -26,8 +25,8 @@ from .orders_support import (
     snapshot,
     stock_up,
 )
-from .servers import gunicorn_server
-from .slow_marketplace import TricklingMarketplace
+from tests.support.servers import gunicorn_server
+from tests.support.slow_marketplace import TricklingMarketplace
 
 DEADLINE = 1.0
 BULK_DEADLINE = 2.0

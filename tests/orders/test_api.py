@@ -4,9 +4,8 @@ import pytest
 
 from commerce_api.jobs.models import Job
 from commerce_api.orders.models import Order
-
-from .factories import headers_for
-from .orders_support import (
+from tests.support.factories import headers_for
+from tests.support.orders_support import (
     attempts,
     connect,
     events_of,

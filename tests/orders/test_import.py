@@ -8,8 +8,7 @@ from commerce_api.cli import cli
 from commerce_api.events.models import Event
 from commerce_api.inventory.models import Adjustment, Reservation
 from commerce_api.orders.models import Order, OrderLine, OrderReturn
-
-from .orders_support import (
+from tests.support.orders_support import (
     assert_ledger_matches_stock,
     connect,
     events_of,

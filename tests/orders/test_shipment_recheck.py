@@ -12,8 +12,7 @@ from commerce_api.marketplaces.sandbox import SandboxConnector
 from commerce_api.orders.ingest import upsert_order
 from commerce_api.orders.models import Order, OrderLine
 from commerce_api.orders.shipping import confirm_shipment
-
-from .orders_support import (
+from tests.support.orders_support import (
     connect,
     events_of,
     levels,

@@ -6,9 +6,15 @@ from commerce_api.jobs.models import Job
 from commerce_api.marketplaces.models import MarketplaceConnection
 from commerce_api.orders.models import Order
 from commerce_api.products.models import Listing
-
-from .orders_support import connect, levels, make_own_warehouse, make_products, order_body, stock_up
-from .servers import run_worker_once
+from tests.support.orders_support import (
+    connect,
+    levels,
+    make_own_warehouse,
+    make_products,
+    order_body,
+    stock_up,
+)
+from tests.support.servers import run_worker_once
 
 
 @pytest.mark.slow

@@ -6,10 +6,9 @@ from decimal import Decimal as D
 import pytest
 
 from commerce_api.pricing.engine import MinChange
-
-from . import pricing_support
-from .jobs_support import run_worker
-from .pricing_support import (
+from tests.support import pricing_support
+from tests.support.jobs_support import run_worker
+from tests.support.pricing_support import (
     connect_http,
     create_rule,
     list_product,

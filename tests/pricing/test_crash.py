@@ -12,9 +12,8 @@ from commerce_api.claims import OperationClaim
 from commerce_api.jobs.models import Job
 from commerce_api.pricing.models import Recommendation
 from commerce_api.products.models import Listing, Product
-
-from . import pricing_support
-from .pricing_support import (
+from tests.support import pricing_support
+from tests.support.pricing_support import (
     connect_http,
     create_rule,
     list_product,
@@ -22,7 +21,7 @@ from .pricing_support import (
     offer,
     seed_offers,
 )
-from .servers import start_command, stop_process
+from tests.support.servers import start_command, stop_process
 
 market = pricing_support.market  # the fixture
 

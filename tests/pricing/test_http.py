@@ -10,10 +10,9 @@ import json
 from commerce_api.cli import cli
 from commerce_api.marketplaces.models import SyncAttempt
 from commerce_api.timeutil import format_ms, now_ms
-
-from . import pricing_support
-from .jobs_support import run_worker
-from .pricing_support import (
+from tests.support import pricing_support
+from tests.support.jobs_support import run_worker
+from tests.support.pricing_support import (
     connect_http,
     connect_sandbox,
     create_rule,

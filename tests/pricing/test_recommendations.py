@@ -8,12 +8,11 @@ from commerce_api.events.models import Event
 from commerce_api.marketplaces.models import SyncAttempt
 from commerce_api.pricing.models import CompetitorLatest, CompetitorOffer
 from commerce_api.products.models import Listing
-
-from . import pricing_support
-from .factories import headers_for, make_tenant
-from .jobs_support import run_worker
-from .orders_support import run_job
-from .pricing_support import (
+from tests.support import pricing_support
+from tests.support.factories import headers_for, make_tenant
+from tests.support.jobs_support import run_worker
+from tests.support.orders_support import run_job
+from tests.support.pricing_support import (
     connect_http,
     connect_sandbox,
     create_rule,

@@ -1,6 +1,6 @@
 """Repricing through HTTP: rules in, a pricing_recalculate job, recommendations out.
 
-The marketplace is an ``http`` adapter on 127.0.0.1 (tests/pricing_support.py) so that
+The marketplace is an ``http`` adapter on 127.0.0.1 (tests/support/pricing_support.py) so that
 the competitor offers are exactly the ones each test sets.
 """
 
@@ -13,9 +13,8 @@ from commerce_api.pricing import applying
 from commerce_api.pricing.models import CompetitorLatest, CompetitorOffer, Recommendation
 from commerce_api.pricing.recalculate import JobProblem, run_recalculation
 from commerce_api.products.models import Listing
-
-from . import pricing_support
-from .pricing_support import (
+from tests.support import pricing_support
+from tests.support.pricing_support import (
     HOUR_MS,
     connect_http,
     connect_sandbox,

@@ -2,8 +2,8 @@
 
 import pytest
 
-from .factories import headers_for, make_tenant
-from .pricing_support import connect_sandbox, create_rule, pricing_snapshot
+from tests.support.factories import headers_for, make_tenant
+from tests.support.pricing_support import connect_sandbox, create_rule, pricing_snapshot
 
 RULES = "/api/pricing/rules"
 

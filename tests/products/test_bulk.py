@@ -4,9 +4,8 @@ import pytest
 
 from commerce_api.events.models import Event
 from commerce_api.products.models import Product
-
-from .factories import create_product, snapshot
-from .test_products import add_order, assert_refused, error_code
+from tests.products.test_products import add_order, assert_refused, error_code
+from tests.support.factories import create_product, snapshot
 
 
 def bulk(client, headers, updates):

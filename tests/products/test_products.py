@@ -19,8 +19,7 @@ from commerce_api.orders.models import Order, OrderLine
 from commerce_api.products import services
 from commerce_api.products.models import Listing, Product
 from commerce_api.timeutil import now_ms
-
-from .factories import (
+from tests.support.factories import (
     auth_headers,
     create_product,
     headers_for,

@@ -10,10 +10,9 @@ from commerce_api.auth.models import ApiKey
 from commerce_api.auth.services import create_key, parse_scopes
 from commerce_api.db import db
 from commerce_api.webhooks.models import WebhookDelivery, WebhookEndpoint
-
-from . import webhooks_support
-from .factories import auth_headers, headers_for
-from .webhooks_support import create_webhook, deliver, emit_events
+from tests.support import webhooks_support
+from tests.support.factories import auth_headers, headers_for
+from tests.support.webhooks_support import create_webhook, deliver, emit_events
 
 hooks_app = webhooks_support.hooks_app
 receiver = webhooks_support.receiver

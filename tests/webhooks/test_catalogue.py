@@ -7,10 +7,9 @@ import re
 
 from commerce_api.events.catalogue import CATALOGUE, SUBSCRIBABLE, example_body
 from commerce_api.events.models import EVENT_TYPES, Event
-
-from . import webhooks_support
-from .servers import ROOT
-from .webhooks_support import create_webhook
+from tests.support import webhooks_support
+from tests.support.servers import ROOT
+from tests.support.webhooks_support import create_webhook
 
 hooks_app = webhooks_support.hooks_app  # private targets allowed: no DNS look-up
 

@@ -9,10 +9,9 @@ import signal
 import time
 
 from commerce_api.webhooks.models import WebhookDelivery
-
-from . import webhooks_support
-from .servers import start_command, stop_process
-from .webhooks_support import Receiver, create_webhook, emit_events, wait_for
+from tests.support import webhooks_support
+from tests.support.servers import start_command, stop_process
+from tests.support.webhooks_support import Receiver, create_webhook, emit_events, wait_for
 
 hooks_app = webhooks_support.hooks_app
 

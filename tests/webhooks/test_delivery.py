@@ -2,9 +2,8 @@
 library), retries, the schedule's end, 410, Retry-After, redelivery, rotation."""
 
 from commerce_api.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
-
-from . import webhooks_support
-from .webhooks_support import (
+from tests.support import webhooks_support
+from tests.support.webhooks_support import (
     Receiver,
     create_webhook,
     deliver,
@@ -242,7 +241,7 @@ def test_events_filter_and_events_before_the_endpoint(hooks_app, client, headers
 
 
 def test_an_unreachable_receiver_is_a_failed_attempt(hooks_app, client, headers):
-    from .servers import free_port
+    from tests.support.servers import free_port
 
     hook = create_webhook(client, headers, f"http://127.0.0.1:{free_port()}/gone")
     emit_events(headers["X-Tenant-ID"], [("order.created", "ord_1", {})])
@@ -289,7 +288,7 @@ def test_the_readme_receiver_verifies_real_deliveries(hooks_app, client, headers
     import os
     import re
 
-    with open(os.path.join(os.path.dirname(__file__), "..", "README.md")) as handle:
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")) as handle:
         readme = handle.read()
     section = readme.split("## Webhooks", 1)[1].split("\n## ", 1)[0]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)

@@ -9,10 +9,9 @@ from commerce_api.jobs.errors import JobFailed
 from commerce_api.jobs.services import enqueue_job
 from commerce_api.webhooks import endpoint_health
 from commerce_api.webhooks.models import WebhookDelivery, WebhookEndpoint
-
-from . import jobs_support, webhooks_support
-from .jobs_support import register_handler, run_worker
-from .webhooks_support import (
+from tests.support import jobs_support, webhooks_support
+from tests.support.jobs_support import register_handler, run_worker
+from tests.support.webhooks_support import (
     Receiver,
     create_webhook,
     deliver,

@@ -12,11 +12,10 @@ from commerce_api.webhooks import dispatch, fanout
 from commerce_api.webhooks.fairness import Slots
 from commerce_api.webhooks.models import WebhookAttempt, WebhookDelivery
 from commerce_api.webhooks.service import DeliveryService
-
-from . import webhooks_support
-from .factories import headers_for
-from .servers import start_command, stop_process
-from .webhooks_support import HANG, Receiver, create_webhook, emit_events, wait_for
+from tests.support import webhooks_support
+from tests.support.factories import headers_for
+from tests.support.servers import start_command, stop_process
+from tests.support.webhooks_support import HANG, Receiver, create_webhook, emit_events, wait_for
 
 hooks_app = webhooks_support.hooks_app
 

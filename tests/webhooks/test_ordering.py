@@ -9,9 +9,14 @@ from commerce_api.events.models import Event
 from commerce_api.timeutil import now_ms
 from commerce_api.webhooks import retention
 from commerce_api.webhooks.models import WebhookAttempt, WebhookDelivery
-
-from . import webhooks_support
-from .webhooks_support import create_webhook, deliver, delivering, emit_events, wait_for
+from tests.support import webhooks_support
+from tests.support.webhooks_support import (
+    create_webhook,
+    deliver,
+    delivering,
+    emit_events,
+    wait_for,
+)
 
 hooks_app = webhooks_support.hooks_app
 receiver = webhooks_support.receiver

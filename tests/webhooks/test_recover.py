@@ -6,11 +6,17 @@ import time
 from collections import Counter
 
 from commerce_api.webhooks.models import WebhookDelivery
-
-from . import webhooks_support
-from .factories import headers_for, make_tenant
-from .servers import free_port
-from .webhooks_support import Receiver, create_webhook, deliver, delivering, emit_events, wait_for
+from tests.support import webhooks_support
+from tests.support.factories import headers_for, make_tenant
+from tests.support.servers import free_port
+from tests.support.webhooks_support import (
+    Receiver,
+    create_webhook,
+    deliver,
+    delivering,
+    emit_events,
+    wait_for,
+)
 
 hooks_app = webhooks_support.hooks_app  # the fixture
 

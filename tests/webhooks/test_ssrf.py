@@ -10,9 +10,8 @@ import urllib3.util.connection
 from commerce_api import netguard
 from commerce_api.marketplaces import http_connector
 from commerce_api.webhooks.models import WebhookDelivery
-
-from . import webhooks_support
-from .webhooks_support import Receiver, create_webhook, deliver, emit_events
+from tests.support import webhooks_support
+from tests.support.webhooks_support import Receiver, create_webhook, deliver, emit_events
 
 hooks_app = webhooks_support.hooks_app
 
