@@ -2,8 +2,6 @@
 names one), emptied before each test; ``app``, ``client``, ``runner``, ``tenant``, ``headers``.
 """
 
-import os
-
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
@@ -11,11 +9,9 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from commerce_api import create_app
 from commerce_api.auth import middleware
 from tests.support import dbutil
+from tests.support.auth_support import JWT_AUDIENCE, JWT_ISSUER
+from tests.support.dbutil import BASE_URL
 from tests.support.factories import auth_headers, make_key, make_tenant
-
-BASE_URL = os.environ.get("COMMERCE_DATABASE_URL", "sqlite://")
-JWT_ISSUER = "https://idp.test/"
-JWT_AUDIENCE = "commerce-api"
 
 
 @pytest.fixture(scope="session")

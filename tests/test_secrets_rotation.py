@@ -12,8 +12,8 @@ from commerce_api import crypto
 from commerce_api.cli import cli
 from commerce_api.db import db, sqlite_file
 from commerce_api.webhooks.models import WebhookEndpoint
-from tests.conftest import BASE_URL
 from tests.support import dbutil
+from tests.support.dbutil import BASE_URL
 from tests.support.factories import headers_for
 from tests.support.orders_support import connect
 

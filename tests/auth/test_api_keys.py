@@ -8,7 +8,7 @@ from commerce_api.auth.services import update_key
 from commerce_api.db import db
 from commerce_api.http.idempotency import IdempotencyRecord
 from commerce_api.timeutil import format_ms, now_ms
-from tests.auth.test_jwt import bearer, token
+from tests.support.auth_support import bearer, token
 from tests.support.factories import (
     auth_headers,
     headers_for,

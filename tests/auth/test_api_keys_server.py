@@ -3,7 +3,7 @@
 import pytest
 import requests
 
-from tests.auth.test_revocation_server import burst, codes
+from tests.support.auth_support import burst, codes
 from tests.support.factories import auth_headers, make_key, make_tenant
 from tests.support.servers import gunicorn_server
 

@@ -10,8 +10,8 @@ from commerce_api.auth import middleware
 from commerce_api.auth.services import revoke_key, update_key
 from commerce_api.cli import cli
 from commerce_api.timeutil import format_ms, now_ms
-from tests.products.test_products import assert_refused, error_code
 from tests.support.factories import auth_headers, make_key, make_tenant, product_body, snapshot
+from tests.support.http_support import assert_refused, error_code
 
 LIST = "/api/products"
 

@@ -13,52 +13,15 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from commerce_api.jobs.models import Job
-from tests.conftest import JWT_AUDIENCE, JWT_ISSUER
-from tests.products.test_products import assert_refused, connect, create_product
-from tests.support.factories import make_tenant, product_body
-
-LIST = "/api/products"
-ALL_PRODUCT_SCOPES = "products:read products:write"
-
-
-def claims_for(tenant_id, **overrides):
-    now = int(time.time())
-    claims = {
-        "sub": "user-123",
-        "email": "ann@example.com",
-        "iss": JWT_ISSUER,
-        "aud": JWT_AUDIENCE,
-        "iat": now,
-        "exp": now + 3600,
-        "tenants": [tenant_id],
-        "scope": ALL_PRODUCT_SCOPES,
-    }
-    claims.update(overrides)
-    return {k: v for k, v in claims.items() if v is not None}
-
-
-def token(jwt_keys, tenant_id, alg="RS256", key=None, headers=None, **overrides):
-    signing_key = key or (jwt_keys["rsa"] if alg == "RS256" else jwt_keys["ec"])
-    return jwt.encode(claims_for(tenant_id, **overrides), signing_key, alg, headers=headers)
-
-
-def bearer(value, tenant_id):
-    return {"Authorization": f"Bearer {value}", "X-Tenant-ID": tenant_id}
+from tests.support.auth_support import LIST, bearer, claims_for, token, unauthenticated
+from tests.support.factories import create_product, make_tenant, product_body
+from tests.support.http_support import assert_refused
+from tests.support.products_support import connect
 
 
 def b64(data):
     raw = data if isinstance(data, bytes) else json.dumps(data).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def unauthenticated(client, headers, reason):
-    error = assert_refused(
-        client, "POST", LIST, headers, 401, "UNAUTHENTICATED", json=product_body("JWT-X")
-    )
-    assert error["details"]["reason"] == reason, error
-    response = client.get(LIST, headers=headers)
-    assert response.status_code == 401
-    assert response.headers["WWW-Authenticate"].startswith("Bearer")
 
 
 # Valid tokens ---------------------------------------------------------------------------

@@ -1,28 +1,12 @@
 """Key and plan changes are in force on the very next request, on every server process."""
 
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
-import requests
 
 from commerce_api.auth.services import revoke_key, set_plan, update_key
 from commerce_api.timeutil import now_ms
+from tests.support.auth_support import burst, codes
 from tests.support.factories import auth_headers, make_key, make_tenant
 from tests.support.servers import gunicorn_server
-
-
-def burst(base, headers, count=24):
-    """``count`` GETs from 4 threads at once, so both server processes answer (and cache)."""
-
-    def get(_):
-        return requests.get(base + "/api/products", headers=headers, timeout=10)
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return list(pool.map(get, range(count)))
-
-
-def codes(responses):
-    return {(r.status_code, r.json().get("error", {}).get("code")) for r in responses}
 
 
 @pytest.mark.slow

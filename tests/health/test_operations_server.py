@@ -12,14 +12,14 @@ import pytest
 import requests
 
 from commerce_api.db import sqlite_path
-from tests.health.test_operations import (
+from tests.support.factories import product_body
+from tests.support.health_support import (
     FLEET_SERIES,
     REQUEST_SERIES,
     check_fleet,
     scrape,
     seed_fleet,
 )
-from tests.support.factories import product_body
 from tests.support.servers import (
     ROOT,
     free_port,

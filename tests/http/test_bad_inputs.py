@@ -13,7 +13,7 @@ import pytest
 
 from commerce_api import netguard
 from commerce_api.products.models import Product
-from tests.auth.test_jwt import bearer, token, unauthenticated
+from tests.support.auth_support import bearer, token, unauthenticated
 from tests.support.factories import headers_for, product_body, snapshot
 from tests.support.orders_support import (
     connect,

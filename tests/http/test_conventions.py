@@ -12,30 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from commerce_api.products import services
-from tests.products.test_products import assert_refused, connect, error_code
 from tests.support.factories import create_product, product_body, snapshot
+from tests.support.http_support import api_rules, assert_refused, concrete_path, error_code
+from tests.support.products_support import connect
 
 REQUEST_ID = re.compile(r"^req_[0-9A-Z]{26}$")
-
-
-def api_rules(app):
-    """(rule, method) of every /api endpoint documented by flask-smorest (with _apidoc)."""
-    for rule in app.url_map.iter_rules():
-        if not rule.rule.startswith("/api/"):
-            continue
-        view = app.view_functions[rule.endpoint]
-        view_class = getattr(view, "view_class", None)
-        for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
-            handler = getattr(view_class, method.lower(), None) if view_class else view
-            if getattr(handler, "_apidoc", None) is not None:
-                yield rule, method
-
-
-def concrete_path(rule):
-    path = rule.rule
-    for argument in rule.arguments:
-        path = re.sub(rf"<(?:[^:<>]+:)?{argument}>", "X-1", path)
-    return path
 
 
 # Request ids and content types -----------------------------------------------------------

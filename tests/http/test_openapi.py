@@ -3,20 +3,12 @@
 import re
 from html.parser import HTMLParser
 
-import pytest
 from openapi_spec_validator import validate
 
 from commerce_api.errors import CATALOGUE
+from tests.support.openapi_support import resolve
 
 HTTP_METHODS = {"get", "post", "put", "patch", "delete"}
-
-
-@pytest.fixture
-def spec(client):
-    response = client.get("/api/openapi.json")
-    assert response.status_code == 200
-    assert response.headers["Content-Type"] == "application/json"
-    return response.get_json()
 
 
 def openapi_path(rule):
@@ -31,15 +23,6 @@ def documented_rules(app):
             continue
         for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
             yield rule, method.lower()
-
-
-def resolve(spec, node):
-    while isinstance(node, dict) and "$ref" in node:
-        parts = node["$ref"].lstrip("#/").split("/")
-        node = spec
-        for part in parts:
-            node = node[part]
-    return node
 
 
 def test_the_document_is_valid_openapi_3(spec):

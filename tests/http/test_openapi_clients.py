@@ -56,11 +56,6 @@ def generate(spec, tmp_path):
     return result, out
 
 
-@pytest.fixture
-def spec(client):
-    return client.get("/api/openapi.json").get_json()
-
-
 def test_every_operation_has_a_unique_camel_case_operation_id(spec):
     seen = {}
     for path, item in spec["paths"].items():

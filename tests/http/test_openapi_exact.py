@@ -11,17 +11,7 @@ from commerce_api.jobs import registry
 from commerce_api.products import services as product_services
 from commerce_api.serve import gunicorn_options
 from tests.support.factories import create_product
-
-
-@pytest.fixture
-def spec(client):
-    return client.get("/api/openapi.json").get_json()
-
-
-def resolve(spec, node):
-    while "$ref" in node:
-        node = spec["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]]
-    return node
+from tests.support.openapi_support import resolve
 
 
 def test_job_params_are_one_of_per_public_type(spec):

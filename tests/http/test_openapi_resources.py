@@ -10,12 +10,12 @@ formats) under OpenAPI 3.1's JSON Schema.
 import json
 import re
 
-import pytest
 from openapi_schema_validator import OAS31Validator
 
 from commerce_api.http.openapi_responses import response_only_schemas
 from commerce_api.orders.ingest import upsert_order
 from tests.support.jobs_support import run_worker
+from tests.support.openapi_support import resolve
 from tests.support.orders_support import connect, make_own_warehouse, order_body, stock_up
 from tests.support.pricing_support import offer, seed_offers
 from tests.support.webhooks_support import create_webhook, deliver
@@ -35,12 +35,6 @@ RETURNED = {
 
 
 GTINS = {"MUG-1": "4006381333931", "TOWEL-1": "96385074"}
-
-
-def resolve(spec, node):
-    while isinstance(node, dict) and "$ref" in node:
-        node = spec["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]]
-    return node
 
 
 class Walker:
@@ -76,11 +70,6 @@ class Walker:
             self.seen.add(name)
         for key, item in value.items():
             self.walk(properties[key], item, f"{where}.{key}")
-
-
-@pytest.fixture
-def spec(client):
-    return client.get("/api/openapi.json").get_json()
 
 
 def check(spec, walker, client, headers, method, url, path=None, **kwargs):

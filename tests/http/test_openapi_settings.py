@@ -1,13 +1,13 @@
 """The OpenAPI document covers the settings endpoints: keys, events, recover, look-ups."""
 
-from tests.http.test_openapi import resolve, spec  # noqa: F401 (the fixture)
+from tests.support.openapi_support import resolve
 
 
 def query_names(operation):
     return {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"}
 
 
-def test_the_keys_api_is_documented(spec):  # noqa: F811
+def test_the_keys_api_is_documented(spec):
     paths = spec["paths"]
     create = paths["/api/api-keys"]["post"]
     body = resolve(spec, create["requestBody"]["content"]["application/json"]["schema"])
@@ -35,7 +35,7 @@ def test_the_keys_api_is_documented(spec):  # noqa: F811
     assert set(paths["/api/api-keys/{key_id}"]) >= {"get", "patch", "delete"}
 
 
-def test_the_events_feed_recover_and_lookups_are_documented(spec):  # noqa: F811
+def test_the_events_feed_recover_and_lookups_are_documented(spec):
     paths = spec["paths"]
     events = paths["/api/events"]["get"]
     assert {"type", "created_after", "created_before", "limit", "cursor"} <= query_names(events)

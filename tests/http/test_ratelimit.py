@@ -14,8 +14,9 @@ from commerce_api.http import ratelimit
 from commerce_api.http.ratelimit import RateLimitCounter
 from commerce_api.http.ratelimit_slots import SlotFileCounter
 from commerce_api.products.models import Product
-from tests.conftest import JWT_AUDIENCE, JWT_ISSUER
+from tests.support.auth_support import JWT_AUDIENCE, JWT_ISSUER
 from tests.support.factories import auth_headers, make_key, make_tenant, product_body, snapshot
+from tests.support.http_support import redis_only
 
 T0 = 1_900_000_800  # the first second of an hour (and of a minute), far from the real clock
 
@@ -360,18 +361,6 @@ def test_window_rolls_over_on_the_minute(client, clock):
 
 
 # --- Redis ---------------------------------------------------------------------------
-
-
-def _redis_available():
-    try:
-        import redis
-
-        return redis.Redis(host="127.0.0.1", port=6379, socket_timeout=0.5).ping()
-    except Exception:
-        return False
-
-
-redis_only = pytest.mark.skipif(not _redis_available(), reason="no Redis on 127.0.0.1:6379")
 
 
 @pytest.fixture

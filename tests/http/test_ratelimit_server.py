@@ -11,8 +11,8 @@ import requests
 from commerce_api.db import is_postgres
 from commerce_api.http.ratelimit import RateLimitCounter, SqliteFileCounter
 from commerce_api.http.ratelimit_slots import SlotFileCounter
-from tests.http.test_ratelimit import redis_only
 from tests.support.factories import auth_headers, make_key, make_tenant
+from tests.support.http_support import redis_only
 from tests.support.servers import gunicorn_server
 
 

@@ -4,8 +4,9 @@ import pytest
 
 from commerce_api.events.models import Event
 from commerce_api.products.models import Product
-from tests.products.test_products import add_order, assert_refused, error_code
 from tests.support.factories import create_product, snapshot
+from tests.support.http_support import assert_refused, error_code
+from tests.support.products_support import add_order
 
 
 def bulk(client, headers, updates):

@@ -5,7 +5,6 @@ import json
 import re
 import threading
 import time
-import uuid
 from decimal import Decimal
 from urllib.parse import urlencode
 
@@ -13,12 +12,9 @@ import pytest
 
 from commerce_api.auth.models import SCOPES
 from commerce_api.events.models import Event
-from commerce_api.ids import new_id
 from commerce_api.jobs.models import Job
-from commerce_api.orders.models import Order, OrderLine
 from commerce_api.products import services
-from commerce_api.products.models import Listing, Product
-from commerce_api.timeutil import now_ms
+from commerce_api.products.models import Product
 from tests.support.factories import (
     auth_headers,
     create_product,
@@ -27,6 +23,8 @@ from tests.support.factories import (
     product_body,
     snapshot,
 )
+from tests.support.http_support import assert_refused, error_code
+from tests.support.products_support import add_listing, add_order, connect
 
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 PRODUCT_KEYS = {
@@ -45,72 +43,11 @@ PRODUCT_KEYS = {
 }
 
 
-def error_code(response):
-    body = response.get_json()
-    assert set(body) == {"error"}, body
-    assert set(body["error"]) == {"code", "message", "details"}, body
-    assert isinstance(body["error"]["details"], dict)
-    assert body["error"]["message"]
-    return body["error"]["code"]
-
-
-def assert_refused(client, method, path, headers, status, code, **kwargs):
-    """The request gets ``status``/``code`` and changes nothing."""
-    before = snapshot()
-    response = client.open(path, method=method, headers=headers, **kwargs)
-    assert response.status_code == status, response.get_json()
-    assert error_code(response) == code
-    assert response.headers["Content-Type"] == "application/json"
-    assert response.headers["X-Request-ID"]
-    assert snapshot() == before
-    return response.get_json()["error"]
-
-
 def events(type_=None):
     query = Event.select().order_by(Event.created_at, Event.id)
     if type_:
         query = query.where(Event.type == type_)
     return list(query)
-
-
-def add_listing(tenant_id, product_id, marketplace, **fields):
-    values = {
-        "external_id": f"EXT-{marketplace}",
-        "price": Decimal("19.99"),
-        "currency": "USD",
-        "quantity": 4,
-        "status": "active",
-        "last_synced_at": 1_795_000_000_123,
-    }
-    values.update(fields)
-    return Listing.create(
-        id=new_id("listing"),
-        tenant=tenant_id,
-        product=product_id,
-        marketplace=marketplace,
-        **values,
-    )
-
-
-def add_order(tenant_id, sku, status="pending"):
-    order = Order.create(
-        id=new_id("order"),
-        tenant=tenant_id,
-        marketplace="amazon_us",
-        external_order_id=f"111-{uuid.uuid4().hex[:8]}",
-        status=status,
-        placed_at=now_ms(),
-    )
-    OrderLine.create(
-        id=f"line_{uuid.uuid4().hex}",
-        order=order.id,
-        tenant=tenant_id,
-        position=1,
-        external_line_item_id="1",
-        sku=sku,
-        quantity=1,
-    )
-    return order
 
 
 def skus(response):
@@ -693,13 +630,6 @@ def test_list_refuses_bad_query_parameters(client, headers, query, field):
 
 
 # Sync ---------------------------------------------------------------------------------
-
-
-def connect(tenant_id, *marketplaces):
-    from commerce_api.marketplaces.services import connect_marketplace
-
-    for marketplace in marketplaces:
-        connect_marketplace(tenant_id, marketplace, "sandbox")
 
 
 def test_sync_queues_a_marketplace_sync_job(client, tenant):

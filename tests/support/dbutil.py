@@ -9,6 +9,9 @@ import psycopg2
 from commerce_api.db import db, init_database
 from commerce_api.migrations import upgrade
 
+# the server the tests make their databases on: COMMERCE_DATABASE_URL, else SQLite files
+BASE_URL = os.environ.get("COMMERCE_DATABASE_URL", "sqlite://")
+
 
 def is_postgres_url(url):
     return url.startswith(("postgres://", "postgresql://"))
