@@ -40,8 +40,7 @@ from common import (  # noqa: E402
 )
 
 from tests.support.listing_marketplace import ListingMarketplace  # noqa: E402
-
-wait_for = ListingMarketplace.wait_for
+from tests.support.waiting import wait_for  # noqa: E402
 
 BAR_P99_SECONDS = 2.0
 BAR_BURST_PUSHES = 20

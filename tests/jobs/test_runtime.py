@@ -29,6 +29,7 @@ from tests.support.jobs_support import (
     run_worker,
     running_worker,
 )
+from tests.support.waiting import wait_for
 
 jobs_app = jobs_support.jobs_app  # the fixture
 SCAN = {"marketplace": "amazon", "skus": ["A"]}
@@ -40,15 +41,6 @@ def get(client, headers, job_id):
 
 def starts(app):
     return [row[1] for row in read_record(app) if row[0] == "start"]
-
-
-def wait_for(predicate, timeout=10.0, interval=0.02):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    raise AssertionError("condition not reached in time")
 
 
 class Gate:
@@ -409,7 +401,7 @@ def test_a_hung_job_times_out(client, headers, jobs_app, monkeypatch):
     assert worker.stats["lost"] == 2
     assert elapsed < 8
     released.set()  # the abandoned runners finish now; their results are dropped
-    wait_for(lambda: len(seen) == 4)
+    assert wait_for(lambda: len(seen) == 4)
     assert seen == [True, "JobLost", True, "JobLost"]
     assert get(client, headers, job_id)["status"] == "failed"
 
@@ -441,9 +433,9 @@ def test_heartbeat_raises_job_lost_after_a_sweep(jobs_app, tenant):
             _expire(job_id)
             jobqueue.sweep_expired_leases()
         gate.release.set()
-        wait_for(lambda: outcome.get("lost"))
+        assert wait_for(lambda: outcome.get("lost"))
         with jobs_app.app_context():  # the retry (no backoff here) runs and completes
-            wait_for(lambda: job_row(job_id).status == "completed", timeout=20)
+            assert wait_for(lambda: job_row(job_id).status == "completed", timeout=20)
     finally:
         worker.stop()
         thread.join(15)
@@ -523,7 +515,7 @@ def test_the_worker_checkpoints_a_sqlite_wal_from_a_thread_of_its_own(jobs_app):
     from commerce_api.db import is_postgres
 
     with running_worker(jobs_app, concurrency=1) as worker:
-        wait_for(lambda: worker._heartbeat_thread is not None)
+        assert wait_for(lambda: worker._heartbeat_thread is not None)
         checkpointer = worker._checkpointer
         if is_postgres():
             assert checkpointer is None
@@ -541,7 +533,7 @@ def test_worker_registers_itself_while_running(jobs_app):
     thread.start()
     try:
         with jobs_app.app_context():
-            wait_for(lambda: WorkerProcess.select().count() == 1)
+            assert wait_for(lambda: WorkerProcess.select().count() == 1)
             row = WorkerProcess.get()
             assert row.id == worker.id and row.concurrency == 3 and not row.stopping
     finally:
@@ -683,7 +675,7 @@ def test_short_jobs_run_in_batches_and_a_stuck_runner_hands_its_jobs_on(
     thread.start()
     try:
         warm = [dispatch(client, headers, "quick")["id"] for _ in range(3)]
-        wait_for(lambda: all(get(client, headers, i)["status"] == "completed" for i in warm))
+        assert wait_for(lambda: all(get(client, headers, i)["status"] == "completed" for i in warm))
         # quick is known to be short now: one claim takes the whole batch
         items = [{"type": "quick"}] * 3 + [{"type": "slow"}] + [{"type": "quick"}] * 5
         body = {"jobs": items, "sequential": False}
@@ -692,7 +684,7 @@ def test_short_jobs_run_in_batches_and_a_stuck_runner_hands_its_jobs_on(
         assert gate.started.wait(10)
         # the quick jobs before the slow one were written before it started; those
         # after it, claimed by the same runner, are handed on and finish meanwhile
-        wait_for(
+        assert wait_for(
             lambda: all(
                 get(client, headers, i)["status"] == "completed" for i in ids[:3] + ids[4:]
             ),
@@ -700,7 +692,7 @@ def test_short_jobs_run_in_batches_and_a_stuck_runner_hands_its_jobs_on(
         )
         assert get(client, headers, ids[3])["status"] == "running"
         gate.release.set()
-        wait_for(lambda: get(client, headers, ids[3])["status"] == "completed")
+        assert wait_for(lambda: get(client, headers, ids[3])["status"] == "completed")
     finally:
         gate.release.set()
         worker.stop()
@@ -740,12 +732,12 @@ def test_sub_millisecond_jobs_are_run_by_one_runner_at_a_time(jobs_app, tenant, 
         while not worker._lane_mode() and warm < 50:  # its runs are timed first
             warm += 1
             job_id = enqueue_job(tenant.id, "tiny", {}).id
-            wait_for(lambda job_id=job_id: job_row(job_id).status == "completed")
+            assert wait_for(lambda job_id=job_id: job_row(job_id).status == "completed")
         assert worker._lane_mode()
         overlap.most, overlap.threads = 0, set()
         ids = [enqueue_job(tenant.id, "tiny", {}).id for _ in range(300)]
-        wait_for(lambda: overlap.runs >= warm + 300, timeout=30)
-        wait_for(lambda: all(job_row(i).status == "completed" for i in ids[-5:]))
+        assert wait_for(lambda: overlap.runs >= warm + 300, timeout=30)
+        assert wait_for(lambda: all(job_row(i).status == "completed" for i in ids[-5:]))
     # 300 jobs, claimed 32 at a time, by one runner at a time (the lane passes on when
     # its holder goes idle, so several threads may have held it in turn)
     assert overlap.most == 1
@@ -768,15 +760,15 @@ def test_a_stuck_lane_holder_hands_the_lane_and_its_claimed_jobs_on(jobs_app, te
     register_handler("tiny", Tiny())
     with running_worker(jobs_app, concurrency=2) as worker, jobs_app.app_context():
         warm = [enqueue_job(tenant.id, "tiny", {}).id for _ in range(3)]
-        wait_for(lambda: all(job_row(i).status == "completed" for i in warm))
+        assert wait_for(lambda: all(job_row(i).status == "completed" for i in warm))
         assert worker._lane_mode()
         blocker = enqueue_job(tenant.id, "tiny", {"block": True}).id
         assert gate.started.wait(10)  # the holder claimed it alone: nothing else it holds
         rest = [enqueue_job(tenant.id, "tiny", {}).id for _ in range(20)]
-        wait_for(lambda: all(job_row(i).status == "completed" for i in rest), timeout=15)
+        assert wait_for(lambda: all(job_row(i).status == "completed" for i in rest), timeout=15)
         assert job_row(blocker).status == "running"
         gate.release.set()
-        wait_for(lambda: job_row(blocker).status == "completed")
+        assert wait_for(lambda: job_row(blocker).status == "completed")
     assert worker.stats["completed"] == 24
 
 

@@ -23,6 +23,7 @@ from tests.support import jobs_support
 from tests.support.factories import headers_for
 from tests.support.jobs_support import read_record
 from tests.support.servers import ROOT, free_port, process_env, stop_process
+from tests.support.waiting import wait_for
 
 jobs_app = jobs_support.jobs_app  # the fixture
 
@@ -79,26 +80,18 @@ def running_job_of(app, proc, timeout=30, feed=None):
             raise RuntimeError(f"worker exited with {proc.returncode}:\n{worker_log(proc)}")
         return running_of(app, proc.pid)
 
-    try:
-        return wait_until(check, timeout, message="a running job")
-    except AssertionError as error:
-        with app.app_context():
-            rows = list(
-                Job.select(Job.id, Job.status, Job.attempts, Job.run_at, Job.worker_id).tuples()
-            )
-            workers = list(WorkerProcess.select(WorkerProcess.id).tuples())
-        state = f"now {now_ms()}\njobs {rows}\nworkers {workers}"
-        raise AssertionError(f"{error}\n{state}\n{worker_log(proc, 400)}") from None
-
-
-def wait_until(predicate, timeout, interval=0.05, message="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"{message} not reached within {timeout} s")
+    running = wait_for(check, timeout)
+    if running:
+        return running
+    with app.app_context():
+        rows = list(
+            Job.select(Job.id, Job.status, Job.attempts, Job.run_at, Job.worker_id).tuples()
+        )
+        workers = list(WorkerProcess.select(WorkerProcess.id).tuples())
+    state = f"now {now_ms()}\njobs {rows}\nworkers {workers}"
+    raise AssertionError(
+        f"a running job not reached within {timeout} s\n{state}\n{worker_log(proc, 400)}"
+    )
 
 
 def statuses(app):
@@ -169,7 +162,7 @@ def test_sigkill_in_the_middle_of_jobs(jobs_app, tenant, database_url):
     # one last worker finishes what the killed ones left (retries wait out their backoff)
     proc = start_worker(jobs_app, database_url, "--concurrency", "4", **settings)
     try:
-        wait_until(lambda: open_jobs() == 0, 30, message="every job finished")
+        assert wait_for(lambda: open_jobs() == 0, 30), "every job finished not reached within 30 s"
     finally:
         stop_process(proc)
 
@@ -208,12 +201,14 @@ def test_four_workers_drain_2000_jobs_exactly_once(jobs_app, tenant, database_ur
     ]
     try:
         with jobs_app.app_context():
-            wait_until(lambda: WorkerProcess.select().count() == 4, 30, message="4 workers up")
+            assert wait_for(lambda: WorkerProcess.select().count() == 4, 30), (
+                "4 workers up not reached within 30 s"
+            )
         started = time.monotonic()
         with jobs_app.app_context():
             ids = [enqueue_job(tenant.id, "test_task", {"record": True}).id for _ in range(2000)]
-        wait_until(
-            lambda: statuses(jobs_app)["completed"] == 2000, 90, 0.2, message="2,000 completed"
+        assert wait_for(lambda: statuses(jobs_app)["completed"] == 2000, 90, 0.2), (
+            "2,000 completed not reached within 90 s"
         )
         elapsed = time.monotonic() - started
     finally:
@@ -323,7 +318,7 @@ def test_serve_with_worker_and_ctrl_c_stops_both(jobs_app, tenant, database_url)
             except requests.RequestException:
                 return False
 
-        wait_until(healthy, 30, 0.1, message="the API up")
+        assert wait_for(healthy, 30, 0.1), "the API up not reached within 30 s"
         response = requests.post(
             base + "/api/ai-jobs",
             json={"type": "test_task", "params": {"result": {"served": True}}},
@@ -337,13 +332,16 @@ def test_serve_with_worker_and_ctrl_c_stops_both(jobs_app, tenant, database_url)
             body = requests.get(f"{base}/api/ai-jobs/{job_id}", headers=headers, timeout=5).json()
             return body["data"]["status"] == "completed" and body["data"]
 
-        job = wait_until(done, 30, 0.1, message="the job completed by the worker")
+        job = wait_for(done, 30, 0.1)
+        assert job, "the job completed by the worker not reached within 30 s"
         assert job["result"]["served"] is True
         with jobs_app.app_context():
             worker_pid = WorkerProcess.get().pid
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in the terminal
         assert proc.wait(40) == 0
-        wait_until(lambda: not _alive(worker_pid), 10, message="the worker gone")
+        assert wait_for(lambda: not _alive(worker_pid), 10), (
+            "the worker gone not reached within 10 s"
+        )
         with jobs_app.app_context():
             assert WorkerProcess.select().count() == 0  # it stopped cleanly
     finally:

@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 import requests
@@ -23,17 +22,9 @@ from tests.support.factories import make_tenant
 from tests.support.jobs_support import register_handler
 from tests.support.orders_support import connect, make_products, order_body, snapshot
 from tests.support.servers import ROOT, free_port, process_env, stop_process
+from tests.support.waiting import wait_for
 
 jobs_app = jobs_support.jobs_app  # the fixture
-
-
-def wait_for(predicate, timeout=30.0, interval=0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return False
 
 
 def test_a_worker_whose_runners_all_hang_exits(jobs_app, tenant, monkeypatch, caplog):

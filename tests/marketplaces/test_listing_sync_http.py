@@ -23,6 +23,7 @@ from tests.support.orders_support import (
     stock_up,
 )
 from tests.support.servers import start_command, stop_process
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -68,7 +69,7 @@ def running_shop(client, headers, tenant, database_url, **worker_config):
             for sku in ("MUG-1", "TOWEL-1"):
                 response = client.post(f"/api/products/{sku}/sync", headers=headers)
                 assert response.status_code == 202, response.get_json()
-            assert marketplace.wait_for(
+            assert wait_for(
                 lambda: Listing.select().where(Listing.external_id.is_null(False)).count() == 2
             )
             yield {"marketplace": marketplace, "warehouse": warehouse, "connection": connection}
@@ -79,7 +80,7 @@ def running_shop(client, headers, tenant, database_url, **worker_config):
 def _settles(client, headers, marketplace, sku, timeout=20):
     """The marketplace's last quantity of ``sku`` reaches the available stock, and the
     listing shows in_sync."""
-    return marketplace.wait_for(
+    return wait_for(
         lambda: (
             marketplace.last_quantity(sku) == available(client, headers, sku)
             and listing_of(client, headers, sku)["sync_status"] == "in_sync"
@@ -139,7 +140,7 @@ def test_stock_orders_and_shipments_reach_the_marketplace_without_a_sync_call(
         headers=headers,
     )
     assert response.status_code == 200, response.get_json()
-    assert marketplace.wait_for(lambda: len(marketplace.pushes_of("MUG-1")) > before)
+    assert wait_for(lambda: len(marketplace.pushes_of("MUG-1")) > before)
     assert _settles(client, headers, marketplace, "MUG-1")
     assert marketplace.last_quantity("MUG-1") == 88
     # nobody asked for a sync: every push after the first two came from the push service
@@ -200,9 +201,7 @@ def test_a_rejected_push_shows_error_and_the_next_change_pushes_again(
         json={"warehouse_id": warehouse, "quantity": 3, "reason": "cycle_count"},
         headers=headers,
     )
-    assert marketplace.wait_for(
-        lambda: listing_of(client, headers, "TOWEL-1")["sync_status"] == "error"
-    )
+    assert wait_for(lambda: listing_of(client, headers, "TOWEL-1")["sync_status"] == "error")
     listing = listing_of(client, headers, "TOWEL-1")
     assert listing["last_sync_error"] == "BAD_LISTING: Refused."
     assert listing["quantity"] == 5  # what the marketplace last accepted
@@ -231,7 +230,7 @@ def test_a_disabled_or_deleted_connection_is_neither_pulled_nor_pushed(
         marketplace, warehouse = shop["marketplace"], shop["warehouse"]
         url = f"/api/marketplaces/{shop['connection'].id}"
         pulls = lambda: marketplace.other.count(("GET", "/orders"))  # noqa: E731
-        assert marketplace.wait_for(lambda: pulls() >= 1)  # pulled while active
+        assert wait_for(lambda: pulls() >= 1)  # pulled while active
 
         response = client.patch(url, json={"status": "disabled"}, headers=headers)
         assert response.status_code == 200 and response.get_json()["data"]["status"] == "disabled"
@@ -251,7 +250,7 @@ def test_a_disabled_or_deleted_connection_is_neither_pulled_nor_pushed(
         assert response.status_code == 200
         assert _settles(client, headers, marketplace, "MUG-1")
         assert marketplace.last_quantity("MUG-1") == 33
-        assert marketplace.wait_for(lambda: pulls() > pulled)
+        assert wait_for(lambda: pulls() > pulled)
 
         # deleted: the same, and the listing and its history stay
         assert client.delete(url, headers=headers).status_code == 204

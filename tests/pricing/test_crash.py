@@ -22,6 +22,7 @@ from tests.support.pricing_support import (
     seed_offers,
 )
 from tests.support.servers import start_command, stop_process
+from tests.support.waiting import wait_for
 
 market = pricing_support.market  # the fixture
 
@@ -35,15 +36,6 @@ WORKER_CONFIG = {
     "CLAIM_LEASE_SECONDS": 6,
     "LOG_LEVEL": "WARNING",
 }
-
-
-def wait_for(predicate, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def test_a_worker_killed_mid_push_leaves_no_unknown_price(

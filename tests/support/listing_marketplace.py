@@ -102,13 +102,3 @@ class ListingMarketplace(LocalHTTPServer):
     def last_quantity(self, sku):
         pushes = self.pushes_of(sku)
         return pushes[-1]["body"].get("quantity") if pushes else None
-
-    @staticmethod
-    def wait_for(predicate, timeout=20.0, interval=0.05):
-        """Poll ``predicate()`` until it is true; returns it (False at the time-out)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if predicate():
-                return True
-            time.sleep(interval)
-        return predicate()

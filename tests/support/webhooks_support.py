@@ -226,12 +226,3 @@ def delivering(app):
         thread.join(30)
         assert not thread.is_alive(), "the delivery loop did not stop"
         assert not errors, errors
-
-
-def wait_for(predicate, timeout=20.0, interval=0.02):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()

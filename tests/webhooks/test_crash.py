@@ -11,7 +11,8 @@ import time
 from commerce_api.webhooks.models import WebhookDelivery
 from tests.support import webhooks_support
 from tests.support.servers import start_command, stop_process
-from tests.support.webhooks_support import Receiver, create_webhook, emit_events, wait_for
+from tests.support.waiting import wait_for
+from tests.support.webhooks_support import Receiver, create_webhook, emit_events
 
 hooks_app = webhooks_support.hooks_app
 

@@ -11,6 +11,7 @@ from commerce_api.webhooks import endpoint_health
 from commerce_api.webhooks.models import WebhookDelivery, WebhookEndpoint
 from tests.support import jobs_support, webhooks_support
 from tests.support.jobs_support import register_handler, run_worker
+from tests.support.waiting import wait_for
 from tests.support.webhooks_support import (
     Receiver,
     create_webhook,
@@ -18,7 +19,6 @@ from tests.support.webhooks_support import (
     delivering,
     emit_events,
     verify_library,
-    wait_for,
 )
 
 hooks_app = webhooks_support.hooks_app

@@ -15,7 +15,8 @@ from commerce_api.webhooks.service import DeliveryService
 from tests.support import webhooks_support
 from tests.support.factories import headers_for
 from tests.support.servers import start_command, stop_process
-from tests.support.webhooks_support import HANG, Receiver, create_webhook, emit_events, wait_for
+from tests.support.waiting import wait_for
+from tests.support.webhooks_support import HANG, Receiver, create_webhook, emit_events
 
 hooks_app = webhooks_support.hooks_app
 

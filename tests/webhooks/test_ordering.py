@@ -10,12 +10,12 @@ from commerce_api.timeutil import now_ms
 from commerce_api.webhooks import retention
 from commerce_api.webhooks.models import WebhookAttempt, WebhookDelivery
 from tests.support import webhooks_support
+from tests.support.waiting import wait_for
 from tests.support.webhooks_support import (
     create_webhook,
     deliver,
     delivering,
     emit_events,
-    wait_for,
 )
 
 hooks_app = webhooks_support.hooks_app

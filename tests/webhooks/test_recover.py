@@ -9,13 +9,13 @@ from commerce_api.webhooks.models import WebhookDelivery
 from tests.support import webhooks_support
 from tests.support.factories import headers_for, make_tenant
 from tests.support.servers import free_port
+from tests.support.waiting import wait_for
 from tests.support.webhooks_support import (
     Receiver,
     create_webhook,
     deliver,
     delivering,
     emit_events,
-    wait_for,
 )
 
 hooks_app = webhooks_support.hooks_app  # the fixture
