@@ -27,6 +27,7 @@ from tests.support.servers import (
     process_env,
     start_command,
     stop_process,
+    wait_healthy,
 )
 
 
@@ -40,19 +41,6 @@ def run_cli(args, env, cwd=ROOT, program=("-m", "commerce_api.cli")):
         text=True,
         timeout=60,
     )
-
-
-def wait_healthy(base, proc, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, f"the server exited with {proc.returncode}"
-        try:
-            if requests.get(base + "/api/health", timeout=1).status_code == 200:
-                return
-        except requests.RequestException:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError("the server did not start in time")
 
 
 @pytest.mark.slow

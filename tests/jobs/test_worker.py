@@ -22,7 +22,7 @@ from commerce_api.timeutil import now_ms
 from tests.support import jobs_support
 from tests.support.factories import headers_for
 from tests.support.jobs_support import read_record
-from tests.support.servers import ROOT, free_port, process_env, stop_process
+from tests.support.servers import ROOT, free_port, process_env, stop_process, wait_healthy
 from tests.support.waiting import wait_for
 
 jobs_app = jobs_support.jobs_app  # the fixture
@@ -311,14 +311,7 @@ def test_serve_with_worker_and_ctrl_c_stops_both(jobs_app, tenant, database_url)
     )
     base = f"http://127.0.0.1:{port}"
     try:
-
-        def healthy():
-            try:
-                return requests.get(base + "/api/health", timeout=1).status_code == 200
-            except requests.RequestException:
-                return False
-
-        assert wait_for(healthy, 30, 0.1), "the API up not reached within 30 s"
+        wait_healthy(base, proc, 30)
         response = requests.post(
             base + "/api/ai-jobs",
             json={"type": "test_task", "params": {"result": {"served": True}}},

@@ -48,6 +48,23 @@ def stop_process(proc, timeout=10):
         proc.wait(timeout=timeout)
 
 
+def wait_healthy(base: str, proc: subprocess.Popen, timeout: float = 30) -> None:
+    """Wait until ``base`` answers ``GET /api/health`` with 200; fails if ``proc`` exits or
+    ``timeout`` seconds pass first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with {proc.returncode}")
+        try:
+            if requests.get(base + "/api/health", timeout=1).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError("the server did not start in time")
+        time.sleep(0.1)
+
+
 @contextlib.contextmanager
 def gunicorn_server(
     database_url, workers=2, startup_timeout=30, threads=1, processes=None, **config
@@ -83,18 +100,7 @@ def gunicorn_server(
         processes.append(proc)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + startup_timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"gunicorn exited with {proc.returncode}")
-            try:
-                if requests.get(base + "/api/health", timeout=1).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("gunicorn did not start in time")
-            time.sleep(0.1)
+        wait_healthy(base, proc, startup_timeout)
         yield base
     finally:
         stop_process(proc)
