@@ -1,4 +1,4 @@
-"""Test-only job types, loaded through ``EXTRA_TASK_MODULES=tests.job_types``.
+"""Test-only job types, loaded through ``EXTRA_TASK_MODULES=tests.support.job_types``.
 
 They never ship in the package: a production deployment has no way to dispatch them.
 - ``test_noop`` does nothing but say when it started (the worker benchmark measures
