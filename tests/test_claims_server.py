@@ -26,6 +26,7 @@ from tests.support.pricing_support import (
     seed_offers,
 )
 from tests.support.servers import gunicorn_server
+from tests.support.waiting import wait_for
 
 market = pricing_support.market  # the fixture
 
@@ -138,10 +139,7 @@ def test_a_killed_holder_frees_the_order_when_its_lease_runs_out(
             daemon=True,
         )
         thread.start()
-        deadline = time.monotonic() + 20
-        while not market.shipments():
-            assert time.monotonic() < deadline, "the shipment never reached the marketplace"
-            time.sleep(0.05)
+        assert wait_for(market.shipments, 20), "the shipment never reached the marketplace"
         # the process holding the claim dies before it records anything
         os.killpg(started[0].pid, signal.SIGKILL)
         started[0].wait(10)
