@@ -70,13 +70,12 @@ class Lease:
         self.holder = holder
         name = model.__name__
         named = {name: model, **(models or {})}
-        source = source or "{%s}" % name
-        select = select or "{%s.id}" % name
-        table = "{%s}" % name
-        key = "{%s.id}" % name
+        table, key = _ref(name), _ref(name, "id")
+        source = source or table
+        select = select or key
         due_query = f"{source} WHERE {due} ORDER BY {order} LIMIT {{p}}"
-        returned = ", ".join("{%s.%s}" % (name, field) for field in returning)
-        qualified = ", ".join("{%s}.{%s.%s}" % (name, name, field) for field in returning)
+        returned = ", ".join(_ref(name, field) for field in returning)
+        qualified = ", ".join(table + "." + _ref(name, field) for field in returning)
         self._postgres = Statement(
             f"WITH due AS MATERIALIZED (SELECT {select} FROM {due_query} FOR UPDATE SKIP LOCKED)"
             f" UPDATE {table} SET {setting} FROM due WHERE {table}.{key} = due.{key}"
@@ -116,7 +115,7 @@ class Lease:
         return f"{self.column(self.lease)} = NULL, {self.column(self.holder)} = NULL"
 
     def column(self, field: str) -> str:
-        return "{%s.%s}" % (self.model.__name__, field)
+        return _ref(self.model.__name__, field)
 
     # renew, give back ---------------------------------------------------------------------
 
@@ -149,17 +148,17 @@ class Lease:
         )
         return list(query.tuples().execute())
 
-    def give_back(
-        self,
-        fence: peewee.Expression,
-        values: dict[str, Any] | None = None,
-    ) -> int:
-        """Release the lease of the row(s) ``fence`` selects (the holder's own), no attempt
-        spent; ``values``: what else the queue resets. Returns the rows changed."""
-        model = self.model
-        changes = dict(values or {})
-        changes.update({self.holder: None, self.lease: None})
-        return model.update(**changes).where(fence).execute()
+    def release(self, fence: peewee.Expression, values: dict[str, Any] | None = None) -> int:
+        """Give back the lease of the row(s) ``fence`` selects (the holder's own): no lease,
+        no holder, and ``values``, what else the queue resets (back to the queue after a
+        backoff, or with the attempt not spent). Returns the rows changed."""
+        changes = {self.holder: None, self.lease: None, **(values or {})}
+        return self.model.update(**changes).where(fence).execute()
+
+
+def _ref(*names: str) -> str:
+    """A ``sql.Statement`` reference: ``{Model}`` or ``{Model.field}``."""
+    return "{" + ".".join(names) + "}"
 
 
 # Retry backoff -----------------------------------------------------------------------------
@@ -193,4 +192,3 @@ def delay_ms(seconds: float, jitter: float = 0.0) -> int:
     if jitter:
         return int(seconds * 1000 * (1 + random.random() * jitter))
     return int(seconds * 1000)
-

@@ -6,14 +6,14 @@ gave the job to someone else, or failed it) changes nothing, whatever it finishe
 """
 
 import logging
-import random
 
-from peewee import BooleanField, Case
+from peewee import BooleanField
 
 from ..config import current_config
-from ..db import JSONField, db, is_postgres
+from ..db import JSONField
 from ..events import emit
-from ..sql import cached_statement
+from ..leases import Lease, backoff_seconds, delay_ms
+from ..sql import Statement
 from ..timeutil import now_ms
 from .completion import (
     EVENT_PAYLOAD_LIMIT,
@@ -63,7 +63,9 @@ def claim_jobs(worker_id, limit, lease_ms, now=None):
 
 
 _JOB_FIELDS = tuple(Job._meta.sorted_fields)
-_JOB_COLUMNS = tuple(field.column_name for field in _JOB_FIELDS)
+_JOB_NAMES = tuple(field.name for field in _JOB_FIELDS)
+_CLAIM_KEY = _JOB_NAMES.index("claim_key")
+_ID = _JOB_NAMES.index("id")
 # only these need converting from what the driver returns (JSON text, 0/1 on SQLite)
 _CONVERTERS = tuple(
     (index, field.python_value)
@@ -71,47 +73,28 @@ _CONVERTERS = tuple(
     if isinstance(field, JSONField | BooleanField)
 )
 
-
-def _claim_sql():
-    """The claim statement, built once per engine (it runs for every claim)."""
-    return cached_statement("job-claim", _build_claim_sql)
-
-
-def _build_claim_sql():
-    p = db.param
-    setting = (
-        f"status = 'running', worker_id = {p}, attempts = attempts + 1, started_at = {p},"
-        f" deadline_at = timeout_seconds * 1000 + {p},"
-        f" lease_expires_at = CASE WHEN timeout_seconds * 1000 + {p} < {p}"
-        f" THEN timeout_seconds * 1000 + {p} ELSE {p} END, updated_at = {p}"
-    )
-    due = (
-        "SELECT id FROM job WHERE status = 'queued' AND run_at <= "
-        f"{p} ORDER BY claim_key, id LIMIT {p}"
-    )
-    if is_postgres():
-        columns = ", ".join(f'job."{c}"' for c in _JOB_COLUMNS)
-        # A materialized CTE runs the locking SELECT exactly once; as an IN (subquery)
-        # the planner may re-run it per row, and with SKIP LOCKED each run finds others.
-        sql = (
-            f"WITH due AS MATERIALIZED ({due} FOR UPDATE SKIP LOCKED) "
-            f"UPDATE job SET {setting} FROM due"
-            f" WHERE job.id = due.id AND job.status = 'queued' RETURNING {columns}"
-        )
-    else:
-        columns = ", ".join(f'"{c}"' for c in _JOB_COLUMNS)
-        # by rowid: the table's own key, no lookup through the id index per claimed row
-        due = due.replace("SELECT id FROM", "SELECT rowid FROM", 1)
-        sql = (
-            f"UPDATE job SET {setting} WHERE rowid IN ({due}) AND status = 'queued'"
-            f" RETURNING {columns}"
-        )
-    return sql
-
-
-_JOB_NAMES = tuple(field.name for field in _JOB_FIELDS)
-_CLAIM_KEY = _JOB_NAMES.index("claim_key")
-_ID = _JOB_NAMES.index("id")
+# The job queue's leased claim: the due jobs in queue order (claim_key, id), each started
+# with its attempt counted and a lease that never passes the attempt's deadline (started +
+# the type's time-out). Held by the worker's id; taken by rowid on SQLite.
+LEASE = Lease(
+    Job,
+    lease="lease_expires_at",
+    holder="worker_id",
+    due="{Job.status} = 'queued' AND {Job.run_at} <= {p}",
+    order="{Job.claim_key}, {Job.id}",
+    setting=(
+        "{Job.status} = 'running', {Job.worker_id} = {p}, {Job.attempts} = {Job.attempts} + 1,"
+        " {Job.started_at} = {p}, {Job.deadline_at} = {Job.timeout_seconds} * 1000 + {p},"
+        " {Job.lease_expires_at} = CASE WHEN {Job.timeout_seconds} * 1000 + {p} < {p}"
+        " THEN {Job.timeout_seconds} * 1000 + {p} ELSE {p} END, {Job.updated_at} = {p}"
+    ),
+    claimable="{Job.status} = 'queued'",
+    returning=_JOB_NAMES,
+    by_rowid=True,
+)
+HAS_DUE = Statement(
+    "SELECT 1 FROM {Job} WHERE {Job.status} = 'queued' AND {Job.run_at} <= {p} LIMIT 1", Job=Job
+)
 
 
 def job_from_row(row):
@@ -132,14 +115,11 @@ def jobs_from_rows(rows):
     return [job_from_row(row) for row in rows]
 
 
-def claim_rows(worker_id, limit, lease_ms, now=None):
+def claim_rows(worker_id: str, limit: int, lease_ms: int, now: int | None = None) -> list[tuple]:
     """The claim, inside the caller's write transaction: the claimed rows as they are."""
     now = now_ms() if now is None else now
     lease_until = now + lease_ms
-    setting = (worker_id, now, now, now, lease_until, now, lease_until, now)
-    due = (now, limit)
-    params = due + setting if is_postgres() else setting + due
-    return db.execute_sql(_claim_sql(), params).fetchall()
+    return LEASE.claim((now, limit), (worker_id, now, now, now, lease_until, now, lease_until, now))
 
 
 def claim_in_transaction(worker_id, limit, lease_ms, now=None):
@@ -171,11 +151,10 @@ def step(worker_id, outcomes, claim_limit, lease_ms):
     return results, jobs_from_rows(rows)
 
 
-def has_due_jobs(now=None):
+def has_due_jobs(now: int | None = None) -> bool:
     """A cheap read-only probe: is any job claimable now?"""
     now = now_ms() if now is None else now
-    sql = f"SELECT 1 FROM job WHERE status = 'queued' AND run_at <= {db.param} LIMIT 1"
-    return db.execute_sql(sql, (now,)).fetchone() is not None
+    return HAS_DUE.execute((now,)).fetchone() is not None
 
 
 # Leases ---------------------------------------------------------------------------------
@@ -190,22 +169,15 @@ def renew_leases(worker_id, held, lease_ms, now=None):
     if not held:
         return set()
     now = now_ms() if now is None else now
-    lease_until = now + lease_ms
-    query = (
-        Job.update(
-            lease_expires_at=Case(
-                None, [(Job.deadline_at < lease_until, Job.deadline_at)], lease_until
-            )
-        )
-        .where(
-            Job.id.in_([job_id for job_id, _ in held])
-            & (Job.worker_id == worker_id)
-            & (Job.status == "running")
-        )
-        .returning(Job.id, Job.attempts)
-    )
     with job_write():
-        rows = list(query.tuples().execute())
+        rows = LEASE.renew(
+            [job_id for job_id, _ in held],
+            worker_id,
+            now + lease_ms,
+            held=Job.status == "running",
+            cap="deadline_at",
+            returning=("id", "attempts"),
+        )
     return {(job_id, attempts) for job_id, attempts in rows} & set(held)
 
 
@@ -230,11 +202,10 @@ def _fence(job, worker_id):
     )
 
 
-def backoff_ms(attempt, config=None):
+def backoff_ms(attempt: int, config: dict | None = None) -> int:
     """Exponential: base, 2 x base, 4 x base, ... (capped), plus up to 10% jitter."""
     base = float((config or current_config())["WORKER_RETRY_BACKOFF_SECONDS"])
-    seconds = min(MAX_BACKOFF_SECONDS, base * 2 ** max(0, attempt - 1))
-    return int(seconds * 1000 * (1 + random.random() * 0.1))
+    return delay_ms(backoff_seconds(attempt, base, MAX_BACKOFF_SECONDS), jitter=0.1)
 
 
 def fail_attempt(job, worker_id, code, message, retryable, details=None, now=None, fence=None):
@@ -278,19 +249,16 @@ def record_failure(job, worker_id, code, message, retryable, details=None, now=N
         cancel_batch_rest(job, "batch_predecessor_failed", now)
         return "failed"
     run_at = now + backoff_ms(job.attempts)
-    changed = (
-        Job.update(
-            status="queued",
-            last_error=error,
-            run_at=run_at,
-            claim_key=run_at + job.priority_rank * aging_ms(),
-            worker_id=None,
-            lease_expires_at=None,
-            deadline_at=None,
-            updated_at=now,
-        )
-        .where(condition)
-        .execute()
+    changed = LEASE.release(
+        condition,
+        {
+            "status": "queued",
+            "last_error": error,
+            "run_at": run_at,
+            "claim_key": run_at + job.priority_rank * aging_ms(),
+            "deadline_at": None,
+            "updated_at": now,
+        },
     )
     return "retrying" if changed else None
 
@@ -302,17 +270,14 @@ def give_back(job, worker_id, now=None):
     """
     now = now_ms() if now is None else now
     with job_write():
-        changed = (
-            Job.update(
-                status="queued",
-                attempts=Job.attempts - 1,
-                worker_id=None,
-                lease_expires_at=None,
-                deadline_at=None,
-                updated_at=now,
-            )
-            .where(_fence(job, worker_id))
-            .execute()
+        changed = LEASE.release(
+            _fence(job, worker_id),
+            {
+                "status": "queued",
+                "attempts": Job.attempts - 1,
+                "deadline_at": None,
+                "updated_at": now,
+            },
         )
         if changed:
             notify_workers()
@@ -331,10 +296,7 @@ def sweep_expired_leases(now=None, limit=100):
     """
     now = now_ms() if now is None else now
     expired = list(
-        Job.select()
-        .where(RUNNING & (Job.lease_expires_at < now))
-        .order_by(Job.lease_expires_at)
-        .limit(limit)
+        Job.select().where(RUNNING & LEASE.expired(now)).order_by(Job.lease_expires_at).limit(limit)
     )
     counts = {"retrying": 0, "failed": 0}
     for job in expired:
@@ -343,7 +305,7 @@ def sweep_expired_leases(now=None, limit=100):
             message = f"The job did not finish within its time-out of {job.timeout_seconds} s."
         else:
             message = "The worker running the job stopped answering (its lease ran out)."
-        fence = _fence(job, job.worker_id) & (Job.lease_expires_at < now)
+        fence = _fence(job, job.worker_id) & LEASE.expired(now)
         outcome = fail_attempt(
             job,
             job.worker_id,
