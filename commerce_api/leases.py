@@ -103,8 +103,7 @@ class Lease:
     def free(self, prefix: str = "") -> str:
         """The SQL condition (one ``{p}``: now) of a row no lease holds: never leased, or
         its lease ran out (a holder that died or hung leaves it to be claimed again)."""
-        column = prefix + self.column(self.lease)
-        return f"({column} IS NULL OR {column} < {{p}})"
+        return lease_free(prefix + self.column(self.lease))
 
     def expired(self, now: int) -> peewee.Expression:
         """A held row whose lease ran out before ``now`` (the sweep's condition)."""
@@ -154,6 +153,12 @@ class Lease:
         backoff, or with the attempt not spent). Returns the rows changed."""
         changes = {self.holder: None, self.lease: None, **(values or {})}
         return self.model.update(**changes).where(fence).execute()
+
+
+def lease_free(column: str) -> str:
+    """The SQL condition (one ``{p}``: now) that the lease ending in ``column`` holds
+    nothing: never leased, or it ran out."""
+    return f"({column} IS NULL OR {column} < {{p}})"
 
 
 def _ref(*names: str) -> str:

@@ -223,7 +223,6 @@ NAMES_TABLES_TODAY = {
     "jobs/enqueue.py",
     "marketplaces/listing_sync.py",
     "totals.py",
-    "webhooks/dispatch.py",
     "webhooks/endpoint_health.py",
     "webhooks/fanout.py",
     "webhooks/recovery.py",
