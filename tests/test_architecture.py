@@ -221,7 +221,6 @@ NAMES_TABLES_TODAY = {
     "http/ratelimit_slots.py",
     "jobs/completion.py",
     "jobs/enqueue.py",
-    "marketplaces/listing_sync.py",
     "totals.py",
     "webhooks/endpoint_health.py",
     "webhooks/fanout.py",
