@@ -6,8 +6,10 @@ gave the job to someone else, or failed it) changes nothing, whatever it finishe
 """
 
 import logging
+from collections.abc import Iterable
+from typing import Any
 
-from peewee import BooleanField
+from peewee import BooleanField, Expression
 
 from ..config import current_config
 from ..db import JSONField
@@ -49,7 +51,7 @@ MAX_BACKOFF_SECONDS = 3600
 # Claim ----------------------------------------------------------------------------------
 
 
-def claim_jobs(worker_id, limit, lease_ms, now=None):
+def claim_jobs(worker_id: str, limit: int, lease_ms: int, now: int | None = None) -> list[Job]:
     """Take up to ``limit`` due jobs, high > normal > low and FIFO, in one statement.
 
     SQLite: ``UPDATE ... WHERE id IN (SELECT ... LIMIT n) RETURNING`` inside BEGIN
@@ -97,7 +99,7 @@ HAS_DUE = Statement(
 )
 
 
-def job_from_row(row):
+def job_from_row(row: tuple) -> Job:
     """A Job built from a full row in column order (no peewee query building)."""
     values = list(row)
     for index, convert in _CONVERTERS:
@@ -108,7 +110,7 @@ def job_from_row(row):
     return job
 
 
-def jobs_from_rows(rows):
+def jobs_from_rows(rows: list[tuple]) -> list[Job]:
     """Claimed rows as Jobs in queue order (built after the claim's transaction: the
     write lock is not held for Python work)."""
     rows = sorted(rows, key=lambda row: (row[_CLAIM_KEY], row[_ID]))
@@ -122,12 +124,16 @@ def claim_rows(worker_id: str, limit: int, lease_ms: int, now: int | None = None
     return LEASE.claim((now, limit), (worker_id, now, now, now, lease_until, now, lease_until, now))
 
 
-def claim_in_transaction(worker_id, limit, lease_ms, now=None):
+def claim_in_transaction(
+    worker_id: str, limit: int, lease_ms: int, now: int | None = None
+) -> list[Job]:
     """The claim, inside the caller's write transaction."""
     return jobs_from_rows(claim_rows(worker_id, limit, lease_ms, now))
 
 
-def step(worker_id, outcomes, claim_limit, lease_ms):
+def step(
+    worker_id: str, outcomes: list[tuple[str, Any]], claim_limit: int, lease_ms: int
+) -> tuple[list[str | None], list[Job]]:
     """Write finished jobs' outcomes and claim the next jobs, in one transaction.
 
     ``outcomes``: ``("complete", prepare_completion(...))`` or ``("fail", (job, code,
@@ -160,7 +166,9 @@ def has_due_jobs(now: int | None = None) -> bool:
 # Leases ---------------------------------------------------------------------------------
 
 
-def renew_leases(worker_id, held, lease_ms, now=None):
+def renew_leases(
+    worker_id: str, held: Iterable[tuple[str, int]], lease_ms: int, now: int | None = None
+) -> set[tuple[str, int]]:
     """Extend the leases of ``held`` ``[(job_id, attempt)]``; return the pairs still held.
 
     A lease is never extended past the attempt's deadline (started + the type's
@@ -181,7 +189,7 @@ def renew_leases(worker_id, held, lease_ms, now=None):
     return {(job_id, attempts) for job_id, attempts in rows} & set(held)
 
 
-def record_progress(job_id, attempt, done, total):
+def record_progress(job_id: str, attempt: int, done: int, total: int) -> bool:
     """Store a running attempt's ``{done, total}``; False when the job is no longer its."""
     query = Job.update(
         progress={"done": int(done), "total": int(total)}, updated_at=now_ms()
@@ -193,7 +201,7 @@ def record_progress(job_id, attempt, done, total):
 # Finish ---------------------------------------------------------------------------------
 
 
-def _fence(job, worker_id):
+def _fence(job: Job, worker_id: str) -> Expression:
     return (
         (Job.id == job.id)
         & (Job.status == "running")
@@ -208,7 +216,16 @@ def backoff_ms(attempt: int, config: dict | None = None) -> int:
     return delay_ms(backoff_seconds(attempt, base, MAX_BACKOFF_SECONDS), jitter=0.1)
 
 
-def fail_attempt(job, worker_id, code, message, retryable, details=None, now=None, fence=None):
+def fail_attempt(
+    job: Job,
+    worker_id: str,
+    code: str,
+    message: str,
+    retryable: bool,
+    details: dict | None = None,
+    now: int | None = None,
+    fence: Expression | None = None,
+) -> str | None:
     """End the current attempt with an error: back to the queue after a backoff while
     attempts remain and the error is retryable, else ``failed`` (event, batch cancelled).
 
@@ -218,7 +235,16 @@ def fail_attempt(job, worker_id, code, message, retryable, details=None, now=Non
         return record_failure(job, worker_id, code, message, retryable, details, now, fence)
 
 
-def record_failure(job, worker_id, code, message, retryable, details=None, now=None, fence=None):
+def record_failure(
+    job: Job,
+    worker_id: str,
+    code: str,
+    message: str,
+    retryable: bool,
+    details: dict | None = None,
+    now: int | None = None,
+    fence: Expression | None = None,
+) -> str | None:
     """``fail_attempt`` inside the caller's transaction."""
     now = now_ms() if now is None else now
     condition = _fence(job, worker_id) if fence is None else fence
@@ -263,7 +289,7 @@ def record_failure(job, worker_id, code, message, retryable, details=None, now=N
     return "retrying" if changed else None
 
 
-def give_back(job, worker_id, now=None):
+def give_back(job: Job, worker_id: str, now: int | None = None) -> bool:
     """Return a running job to the queue without spending its attempt (graceful shutdown).
 
     It keeps its claim_key, so it goes back to its place at the head of the queue.
@@ -287,7 +313,7 @@ def give_back(job, worker_id, now=None):
 # Sweep ----------------------------------------------------------------------------------
 
 
-def sweep_expired_leases(now=None, limit=100):
+def sweep_expired_leases(now: int | None = None, limit: int = 100) -> dict[str, int]:
     """Jobs whose lease ran out (worker killed, hung, or past the type's time-out): count a
     ``WORKER_TIMEOUT`` attempt; retried with backoff, or failed once attempts are used up.
 
@@ -327,7 +353,9 @@ def sweep_expired_leases(now=None, limit=100):
 # Workers --------------------------------------------------------------------------------
 
 
-def register_worker(worker_id, hostname, pid, concurrency, now=None):
+def register_worker(
+    worker_id: str, hostname: str, pid: int, concurrency: int, now: int | None = None
+) -> None:
     now = now_ms() if now is None else now
     with job_write():
         WorkerProcess.insert(
@@ -340,7 +368,7 @@ def register_worker(worker_id, hostname, pid, concurrency, now=None):
         ).execute()
 
 
-def touch_worker(worker_id, stopping=False, now=None):
+def touch_worker(worker_id: str, stopping: bool = False, now: int | None = None) -> None:
     now = now_ms() if now is None else now
     with job_write():
         WorkerProcess.update(last_seen_at=now, stopping=stopping).where(
@@ -348,12 +376,12 @@ def touch_worker(worker_id, stopping=False, now=None):
         ).execute()
 
 
-def deregister_worker(worker_id):
+def deregister_worker(worker_id: str) -> None:
     with job_write():
         WorkerProcess.delete().where(WorkerProcess.id == worker_id).execute()
 
 
-def prune_workers(older_than_ms, now=None):
+def prune_workers(older_than_ms: int, now: int | None = None) -> int:
     """Forget workers not seen for a while (they were killed; their jobs are swept)."""
     now = now_ms() if now is None else now
     with job_write():
@@ -365,7 +393,7 @@ def prune_workers(older_than_ms, now=None):
 # Periodic tasks -------------------------------------------------------------------------
 
 
-def ensure_periodic_rows(tasks, now=None):
+def ensure_periodic_rows(tasks: dict[str, tuple[float, Any]], now: int | None = None) -> None:
     """One row per registered task (first run due at once); intervals follow the code."""
     now = now_ms() if now is None else now
     with job_write():
@@ -378,7 +406,7 @@ def ensure_periodic_rows(tasks, now=None):
             ).execute()
 
 
-def due_periodic_tasks(names, now=None):
+def due_periodic_tasks(names: Iterable[str], now: int | None = None) -> list[str]:
     now = now_ms() if now is None else now
     if not names:
         return []
@@ -394,7 +422,7 @@ def due_periodic_tasks(names, now=None):
     return [row[0] for row in rows]
 
 
-def claim_periodic(name, worker_id, lock_ms, now=None):
+def claim_periodic(name: str, worker_id: str, lock_ms: int, now: int | None = None) -> bool:
     """Take the fleet-wide run lock of a due task; True when this worker should run it."""
     now = now_ms() if now is None else now
     with job_write():
@@ -415,7 +443,9 @@ def claim_periodic(name, worker_id, lock_ms, now=None):
     return bool(changed)
 
 
-def renew_periodic_locks(names, worker_id, lock_ms, now=None):
+def renew_periodic_locks(
+    names: Iterable[str], worker_id: str, lock_ms: int, now: int | None = None
+) -> None:
     if not names:
         return
     now = now_ms() if now is None else now
@@ -425,7 +455,13 @@ def renew_periodic_locks(names, worker_id, lock_ms, now=None):
         ).execute()
 
 
-def finish_periodic(name, worker_id, error=None, now=None, rerun=False):
+def finish_periodic(
+    name: str,
+    worker_id: str,
+    error: str | None = None,
+    now: int | None = None,
+    rerun: bool = False,
+) -> None:
     """Release the run lock; ``rerun`` makes the task due again at once (run cut short)."""
     now = now_ms() if now is None else now
     values = {

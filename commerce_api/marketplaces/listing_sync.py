@@ -25,6 +25,7 @@ the next claim pushes it again with the same key when nothing changed.
 """
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..db import write_transaction
 from ..events import emit
@@ -36,6 +37,7 @@ from ..sql import Statement, marks
 from ..timeutil import now_ms
 from .base import MarketplaceRejection, MarketplaceUnavailable
 from .gateway import call
+from .models import MarketplaceConnection
 
 MAX_BACKOFF_SECONDS = 300
 MAX_ERROR_LENGTH = 2000
@@ -163,12 +165,19 @@ def fulfilled_by(product_ids: list[str], marketplace: str) -> set[str]:
     return {row[0] for row in rows}
 
 
-def desired_quantity(available, stock_buffer):
+def desired_quantity(available: int, stock_buffer: int | None) -> int:
     """What a listing offers: available own stock minus the buffer, never below 0."""
     return max(0, int(available) - int(stock_buffer or 0))
 
 
-def wire_body(product, *, status, price, currency, quantity):
+def wire_body(
+    product: dict[str, Any],
+    *,
+    status: str,
+    price: Any,
+    currency: str | None,
+    quantity: int | None,
+) -> dict[str, Any]:
     """The ``PUT /products/{sku}`` body (docs/connector-http.md): the product's content
     (a row with its columns) and the listing's ``status``, ``price``, ``currency`` and
     ``quantity`` (None, a listing fulfilled by the marketplace: left out)."""
@@ -190,7 +199,9 @@ def wire_body(product, *, status, price, currency, quantity):
     return body
 
 
-def listing_payload(product, listing, quantity):
+def listing_payload(
+    product: dict[str, Any], listing: dict[str, Any], quantity: int | None
+) -> dict[str, Any]:
     """The body of a listing push: ``status`` is ``active`` only while both the listing
     and its product are active."""
     active = listing["status"] == "active" and product["status"] == "active"
@@ -254,7 +265,9 @@ class PushOutcome:
     retry_after: float | None = None
 
 
-def push(connection, listing, slot_wait=None):
+def push(
+    connection: MarketplaceConnection, listing: ClaimedListing, slot_wait: float | None = None
+) -> PushOutcome:
     """Push one claimed listing through the gateway; returns a ``PushOutcome``."""
     started = now_ms()
     key = f"{listing.id}:{listing.version}"
@@ -331,7 +344,7 @@ def backoff_ms(failures: int, retry_after: float | None = None) -> int:
     return delay_ms(seconds)
 
 
-def record(outcomes, spacing_ms, now=None):
+def record(outcomes: list[PushOutcome], spacing_ms: int, now: int | None = None) -> int:
     """Write the outcomes (inside the caller's transaction); returns how many landed.
 
     An outcome whose lease was lost (taken by another worker after it ran out) writes

@@ -12,6 +12,7 @@ resource to the same endpoint is still pending: later ones wait, spending no att
 while an earlier one is retried, and go on once it succeeded or failed for good.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..crypto import decrypt
@@ -59,7 +60,7 @@ class Outcome:
     given_back: bool = False  # not sent, and not an attempt: the lease ran short in the queue
 
     @property
-    def succeeded(self):
+    def succeeded(self) -> bool:
         return self.error is None and self.status_code is not None and 200 <= self.status_code < 300
 
 
@@ -168,7 +169,13 @@ def _lock_endpoints(endpoint_ids, now, worker):
     return {row[0] for row in rows} - _held_elsewhere(now, worker)
 
 
-def claim(quotas, lease_ms, token, now, make_body):
+def claim(
+    quotas: dict[str, int],
+    lease_ms: int,
+    token: str,
+    now: int,
+    make_body: Callable[..., bytes],
+) -> list[Claimed]:
     """Lease up to ``quotas[endpoint_id]`` due deliveries of each endpoint, in the order
     given; returns them as ``Claimed``, endpoint by endpoint, each in its claim order.
     Call it inside a write transaction, after ``due_endpoints``."""

@@ -13,7 +13,7 @@ import urllib3
 
 from .. import netguard
 from ..retry_after import parse_retry_after
-from .dispatch import Outcome
+from .dispatch import Claimed, Outcome
 from .signing import delivery_headers
 
 MAX_RESPONSE_BYTES = 64 * 1024  # read (and discard) at most this much of an answer
@@ -28,7 +28,7 @@ def _client(allow_private):
     return client
 
 
-def send(delivery, *, timeout, allow_private):
+def send(delivery: Claimed, *, timeout: float, allow_private: bool) -> Outcome:
     """Make one attempt of ``delivery`` (a ``dispatch.Claimed``); returns an ``Outcome``."""
     attempted_at = time.time_ns() // 1_000_000
     if not delivery.is_active:
