@@ -217,22 +217,16 @@ def backoff_ms(attempt: int, config: dict | None = None) -> int:
 
 
 def fail_attempt(
-    job: Job,
-    worker_id: str,
-    code: str,
-    message: str,
-    retryable: bool,
-    details: dict | None = None,
-    now: int | None = None,
-    fence: Expression | None = None,
+    job: Job, worker_id: str, code: str, message: str, retryable: bool, **more: Any
 ) -> str | None:
     """End the current attempt with an error: back to the queue after a backoff while
     attempts remain and the error is retryable, else ``failed`` (event, batch cancelled).
+    ``more``: ``details``, ``now``, ``fence``, as ``record_failure`` takes them.
 
     Returns "retrying", "failed", or None when the worker no longer held the job.
     """
     with job_write():
-        return record_failure(job, worker_id, code, message, retryable, details, now, fence)
+        return record_failure(job, worker_id, code, message, retryable, **more)
 
 
 def record_failure(
