@@ -185,7 +185,7 @@ def register_open_order_check(check: Callable[[str, str], bool]) -> None:
         _OPEN_ORDER_CHECKS.append(check)
 
 
-def sku_has_open_orders(tenant_id, sku):
+def sku_has_open_orders(tenant_id: str, sku: str) -> bool:
     """True when a registered domain has an open order with ``sku`` (archive is refused)."""
     return any(check(tenant_id, sku) for check in _OPEN_ORDER_CHECKS)
 
