@@ -25,8 +25,10 @@ from .inventory.routes import blp as inventory
 from .jobs.routes import blp as jobs
 from .marketplaces import limits as marketplace_limits
 from .marketplaces.routes import blp as marketplaces
+from .orders import queries as order_queries
 from .orders.routes import blp as orders
 from .pricing.routes import blp as pricing
+from .products import services as product_services
 from .products.routes import blp as products
 from .tasks import load_task_modules
 from .webhooks.routes import blp as webhooks
@@ -79,6 +81,12 @@ class CommerceFlask(Flask):
         return response
 
 
+def register_domain_checks() -> None:
+    """Give a lower domain the questions it asks a higher one (explicitly, never as the
+    side effect of an import): archiving a product asks whether open orders hold its SKU."""
+    product_services.register_open_order_check(order_queries.sku_has_open_orders)
+
+
 def create_app(test_config=None):
     """Build the Flask app: configuration, database, API, blueprints, error handling."""
     app = CommerceFlask(__name__, instance_relative_config=True)
@@ -98,6 +106,7 @@ def create_app(test_config=None):
     json_logs = configure_logging(config)
     app.json = JSONProvider(app)
     load_task_modules(config)  # the job types and periodic tasks (jobs.registry)
+    register_domain_checks()
 
     database = init_database(config["DATABASE_URL"])
 

@@ -2,7 +2,6 @@
 
 import json
 import os
-from contextlib import contextmanager
 from decimal import ROUND_HALF_UP, Decimal
 from urllib.parse import parse_qs, unquote, urlparse
 
@@ -149,17 +148,6 @@ def write_transaction():
 def for_update(query):
     """Add ``FOR UPDATE`` on PostgreSQL (SQLite's immediate transaction already serializes)."""
     return query.for_update() if is_postgres() else query
-
-
-@contextmanager
-def connection_scope():
-    """Open a connection for a block of work outside a request (CLI, worker)."""
-    opened = db.connect(reuse_if_open=True)
-    try:
-        yield
-    finally:
-        if opened:
-            db.close()
 
 
 def quantize_money(value):

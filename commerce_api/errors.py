@@ -103,7 +103,3 @@ def validation_error(fields, message="The request is not valid."):
     """A VALIDATION_ERROR naming fields: ``{field: [message, ...]}``."""
     normalized = {k: (v if isinstance(v, list | dict) else [v]) for k, v in fields.items()}
     return ApiError("VALIDATION_ERROR", message, {"fields": normalized})
-
-
-def not_found(code, **details):
-    return ApiError(code, details=details)

@@ -12,6 +12,7 @@ UTC = dt.UTC
 # What ``format_ms`` can print (years 0001-9999 in UTC); ``parse_timestamp`` refuses the rest.
 MIN_MS = -62135596800000  # 0001-01-01T00:00:00.000Z
 MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
+DAY_MS = 86_400_000
 
 
 def now_ms():

@@ -17,12 +17,11 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+from ..marketplaces.demo import DEMO_MARKETPLACE
 from ..orders.ingest import import_orders
 from ..products.models import Product
-from ..timeutil import format_ms, now_ms
+from ..timeutil import DAY_MS, format_ms, now_ms
 
-DAY_MS = 86_400_000
-DEMO_MARKETPLACE = "amazon"
 ORDERS = 240  # over ten weeks
 BASE_RATE = 0.04  # returned units per unit sold
 RATES = {"MUG-ENAMEL-BLU": 0.30, "BLANKET-WOOL": 0.10}

@@ -23,7 +23,7 @@ from typing import Any
 from peewee import fn
 
 from ..orders.models import Order, OrderLine, OrderReturn
-from ..timeutil import format_ms
+from ..timeutil import DAY_MS, format_ms
 from .return_reasons import CATEGORIES, classify_return
 from .return_stats import benjamini_hochberg, binomial_sf, poisson_sf, robust_z
 
@@ -32,7 +32,6 @@ MIN_RETURNS = 3
 SPIKE_Z = 3.5
 MIN_WEEKS = 6
 CLASSIFY_CHUNK = 2000
-DAY_MS = 86_400_000
 WEEK_MS = 7 * DAY_MS
 _MONDAY = 3 * DAY_MS  # 1970-01-01 was a Thursday: weeks start on the Monday before
 

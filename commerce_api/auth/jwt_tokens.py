@@ -123,9 +123,3 @@ def _check_lifetime(claims, config):
             f"The token is valid for {int(lifetime)} s, more than the "
             f"{int(config.get('JWT_MAX_LIFETIME_SECONDS', 86460))} s allowed.",
         )
-
-
-def clear_caches():
-    with _lock:
-        _keys_cache.clear()
-    _jwks_clients.clear()

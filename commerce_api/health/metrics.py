@@ -22,7 +22,6 @@ from .fleet import FleetCollector
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
-UNMATCHED = "<unmatched>"  # the route label of a path no route matches (404)
 
 bp = Blueprint("metrics", __name__)
 

@@ -75,6 +75,7 @@ def configure_logging(config):
 
 
 _TEMPLATES = {}
+UNMATCHED = "<unmatched>"  # the route label of a path no route matches (404)
 
 
 def route_of():
@@ -82,7 +83,7 @@ def route_of():
     (``/api/products/{sku}``), not its path: a bounded set of label values."""
     rule = request.url_rule
     if rule is None:
-        return "<unmatched>"
+        return UNMATCHED
     template = _TEMPLATES.get(rule.rule)
     if template is None:
         template = _TEMPLATES[rule.rule] = re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule)

@@ -39,14 +39,13 @@ from typing import Any
 
 from ..db import for_update, write_transaction
 from ..products.models import Product
-from ..timeutil import format_ms, now_ms
+from ..timeutil import DAY_MS, format_ms, now_ms
 from .base import Connector, MarketplaceRejection, MarketplaceUnavailable, OrderPage
 from .models import MarketplaceConnection, SandboxOrder
 from .offers import normalize_offers
 from .sandbox_reviews import reviews_for, visible_count
 
 PAGE_SIZE = 100
-DAY_MS = 86_400_000
 NAMES = (
     "Ada Lovelace",
     "Alan Turing",

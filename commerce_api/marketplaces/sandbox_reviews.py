@@ -15,10 +15,9 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from ..timeutil import format_ms
+from ..timeutil import DAY_MS, format_ms
 from .models import MarketplaceConnection
 
-DAY_MS = 86_400_000
 INITIAL_REVIEWS = 4
 REVIEWS_PER_FETCH = 1
 MAX_REVIEWS = 40

@@ -1,8 +1,65 @@
 """Tenants, API keys and the event outbox."""
 
+from peewee import BigIntegerField, CharField, ForeignKeyField, IntegerField, Model, TextField
+
+# The tables as this migration creates them on a new database, frozen here (no live
+# model is imported): see migrations/__init__.py.
+# JSON and encrypted fields are TEXT columns, money a DECIMAL(14, 2) (the live fields'
+# column types); defaults are the code's, not the database's, and are left out.
+
+
+class Frozen(Model):
+    class Meta:
+        legacy_table_names = False  # index names start with the table name, as the models'
+
+
+class Tenant(Frozen):
+    id = CharField(max_length=36, primary_key=True)
+    name = CharField(max_length=200)
+    plan = CharField(max_length=20)
+    auth_version = IntegerField()
+    created_at = BigIntegerField()
+
+    class Meta:
+        table_name = "tenant"
+
+
+class ApiKey(Frozen):
+    id = CharField(max_length=40, primary_key=True)
+    tenant = ForeignKeyField(Tenant, on_delete="CASCADE")
+    name = CharField(max_length=200)
+    key_hash = CharField(max_length=64, unique=True)
+    key_prefix = CharField(max_length=16)
+    scopes = TextField()
+    allowed_ips = TextField(null=True)
+    expires_at = BigIntegerField(null=True)
+    revoked_at = BigIntegerField(null=True)
+    rate_limit_per_minute = IntegerField(null=True)
+    rate_limit_per_hour = IntegerField(null=True)
+    created_at = BigIntegerField()
+    last_used_at = BigIntegerField(null=True)
+
+    class Meta:
+        table_name = "api_key"
+
+
+class Event(Frozen):
+    id = CharField(max_length=40, primary_key=True)
+    tenant_id = CharField(max_length=36)
+    type = CharField(max_length=64)
+    resource_type = CharField(max_length=32)
+    resource_id = CharField(max_length=80)
+    data = TextField()
+    created_at = BigIntegerField()
+
+    class Meta:
+        table_name = "event"
+        indexes = ((("tenant_id", "created_at"), False),)
+
+
+MODELS = [Tenant, ApiKey, Event]
+
 
 def up(migrator, db):
-    from commerce_api.auth.models import ApiKey, Tenant
-    from commerce_api.events.models import Event
-
-    db.create_tables([Tenant, ApiKey, Event])
+    with db.bind_ctx(MODELS):
+        db.create_tables(MODELS)

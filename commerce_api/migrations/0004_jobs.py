@@ -1,7 +1,49 @@
 """The worker fleet's tables: periodic task schedules/locks and live worker processes."""
 
+from peewee import BigIntegerField, BooleanField, CharField, IntegerField, Model, TextField
+
+# The tables as this migration creates them on a new database, frozen here (no live
+# model is imported): see migrations/__init__.py.
+# JSON and encrypted fields are TEXT columns, money a DECIMAL(14, 2) (the live fields'
+# column types); defaults are the code's, not the database's, and are left out.
+
+
+class Frozen(Model):
+    class Meta:
+        legacy_table_names = False  # index names start with the table name, as the models'
+
+
+class PeriodicTask(Frozen):
+    name = CharField(max_length=100, primary_key=True)
+    interval_seconds = IntegerField()
+    next_run_at = BigIntegerField()
+    locked_by = CharField(max_length=100, null=True)
+    locked_until = BigIntegerField(null=True)
+    last_started_at = BigIntegerField(null=True)
+    last_finished_at = BigIntegerField(null=True)
+    last_error = TextField(null=True)
+    run_count = IntegerField()
+
+    class Meta:
+        table_name = "periodic_task"
+
+
+class WorkerProcess(Frozen):
+    id = CharField(max_length=100, primary_key=True)
+    hostname = CharField()
+    pid = IntegerField()
+    concurrency = IntegerField()
+    started_at = BigIntegerField()
+    last_seen_at = BigIntegerField(index=True)
+    stopping = BooleanField()
+
+    class Meta:
+        table_name = "worker_process"
+
+
+MODELS = [PeriodicTask, WorkerProcess]
+
 
 def up(migrator, db):
-    from commerce_api.jobs.models import PeriodicTask, WorkerProcess
-
-    db.create_tables([PeriodicTask, WorkerProcess])
+    with db.bind_ctx(MODELS):
+        db.create_tables(MODELS)

@@ -1,5 +1,7 @@
 """Rate-limit counters and idempotency records."""
 
+from peewee import BigIntegerField, CharField, CompositeKey, IntegerField, Model, TextField
+
 # One row per caller, rewritten by every request: on SQLite without a rowid (one b-tree,
 # one page per write); on PostgreSQL UNLOGGED (no WAL, so commits don't wait for a flush;
 # the counters are simply empty after a crash), with half of each page left free so that
@@ -13,9 +15,36 @@ COUNTER_COLUMNS = """(
 )"""
 
 
+# The table as this migration creates it on a new database, frozen here (no live model is
+# imported): see migrations/__init__.py.
+# JSON and encrypted fields are TEXT columns, money a DECIMAL(14, 2) (the live fields'
+# column types); defaults are the code's, not the database's, and are left out.
+class Frozen(Model):
+    class Meta:
+        legacy_table_names = False  # index names start with the table name, as the models'
+
+
+class IdempotencyRecord(Frozen):
+    tenant_id = CharField(max_length=36)
+    principal = CharField()
+    idempotency_key = CharField()
+    fingerprint = CharField(max_length=64)
+    state = CharField(max_length=12)
+    lock_token = CharField(max_length=32, null=True)
+    status_code = IntegerField(null=True)
+    response_headers = TextField(null=True)
+    response_body = TextField(null=True)
+    created_at = BigIntegerField()
+    locked_at = BigIntegerField()
+    expires_at = BigIntegerField(index=True)
+
+    class Meta:
+        table_name = "idempotency_record"
+        primary_key = CompositeKey("tenant_id", "principal", "idempotency_key")
+
+
 def up(migrator, db):
     from commerce_api.db import is_postgres
-    from commerce_api.http.idempotency import IdempotencyRecord
 
     if is_postgres(db):
         db.execute_sql(
@@ -26,4 +55,5 @@ def up(migrator, db):
         db.execute_sql(
             f"CREATE TABLE IF NOT EXISTS rate_limit_counter {COUNTER_COLUMNS} WITHOUT ROWID"
         )
-    db.create_tables([IdempotencyRecord])
+    with db.bind_ctx([IdempotencyRecord]):
+        db.create_tables([IdempotencyRecord])

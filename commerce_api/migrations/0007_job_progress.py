@@ -1,11 +1,12 @@
 """Jobs report progress while they run: ``{done, total}``."""
 
+from peewee import TextField
+
 
 def up(migrator, db):
     from playhouse.migrate import migrate
 
-    from commerce_api.jobs.models import Job
-
-    columns = {column.name for column in db.get_columns(Job._meta.table_name)}
+    columns = {column.name for column in db.get_columns("job")}
     if "progress" not in columns:
-        migrate(migrator.add_column(Job._meta.table_name, "progress", Job.progress))
+        # JSON as text, as the job's other JSON columns
+        migrate(migrator.add_column("job", "progress", TextField(null=True)))

@@ -8,6 +8,95 @@
   now hold ``all``, which grants every scope, present and future.
 """
 
+from peewee import (
+    BigAutoField,
+    BigIntegerField,
+    BooleanField,
+    CharField,
+    IntegerField,
+    Model,
+    TextField,
+)
+
+# The tables as this migration creates them on a new database, frozen here (no live
+# model is imported): see migrations/__init__.py.
+# JSON and encrypted fields are TEXT columns, money a DECIMAL(14, 2) (the live fields'
+# column types); defaults are the code's, not the database's, and are left out.
+
+
+class Frozen(Model):
+    class Meta:
+        legacy_table_names = False  # index names start with the table name, as the models'
+
+
+class WebhookEndpoint(Frozen):
+    id = CharField(max_length=40, primary_key=True)
+    tenant_id = CharField(max_length=36)
+    url = CharField(max_length=2048)
+    events = TextField()
+    description = TextField(null=True)
+    is_active = BooleanField()
+    disabled_reason = TextField(null=True)
+    secret = TextField()
+    previous_secret = TextField(null=True)
+    previous_secret_expires_at = BigIntegerField(null=True)
+    failing_since = BigIntegerField(null=True)
+    created_at = BigIntegerField()
+    updated_at = BigIntegerField()
+
+    class Meta:
+        table_name = "webhook_endpoint"
+        indexes = ((("tenant_id", "created_at"), False),)
+
+
+class WebhookDelivery(Frozen):
+    id = CharField(max_length=40, primary_key=True)
+    tenant_id = CharField(max_length=36)
+    endpoint_id = CharField(max_length=40)
+    event_id = CharField(max_length=40, index=True)
+    event_type = CharField(max_length=64)
+    resource_key = CharField(max_length=120, null=True)
+    event_seq = BigIntegerField()
+    status = CharField(max_length=16)
+    attempt_count = IntegerField()
+    next_attempt_at = BigIntegerField(null=True)
+    lease_until = BigIntegerField(null=True)
+    lease_token = CharField(max_length=64, null=True)
+    last_status_code = IntegerField(null=True)
+    last_error = TextField(null=True)
+    last_duration_ms = IntegerField(null=True)
+    redelivery_of = CharField(max_length=40, null=True)
+    created_at = BigIntegerField()
+    delivered_at = BigIntegerField(null=True)
+    finished_at = BigIntegerField(null=True, index=True)
+
+    class Meta:
+        table_name = "webhook_delivery"
+        indexes = ((("endpoint_id", "created_at"), False),)
+
+
+class WebhookAttempt(Frozen):
+    id = BigAutoField()
+    delivery_id = CharField(max_length=40, index=True)
+    attempted_at = BigIntegerField()
+    status_code = IntegerField(null=True)
+    duration_ms = IntegerField()
+    error = TextField(null=True)
+
+    class Meta:
+        table_name = "webhook_attempt"
+
+
+MODELS = [WebhookEndpoint, WebhookDelivery, WebhookAttempt]
+PARTIAL_INDEXES = (
+    # due deliveries, in the order they are claimed
+    'CREATE INDEX IF NOT EXISTS "webhook_delivery_due" ON "webhook_delivery"'
+    ' ("next_attempt_at", "event_seq") WHERE "status" = \'pending\'',
+    # the ordering check: an earlier pending delivery of the same resource to the endpoint
+    'CREATE INDEX IF NOT EXISTS "webhook_delivery_order" ON "webhook_delivery"'
+    ' ("endpoint_id", "resource_key", "event_seq") WHERE "status" = \'pending\'',
+)
+
 # every scope there was before this migration: a key holding all of them was made with "all"
 _SCOPES_BEFORE = [
     "products:read",
@@ -28,15 +117,9 @@ _SCOPES_BEFORE = [
 def up(migrator, db):
     from peewee import PostgresqlDatabase
 
-    from commerce_api.webhooks.models import (
-        PARTIAL_INDEXES,
-        WebhookAttempt,
-        WebhookDelivery,
-        WebhookEndpoint,
-    )
-
     postgres = isinstance(db, PostgresqlDatabase)
-    db.create_tables([WebhookEndpoint, WebhookDelivery, WebhookAttempt])
+    with db.bind_ctx(MODELS):
+        db.create_tables(MODELS)
     for statement in PARTIAL_INDEXES:
         db.execute_sql(statement)
 

@@ -1,11 +1,11 @@
 """``tenant.auth_version``: revocation, key changes and plan changes take effect at once."""
 
+from peewee import IntegerField
+
 
 def up(migrator, db):
     from playhouse.migrate import migrate
 
-    from commerce_api.auth.models import Tenant
-
-    columns = {column.name for column in db.get_columns(Tenant._meta.table_name)}
+    columns = {column.name for column in db.get_columns("tenant")}
     if "auth_version" not in columns:
-        migrate(migrator.add_column(Tenant._meta.table_name, "auth_version", Tenant.auth_version))
+        migrate(migrator.add_column("tenant", "auth_version", IntegerField(default=0)))

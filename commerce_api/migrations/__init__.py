@@ -1,9 +1,16 @@
 """Versioned schema migrations, applied in numeric order by ``commerce-api init-db``.
 
-Each file defines ``up(migrator, db)`` and is recorded in the ``schema_migration`` table
-once applied (peewee's ``playhouse.migrations`` runner). The files up to the first release
-create the initial tables from the domain models; every change after a release is a new
-file that alters the schema with ``migrator`` operations and never edits an applied one.
+Each file defines ``up(migrator, db)`` and is recorded by its name (the file name without
+``.py``) in the ``schema_migration`` table once applied (peewee's ``playhouse.migrations``
+runner), so an applied file is never renamed. Every change after a release is a new file
+that alters the schema with ``migrator`` operations or SQL and never edits an applied one.
+
+A migration imports no live model (``tests/test_migrations_frozen.py``): a file that
+creates tables defines them itself, as minimal peewee models bound to the migrated
+database for the call, so a later change to a domain model cannot change or break it. The
+tables of the first files are frozen as those files created them on a new database when
+they still used the live models: with every column and index that a later file adds to
+older databases (those later files check first, and change nothing on a new database).
 """
 
 import os

@@ -1,11 +1,9 @@
-"""Read-only questions other domains ask about orders."""
+"""Read-only questions other domains ask about orders (``create_app`` registers them)."""
 
-from ..products.services import open_order_check
 from .models import OPEN_STATUSES, Order, OrderLine
 
 
-@open_order_check
-def sku_has_open_orders(tenant_id, sku):
+def sku_has_open_orders(tenant_id: str, sku: str) -> bool:
     """True when a pending, confirmed or processing order has a line with ``sku``."""
     return (
         OrderLine.select(OrderLine.id)

@@ -30,10 +30,6 @@ def can_transition(current: str, target: str) -> bool:
     return target in TRANSITIONS.get(current, ())
 
 
-def is_open(status):
-    return status in OPEN_STATUSES
-
-
 def check_transition(current: str, target: str, order_id: str | None = None) -> None:
     if not can_transition(current, target):
         raise ApiError(

@@ -10,11 +10,8 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 
 from .probability import buy_box_probability, buy_box_reference, confidence_score, dispersion
 
-RULE_TYPES = ("floor", "ceiling", "competitor_match", "buy_box_target", "margin_target")
 TARGET_TYPES = ("competitor_match", "buy_box_target", "margin_target")
 BOUND_TYPES = ("floor", "ceiling")
-VALUE_TYPES = ("fixed", "percent")
-SCOPES = ("all", "category", "sku")
 ALL = "all"
 
 CENT = Decimal("0.01")

@@ -1,5 +1,6 @@
 """Product rules: create, read, list, update, archive, bulk update."""
 
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -172,19 +173,19 @@ def locked_product(tenant_id: str, sku: str) -> Product:
     return product
 
 
-# Orders live above products: the orders domain registers its question here, products
-# only asks it (dependencies between domains run one way, tests/test_architecture.py).
-_OPEN_ORDER_CHECKS = []
+# Orders live above products: create_app registers the orders domain's question here,
+# products only asks it (dependencies between domains run one way, tests/test_architecture.py).
+_OPEN_ORDER_CHECKS: list[Callable[[str, str], bool]] = []
 
 
-def open_order_check(func):
-    """Register ``func(tenant_id, sku) -> bool``: does an open order need this SKU?"""
-    if func not in _OPEN_ORDER_CHECKS:
-        _OPEN_ORDER_CHECKS.append(func)
-    return func
+def register_open_order_check(check: Callable[[str, str], bool]) -> None:
+    """Register ``check(tenant_id, sku) -> bool``: does an open order need this SKU?
+    Called by ``create_app``; registering the same check again changes nothing."""
+    if check not in _OPEN_ORDER_CHECKS:
+        _OPEN_ORDER_CHECKS.append(check)
 
 
-def sku_has_open_orders(tenant_id, sku):
+def sku_has_open_orders(tenant_id: str, sku: str) -> bool:
     """True when a registered domain has an open order with ``sku`` (archive is refused)."""
     return any(check(tenant_id, sku) for check in _OPEN_ORDER_CHECKS)
 

@@ -78,12 +78,5 @@ class WebhookAttempt(BaseModel):
         table_name = "webhook_attempt"
 
 
-# Partial indexes the delivery service relies on (created by migration 0009).
-PARTIAL_INDEXES = (
-    # due deliveries, in the order they are claimed
-    'CREATE INDEX IF NOT EXISTS "webhook_delivery_due" ON "webhook_delivery"'
-    ' ("next_attempt_at", "event_seq") WHERE "status" = \'pending\'',
-    # the ordering check: an earlier pending delivery of the same resource to the endpoint
-    'CREATE INDEX IF NOT EXISTS "webhook_delivery_order" ON "webhook_delivery"'
-    ' ("endpoint_id", "resource_key", "event_seq") WHERE "status" = \'pending\'',
-)
+# The delivery service's partial indexes on webhook_delivery (due, order, endpoint_due,
+# leased) are created by migrations 0009 and 0030.
