@@ -23,8 +23,9 @@ from flask import Response, current_app, g, request
 from peewee import BigIntegerField, CharField, CompositeKey, DatabaseError, IntegerField
 
 from ..crypto import EncryptedTextField
-from ..db import BaseModel, JSONField, db
+from ..db import BaseModel, JSONField
 from ..errors import ApiError
+from ..sql import Statement
 from ..timeutil import now_ms
 
 log = logging.getLogger(__name__)
@@ -92,31 +93,30 @@ class IdempotencyRecord(BaseModel):
         primary_key = CompositeKey("tenant_id", "principal", "idempotency_key")
 
 
-def _claim_sql(p):
-    # Insert the claim, or take over a row whose 24 hours are over, or a stale claim of the
-    # same request; a live row with a result or a live claim is left alone (no row returned).
-    return (
-        "INSERT INTO idempotency_record AS r (tenant_id, principal, idempotency_key,"
-        " fingerprint, state, lock_token, status_code, response_headers, response_body,"
-        " created_at, locked_at, expires_at)"
-        f" VALUES ({p}, {p}, {p}, {p}, 'in_progress', {p}, NULL, NULL, NULL, {p}, {p}, {p})"
-        " ON CONFLICT (tenant_id, principal, idempotency_key) DO UPDATE SET"
-        " fingerprint = excluded.fingerprint, state = 'in_progress',"
-        " lock_token = excluded.lock_token, status_code = NULL, response_headers = NULL,"
-        " response_body = NULL, created_at = excluded.created_at,"
-        " locked_at = excluded.locked_at, expires_at = excluded.expires_at"
-        f" WHERE r.expires_at <= {p} OR (r.state = 'in_progress' AND r.locked_at <= {p}"
-        " AND r.fingerprint = excluded.fingerprint)"
-        " RETURNING lock_token"
-    )
-
-
-def _purge_sql(p):
-    return (
-        "DELETE FROM idempotency_record WHERE (tenant_id, principal, idempotency_key) IN"
-        " (SELECT tenant_id, principal, idempotency_key FROM idempotency_record"
-        f" WHERE expires_at <= {p} LIMIT 1000)"
-    )
+# Insert the claim, or take over a row whose 24 hours are over, or a stale claim of the
+# same request; a live row with a result or a live claim is left alone (no row returned).
+_CLAIM = Statement(
+    "INSERT INTO {R} AS r ({R.tenant_id}, {R.principal}, {R.idempotency_key},"
+    " {R.fingerprint}, {R.state}, {R.lock_token}, {R.status_code}, {R.response_headers},"
+    " {R.response_body}, {R.created_at}, {R.locked_at}, {R.expires_at})"
+    " VALUES ({p}, {p}, {p}, {p}, 'in_progress', {p}, NULL, NULL, NULL, {p}, {p}, {p})"
+    " ON CONFLICT ({R.tenant_id}, {R.principal}, {R.idempotency_key}) DO UPDATE SET"
+    " {R.fingerprint} = excluded.{R.fingerprint}, {R.state} = 'in_progress',"
+    " {R.lock_token} = excluded.{R.lock_token}, {R.status_code} = NULL,"
+    " {R.response_headers} = NULL, {R.response_body} = NULL,"
+    " {R.created_at} = excluded.{R.created_at}, {R.locked_at} = excluded.{R.locked_at},"
+    " {R.expires_at} = excluded.{R.expires_at}"
+    " WHERE r.{R.expires_at} <= {p} OR (r.{R.state} = 'in_progress' AND r.{R.locked_at} <= {p}"
+    " AND r.{R.fingerprint} = excluded.{R.fingerprint})"
+    " RETURNING {R.lock_token}",
+    R=IdempotencyRecord,
+)
+_PURGE = Statement(
+    "DELETE FROM {R} WHERE ({R.tenant_id}, {R.principal}, {R.idempotency_key}) IN"
+    " (SELECT {R.tenant_id}, {R.principal}, {R.idempotency_key} FROM {R}"
+    " WHERE {R.expires_at} <= {p} LIMIT 1000)",
+    R=IdempotencyRecord,
+)
 
 
 class IdempotencyStore:
@@ -124,7 +124,6 @@ class IdempotencyStore:
 
     def __init__(self, clock=now_ms):
         self.clock = clock
-        self._sql = {p: (_claim_sql(p), _purge_sql(p)) for p in ("?", "%s")}
         self._next_purge = 0.0
         self._unreleased = []  # claims whose release met a database outage
 
@@ -147,14 +146,13 @@ class IdempotencyStore:
 
     def claim(self, tenant_id, principal, key, fingerprint):
         """Claim the key for this request: its lock token, or None if the key is taken."""
-        claim_sql, purge_sql = self._sql[db.param]
         now = self.clock()
         token = secrets.token_hex(16)
         params = (tenant_id, principal, key, fingerprint, token, now, now, now + TTL_MS)
-        rows = db.execute_sql(claim_sql, (*params, now, now - LOCK_MS)).fetchall()
+        rows = _CLAIM.execute((*params, now, now - LOCK_MS)).fetchall()
         if time.monotonic() >= self._next_purge:
             self._next_purge = time.monotonic() + PURGE_INTERVAL_SECONDS
-            db.execute_sql(purge_sql, (now,))
+            _PURGE.execute((now,))
         return token if rows and rows[0][0] == token else None
 
     def find(self, tenant_id, principal, key):
@@ -206,7 +204,7 @@ class IdempotencyStore:
 
     def purge(self):
         """Delete the records whose 24 hours are over (at most 1,000 per call)."""
-        return db.execute_sql(self._sql[db.param][1], (self.clock(),)).rowcount
+        return _PURGE.execute((self.clock(),)).rowcount
 
 
 def principal_of(auth):

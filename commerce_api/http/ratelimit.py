@@ -27,6 +27,7 @@ from peewee import BigIntegerField, CharField, DatabaseError, IntegerField, Sqli
 from ..db import BaseModel, db, is_postgres
 from ..errors import ApiError
 from ..filelock import Turns
+from ..sql import Statement
 from .ratelimit_slots import SlotFileCounter
 
 log = logging.getLogger(__name__)
@@ -90,33 +91,44 @@ def counter_key(auth):
     return key
 
 
-def _acquire_sql(p):
-    # ``>=`` rather than ``=`` on the windows: a host whose clock lags a little counts into
-    # the newer window another host opened instead of resetting it.
-    return (
-        "INSERT INTO rate_limit_counter AS c"
-        " (counter_key, minute_window, minute_count, hour_window, hour_count)"
-        f" VALUES ({p}, {p}, 1, {p}, 1)"
-        " ON CONFLICT (counter_key) DO UPDATE SET"
-        " minute_count = CASE WHEN c.minute_window >= excluded.minute_window"
-        " THEN c.minute_count + 1 ELSE 1 END,"
-        " minute_window = CASE WHEN c.minute_window > excluded.minute_window"
-        " THEN c.minute_window ELSE excluded.minute_window END,"
-        " hour_count = CASE WHEN c.hour_window >= excluded.hour_window"
-        " THEN c.hour_count + 1 ELSE 1 END,"
-        " hour_window = CASE WHEN c.hour_window > excluded.hour_window"
-        " THEN c.hour_window ELSE excluded.hour_window END"
-        f" WHERE (c.minute_window < excluded.minute_window OR c.minute_count < {p})"
-        f" AND (c.hour_window < excluded.hour_window OR c.hour_count < {p})"
-        " RETURNING minute_window, minute_count, hour_window, hour_count"
-    )
-
-
-def _read_sql(p):
-    return (
-        "SELECT minute_window, minute_count, hour_window, hour_count"
-        f" FROM rate_limit_counter WHERE counter_key = {p}"
-    )
+# ``>=`` rather than ``=`` on the windows: a host whose clock lags a little counts into
+# the newer window another host opened instead of resetting it.
+_ACQUIRE = Statement(
+    "INSERT INTO {C} AS c ({C.counter_key}, {C.minute_window}, {C.minute_count},"
+    " {C.hour_window}, {C.hour_count}) VALUES ({p}, {p}, 1, {p}, 1)"
+    " ON CONFLICT ({C.counter_key}) DO UPDATE SET"
+    " {C.minute_count} = CASE WHEN c.{C.minute_window} >= excluded.{C.minute_window}"
+    " THEN c.{C.minute_count} + 1 ELSE 1 END,"
+    " {C.minute_window} = CASE WHEN c.{C.minute_window} > excluded.{C.minute_window}"
+    " THEN c.{C.minute_window} ELSE excluded.{C.minute_window} END,"
+    " {C.hour_count} = CASE WHEN c.{C.hour_window} >= excluded.{C.hour_window}"
+    " THEN c.{C.hour_count} + 1 ELSE 1 END,"
+    " {C.hour_window} = CASE WHEN c.{C.hour_window} > excluded.{C.hour_window}"
+    " THEN c.{C.hour_window} ELSE excluded.{C.hour_window} END"
+    " WHERE (c.{C.minute_window} < excluded.{C.minute_window} OR c.{C.minute_count} < {p})"
+    " AND (c.{C.hour_window} < excluded.{C.hour_window} OR c.{C.hour_count} < {p})"
+    " RETURNING {C.minute_window}, {C.minute_count}, {C.hour_window}, {C.hour_count}",
+    C=RateLimitCounter,
+)
+_READ = Statement(
+    "SELECT {C.minute_window}, {C.minute_count}, {C.hour_window}, {C.hour_count}"
+    " FROM {C} WHERE {C.counter_key} = {p}",
+    C=RateLimitCounter,
+)
+# rows untouched since before the previous hour hold no live count
+_PURGE = Statement(
+    "DELETE FROM {C} WHERE {C.counter_key} IN"
+    " (SELECT {C.counter_key} FROM {C} WHERE {C.hour_window} < {p} LIMIT 1000)",
+    C=RateLimitCounter,
+)
+# the counters' own SQLite file (``SqliteFileCounter``)
+_CREATE_FILE_TABLE = Statement(
+    "CREATE TABLE IF NOT EXISTS {C} ("
+    " {C.counter_key} VARCHAR(255) NOT NULL PRIMARY KEY, {C.minute_window} BIGINT NOT NULL,"
+    " {C.minute_count} INTEGER NOT NULL, {C.hour_window} BIGINT NOT NULL,"
+    " {C.hour_count} INTEGER NOT NULL) WITHOUT ROWID",
+    C=RateLimitCounter,
+)
 
 
 def _numbered(sql):
@@ -129,7 +141,7 @@ def _numbered(sql):
 # quarter of the round trip. (A pooler that drops session state, like pgbouncer in transaction
 # mode, loses it: then the process goes back to plain SQL.)
 _PG_PREPARE = "PREPARE commerce_rl_acquire (text, bigint, bigint, integer, integer) AS " + (
-    _numbered(_acquire_sql("%s"))
+    _numbered(_ACQUIRE.render("%s"))
 )
 _PG_EXECUTE = "EXECUTE commerce_rl_acquire (%s, %s, %s, %s, %s)"
 _PG_UNDEFINED_PREPARED = "26000"  # invalid_sql_statement_name
@@ -138,13 +150,6 @@ _PG_DUPLICATE_PREPARED = "42P05"
 
 def _pgcode(exc):
     return getattr(getattr(exc, "orig", None), "pgcode", None)  # peewee keeps the driver's error
-
-
-def _purge_sql(p):
-    return (
-        "DELETE FROM rate_limit_counter WHERE counter_key IN"
-        f" (SELECT counter_key FROM rate_limit_counter WHERE hour_window < {p} LIMIT 1000)"
-    )
 
 
 class DatabaseCounter:
@@ -157,7 +162,6 @@ class DatabaseCounter:
 
     def __init__(self, database=db):
         self.database = database
-        self._sql = {p: (_acquire_sql(p), _read_sql(p), _purge_sql(p)) for p in ("?", "%s")}
         self._next_purge = 0.0
         self._prepared = weakref.WeakSet()  # PostgreSQL connections holding _PG_PREPARE
         self._use_prepared = True
@@ -169,22 +173,22 @@ class DatabaseCounter:
         after this request when allowed, else the current ones.
         """
         database = self.database
-        acquire, read, purge = self._sql[database.param]
+        param = database.param
+        acquire = _ACQUIRE.render(param)
         minute, hour = windows
         params = (key, minute, hour, amounts[0], amounts[1])
-        if acquire is self._sql["%s"][0] and self._use_prepared:
+        if param == "%s" and self._use_prepared:
             rows = self._execute_prepared(acquire, params)
         else:
             rows = database.execute_sql(acquire, params).fetchall()
         if rows:
             row = rows[0]
             if time.monotonic() >= self._next_purge:
-                self._purge(purge, hour)
+                self._purge(hour)
             return True, ((row[0], row[1]), (row[2], row[3]))
-        rows = database.execute_sql(read, (key,)).fetchall()
-        if not rows:  # deleted by a purge in between: nothing counted
+        row = self.read(key)
+        if row is None:  # deleted by a purge in between: nothing counted
             return False, ((minute, 0), (hour, 0))
-        row = rows[0]
         return False, (
             (row[0], row[1]) if row[0] >= minute else (minute, 0),
             (row[2], row[3]) if row[2] >= hour else (hour, 0),
@@ -208,10 +212,14 @@ class DatabaseCounter:
             self._use_prepared = False
             return db.execute_sql(plain, params).fetchall()
 
-    def _purge(self, sql, hour):
+    def read(self, key: str) -> tuple[int, int, int, int] | None:
+        """The caller's row ``(minute_window, minute_count, hour_window, hour_count)``."""
+        rows = self.database.execute_sql(_READ.render(self.database.param), (key,)).fetchall()
+        return rows[0] if rows else None
+
+    def _purge(self, hour):
         self._next_purge = time.monotonic() + PURGE_INTERVAL_SECONDS
-        # rows untouched since before the previous hour hold no live count
-        self.database.execute_sql(sql, (hour - 1,))
+        self.database.execute_sql(_PURGE.render(self.database.param), (hour - 1,))
 
 
 class SqliteFileCounter(DatabaseCounter):
@@ -236,12 +244,7 @@ class SqliteFileCounter(DatabaseCounter):
         super().__init__(database)
         self.path = path
         self._turns = Turns(f"{path}.lock")
-        database.execute_sql(
-            "CREATE TABLE IF NOT EXISTS rate_limit_counter ("
-            " counter_key VARCHAR(255) NOT NULL PRIMARY KEY, minute_window BIGINT NOT NULL,"
-            " minute_count INTEGER NOT NULL, hour_window BIGINT NOT NULL,"
-            " hour_count INTEGER NOT NULL) WITHOUT ROWID"
-        )
+        database.execute_sql(_CREATE_FILE_TABLE.render(database.param))
         database.close()  # threads (and forked workers) open their own
 
     def acquire(self, key, windows, amounts):

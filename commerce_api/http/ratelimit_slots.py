@@ -120,14 +120,8 @@ class SlotFileCounter:
         key without a slot, and only once the overflow file exists)."""
         if not os.path.exists(self.overflow_path):
             return False
-        rows = (
-            self.overflow()
-            .database.execute_sql(
-                "SELECT hour_window FROM rate_limit_counter WHERE counter_key = ?", (key,)
-            )
-            .fetchall()
-        )
-        return bool(rows) and rows[0][0] >= hour
+        row = self.overflow().read(key)
+        return row is not None and row[2] >= hour
 
     def rows(self):
         """Every occupied slot as a ``rate_limit_counter`` row (tests, inspection)."""

@@ -11,7 +11,7 @@ import json
 
 from ..db import db, json_default
 from ..events.outbox import event_params, write_events
-from ..sql import cached_statement
+from ..sql import Statement, cached_statement
 from ..timeutil import now_ms
 from . import registry
 from .models import HELD, Job
@@ -89,35 +89,33 @@ def complete_job(job, worker_id, result, now=None):
         return write_completions([prepared])[0]
 
 
-def _complete_sql():
-    """One fenced completion, built once per engine (peewee would compose it every time)."""
-    p = db.param
-    return (
-        f"UPDATE job SET status = 'completed', result = {p}, completed_at = {p},"
-        " lease_expires_at = NULL, deadline_at = NULL, last_error = NULL,"
-        f" updated_at = {p}"
-        f" WHERE id = {p} AND status = 'running' AND worker_id = {p} AND attempts = {p}"
-    )
+# One fenced completion, built once per engine (peewee would compose it every time).
+_COMPLETE = Statement(
+    "UPDATE {Job} SET {Job.status} = 'completed', {Job.result} = {p}, {Job.completed_at} = {p},"
+    " {Job.lease_expires_at} = NULL, {Job.deadline_at} = NULL, {Job.last_error} = NULL,"
+    " {Job.updated_at} = {p}"
+    " WHERE {Job.id} = {p} AND {Job.status} = 'running' AND {Job.worker_id} = {p}"
+    " AND {Job.attempts} = {p}",
+    Job=Job,
+)
+# ``{rows}`` fenced completions in one statement; it returns the (id, attempts) of those
+# that landed (the others had lost their lease)
+_COMPLETE_MANY = Statement(
+    "WITH done (id, attempts, worker_id, result, completed_at) AS (VALUES {rows})"
+    " UPDATE {Job} SET {Job.status} = 'completed', {Job.result} = done.result,"
+    " {Job.completed_at} = done.completed_at, {Job.lease_expires_at} = NULL,"
+    " {Job.deadline_at} = NULL, {Job.last_error} = NULL, {Job.updated_at} = done.completed_at"
+    " FROM done WHERE {Job}.{Job.id} = done.id AND {Job}.{Job.status} = 'running'"
+    " AND {Job}.{Job.worker_id} = done.worker_id AND {Job}.{Job.attempts} = done.attempts"
+    " RETURNING {Job}.{Job.id}, {Job}.{Job.attempts}",
+    Job=Job,
+)
+_ROW = Statement("({p}, {p}, {p}, {p}, {p})")
 
 
-def _complete_many_sql(count):
-    """``count`` fenced completions in one statement; it returns the (id, attempts) of
-    those that landed (the others had lost their lease)."""
-
-    def build():
-        p = db.param
-        rows = ", ".join([f"({p}, {p}, {p}, {p}, {p})"] * count)
-        return (
-            f"WITH done (id, attempts, worker_id, result, completed_at) AS (VALUES {rows})"
-            " UPDATE job SET status = 'completed', result = done.result,"
-            " completed_at = done.completed_at, lease_expires_at = NULL, deadline_at = NULL,"
-            " last_error = NULL, updated_at = done.completed_at"
-            " FROM done WHERE job.id = done.id AND job.status = 'running'"
-            " AND job.worker_id = done.worker_id AND job.attempts = done.attempts"
-            " RETURNING job.id, job.attempts"
-        )
-
-    return cached_statement(("job-complete-many", count), build)
+def _many_rows(count: int) -> str:
+    """``count`` rows of marks for ``_COMPLETE_MANY``, built once per engine and count."""
+    return cached_statement(("job-complete-rows", count), lambda: ", ".join([_ROW.sql()] * count))
 
 
 def _write_many(prepared):
@@ -128,7 +126,7 @@ def _write_many(prepared):
         values = []
         for _, (text, completed_at, _, job_id, worker_id, attempts), _ in chunk:
             values += (job_id, attempts, worker_id, text, completed_at)
-        rows = db.execute_sql(_complete_many_sql(len(chunk)), values).fetchall()
+        rows = _COMPLETE_MANY.execute(values, rows=_many_rows(len(chunk))).fetchall()
         landed.update((job_id, attempts) for job_id, attempts in rows)
     return [(params[3], params[5]) in landed for _, params, _ in prepared]
 
@@ -139,8 +137,7 @@ def write_completions(prepared, now=None):
     if db.transaction_depth() == 0:
         raise RuntimeError("completions must be written inside a transaction")
     if len(prepared) == 1:
-        update = cached_statement("job-complete", _complete_sql)
-        changed = [db.execute_sql(update, prepared[0][1]).rowcount == 1]
+        changed = [_COMPLETE.execute(prepared[0][1]).rowcount == 1]
     else:
         changed = _write_many(prepared)
     events = [

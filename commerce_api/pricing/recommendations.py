@@ -1,7 +1,7 @@
 """Price recommendations: read, list, apply (synchronous price push), dismiss."""
 
 from ..claims import claimed
-from ..db import for_update, write_transaction
+from ..db import for_update, row_getter, write_transaction
 from ..errors import ApiError
 from ..events import emit
 from ..marketplaces.base import ConnectorError
@@ -10,9 +10,9 @@ from ..marketplaces.prices import AcceptedPrice, push_price, record_pushed_price
 from ..marketplaces.services import connection_for
 from ..pagination import paginate
 from ..products.models import Listing, Product
+from ..sql import PreparedIn
 from ..timeutil import format_ms, now_ms
 from ..totals import maintained
-from .bulk import PreparedIn
 from .models import Recommendation
 
 APPLY = "apply_recommendation"  # the operation of a recommendation's claim
@@ -44,7 +44,7 @@ def _number(value):
 
 
 def serialize_recommendation(row):
-    get = row.get if isinstance(row, dict) else row.__data__.get
+    get = row_getter(row)
     return {
         "id": get("id"),
         "sku": get("sku"),
