@@ -211,15 +211,9 @@ SQL_NAMING = re.compile(
 )
 # modules whose SQL still names tables in strings: the list only shrinks (issue 26)
 NAMES_TABLES_TODAY = {
-    "health/fleet.py",
-    "health/readiness.py",
     "jobs/queue.py",
     "marketplaces/listing_sync.py",
     "webhooks/dispatch.py",
-    "webhooks/endpoint_health.py",
-    "webhooks/fanout.py",
-    "webhooks/recovery.py",
-    "webhooks/retention.py",
 }
 
 
