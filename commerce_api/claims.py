@@ -17,9 +17,9 @@ import uuid
 import peewee
 
 from .config import current_config
-from .db import BaseModel, db, write_transaction
+from .db import BaseModel, write_transaction
 from .errors import ApiError
-from .sql import quote
+from .sql import Statement
 from .timeutil import now_ms
 
 RETRY_AFTER = 1  # seconds: a claim is held for one marketplace call
@@ -65,17 +65,16 @@ def lease_ms(config=None):
     return int(seconds * 1000)
 
 
-def _claim_sql():
-    table, mark = quote(OperationClaim._meta.table_name), db.param
-    columns = ("resource_id", "tenant_id", "operation", "token", "expires_at", "created_at")
-    updates = ", ".join(f"{quote(c)} = excluded.{quote(c)}" for c in columns[1:])
-    return (
-        f"INSERT INTO {table} ({', '.join(quote(c) for c in columns)}) "
-        f"VALUES ({', '.join([mark] * len(columns))}) "
-        f'ON CONFLICT ("resource_id") DO UPDATE SET {updates} '
-        f'WHERE {table}."expires_at" <= {mark} OR {table}."token" = {mark} '
-        'RETURNING "token"'
-    )
+# a new claim, or the lease of one that ran out, or the holder's own claim again
+_CLAIM = Statement(
+    "INSERT INTO {C} ({C.resource_id}, {C.tenant_id}, {C.operation}, {C.token},"
+    " {C.expires_at}, {C.created_at}) VALUES ({p}, {p}, {p}, {p}, {p}, {p})"
+    " ON CONFLICT ({C.resource_id}) DO UPDATE SET {C.tenant_id} = excluded.{C.tenant_id},"
+    " {C.operation} = excluded.{C.operation}, {C.token} = excluded.{C.token},"
+    " {C.expires_at} = excluded.{C.expires_at}, {C.created_at} = excluded.{C.created_at}"
+    " WHERE {C}.{C.expires_at} <= {p} OR {C}.{C.token} = {p} RETURNING {C.token}",
+    C=OperationClaim,
+)
 
 
 def claim(tenant_id, resource_id, operation, token=None):
@@ -89,7 +88,7 @@ def claim(tenant_id, resource_id, operation, token=None):
     expires_at = now + lease_ms()
     params = [resource_id, tenant_id, operation, token, expires_at, now, now, token]
     with write_transaction():
-        row = db.execute_sql(_claim_sql(), params).fetchone()
+        row = _CLAIM.execute(params).fetchone()
     if row is None or row[0] != token:
         holder = OperationClaim.get_or_none(OperationClaim.resource_id == resource_id)
         raise _busy(resource_id, holder.operation if holder else operation)

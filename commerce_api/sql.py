@@ -125,16 +125,21 @@ def executemany(sql: str, rows: Iterable[Sequence[Any]]) -> None:
         db.cursor().executemany(sql, rows)
 
 
-def insert_statement(model: type[peewee.Model], names: tuple[str, ...] | None = None) -> str:
+def insert_statement(
+    model: type[peewee.Model], names: tuple[str, ...] | None = None, on_conflict: str = ""
+) -> str:
     """``INSERT INTO <table> (<columns>) VALUES (<marks>)`` for the fields ``names`` (a
-    tuple; default: every field of ``model`` in its order), built once per engine."""
-    cache_key = (id(db.obj), model, names)  # no closure or call on the hot path
+    tuple; default: every field of ``model`` in its order), built once per engine;
+    ``on_conflict``: what follows ``ON CONFLICT`` (``"DO NOTHING"``), if anything."""
+    cache_key = (id(db.obj), model, names, on_conflict)  # no closure or call on the hot path
     sql = _STATEMENTS.get(cache_key)
     if sql is None:
         meta = model._meta
         fields = meta.sorted_fields if names is None else [meta.fields[n] for n in names]
         columns = ", ".join(quote(field.column_name) for field in fields)
         sql = f"INSERT INTO {table(model)} ({columns}) VALUES ({marks(len(fields))})"
+        if on_conflict:
+            sql += f" ON CONFLICT {on_conflict}"
         _STATEMENTS[cache_key] = sql
     return sql
 
@@ -288,14 +293,12 @@ def upsert_statement(
             for f in fields
             if f.column_name not in key_columns
         )
-        sql = (
-            f"{insert_statement(model)} ON CONFLICT ({', '.join(key_columns)})"
-            f" DO UPDATE SET {updates}"
-        )
+        conflict = f"({', '.join(key_columns)}) DO UPDATE SET {updates}"
         if newer_column:
             # keep the stored row when it is newer than the incoming one
-            sql += f" WHERE excluded.{quote(newer_column)} >= {table(model)}.{quote(newer_column)}"
-        return sql
+            newer = quote(newer_column)
+            conflict += f" WHERE excluded.{newer} >= {table(model)}.{newer}"
+        return insert_statement(model, on_conflict=conflict)
 
     return cached_statement(("upsert", model, keys, newer_column), build)
 

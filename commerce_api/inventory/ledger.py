@@ -11,7 +11,7 @@ Lock order, the same for every caller so that transactions do not deadlock: ware
 (shared), then inventory records (by product id), then stock rows (by id).
 """
 
-from ..db import db, is_postgres, row_getter
+from ..db import db, for_update, is_postgres, row_getter
 from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
@@ -59,10 +59,6 @@ def _chunks(items, size=_CHUNK):
     items = list(items)
     for start in range(0, len(items), size):
         yield items[start : start + size]
-
-
-def _locked(query):
-    return query.for_update() if is_postgres() else query
 
 
 def lock_warehouses(tenant_id, warehouse_ids):
@@ -235,7 +231,7 @@ class StockLedger:
                 )
                 .order_by(InventorySummary.product)
             )
-            for row in _locked(query).tuples():
+            for row in for_update(query).tuples():
                 self.summaries[row[0]] = SummaryRow(row)
 
     def _load_stocks(self, product_ids, warehouse_ids=None, only=None):
@@ -246,7 +242,7 @@ class StockLedger:
             if warehouse_ids is not None:
                 condition &= Stock.warehouse.in_(list(warehouse_ids))
             query = Stock.select(*_STOCK_COLUMNS).where(condition).order_by(Stock.id)
-            for row in _locked(query).tuples():
+            for row in for_update(query).tuples():
                 key = (row[1], row[3])
                 if key in self.stocks or (only is not None and key not in only):
                     continue
