@@ -20,7 +20,14 @@ import secrets
 import time
 
 from flask import Response, current_app, g, request
-from peewee import BigIntegerField, CharField, CompositeKey, DatabaseError, IntegerField
+from peewee import (
+    BigIntegerField,
+    CharField,
+    CompositeKey,
+    DatabaseError,
+    Expression,
+    IntegerField,
+)
 
 from ..crypto import EncryptedTextField
 from ..db import BaseModel, JSONField
@@ -119,6 +126,17 @@ _PURGE = Statement(
 )
 
 
+def _held(claim: tuple[str, str, str, str]) -> Expression:
+    """The claimed record, while ``claim``'s lock token still holds it."""
+    tenant_id, principal, key, token = claim
+    return (
+        (IdempotencyRecord.tenant_id == tenant_id)
+        & (IdempotencyRecord.principal == principal)
+        & (IdempotencyRecord.idempotency_key == key)
+        & (IdempotencyRecord.lock_token == token)
+    )
+
+
 class IdempotencyStore:
     """Claims, results and expiry of idempotency keys; ``clock`` (epoch ms) is replaceable."""
 
@@ -170,7 +188,6 @@ class IdempotencyStore:
 
     def complete(self, claim, status, headers, body):
         """Store the response of the claimed request."""
-        tenant_id, principal, key, token = claim
         (
             IdempotencyRecord.update(
                 state="done",
@@ -179,28 +196,13 @@ class IdempotencyStore:
                 response_headers=headers,
                 response_body=body,
             )
-            .where(
-                (IdempotencyRecord.tenant_id == tenant_id)
-                & (IdempotencyRecord.principal == principal)
-                & (IdempotencyRecord.idempotency_key == key)
-                & (IdempotencyRecord.lock_token == token)
-            )
+            .where(_held(claim))
             .execute()
         )
 
     def release(self, claim):
         """Forget the claim: the request stored nothing and may be retried with its key."""
-        tenant_id, principal, key, token = claim
-        (
-            IdempotencyRecord.delete()
-            .where(
-                (IdempotencyRecord.tenant_id == tenant_id)
-                & (IdempotencyRecord.principal == principal)
-                & (IdempotencyRecord.idempotency_key == key)
-                & (IdempotencyRecord.lock_token == token)
-            )
-            .execute()
-        )
+        IdempotencyRecord.delete().where(_held(claim)).execute()
 
     def purge(self):
         """Delete the records whose 24 hours are over (at most 1,000 per call)."""
