@@ -47,7 +47,7 @@ def cached_statement(key: Any, build: Callable[[], Any]) -> Any:
 
 def marks(count: int) -> str:
     """``count`` parameter marks separated by commas (``?, ?, ?``)."""
-    return ", ".join([db.param] * count)
+    return ", ".join([db.obj.param] * count)
 
 
 def table(model: type[peewee.Model]) -> str:
@@ -86,11 +86,17 @@ class Statement:
     def __init__(self, template: str, **models: type[peewee.Model]):
         self.template = template
         self.models = models
+        self._plain: dict[str, str] = {}  # param -> text, for the statements without parts
 
     def sql(self, **parts: str) -> str:
         """The text for the bound engine (the names do not depend on it, the marks do)."""
-        param = db.param
-        text = _STATEMENTS.get((param, self, tuple(sorted(parts.items())) if parts else ()))
+        param = db.obj.param  # not the proxy's __getattr__: this runs on every request
+        if not parts:
+            text = self._plain.get(param)
+            if text is None:
+                text = self._plain[param] = self.render(param)
+            return text
+        text = _STATEMENTS.get((param, self, tuple(sorted(parts.items()))))
         return self.render(param, **parts) if text is None else text
 
     def render(self, param: str, **parts: str) -> str:
