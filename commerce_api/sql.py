@@ -312,7 +312,7 @@ def upsert_statement(
 def insert_rows(
     model: type[peewee.Model],
     rows: Sequence[dict[str, Any]],
-    upsert_keys: Iterable[str] | None = None,
+    upsert_keys: Sequence[str] | None = None,
     newer_column: str | None = None,
 ) -> int:
     """Insert ``rows`` (dicts by field name) with one ``executemany``; inside a transaction.

@@ -11,6 +11,9 @@ Lock order, the same for every caller so that transactions do not deadlock: ware
 (shared), then inventory records (by product id), then stock rows (by id).
 """
 
+from collections.abc import Iterable
+from typing import Any
+
 from ..db import db, for_update, is_postgres, row_getter
 from ..errors import ApiError
 from ..events import emit
@@ -23,7 +26,7 @@ from .models import Adjustment, InventorySummary, Stock, Warehouse
 _CHUNK = 400  # ids per IN (...) list: far below every engine's parameter limit
 
 
-def compute_status(available, safety_stock):
+def compute_status(available: int, safety_stock: int) -> str:
     """``out_of_stock`` at 0 or less, ``critical`` at half the safety stock or less,
     ``low`` at the safety stock or less, else ``normal``."""
     if available <= 0:
@@ -61,7 +64,7 @@ def _chunks(items, size=_CHUNK):
         yield items[start : start + size]
 
 
-def lock_warehouses(tenant_id, warehouse_ids):
+def lock_warehouses(tenant_id: str, warehouse_ids: Iterable[str]) -> dict[str, Warehouse]:
     """The tenant's warehouses among ``warehouse_ids`` (id -> Warehouse), share-locked.
 
     The shared lock (PostgreSQL) keeps a warehouse from being deactivated or changed while
@@ -104,7 +107,7 @@ class StockRow:
         self.dirty = False
 
     @property
-    def available(self):
+    def available(self) -> int:
         return self.on_hand - self.reserved
 
 
@@ -133,7 +136,7 @@ class SummaryRow:
         self.dirty = False
 
     @property
-    def total_available(self):
+    def total_available(self) -> int:
         return self.total_on_hand - self.total_reserved
 
 
@@ -171,7 +174,12 @@ class StockLedger:
 
     # -- locking ---------------------------------------------------------------------
 
-    def lock(self, products, warehouse_ids=None, create=()):
+    def lock(
+        self,
+        products: dict[str, str],
+        warehouse_ids: Iterable[str] | None = None,
+        create: Iterable[tuple[str, str]] = (),
+    ) -> "StockLedger":
         """Lock the records of ``products`` ({product id: sku}) and their stock rows.
 
         Only rows in ``warehouse_ids`` are loaded when it is given. ``create`` names
@@ -248,13 +256,21 @@ class StockLedger:
                     continue
                 self.stocks[key] = StockRow(row)
 
-    def rows_of(self, product_id):
+    def rows_of(self, product_id: str) -> list[StockRow]:
         """The locked stock rows of a product."""
         return [row for (pid, _), row in self.stocks.items() if pid == product_id]
 
     # -- changes ---------------------------------------------------------------------
 
-    def change(self, row, quantity_type, value, reason, note=None, reference=None):
+    def change(
+        self,
+        row: StockRow,
+        quantity_type: str,
+        value: int,
+        reason: str,
+        note: str | None = None,
+        reference: str | None = None,
+    ) -> dict[str, Any]:
         """Set one quantity of a locked row and record the adjustment; returns it."""
         on_hand = value if quantity_type == "on_hand" else row.on_hand
         reserved = value if quantity_type == "reserved" else row.reserved
@@ -303,13 +319,13 @@ class StockLedger:
         self.adjustments.append(adjustment)
         return adjustment
 
-    def set_safety_stock(self, summary, value):
+    def set_safety_stock(self, summary: SummaryRow, value: int) -> None:
         summary.safety_stock = value
         summary.dirty = True
 
     # -- writing ---------------------------------------------------------------------
 
-    def flush(self):
+    def flush(self) -> list[dict[str, Any]]:
         """Write the changed rows, the adjustments, the records, the events, and mark the
         listings of the changed SKUs pending (their quantity follows the stock)."""
         now = now_ms()

@@ -11,6 +11,7 @@ per-resource order depends on deliveries appearing in event order. SQLite: the w
 """
 
 import json
+from collections.abc import Sequence
 
 from ..db import db, is_postgres, write_transaction
 from ..events.models import Event
@@ -57,8 +58,15 @@ _MARK_MANY = Statement("UPDATE {E} SET fanned_out_at = {p} WHERE {E.id} IN ({ids
 
 
 def delivery_row(
-    tenant_id, endpoint_id, event_id, event_type, resource_type, resource_id, seq, now
-):
+    tenant_id: str,
+    endpoint_id: str,
+    event_id: str,
+    event_type: str,
+    resource_type: str,
+    resource_id: str,
+    seq: int,
+    now: int,
+) -> tuple:
     """The parameters of one new delivery for the ``insert`` statement, due ``now``."""
     return (
         new_id("delivery"),
@@ -75,18 +83,18 @@ def delivery_row(
     )
 
 
-def insert_deliveries(rows):
+def insert_deliveries(rows: Sequence[tuple]) -> None:
     """Insert rows made by ``delivery_row`` (in the caller's transaction)."""
     if rows:
         executemany(insert_statement(WebhookDelivery, _DELIVERY_COLUMNS), rows)
 
 
-def event_order_column():
+def event_order_column() -> str:
     """The column giving the outbox order: ``seq`` on PostgreSQL, ``rowid`` on SQLite."""
     return "seq" if is_postgres() else "rowid"
 
 
-def has_unfanned_events():
+def has_unfanned_events() -> bool:
     """A read-only look: is anything waiting to be fanned out?"""
     return _PROBE.execute().fetchone() is not None
 
@@ -100,14 +108,14 @@ def _active_endpoints(tenant_ids):
     return by_tenant
 
 
-def mark_fanned_out(event_id, now):
+def mark_fanned_out(event_id: str, now: int) -> int:
     """Mark one event as fanned out (an event meant for one endpoint, written in the
     caller's transaction); returns its place in the outbox order."""
     row = _MARK_ONE.execute((now, event_id), order=event_order_column()).fetchone()
     return row[0]
 
 
-def fan_out(limit, now):
+def fan_out(limit: int, now: int) -> tuple[int, int]:
     """Fan out up to ``limit`` events; returns ``(events, deliveries)`` counts."""
     if is_postgres():
         claim = _CLAIM.sql(order="seq", lock=" FOR UPDATE SKIP LOCKED")
