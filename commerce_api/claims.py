@@ -13,6 +13,8 @@ reached the marketplace without its outcome being recorded.
 
 import contextlib
 import uuid
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import peewee
 
@@ -44,7 +46,7 @@ class Claim:
         self.expires_at = expires_at
         self.released = False
 
-    def release(self):
+    def release(self) -> None:
         """Give the resource back (a no-op when the lease ran out and another took it)."""
         (
             OperationClaim.delete()
@@ -57,7 +59,7 @@ class Claim:
         self.released = True
 
 
-def lease_ms(config=None):
+def lease_ms(config: Mapping[str, Any] | None = None) -> int:
     config = config or current_config()
     seconds = max(
         float(config["CLAIM_LEASE_SECONDS"]), float(config["MARKETPLACE_DEADLINE_SECONDS"]) + 1
@@ -77,7 +79,7 @@ _CLAIM = Statement(
 )
 
 
-def claim(tenant_id, resource_id, operation, token=None):
+def claim(tenant_id: str, resource_id: str, operation: str, token: str | None = None) -> Claim:
     """Claim ``resource_id`` for ``operation``, or 409 ``CONCURRENT_UPDATE``.
 
     ``token`` names the holder: the same token takes its own claim again (a retried job
@@ -96,7 +98,9 @@ def claim(tenant_id, resource_id, operation, token=None):
 
 
 @contextlib.contextmanager
-def claimed(tenant_id, resource_id, operation, token=None):
+def claimed(
+    tenant_id: str, resource_id: str, operation: str, token: str | None = None
+) -> Iterator[Claim]:
     """``claim`` for the block; released at its end unless the block released it already
     (in the transaction that recorded the outcome)."""
     held = claim(tenant_id, resource_id, operation, token)
@@ -108,14 +112,14 @@ def claimed(tenant_id, resource_id, operation, token=None):
                 held.release()
 
 
-def live_claim(resource_id):
+def live_claim(resource_id: str) -> OperationClaim | None:
     """The unexpired claim on ``resource_id``, or None."""
     return OperationClaim.get_or_none(
         (OperationClaim.resource_id == resource_id) & (OperationClaim.expires_at > now_ms())
     )
 
 
-def refuse_if_claimed(resource_id):
+def refuse_if_claimed(resource_id: str) -> None:
     """409 ``CONCURRENT_UPDATE`` while an operation holds ``resource_id``."""
     holder = live_claim(resource_id)
     if holder is not None:

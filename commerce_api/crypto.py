@@ -71,7 +71,7 @@ def _read_or_create(path):
     return key
 
 
-def secret_keys(setting):
+def secret_keys(setting: str | None) -> list[str]:
     """The keys of a ``COMMERCE_SECRET_KEY`` value, in order (commas separate them)."""
     return [part.strip() for part in str(setting or "").split(",") if part.strip()]
 
@@ -94,7 +94,7 @@ def _fernet():
     return fernet
 
 
-def encrypt(text):
+def encrypt(text: str | None) -> str | None:
     """The stored form of ``text``, encrypted with the first key (None stays None)."""
     if text is None:
         return None
@@ -113,7 +113,7 @@ def _unreadable():
     )
 
 
-def decrypt(stored):
+def decrypt(stored: str | None) -> str | None:
     """The plain text of a stored value; ``SecretUnreadable`` when no key decrypts it.
 
     Plain text (a value stored before encryption) is returned as it is.
@@ -126,7 +126,7 @@ def decrypt(stored):
         raise _unreadable() from None
 
 
-def reencrypt(stored):
+def reencrypt(stored: str | None) -> str | None:
     """``stored`` encrypted with the first key (plain text is encrypted; None stays None)."""
     if stored is None:
         return None
@@ -141,14 +141,14 @@ def reencrypt(stored):
 class EncryptedTextField(TextField):
     """Text stored encrypted (``fernet:...``); reads give the plain text back."""
 
-    def bind(self, model, name, set_attribute=True):
+    def bind(self, model: type[Model], name: str, set_attribute: bool = True) -> None:
         super().bind(model, name, set_attribute)
         FIELDS.append(self)
 
-    def db_value(self, value):
+    def db_value(self, value: str | None) -> str | None:
         return encrypt(value)
 
-    def python_value(self, value):
+    def python_value(self, value: str | None) -> str | None:
         return decrypt(value)
 
 

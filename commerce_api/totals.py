@@ -14,6 +14,8 @@ worker fleet) folds them in.
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import peewee
+
 from .config import current_config
 from .db import db, is_postgres
 
@@ -66,12 +68,12 @@ def maintained(
     return int(db.execute_sql(sql, params).fetchone()[0])
 
 
-def count_cap():
+def count_cap() -> int:
     cap = current_config().get("LIST_COUNT_CAP", DEFAULT_CAP)
     return int(DEFAULT_CAP if cap is None else cap)
 
 
-def bounded(query):
+def bounded(query: peewee.SelectQuery) -> int | None:
     """COUNT of ``query``'s rows over at most the cap (+1): None past the cap; 0 = no cap."""
     cap = count_cap()
     query = query.order_by()
@@ -81,7 +83,7 @@ def bounded(query):
     return None if count > cap else count
 
 
-def compact():
+def compact() -> int:
     """Fold PostgreSQL's count deltas into ``list_count`` (one fold at a time across the
     fleet); returns the number of deltas folded. SQLite has none."""
     if not is_postgres():

@@ -109,10 +109,10 @@ class FleetCollector:
     def __init__(self, metric_families):
         self.families = metric_families  # prometheus_client.core, imported by the caller
 
-    def describe(self):
+    def describe(self) -> list:
         return []  # no description: collect() queries the database, only at scrape time
 
-    def collect(self):
+    def collect(self) -> list:
         core = self.families
         now = now_ms()
         errors = 0

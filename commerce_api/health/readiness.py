@@ -45,7 +45,7 @@ def _probe():
     return latency_ms, waiting, heartbeat
 
 
-def check_readiness():
+def check_readiness() -> Readiness:
     """The database and migrations checks, and the age of the newest worker heartbeat."""
     future = _probe_thread.submit(_probe)
     try:

@@ -19,7 +19,7 @@ import logging
 import secrets
 import time
 
-from flask import Response, current_app, g, request
+from flask import Flask, Response, current_app, g, request
 from peewee import (
     BigIntegerField,
     CharField,
@@ -29,6 +29,7 @@ from peewee import (
     IntegerField,
 )
 
+from ..auth.middleware import AuthContext
 from ..crypto import EncryptedTextField
 from ..db import BaseModel, JSONField
 from ..errors import ApiError
@@ -79,6 +80,10 @@ UNSTORED_HEADERS = frozenset(
 )
 
 
+# (tenant id, principal, key, lock token): a claim this request holds
+IdempotencyClaim = tuple[str, str, str, str]
+
+
 class IdempotencyRecord(BaseModel):
     """A claimed key and, once the request finished, its response."""
 
@@ -126,7 +131,7 @@ _PURGE = Statement(
 )
 
 
-def _held(claim: tuple[str, str, str, str]) -> Expression:
+def _held(claim: IdempotencyClaim) -> Expression:
     """The claimed record, while ``claim``'s lock token still holds it."""
     tenant_id, principal, key, token = claim
     return (
@@ -145,12 +150,12 @@ class IdempotencyStore:
         self._next_purge = 0.0
         self._unreleased = []  # claims whose release met a database outage
 
-    def release_later(self, claim):
+    def release_later(self, claim: IdempotencyClaim) -> None:
         """Keep a claim that could not be released (the database was down) for the next
         request of this process to release."""
         self._unreleased.append(claim)
 
-    def release_pending(self):
+    def release_pending(self) -> None:
         """Release the claims kept by ``release_later``; those that fail again stay."""
         if not self._unreleased:
             return
@@ -162,7 +167,7 @@ class IdempotencyStore:
                 self._unreleased.extend(pending[index:])
                 return
 
-    def claim(self, tenant_id, principal, key, fingerprint):
+    def claim(self, tenant_id: str, principal: str, key: str, fingerprint: str) -> str | None:
         """Claim the key for this request: its lock token, or None if the key is taken."""
         now = self.clock()
         token = secrets.token_hex(16)
@@ -173,7 +178,7 @@ class IdempotencyStore:
             _PURGE.execute((now,))
         return token if rows and rows[0][0] == token else None
 
-    def find(self, tenant_id, principal, key):
+    def find(self, tenant_id: str, principal: str, key: str) -> IdempotencyRecord | None:
         """The live (unexpired) record of the key, or None."""
         return (
             IdempotencyRecord.select()
@@ -186,7 +191,9 @@ class IdempotencyStore:
             .first()
         )
 
-    def complete(self, claim, status, headers, body):
+    def complete(
+        self, claim: IdempotencyClaim, status: int, headers: list[list[str]], body: str
+    ) -> None:
         """Store the response of the claimed request."""
         (
             IdempotencyRecord.update(
@@ -200,16 +207,16 @@ class IdempotencyStore:
             .execute()
         )
 
-    def release(self, claim):
+    def release(self, claim: IdempotencyClaim) -> None:
         """Forget the claim: the request stored nothing and may be retried with its key."""
         IdempotencyRecord.delete().where(_held(claim)).execute()
 
-    def purge(self):
+    def purge(self) -> int:
         """Delete the records whose 24 hours are over (at most 1,000 per call)."""
         return _PURGE.execute((self.clock(),)).rowcount
 
 
-def principal_of(auth):
+def principal_of(auth: AuthContext) -> str:
     if auth.kind == "api_key":
         return f"key:{auth.principal_id}"
     principal = f"user:{auth.principal_id}"
@@ -228,7 +235,7 @@ def _valid_key(raw):
     raise ApiError("INVALID_IDEMPOTENCY_KEY", reason, details={"header": HEADER})
 
 
-def fingerprint():
+def fingerprint() -> str:
     """The request's identity: method, path, query string and the body as canonical JSON."""
     raw = request.get_data(cache=True)
     # the body checks ran first, so a non-empty body is valid JSON
@@ -248,7 +255,7 @@ def _replay(record):
     return response
 
 
-def begin_idempotent_request():
+def begin_idempotent_request() -> Response | None:
     """Claim the request's key, or answer with the stored response, 409 or 422."""
     if request.method != "POST":
         return None
@@ -307,7 +314,7 @@ def _stored_headers(response):
     ]
 
 
-def finish_idempotent_request(response):
+def finish_idempotent_request(response: Response) -> Response:
     """Store the claimed request's response, or release the claim."""
     claim = g.pop("idempotency_claim", None)
     if claim is None:
@@ -331,7 +338,7 @@ def finish_idempotent_request(response):
     return response
 
 
-def init_app(app):
+def init_app(app: Flask) -> None:
     """The app's store; the request pipeline calls ``begin_idempotent_request`` after its
     checks and ``finish_idempotent_request`` on every response."""
     app.extensions["commerce"]["idempotency"] = IdempotencyStore()

@@ -20,10 +20,11 @@ import time
 import weakref
 from typing import NamedTuple
 
-from flask import current_app, g
+from flask import Flask, Response, current_app, g
 from limits import RateLimitItemPerHour, RateLimitItemPerMinute
 from peewee import BigIntegerField, CharField, DatabaseError, IntegerField, SqliteDatabase
 
+from ..auth.middleware import AuthContext
 from ..db import BaseModel, db, is_postgres
 from ..errors import ApiError
 from ..filelock import Turns
@@ -43,6 +44,12 @@ WINDOW_SECONDS = tuple(item.get_expiry() for item in PLAN_LIMITS["starter"])  # 
 OVERRIDE_PLAN = "enterprise"  # per-key overrides apply on this plan only
 PURGE_INTERVAL_SECONDS = 300  # how often one process deletes counters of past hours
 REDIS_RETRY_SECONDS = 5  # after a Redis failure, requests pass uncounted this long
+
+
+# (minute, hour): window numbers, or limits
+Windows = tuple[int, int]
+# allowed, and ((minute window, count), (hour window, count))
+Acquired = tuple[bool, tuple[tuple[int, int], tuple[int, int]]]
 
 
 class RateLimitCounter(BaseModel):
@@ -70,7 +77,7 @@ class CounterUnavailable(Exception):
     """The shared counter could not be reached (Redis down); the request is not counted."""
 
 
-def limits_for(auth):
+def limits_for(auth: AuthContext) -> tuple[int, int]:
     """(per minute, per hour) for the caller: the plan's, or an Enterprise key's overrides."""
     minute, hour = PLAN_LIMITS.get(auth.plan, PLAN_LIMITS["starter"])
     per_minute, per_hour = minute.amount, hour.amount
@@ -81,7 +88,7 @@ def limits_for(auth):
     return per_minute, per_hour
 
 
-def counter_key(auth):
+def counter_key(auth: AuthContext) -> str:
     """Per API key; per user (the JWT's sub) within the tenant whose plan applies."""
     if auth.kind == "api_key":
         return f"k:{auth.principal_id}"
@@ -166,7 +173,7 @@ class DatabaseCounter:
         self._prepared = weakref.WeakSet()  # PostgreSQL connections holding _PG_PREPARE
         self._use_prepared = True
 
-    def acquire(self, key, windows, amounts):
+    def acquire(self, key: str, windows: Windows, amounts: Windows) -> Acquired:
         """Count one request in both windows if both have room.
 
         Returns ``(allowed, ((minute_window, count), (hour_window, count)))``: the counts
@@ -247,7 +254,7 @@ class SqliteFileCounter(DatabaseCounter):
         database.execute_sql(_CREATE_FILE_TABLE.render(database.param))
         database.close()  # threads (and forked workers) open their own
 
-    def acquire(self, key, windows, amounts):
+    def acquire(self, key: str, windows: Windows, amounts: Windows) -> Acquired:
         with self._turns.turn():
             return super().acquire(key, windows, amounts)
 
@@ -290,13 +297,13 @@ class RedisCounter:
         self._errors = self.storage.base_exceptions
         self._down_until = 0.0
 
-    def keys(self, key, windows):
+    def keys(self, key: str, windows: Windows) -> list[str]:
         return [
             f"{self.prefix}:{{{key}}}:{seconds}:{window}"
             for seconds, window in zip(WINDOW_SECONDS, windows, strict=True)
         ]
 
-    def acquire(self, key, windows, amounts):
+    def acquire(self, key: str, windows: Windows, amounts: Windows) -> Acquired:
         if time.monotonic() < self._down_until:
             raise CounterUnavailable("redis marked down")
         # a key lives one window past its own, whatever clock the caller injected
@@ -318,7 +325,7 @@ class RateLimiter:
         self.counter = counter
         self.clock = clock
 
-    def hit(self, auth):
+    def hit(self, auth: AuthContext) -> Decision | None:
         """Count one request of ``auth``'s caller; None when the counter is unreachable."""
         amounts = limits_for(auth)
         key = counter_key(auth)
@@ -356,7 +363,7 @@ def _decide(allowed, state, amounts, now):
     return Decision(allowed, amount, remaining, reset, name, retry_after)
 
 
-def enforce_rate_limit():
+def enforce_rate_limit() -> None:
     """Count the authenticated request; 429 ``RATE_LIMITED`` over either window."""
     limiter = current_app.extensions["commerce"].get("rate_limiter")
     if limiter is None:
@@ -378,7 +385,7 @@ def enforce_rate_limit():
         )
 
 
-def add_rate_limit_headers(response):
+def add_rate_limit_headers(response: Response) -> Response:
     """``X-RateLimit-*`` on every response to a counted request, errors included."""
     decision = g.get("rate_limit")
     if decision is not None:
@@ -389,7 +396,7 @@ def add_rate_limit_headers(response):
     return response
 
 
-def init_app(app):
+def init_app(app: Flask) -> None:
     """Build the app's limiter when ``RATE_LIMIT_ENABLED`` (the pipeline adds the headers)."""
     if not app.config.get("RATE_LIMIT_ENABLED"):
         return
