@@ -8,6 +8,8 @@ their outbox rows. A completion whose lease was lost changes nothing and writes 
 """
 
 import json
+from collections.abc import Sequence
+from typing import Any
 
 from ..db import db, json_default
 from ..events.outbox import event_params, write_events
@@ -23,21 +25,24 @@ from .store import aging_ms, job_write, notify_workers, serialize_job
 EVENT_PAYLOAD_LIMIT = 64 * 1024
 # completions written by one statement at most (its parameters: 5 per job)
 MANY_LIMIT = 64
+# what ``prepare_completion`` computes: the job, the fenced update's parameters
+# (result, completed_at, updated_at, id, worker_id, attempts) and its outbox row or None
+Prepared = tuple[Job, tuple, list[Any] | None]
 
 
-def encode_result(result):
+def encode_result(result: Any) -> str:
     """The handler's result as the stored JSON text (Decimal -> number, tuple and set ->
     list); TypeError or ValueError when it is not JSON. Encoded once: the column stores
     this text and the job and its event get it decoded."""
     return json.dumps({} if result is None else result, separators=(",", ":"), default=json_default)
 
 
-def jsonable_result(result):
+def jsonable_result(result: Any) -> Any:
     """The handler's result as plain JSON (Decimal -> number); TypeError when it is not."""
     return json.loads(encode_result(result))
 
 
-def event_job(job, result_chars=None):
+def event_job(job: Job, result_chars: int | None = None) -> dict[str, Any]:
     """The job as its ``ai_job.*`` events carry it (``result_chars``: the length of the
     result's JSON when the caller has it)."""
     data = serialize_job(job)
@@ -53,14 +58,14 @@ def event_job(job, result_chars=None):
     return data
 
 
-def emits_events(job):
+def emits_events(job: Job) -> bool:
     """Only caller-dispatched jobs emit ``ai_job.*`` events: the service's own work (syncs,
     pulls, cancellation pushes, periodic work: internal types or rows) is silent."""
     spec = registry.get(job.type)
     return not (job.internal or (spec is not None and spec.internal))
 
 
-def completed_event_row(job, now, result_chars=None):
+def completed_event_row(job: Job, now: int, result_chars: int | None = None) -> list[Any] | None:
     """The ``ai_job.completed`` outbox row, as parameters for ``events.write_events``
     (built before the transaction opens, so the write lock is held for the statements only);
     None for an internal job."""
@@ -70,7 +75,9 @@ def completed_event_row(job, now, result_chars=None):
     return event_params(job.tenant_id, "ai_job.completed", "ai_job", job.id, data, now)
 
 
-def prepare_completion(job, worker_id, result, now=None, encoded=None):
+def prepare_completion(
+    job: Job, worker_id: str, result: Any, now: int | None = None, encoded: str | None = None
+) -> Prepared:
     """Everything a completion writes, computed before the transaction opens (so the
     write lock is held for the statements only). ``encoded``: the result already as
     ``encode_result`` text (the worker encodes it once, when checking it is JSON)."""
@@ -82,7 +89,7 @@ def prepare_completion(job, worker_id, result, now=None, encoded=None):
     return job, params, completed_event_row(job, now, len(text))
 
 
-def complete_job(job, worker_id, result, now=None):
+def complete_job(job: Job, worker_id: str, result: Any, now: int | None = None) -> bool:
     """Record success; False when the worker no longer holds the job (nothing changes)."""
     prepared = prepare_completion(job, worker_id, result, now)
     with job_write():
@@ -131,7 +138,7 @@ def _write_many(prepared):
     return [(params[3], params[5]) in landed for _, params, _ in prepared]
 
 
-def write_completions(prepared, now=None):
+def write_completions(prepared: Sequence[Prepared], now: int | None = None) -> list[bool]:
     """Inside the caller's transaction: the fenced updates, their outbox rows and the
     release of sequential-batch successors; a list of booleans (False: lease lost)."""
     if db.transaction_depth() == 0:
@@ -153,7 +160,7 @@ def write_completions(prepared, now=None):
     return changed
 
 
-def release_next(job, now):
+def release_next(job: Job, now: int) -> int:
     """Make the job after ``job`` in its sequential batch claimable."""
     if not (job.batch_id and job.batch_sequential):
         return 0

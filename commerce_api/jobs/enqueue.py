@@ -3,6 +3,8 @@ queues it (``services.py`` checks types, params and capacity around it)."""
 
 import threading
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from ..config import current_config
 from ..db import db, is_postgres
@@ -58,7 +60,7 @@ class _QueueSnapshot:
         )
         self.slots = max(1, sum(row[0] for row in slots))
 
-    def estimate(self, job_type, rank, now, record):
+    def estimate(self, job_type: str, rank: int, now: int, record: bool) -> int:
         ahead = sum(self.queued[: rank + 1])
         total = sum(self.queued)
         mean = self.queued_work / total if total else registry.DEFAULT_TYPICAL_SECONDS * 1000
@@ -77,13 +79,19 @@ _snapshot_lock = threading.Lock()
 _snapshots = {}  # id(database) -> _QueueSnapshot
 
 
-def reset_estimates():
+def reset_estimates() -> None:
     """Forget the cached queue snapshot (tests, after emptying the tables)."""
     with _snapshot_lock:
         _snapshots.clear()
 
 
-def estimate_completion(job_type, rank, now, config=None, record=True):
+def estimate_completion(
+    job_type: str,
+    rank: int,
+    now: int,
+    config: Mapping[str, Any] | None = None,
+    record: bool = True,
+) -> int:
     """When a job of priority ``rank`` dispatched now should complete.
 
     The work ahead (queued jobs of the same or a higher priority, each costed at the mean
@@ -148,20 +156,20 @@ _dump_params = Job.params.db_value
 
 
 def job_row(
-    tenant_id,
-    job_type,
-    params,
-    priority,
-    created_by,
-    internal,
-    now,
-    config,
-    batch_id=None,
-    batch_position=None,
-    sequential=False,
-    held=False,
-    estimate=None,
-):
+    tenant_id: str,
+    job_type: str,
+    params: dict[str, Any],
+    priority: str,
+    created_by: str | None,
+    internal: bool,
+    now: int,
+    config: Mapping[str, Any],
+    batch_id: str | None = None,
+    batch_position: int | None = None,
+    sequential: bool = False,
+    held: bool = False,
+    estimate: int | None = None,
+) -> tuple[Job, tuple]:
     """The new job (a Job object, not saved) and the parameters of ``insert_sql()``."""
     rank = PRIORITIES[priority]
     if held:
@@ -226,14 +234,14 @@ def job_row(
     return job, values
 
 
-def insert_job(*args, **kwargs):
+def insert_job(*args: Any, **kwargs: Any) -> Job:
     """Build and insert a job row (inside the caller's transaction)."""
     job, values = job_row(*args, **kwargs)
     db.execute_sql(insert_sql(), values)
     return job
 
 
-def insert_sql():
+def insert_sql() -> str:
     """The INSERT of a queued job: one statement, the constant columns as literals. Built
     once per engine (peewee would spend ~0.6 ms composing it on every dispatch).
 
