@@ -13,13 +13,15 @@ reached the marketplace without its outcome being recorded.
 
 import contextlib
 import uuid
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import peewee
 
 from .config import current_config
-from .db import BaseModel, db, write_transaction
+from .db import BaseModel, write_transaction
 from .errors import ApiError
-from .sql import quote
+from .sql import Statement
 from .timeutil import now_ms
 
 RETRY_AFTER = 1  # seconds: a claim is held for one marketplace call
@@ -44,7 +46,7 @@ class Claim:
         self.expires_at = expires_at
         self.released = False
 
-    def release(self):
+    def release(self) -> None:
         """Give the resource back (a no-op when the lease ran out and another took it)."""
         (
             OperationClaim.delete()
@@ -57,7 +59,7 @@ class Claim:
         self.released = True
 
 
-def lease_ms(config=None):
+def lease_ms(config: Mapping[str, Any] | None = None) -> int:
     config = config or current_config()
     seconds = max(
         float(config["CLAIM_LEASE_SECONDS"]), float(config["MARKETPLACE_DEADLINE_SECONDS"]) + 1
@@ -65,20 +67,19 @@ def lease_ms(config=None):
     return int(seconds * 1000)
 
 
-def _claim_sql():
-    table, mark = quote(OperationClaim._meta.table_name), db.param
-    columns = ("resource_id", "tenant_id", "operation", "token", "expires_at", "created_at")
-    updates = ", ".join(f"{quote(c)} = excluded.{quote(c)}" for c in columns[1:])
-    return (
-        f"INSERT INTO {table} ({', '.join(quote(c) for c in columns)}) "
-        f"VALUES ({', '.join([mark] * len(columns))}) "
-        f'ON CONFLICT ("resource_id") DO UPDATE SET {updates} '
-        f'WHERE {table}."expires_at" <= {mark} OR {table}."token" = {mark} '
-        'RETURNING "token"'
-    )
+# a new claim, or the lease of one that ran out, or the holder's own claim again
+_CLAIM = Statement(
+    "INSERT INTO {C} ({C.resource_id}, {C.tenant_id}, {C.operation}, {C.token},"
+    " {C.expires_at}, {C.created_at}) VALUES ({p}, {p}, {p}, {p}, {p}, {p})"
+    " ON CONFLICT ({C.resource_id}) DO UPDATE SET {C.tenant_id} = excluded.{C.tenant_id},"
+    " {C.operation} = excluded.{C.operation}, {C.token} = excluded.{C.token},"
+    " {C.expires_at} = excluded.{C.expires_at}, {C.created_at} = excluded.{C.created_at}"
+    " WHERE {C}.{C.expires_at} <= {p} OR {C}.{C.token} = {p} RETURNING {C.token}",
+    C=OperationClaim,
+)
 
 
-def claim(tenant_id, resource_id, operation, token=None):
+def claim(tenant_id: str, resource_id: str, operation: str, token: str | None = None) -> Claim:
     """Claim ``resource_id`` for ``operation``, or 409 ``CONCURRENT_UPDATE``.
 
     ``token`` names the holder: the same token takes its own claim again (a retried job
@@ -89,7 +90,7 @@ def claim(tenant_id, resource_id, operation, token=None):
     expires_at = now + lease_ms()
     params = [resource_id, tenant_id, operation, token, expires_at, now, now, token]
     with write_transaction():
-        row = db.execute_sql(_claim_sql(), params).fetchone()
+        row = _CLAIM.execute(params).fetchone()
     if row is None or row[0] != token:
         holder = OperationClaim.get_or_none(OperationClaim.resource_id == resource_id)
         raise _busy(resource_id, holder.operation if holder else operation)
@@ -97,7 +98,9 @@ def claim(tenant_id, resource_id, operation, token=None):
 
 
 @contextlib.contextmanager
-def claimed(tenant_id, resource_id, operation, token=None):
+def claimed(
+    tenant_id: str, resource_id: str, operation: str, token: str | None = None
+) -> Iterator[Claim]:
     """``claim`` for the block; released at its end unless the block released it already
     (in the transaction that recorded the outcome)."""
     held = claim(tenant_id, resource_id, operation, token)
@@ -109,14 +112,14 @@ def claimed(tenant_id, resource_id, operation, token=None):
                 held.release()
 
 
-def live_claim(resource_id):
+def live_claim(resource_id: str) -> OperationClaim | None:
     """The unexpired claim on ``resource_id``, or None."""
     return OperationClaim.get_or_none(
         (OperationClaim.resource_id == resource_id) & (OperationClaim.expires_at > now_ms())
     )
 
 
-def refuse_if_claimed(resource_id):
+def refuse_if_claimed(resource_id: str) -> None:
     """409 ``CONCURRENT_UPDATE`` while an operation holds ``resource_id``."""
     holder = live_claim(resource_id)
     if holder is not None:

@@ -18,8 +18,9 @@ import os
 import threading
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
-from peewee import TextField
+from peewee import Model, TextField
 
+from . import sql
 from .config import current_config
 from .db import db, sqlite_file
 from .errors import ApiError
@@ -70,7 +71,7 @@ def _read_or_create(path):
     return key
 
 
-def secret_keys(setting):
+def secret_keys(setting: str | None) -> list[str]:
     """The keys of a ``COMMERCE_SECRET_KEY`` value, in order (commas separate them)."""
     return [part.strip() for part in str(setting or "").split(",") if part.strip()]
 
@@ -93,7 +94,7 @@ def _fernet():
     return fernet
 
 
-def encrypt(text):
+def encrypt(text: str | None) -> str | None:
     """The stored form of ``text``, encrypted with the first key (None stays None)."""
     if text is None:
         return None
@@ -112,7 +113,7 @@ def _unreadable():
     )
 
 
-def decrypt(stored):
+def decrypt(stored: str | None) -> str | None:
     """The plain text of a stored value; ``SecretUnreadable`` when no key decrypts it.
 
     Plain text (a value stored before encryption) is returned as it is.
@@ -125,7 +126,7 @@ def decrypt(stored):
         raise _unreadable() from None
 
 
-def reencrypt(stored):
+def reencrypt(stored: str | None) -> str | None:
     """``stored`` encrypted with the first key (plain text is encrypted; None stays None)."""
     if stored is None:
         return None
@@ -140,24 +141,24 @@ def reencrypt(stored):
 class EncryptedTextField(TextField):
     """Text stored encrypted (``fernet:...``); reads give the plain text back."""
 
-    def bind(self, model, name, set_attribute=True):
+    def bind(self, model: type[Model], name: str, set_attribute: bool = True) -> None:
         super().bind(model, name, set_attribute)
         FIELDS.append(self)
 
-    def db_value(self, value):
+    def db_value(self, value: str | None) -> str | None:
         return encrypt(value)
 
-    def python_value(self, value):
+    def python_value(self, value: str | None) -> str | None:
         return decrypt(value)
 
 
-def _key_columns(model):
+def _key_columns(model: type[Model]) -> list[str]:
     key = model._meta.primary_key
     names = key.field_names if hasattr(key, "field_names") else (key.name,)
     return [model._meta.fields[name].column_name for name in names]
 
 
-def rotate_all(batch=500):
+def rotate_all(batch: int = 500) -> dict[str, int]:
     """Re-encrypt every stored secret (every ``EncryptedTextField`` column) with the first
     key; returns ``{"table.column": rows rewritten}``.
 
@@ -169,32 +170,28 @@ def rotate_all(batch=500):
     counts = {}
     p = db.param
     for field in sorted(FIELDS, key=lambda f: (f.model._meta.table_name, f.column_name)):
-        table, column = field.model._meta.table_name, field.column_name
-        if f"{table}.{column}" in counts:
+        name = f"{field.model._meta.table_name}.{field.column_name}"
+        if name in counts:
             continue
-        keys = _key_columns(field.model)
+        # the names come from the field's model (sql.table), quoted
+        table, column = sql.table(field.model), sql.quote(field.column_name)
+        keys = [sql.quote(key) for key in _key_columns(field.model)]
         key_list = ", ".join(keys)
-        match = " AND ".join(f"{name} = {p}" for name in keys)
+        match = " AND ".join(f"{key} = {p}" for key in keys)
+        select = f"SELECT {key_list}, {column} FROM {table} WHERE {column} IS NOT NULL"
+        select_after = f"{select} AND ({key_list}) > ({sql.marks(len(keys))})"
+        order = f" ORDER BY {key_list} LIMIT {int(batch)}"
+        update = f"UPDATE {table} SET {column} = {p} WHERE {match} AND {column} = {p}"
         done, last = 0, None
         while True:
-            after = ""
-            if last is not None:
-                after = f" AND ({key_list}) > ({', '.join([p] * len(keys))})"
-            cursor = db.execute_sql(
-                f"SELECT {key_list}, {column} FROM {table} WHERE {column} IS NOT NULL{after}"
-                f" ORDER BY {key_list} LIMIT {int(batch)}",
-                last or (),
-            )
-            rows = cursor.fetchall()
+            text = select + order if last is None else select_after + order
+            rows = db.execute_sql(text, last or ()).fetchall()
             if not rows:
                 break
             with db.atomic():
                 for row in rows:
                     value = row[-1]
-                    done += db.execute_sql(
-                        f"UPDATE {table} SET {column} = {p} WHERE {match} AND {column} = {p}",
-                        (reencrypt(value), *row[:-1], value),
-                    ).rowcount
+                    done += db.execute_sql(update, (reencrypt(value), *row[:-1], value)).rowcount
             last = tuple(rows[-1][:-1])
-        counts[f"{table}.{column}"] = done
+        counts[name] = done
     return counts

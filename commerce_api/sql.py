@@ -47,7 +47,7 @@ def cached_statement(key: Any, build: Callable[[], Any]) -> Any:
 
 def marks(count: int) -> str:
     """``count`` parameter marks separated by commas (``?, ?, ?``)."""
-    return ", ".join([db.param] * count)
+    return ", ".join([db.obj.param] * count)
 
 
 def table(model: type[peewee.Model]) -> str:
@@ -55,19 +55,24 @@ def table(model: type[peewee.Model]) -> str:
 
 
 def column(model: type[peewee.Model], name: str) -> str:
-    return quote(model._meta.fields[name].column_name)
+    """The quoted column of the field ``name`` (a field name, or a foreign key's column
+    name: ``tenant`` and ``tenant_id`` are the same column)."""
+    meta = model._meta
+    field = meta.fields.get(name) or meta.columns[name]
+    return quote(field.column_name)
 
 
 class _Renderer(string.Formatter):
     """Fills a template: ``{Model}``, ``{Model.field}``, ``{p}`` and the named parts."""
 
-    def __init__(self, models: dict[str, type[peewee.Model]], parts: dict[str, str]):
+    def __init__(self, models: dict[str, type[peewee.Model]], parts: dict[str, str], param: str):
         self.models = models
         self.parts = parts
+        self.param = param
 
-    def get_field(self, field_name, args, kwargs):
+    def get_field(self, field_name: str, args: Any, kwargs: Any) -> tuple[str, str]:
         if field_name == "p":
-            return db.param, field_name
+            return self.param, field_name
         if field_name in self.parts:
             return self.parts[field_name], field_name
         head, _, name = field_name.partition(".")
@@ -81,15 +86,30 @@ class Statement:
     def __init__(self, template: str, **models: type[peewee.Model]):
         self.template = template
         self.models = models
+        self._plain: dict[str, str] = {}  # param -> text, for the statements without parts
 
     def sql(self, **parts: str) -> str:
-        key = (id(db.obj), self, tuple(sorted(parts.items())) if parts else ())
+        """The text for the bound engine (the names do not depend on it, the marks do)."""
+        param = db.obj.param  # not the proxy's __getattr__: this runs on every request
+        if not parts:
+            text = self._plain.get(param)
+            if text is None:
+                text = self._plain[param] = self.render(param)
+            return text
+        text = _STATEMENTS.get((param, self, tuple(sorted(parts.items()))))
+        return self.render(param, **parts) if text is None else text
+
+    def render(self, param: str, **parts: str) -> str:
+        """The text with ``param`` as the parameter mark (``?`` or ``%s``), for a
+        database other than the bound one (the rate limits' own SQLite file)."""
+        key = (param, self, tuple(sorted(parts.items())) if parts else ())
         text = _STATEMENTS.get(key)
         if text is None:
-            text = _STATEMENTS[key] = _Renderer(self.models, parts).format(self.template)
+            renderer = _Renderer(self.models, parts, param)
+            text = _STATEMENTS[key] = renderer.format(self.template)
         return text
 
-    def execute(self, params: Sequence[Any] = (), **parts: str):
+    def execute(self, params: Sequence[Any] = (), **parts: str) -> Any:
         """Run the statement once; returns the cursor."""
         return db.execute_sql(self.sql(**parts), params)
 
@@ -97,26 +117,35 @@ class Statement:
         """Run the statement for every parameter row, as one driver call."""
         executemany(self.sql(**parts), rows)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Statement({self.template!r})"
 
 
 def executemany(sql: str, rows: Iterable[Sequence[Any]]) -> None:
-    """``cursor.executemany`` with peewee's error mapping (IntegrityError & co)."""
+    """``cursor.executemany`` with peewee's error mapping (IntegrityError & co); a list of
+    one row is executed as such (the driver's executemany costs more for one)."""
+    if isinstance(rows, list | tuple) and len(rows) == 1:
+        db.execute_sql(sql, rows[0])
+        return
     with peewee.__exception_wrapper__:
         db.cursor().executemany(sql, rows)
 
 
-def insert_statement(model: type[peewee.Model], names: tuple[str, ...] | None = None) -> str:
+def insert_statement(
+    model: type[peewee.Model], names: tuple[str, ...] | None = None, on_conflict: str = ""
+) -> str:
     """``INSERT INTO <table> (<columns>) VALUES (<marks>)`` for the fields ``names`` (a
-    tuple; default: every field of ``model`` in its order), built once per engine."""
-    cache_key = (id(db.obj), model, names)  # no closure or call on the hot path
+    tuple; default: every field of ``model`` in its order), built once per engine;
+    ``on_conflict``: what follows ``ON CONFLICT`` (``"DO NOTHING"``), if anything."""
+    cache_key = (id(db.obj), model, names, on_conflict)  # no closure or call on the hot path
     sql = _STATEMENTS.get(cache_key)
     if sql is None:
         meta = model._meta
         fields = meta.sorted_fields if names is None else [meta.fields[n] for n in names]
         columns = ", ".join(quote(field.column_name) for field in fields)
         sql = f"INSERT INTO {table(model)} ({columns}) VALUES ({marks(len(fields))})"
+        if on_conflict:
+            sql += f" ON CONFLICT {on_conflict}"
         _STATEMENTS[cache_key] = sql
     return sql
 
@@ -124,7 +153,7 @@ def insert_statement(model: type[peewee.Model], names: tuple[str, ...] | None = 
 def update_statement(model: type[peewee.Model], names: tuple[str, ...], key: str) -> str:
     """``UPDATE <table> SET <names> WHERE <key> = <mark>``, built once per engine."""
 
-    def build():
+    def build() -> str:
         assignments = ", ".join(f"{column(model, name)} = {db.param}" for name in names)
         return f"UPDATE {table(model)} SET {assignments} WHERE {column(model, key)} = {db.param}"
 
@@ -147,7 +176,7 @@ class PreparedQuery:
         """``(sql, names, converters)``, built once per engine."""
         return cached_statement(("prepared", id(self)), self._build)
 
-    def _build(self):
+    def _build(self) -> tuple[str, tuple, tuple]:
         query = self.builder(*[f"__p{i}__" for i in range(self.nparams)])
         sql, params = query.sql()
         if params != [f"__p{i}__" for i in range(self.nparams)]:
@@ -182,3 +211,124 @@ class PreparedQuery:
     def first(self, *params: Any) -> dict[str, Any] | None:
         rows = self.dicts(*params)
         return rows[0] if rows else None
+
+
+class PreparedIn:
+    """A read whose last condition is ``column IN (...)``, compiled once per list length.
+
+    Peewee spends ~30 ms composing a query with 500 values; a chunk's reads are built
+    once per length (a job sees two: full chunks and the last one) and then run as plain
+    SQL with parameters, each value converted as its field would (``PreparedQuery``).
+    ``builder(*fixed, values)`` must bind the fixed parameters before the list.
+    """
+
+    def __init__(self, builder: Callable[..., peewee.Query], nfixed: int):
+        self.builder = builder
+        self.nfixed = nfixed
+        self._by_length: dict[int, PreparedQuery] = {}
+
+    def _prepared(self, length: int) -> PreparedQuery:
+        prepared = self._by_length.get(length)
+        if prepared is None:
+            nfixed = self.nfixed
+
+            def build(*placeholders: Any) -> peewee.Query:
+                return self.builder(*placeholders[:nfixed], list(placeholders[nfixed:]))
+
+            prepared = self._by_length[length] = PreparedQuery(build, nfixed + length)
+        return prepared
+
+    def dicts(self, *params: Any, values: Iterable[Any]) -> list[dict[str, Any]]:
+        """Rows as dicts, each value converted by its field."""
+        values = list(values)
+        return self._prepared(len(values)).dicts(*params, *values)
+
+    def tuples(self, *params: Any, values: Iterable[Any]) -> list[tuple]:
+        """Rows as the driver returns them (the caller converts what it needs)."""
+        values = list(values)
+        sql, _, _ = self._prepared(len(values)).compiled()
+        return db.execute_sql(sql, [*params, *values]).fetchall()
+
+
+# Bulk writes: one ``executemany`` per table and chunk ----------------------------------
+
+# values of these types go to the driver as they are; others through their field
+_PLAIN_TYPES = (str, int, float, bool, type(None))
+# exact classes: a subclass (JSONField is a TextField) may convert differently
+_PLAIN_FIELDS = frozenset(
+    (
+        peewee.CharField,
+        peewee.TextField,
+        peewee.IntegerField,
+        peewee.BigIntegerField,
+        peewee.FloatField,
+        peewee.BooleanField,
+        peewee.ForeignKeyField,
+    )
+)
+
+
+def _row_values(fields: Sequence[peewee.Field], row: dict[str, Any]) -> list[Any]:
+    values = []
+    for field in fields:
+        name = field.name
+        if name in row:
+            value = row[name]
+        else:
+            default = field.default
+            value = default() if callable(default) else default
+        if type(field) in _PLAIN_FIELDS and isinstance(value, _PLAIN_TYPES):
+            values.append(value)
+        else:
+            values.append(field.db_value(value))
+    return values
+
+
+def upsert_statement(
+    model: type[peewee.Model], keys: tuple[str, ...], newer_column: str | None = None
+) -> str:
+    """``insert_statement(model)`` that replaces the other columns of the row whose unique
+    ``keys`` (field names) match; with ``newer_column``, only when the incoming value of
+    that column is not older than the stored one. Built once per engine."""
+
+    def build() -> str:
+        fields = model._meta.sorted_fields
+        key_columns = [model._meta.fields[name].column_name for name in keys]
+        updates = ", ".join(
+            f"{quote(f.column_name)} = excluded.{quote(f.column_name)}"
+            for f in fields
+            if f.column_name not in key_columns
+        )
+        conflict = f"({', '.join(key_columns)}) DO UPDATE SET {updates}"
+        if newer_column:
+            # keep the stored row when it is newer than the incoming one
+            newer = quote(newer_column)
+            conflict += f" WHERE excluded.{newer} >= {table(model)}.{newer}"
+        return insert_statement(model, on_conflict=conflict)
+
+    return cached_statement(("upsert", model, keys, newer_column), build)
+
+
+def insert_rows(
+    model: type[peewee.Model],
+    rows: Sequence[dict[str, Any]],
+    upsert_keys: Sequence[str] | None = None,
+    newer_column: str | None = None,
+) -> int:
+    """Insert ``rows`` (dicts by field name) with one ``executemany``; inside a transaction.
+
+    ``upsert_keys`` (field names of a unique index) turn it into an upsert that replaces
+    the other columns; with ``newer_column`` only when the incoming value is not older.
+    """
+    if not rows:
+        return 0
+    if db.transaction_depth() == 0:
+        raise RuntimeError("bulk writes belong inside the chunk's transaction")
+    fields = model._meta.sorted_fields
+    params = [_row_values(fields, row) for row in rows]
+    if upsert_keys:
+        sql = upsert_statement(model, tuple(upsert_keys), newer_column)
+    else:
+        sql = insert_statement(model)
+    executemany(sql, params)
+    return len(params)

@@ -11,36 +11,37 @@ on a count), readers add them to the folded counts, and ``compact`` (a periodic 
 worker fleet) folds them in.
 """
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import peewee
+
 from .config import current_config
 from .db import db, is_postgres
 
 # the lists whose totals are maintained (migration 0015)
 MAINTAINED = ("products", "orders", "inventory", "pricing_recommendations", "ai_jobs")
 
-# AI jobs: finished ones are counted (status ''); the live ones, queued or running, are few
-# (bounded by the queue capacity and the fleet's runners) and counted from the queue's own
-# partial indexes, named on SQLite, whose planner would otherwise walk the tenant's list.
-_LIVE_JOBS = {
-    "?": (
-        " + (SELECT COUNT(*) FROM job INDEXED BY job_fair_tail"
-        " WHERE status = 'queued' AND tenant_id = ? AND NOT internal)"
-        " + (SELECT COUNT(*) FROM job INDEXED BY job_lease_expires_at"
-        " WHERE status = 'running' AND tenant_id = ? AND NOT internal)",
-        2,
-    ),
-    "%s": (
-        " + (SELECT COUNT(*) FROM job WHERE status IN ('queued', 'running')"
-        " AND tenant_id = %s AND NOT internal)",
-        1,
-    ),
-}
+# kind -> a function of the tenant giving ``(sql, params)``: a SQL term added to the
+# maintained count in the same statement (``register_extra``)
+_EXTRA: dict[str, Callable[[str], tuple[str, Sequence[Any]]]] = {}
 DEFAULT_CAP = 10_000
 _COMPACT_LOCK = 0x4C43_4E54  # pg advisory lock key of the fold ("LCNT")
 
 
-def maintained(tenant_id, kind, status=None, exclude=()):
+def register_extra(kind: str, extra: Callable[[str], tuple[str, Sequence[Any]]]) -> None:
+    """Count more rows into ``kind``'s totals: ``extra(tenant_id)`` gives a SQL
+    term (`` + (SELECT COUNT(*) ...)``) and its parameters, added to the maintained count
+    in the same statement. The jobs package adds its live jobs to ``ai_jobs`` this way."""
+    _EXTRA[kind] = extra
+
+
+def maintained(
+    tenant_id: str, kind: str, status: str | None = None, exclude: Sequence[str] = ()
+) -> int:
     """The exact count of tenant ``tenant_id``'s ``kind`` rows: of ``status`` when given,
-    else of every status except those in ``exclude``. (``ai_jobs``: every public job.)"""
+    else of every status except those in ``exclude``, plus the kind's registered extra.
+    (``ai_jobs``: every public job.)"""
     if kind not in MAINTAINED:
         raise ValueError(f"no maintained count for {kind!r}")
     p = db.obj.param
@@ -59,19 +60,20 @@ def maintained(tenant_id, kind, status=None, exclude=()):
         params = params * 2
     else:
         sql = f"SELECT (SELECT COALESCE(SUM(n), 0) FROM list_count WHERE {where})"
-    if kind == "ai_jobs":  # one statement, one snapshot: a job finishing is counted once
-        live, times = _LIVE_JOBS[p]
-        sql += live
-        params = [*params, *[tenant_id] * times]
+    extra = _EXTRA.get(kind)
+    if extra is not None:  # one statement, one snapshot: a job finishing is counted once
+        term, more = extra(tenant_id)
+        sql += term
+        params = [*params, *more]
     return int(db.execute_sql(sql, params).fetchone()[0])
 
 
-def count_cap():
+def count_cap() -> int:
     cap = current_config().get("LIST_COUNT_CAP", DEFAULT_CAP)
     return int(DEFAULT_CAP if cap is None else cap)
 
 
-def bounded(query):
+def bounded(query: peewee.SelectQuery) -> int | None:
     """COUNT of ``query``'s rows over at most the cap (+1): None past the cap; 0 = no cap."""
     cap = count_cap()
     query = query.order_by()
@@ -81,7 +83,7 @@ def bounded(query):
     return None if count > cap else count
 
 
-def compact():
+def compact() -> int:
     """Fold PostgreSQL's count deltas into ``list_count`` (one fold at a time across the
     fleet); returns the number of deltas folded. SQLite has none."""
     if not is_postgres():

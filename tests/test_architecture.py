@@ -211,22 +211,6 @@ SQL_NAMING = re.compile(
     # the keywords in capitals, as the service writes SQL (prose "from stock" is not SQL)
     r"""(?x)\b(?:FROM|JOIN|INTO|UPDATE|TABLE|INDEXED\s+BY)\s+"?([a-z_][a-z0-9_]*)"?"""
 )
-# modules whose SQL still names tables in strings: the list only shrinks (issue 26)
-NAMES_TABLES_TODAY = {
-    "auth/middleware.py",
-    "health/fleet.py",
-    "health/readiness.py",
-    "http/idempotency.py",
-    "http/ratelimit.py",
-    "http/ratelimit_slots.py",
-    "jobs/completion.py",
-    "jobs/enqueue.py",
-    "totals.py",
-    "webhooks/endpoint_health.py",
-    "webhooks/fanout.py",
-    "webhooks/recovery.py",
-    "webhooks/retention.py",
-}
 
 
 def _table_models():
@@ -287,11 +271,7 @@ def tables_named_in_strings(root, tables):
 def test_sql_names_tables_through_the_models():
     tables = _table_models()
     found = tables_named_in_strings(PACKAGE, tables)
-    assert set(found) - NAMES_TABLES_TODAY == set(), {
-        k: v for k, v in found.items() if k not in NAMES_TABLES_TODAY
-    }
-    # the allow-list only shrinks: a module that no longer names tables leaves it
-    assert NAMES_TABLES_TODAY - set(found) == set()
+    assert found == {}
 
 
 def test_the_ground_floor_names_no_domain_table():
@@ -302,7 +282,7 @@ def test_the_ground_floor_names_no_domain_table():
     }
     found = tables_named_in_strings(PACKAGE, domain_tables)
     named = {path for path in found if path.removesuffix(".py").split("/")[0] in ground}
-    assert named - NAMES_TABLES_TODAY == set()
+    assert named == set()
 
 
 def test_a_table_named_in_sql_text_is_found(tmp_path):

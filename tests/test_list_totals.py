@@ -171,6 +171,8 @@ def test_a_job_is_only_ever_inserted_queued():
     root = pathlib.Path(__file__).resolve().parent.parent / "commerce_api"
     pattern = re.compile(
         r"\bJob\.(create|insert|insert_many|insert_from|replace)\(|INSERT INTO job\b"
+        # SQL text names the table through the model (commerce_api/sql.py)
+        r"|INSERT INTO \{(table\(Job\)|Job)\}|\b(insert_statement|insert_rows)\(Job\b"
     )
     found = [
         str(path.relative_to(root))

@@ -18,7 +18,8 @@ from peewee import (
 )
 
 from ..auth.models import Tenant
-from ..db import BaseModel, JSONField, db, write_transaction
+from ..db import BaseModel, JSONField, write_transaction
+from ..sql import Statement, executemany, insert_statement, marks
 from ..timeutil import now_ms
 from .sentiment import (
     ASPECTS,
@@ -61,6 +62,16 @@ class Review(BaseModel):
         )
 
 
+# one plain statement: peewee's query building and row wrapping cost more than the
+# lookup itself on this path (a job re-reading 10,000 known reviews)
+_EXISTING = Statement(
+    "SELECT {R.external_id}, {R.id}, {R.content_hash}, {R.scorer_version}, {R.score},"
+    " {R.label}, {R.aspects} FROM {R} WHERE {R.tenant} = {p} AND {R.source} = {p}"
+    " AND {R.external_id} IN ({ids})",
+    R=Review,
+)
+
+
 def content_hash(title: str | None, text: str) -> str:
     return hashlib.sha256(f"{title or ''}\x1f{text}".encode()).hexdigest()[:32]
 
@@ -80,15 +91,7 @@ def _existing(tenant_id, source, external_ids):
     """``{external_id: (row id, content hash, scorer version, score, label, aspects)}``."""
     if not external_ids:
         return {}
-    p = db.param
-    # one plain statement: peewee's query building and row wrapping cost more than the
-    # lookup itself on this path (a job re-reading 10,000 known reviews)
-    cursor = db.execute_sql(
-        "SELECT external_id, id, content_hash, scorer_version, score, label, aspects "
-        f'FROM "{Review._meta.table_name}" WHERE tenant_id = {p} AND source = {p} '
-        f"AND external_id IN ({', '.join([p] * len(external_ids))})",
-        (tenant_id, source, *external_ids),
-    )
+    cursor = _EXISTING.execute((tenant_id, source, *external_ids), ids=marks(len(external_ids)))
     return {row[0]: (*row[1:6], json.loads(row[6]) if row[6] else {}) for row in cursor}
 
 
@@ -111,23 +114,16 @@ _COLUMNS = (
 )
 
 
-def _insert(rows):
+def _insert(rows: list[dict]) -> None:
     """Insert many reviews with one prepared statement (building the INSERT with peewee
     cost more than scoring). A review a concurrent job of the tenant kept a moment ago is
     left as it is: its score is as good as ours."""
-    fields = [Review._meta.fields[name] for name in _COLUMNS]
-    columns = ", ".join(f'"{field.column_name}"' for field in fields)
-    marks = ", ".join([db.param] * len(fields))
-    sql = (
-        f'INSERT INTO "{Review._meta.table_name}" ({columns}) VALUES ({marks}) '
-        "ON CONFLICT DO NOTHING"
-    )
     aspects = Review.aspects
     params = [
         tuple(aspects.db_value(row[name]) if name == "aspects" else row[name] for name in _COLUMNS)
         for row in rows
     ]
-    db.cursor().executemany(sql, params)
+    executemany(insert_statement(Review, _COLUMNS, on_conflict="DO NOTHING"), params)
 
 
 def store_reviews(

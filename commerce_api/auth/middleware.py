@@ -14,11 +14,12 @@ from typing import Any, TypeVar
 from flask import current_app, g, request
 from peewee import DatabaseError
 
-from ..db import db, write_transaction
+from ..db import write_transaction
 from ..errors import ApiError
+from ..sql import Statement
 from ..timeutil import now_ms
 from .jwt_tokens import decode_user_token
-from .models import ALL_SCOPES
+from .models import ALL_SCOPES, ApiKey, Tenant
 from .services import KEY_PREFIX, hash_key
 
 _View = TypeVar("_View")  # a view function or MethodView class, returned as given
@@ -72,19 +73,28 @@ _last_used = {}  # key id -> when this process last wrote its last_used_at (epoc
 log = logging.getLogger("commerce_api.auth")
 
 
+_KEY = Statement(
+    "SELECT k.{K.id}, k.{K.tenant}, k.{K.scopes}, k.{K.allowed_ips}, k.{K.expires_at},"
+    " k.{K.revoked_at}, k.{K.rate_limit_per_minute}, k.{K.rate_limit_per_hour},"
+    " t.{T.auth_version}"
+    " FROM {K} k JOIN {T} t ON t.{T.id} = k.{K.tenant} WHERE k.{K.key_hash} = {p}",
+    K=ApiKey,
+    T=Tenant,
+)
+_TENANT_STATE = Statement("SELECT {T.plan}, {T.auth_version} FROM {T} WHERE {T.id} = {p}", T=Tenant)
+_STAMP_USE = Statement(
+    "UPDATE {K} SET {K.last_used_at} = {p} WHERE {K.id} = {p}"
+    " AND ({K.last_used_at} IS NULL OR {K.last_used_at} <= {p})",
+    K=ApiKey,
+)
+
+
 def _unauthenticated(reason, message):
     return ApiError("UNAUTHENTICATED", message, details={"reason": reason})
 
 
 def _fetch_key(key_hash):
-    p = db.param
-    cursor = db.execute_sql(
-        "SELECT k.id, k.tenant_id, k.scopes, k.allowed_ips, k.expires_at, k.revoked_at,"
-        " k.rate_limit_per_minute, k.rate_limit_per_hour, t.auth_version"
-        f" FROM api_key k JOIN tenant t ON t.id = k.tenant_id WHERE k.key_hash = {p}",
-        (key_hash,),
-    )
-    row = cursor.fetchone()
+    row = _KEY.execute((key_hash,)).fetchone()
     if row is None:
         return _MISSING
     allowed = json.loads(row[3]) if row[3] else None
@@ -105,10 +115,7 @@ def _fetch_key(key_hash):
 def _fetch_tenant_state(tenant_id):
     """``(plan, auth_version)`` of the tenant, read on every request (one primary-key read):
     plan changes, revocations and key changes are in force from the very next request."""
-    cursor = db.execute_sql(
-        f"SELECT plan, auth_version FROM tenant WHERE id = {db.param}", (tenant_id,)
-    )
-    row = cursor.fetchone()
+    row = _TENANT_STATE.execute((tenant_id,)).fetchone()
     return row if row else _MISSING
 
 
@@ -203,14 +210,9 @@ def _record_use(key_id):
     if len(_last_used) > 10_000:
         _last_used.clear()
     _last_used[key_id] = now
-    p = db.param
     try:
         with write_transaction():
-            db.execute_sql(
-                f"UPDATE api_key SET last_used_at = {p} WHERE id = {p}"
-                f" AND (last_used_at IS NULL OR last_used_at <= {p})",
-                (now, key_id, now - LAST_USED_INTERVAL_MS),
-            )
+            _STAMP_USE.execute((now, key_id, now - LAST_USED_INTERVAL_MS))
     except DatabaseError:
         log.warning("could not record the use of API key %s", key_id, exc_info=True)
 

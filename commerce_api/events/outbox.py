@@ -5,7 +5,7 @@ from typing import Any
 
 from ..db import db
 from ..ids import new_id
-from ..sql import insert_statement
+from ..sql import executemany, insert_statement
 from ..timeutil import format_ms, now_ms
 from .models import EVENT_TYPES, Event
 
@@ -48,10 +48,8 @@ def write_events(rows: Sequence[Sequence[Any]]) -> None:
     """Insert rows made by ``event_params``, inside the caller's transaction."""
     if db.transaction_depth() == 0:
         raise RuntimeError("events must be written inside the change's transaction")
-    if len(rows) == 1:
-        db.execute_sql(_insert_statement(), rows[0])
-    elif rows:
-        db.cursor().executemany(_insert_statement(), rows)
+    if rows:
+        executemany(_insert_statement(), rows)
 
 
 def emit(

@@ -4,9 +4,8 @@ Any API host shows the same numbers (the queue, the webhook backlog, listings wa
 a push, marketplace outcomes, the workers' heartbeats), whichever process did the work.
 Every query is bounded by an index: queued and running jobs and pending deliveries have
 partial indexes; windows of one hour read ``finished_at`` / ``created_at`` indexes.
-Raw SQL on table names, the same on both engines, so that a model change elsewhere does
-not break a scrape silently: a query that fails reports the gauge absent and counts in
-``commerce_metrics_query_errors``.
+Plain SQL, the same on both engines, its names from the models (``sql.Statement``): a
+query that fails reports the gauge absent and counts in ``commerce_metrics_query_errors``.
 """
 
 import logging
@@ -14,7 +13,12 @@ import math
 
 from ..db import db
 from ..jobs import registry
+from ..jobs.models import Job, WorkerProcess
+from ..marketplaces.models import SyncAttempt
+from ..products.models import Listing
+from ..sql import Statement
 from ..timeutil import now_ms
+from ..webhooks.models import WebhookDelivery
 
 log = logging.getLogger(__name__)
 
@@ -23,19 +27,45 @@ JOB_STATUSES_COUNTED = ("queued", "running")  # finished jobs are history, not s
 LISTING_STATES = ("pending", "error")
 
 
-def _rows(sql, params=()):
-    return db.execute_sql(sql.replace("?", db.param), params).fetchall()
+# a literal status: SQLite sees that the partial index applies
+_JOBS_BY_TYPE = {
+    status: Statement(
+        f"SELECT {{Job.type}}, COUNT(*) FROM {{Job}} WHERE {{Job.status}} = '{status}'"
+        " GROUP BY {Job.type}",
+        Job=Job,
+    )
+    for status in JOB_STATUSES_COUNTED
+}
+_OLDEST_QUEUED = Statement(
+    "SELECT MIN({Job.run_at}) FROM {Job} WHERE {Job.status} = 'queued' AND {Job.run_at} <= {p}",
+    Job=Job,
+)
+_LISTINGS_WAITING = Statement(
+    "SELECT {L.sync_status}, COUNT(*) FROM {L}"
+    " WHERE {L.sync_status} IN ('pending', 'error') GROUP BY {L.sync_status}",
+    L=Listing,
+)
+_DELIVERIES_PENDING = Statement(
+    "SELECT COUNT(*) FROM {D} WHERE {D.status} = 'pending'", D=WebhookDelivery
+)
+_DELIVERIES_FAILED = Statement(
+    "SELECT COUNT(*) FROM {D} WHERE {D.finished_at} >= {p} AND {D.status} = 'failed'",
+    D=WebhookDelivery,
+)
+_MARKETPLACE_CALLS = Statement(
+    "SELECT {S.marketplace}, {S.status}, COUNT(*) FROM {S} WHERE {S.created_at} >= {p}"
+    " GROUP BY {S.marketplace}, {S.status}",
+    S=SyncAttempt,
+)
+_WORKERS = Statement("SELECT COUNT(*), MAX({W.last_seen_at}) FROM {W}", W=WorkerProcess)
 
 
 def _listing_rows(_now):
     # ``listing.sync_status`` comes with the listing push work (DESIGN section 9); on a
     # schema without it there is nothing waiting to be pushed.
-    if "sync_status" not in {c.name for c in db.get_columns("listing")}:
+    if "sync_status" not in {c.name for c in db.get_columns(Listing._meta.table_name)}:
         return []
-    return _rows(
-        "SELECT sync_status, COUNT(*) FROM listing"
-        " WHERE sync_status IN ('pending', 'error') GROUP BY sync_status"
-    )
+    return _LISTINGS_WAITING.execute().fetchall()
 
 
 def _job_rows(_now):
@@ -44,9 +74,7 @@ def _job_rows(_now):
     for status in JOB_STATUSES_COUNTED:
         for job_type in registry.known_types():
             counts[job_type, status] = 0
-        # a literal status: SQLite sees that the partial index applies
-        sql = f"SELECT type, COUNT(*) FROM job WHERE status = '{status}' GROUP BY type"
-        for job_type, n in _rows(sql):
+        for job_type, n in _JOBS_BY_TYPE[status].execute().fetchall():
             counts[job_type, status] = n
     return [(job_type, status, n) for (job_type, status), n in sorted(counts.items())]
 
@@ -54,31 +82,22 @@ def _job_rows(_now):
 def _oldest_queued(now):
     # how long the job that has been due longest has waited (a retry waiting out its
     # backoff, or a held batch step, is not late)
-    (oldest,) = _rows(
-        "SELECT MIN(run_at) FROM job WHERE status = 'queued' AND run_at <= ?", (now,)
-    )[0]
+    (oldest,) = _OLDEST_QUEUED.execute((now,)).fetchone()
     return 0.0 if oldest is None else max(0, now - oldest) / 1000
 
 
 def _deliveries(now):
-    (pending,) = _rows("SELECT COUNT(*) FROM webhook_delivery WHERE status = 'pending'")[0]
-    (failed,) = _rows(
-        "SELECT COUNT(*) FROM webhook_delivery WHERE finished_at >= ? AND status = 'failed'",
-        (now - WINDOW_MS,),
-    )[0]
+    (pending,) = _DELIVERIES_PENDING.execute().fetchone()
+    (failed,) = _DELIVERIES_FAILED.execute((now - WINDOW_MS,)).fetchone()
     return pending, failed
 
 
 def _marketplace_rows(now):
-    return _rows(
-        "SELECT marketplace, status, COUNT(*) FROM sync_attempt WHERE created_at >= ?"
-        " GROUP BY marketplace, status",
-        (now - WINDOW_MS,),
-    )
+    return _MARKETPLACE_CALLS.execute((now - WINDOW_MS,)).fetchall()
 
 
 def _workers(now):
-    count, newest = _rows("SELECT COUNT(*), MAX(last_seen_at) FROM worker_process")[0]
+    count, newest = _WORKERS.execute().fetchone()
     # no live worker at all: the heartbeat is infinitely old, so "age > N" alerts fire
     age = math.inf if newest is None else max(0, now - newest) / 1000
     return count, age
@@ -90,10 +109,10 @@ class FleetCollector:
     def __init__(self, metric_families):
         self.families = metric_families  # prometheus_client.core, imported by the caller
 
-    def describe(self):
+    def describe(self) -> list:
         return []  # no description: collect() queries the database, only at scrape time
 
-    def collect(self):
+    def collect(self) -> list:
         core = self.families
         now = now_ms()
         errors = 0

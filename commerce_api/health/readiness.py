@@ -14,11 +14,14 @@ from dataclasses import dataclass
 import peewee
 
 from ..db import db
+from ..jobs.models import WorkerProcess
 from ..migrations import pending
+from ..sql import Statement
 from ..timeutil import now_ms
 
 TIMEOUT_SECONDS = 1.0
 
+_NEWEST_HEARTBEAT = Statement("SELECT MAX({W.last_seen_at}) FROM {W}", W=WorkerProcess)
 _probe_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="readiness")
 
 
@@ -38,11 +41,11 @@ def _probe():
         waiting = pending(db.obj)
         heartbeat = None
         if not waiting:
-            heartbeat = db.execute_sql("SELECT MAX(last_seen_at) FROM worker_process").fetchone()[0]
+            heartbeat = _NEWEST_HEARTBEAT.execute().fetchone()[0]
     return latency_ms, waiting, heartbeat
 
 
-def check_readiness():
+def check_readiness() -> Readiness:
     """The database and migrations checks, and the age of the newest worker heartbeat."""
     future = _probe_thread.submit(_probe)
     try:

@@ -19,12 +19,21 @@ import logging
 import secrets
 import time
 
-from flask import Response, current_app, g, request
-from peewee import BigIntegerField, CharField, CompositeKey, DatabaseError, IntegerField
+from flask import Flask, Response, current_app, g, request
+from peewee import (
+    BigIntegerField,
+    CharField,
+    CompositeKey,
+    DatabaseError,
+    Expression,
+    IntegerField,
+)
 
+from ..auth.middleware import AuthContext
 from ..crypto import EncryptedTextField
-from ..db import BaseModel, JSONField, db
+from ..db import BaseModel, JSONField
 from ..errors import ApiError
+from ..sql import Statement
 from ..timeutil import now_ms
 
 log = logging.getLogger(__name__)
@@ -71,6 +80,10 @@ UNSTORED_HEADERS = frozenset(
 )
 
 
+# (tenant id, principal, key, lock token): a claim this request holds
+IdempotencyClaim = tuple[str, str, str, str]
+
+
 class IdempotencyRecord(BaseModel):
     """A claimed key and, once the request finished, its response."""
 
@@ -92,30 +105,40 @@ class IdempotencyRecord(BaseModel):
         primary_key = CompositeKey("tenant_id", "principal", "idempotency_key")
 
 
-def _claim_sql(p):
-    # Insert the claim, or take over a row whose 24 hours are over, or a stale claim of the
-    # same request; a live row with a result or a live claim is left alone (no row returned).
-    return (
-        "INSERT INTO idempotency_record AS r (tenant_id, principal, idempotency_key,"
-        " fingerprint, state, lock_token, status_code, response_headers, response_body,"
-        " created_at, locked_at, expires_at)"
-        f" VALUES ({p}, {p}, {p}, {p}, 'in_progress', {p}, NULL, NULL, NULL, {p}, {p}, {p})"
-        " ON CONFLICT (tenant_id, principal, idempotency_key) DO UPDATE SET"
-        " fingerprint = excluded.fingerprint, state = 'in_progress',"
-        " lock_token = excluded.lock_token, status_code = NULL, response_headers = NULL,"
-        " response_body = NULL, created_at = excluded.created_at,"
-        " locked_at = excluded.locked_at, expires_at = excluded.expires_at"
-        f" WHERE r.expires_at <= {p} OR (r.state = 'in_progress' AND r.locked_at <= {p}"
-        " AND r.fingerprint = excluded.fingerprint)"
-        " RETURNING lock_token"
-    )
+# Insert the claim, or take over a row whose 24 hours are over, or a stale claim of the
+# same request; a live row with a result or a live claim is left alone (no row returned).
+_CLAIM = Statement(
+    "INSERT INTO {R} AS r ({R.tenant_id}, {R.principal}, {R.idempotency_key},"
+    " {R.fingerprint}, {R.state}, {R.lock_token}, {R.status_code}, {R.response_headers},"
+    " {R.response_body}, {R.created_at}, {R.locked_at}, {R.expires_at})"
+    " VALUES ({p}, {p}, {p}, {p}, 'in_progress', {p}, NULL, NULL, NULL, {p}, {p}, {p})"
+    " ON CONFLICT ({R.tenant_id}, {R.principal}, {R.idempotency_key}) DO UPDATE SET"
+    " {R.fingerprint} = excluded.{R.fingerprint}, {R.state} = 'in_progress',"
+    " {R.lock_token} = excluded.{R.lock_token}, {R.status_code} = NULL,"
+    " {R.response_headers} = NULL, {R.response_body} = NULL,"
+    " {R.created_at} = excluded.{R.created_at}, {R.locked_at} = excluded.{R.locked_at},"
+    " {R.expires_at} = excluded.{R.expires_at}"
+    " WHERE r.{R.expires_at} <= {p} OR (r.{R.state} = 'in_progress' AND r.{R.locked_at} <= {p}"
+    " AND r.{R.fingerprint} = excluded.{R.fingerprint})"
+    " RETURNING {R.lock_token}",
+    R=IdempotencyRecord,
+)
+_PURGE = Statement(
+    "DELETE FROM {R} WHERE ({R.tenant_id}, {R.principal}, {R.idempotency_key}) IN"
+    " (SELECT {R.tenant_id}, {R.principal}, {R.idempotency_key} FROM {R}"
+    " WHERE {R.expires_at} <= {p} LIMIT 1000)",
+    R=IdempotencyRecord,
+)
 
 
-def _purge_sql(p):
+def _held(claim: IdempotencyClaim) -> Expression:
+    """The claimed record, while ``claim``'s lock token still holds it."""
+    tenant_id, principal, key, token = claim
     return (
-        "DELETE FROM idempotency_record WHERE (tenant_id, principal, idempotency_key) IN"
-        " (SELECT tenant_id, principal, idempotency_key FROM idempotency_record"
-        f" WHERE expires_at <= {p} LIMIT 1000)"
+        (IdempotencyRecord.tenant_id == tenant_id)
+        & (IdempotencyRecord.principal == principal)
+        & (IdempotencyRecord.idempotency_key == key)
+        & (IdempotencyRecord.lock_token == token)
     )
 
 
@@ -124,16 +147,15 @@ class IdempotencyStore:
 
     def __init__(self, clock=now_ms):
         self.clock = clock
-        self._sql = {p: (_claim_sql(p), _purge_sql(p)) for p in ("?", "%s")}
         self._next_purge = 0.0
         self._unreleased = []  # claims whose release met a database outage
 
-    def release_later(self, claim):
+    def release_later(self, claim: IdempotencyClaim) -> None:
         """Keep a claim that could not be released (the database was down) for the next
         request of this process to release."""
         self._unreleased.append(claim)
 
-    def release_pending(self):
+    def release_pending(self) -> None:
         """Release the claims kept by ``release_later``; those that fail again stay."""
         if not self._unreleased:
             return
@@ -145,19 +167,18 @@ class IdempotencyStore:
                 self._unreleased.extend(pending[index:])
                 return
 
-    def claim(self, tenant_id, principal, key, fingerprint):
+    def claim(self, tenant_id: str, principal: str, key: str, fingerprint: str) -> str | None:
         """Claim the key for this request: its lock token, or None if the key is taken."""
-        claim_sql, purge_sql = self._sql[db.param]
         now = self.clock()
         token = secrets.token_hex(16)
         params = (tenant_id, principal, key, fingerprint, token, now, now, now + TTL_MS)
-        rows = db.execute_sql(claim_sql, (*params, now, now - LOCK_MS)).fetchall()
+        rows = _CLAIM.execute((*params, now, now - LOCK_MS)).fetchall()
         if time.monotonic() >= self._next_purge:
             self._next_purge = time.monotonic() + PURGE_INTERVAL_SECONDS
-            db.execute_sql(purge_sql, (now,))
+            _PURGE.execute((now,))
         return token if rows and rows[0][0] == token else None
 
-    def find(self, tenant_id, principal, key):
+    def find(self, tenant_id: str, principal: str, key: str) -> IdempotencyRecord | None:
         """The live (unexpired) record of the key, or None."""
         return (
             IdempotencyRecord.select()
@@ -170,9 +191,10 @@ class IdempotencyStore:
             .first()
         )
 
-    def complete(self, claim, status, headers, body):
+    def complete(
+        self, claim: IdempotencyClaim, status: int, headers: list[list[str]], body: str
+    ) -> None:
         """Store the response of the claimed request."""
-        tenant_id, principal, key, token = claim
         (
             IdempotencyRecord.update(
                 state="done",
@@ -181,35 +203,20 @@ class IdempotencyStore:
                 response_headers=headers,
                 response_body=body,
             )
-            .where(
-                (IdempotencyRecord.tenant_id == tenant_id)
-                & (IdempotencyRecord.principal == principal)
-                & (IdempotencyRecord.idempotency_key == key)
-                & (IdempotencyRecord.lock_token == token)
-            )
+            .where(_held(claim))
             .execute()
         )
 
-    def release(self, claim):
+    def release(self, claim: IdempotencyClaim) -> None:
         """Forget the claim: the request stored nothing and may be retried with its key."""
-        tenant_id, principal, key, token = claim
-        (
-            IdempotencyRecord.delete()
-            .where(
-                (IdempotencyRecord.tenant_id == tenant_id)
-                & (IdempotencyRecord.principal == principal)
-                & (IdempotencyRecord.idempotency_key == key)
-                & (IdempotencyRecord.lock_token == token)
-            )
-            .execute()
-        )
+        IdempotencyRecord.delete().where(_held(claim)).execute()
 
-    def purge(self):
+    def purge(self) -> int:
         """Delete the records whose 24 hours are over (at most 1,000 per call)."""
-        return db.execute_sql(self._sql[db.param][1], (self.clock(),)).rowcount
+        return _PURGE.execute((self.clock(),)).rowcount
 
 
-def principal_of(auth):
+def principal_of(auth: AuthContext) -> str:
     if auth.kind == "api_key":
         return f"key:{auth.principal_id}"
     principal = f"user:{auth.principal_id}"
@@ -228,7 +235,7 @@ def _valid_key(raw):
     raise ApiError("INVALID_IDEMPOTENCY_KEY", reason, details={"header": HEADER})
 
 
-def fingerprint():
+def fingerprint() -> str:
     """The request's identity: method, path, query string and the body as canonical JSON."""
     raw = request.get_data(cache=True)
     # the body checks ran first, so a non-empty body is valid JSON
@@ -248,7 +255,7 @@ def _replay(record):
     return response
 
 
-def begin_idempotent_request():
+def begin_idempotent_request() -> Response | None:
     """Claim the request's key, or answer with the stored response, 409 or 422."""
     if request.method != "POST":
         return None
@@ -307,7 +314,7 @@ def _stored_headers(response):
     ]
 
 
-def finish_idempotent_request(response):
+def finish_idempotent_request(response: Response) -> Response:
     """Store the claimed request's response, or release the claim."""
     claim = g.pop("idempotency_claim", None)
     if claim is None:
@@ -331,7 +338,7 @@ def finish_idempotent_request(response):
     return response
 
 
-def init_app(app):
+def init_app(app: Flask) -> None:
     """The app's store; the request pipeline calls ``begin_idempotent_request`` after its
     checks and ``finish_idempotent_request`` on every response."""
     app.extensions["commerce"]["idempotency"] = IdempotencyStore()

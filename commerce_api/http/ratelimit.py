@@ -20,13 +20,15 @@ import time
 import weakref
 from typing import NamedTuple
 
-from flask import current_app, g
+from flask import Flask, Response, current_app, g
 from limits import RateLimitItemPerHour, RateLimitItemPerMinute
 from peewee import BigIntegerField, CharField, DatabaseError, IntegerField, SqliteDatabase
 
+from ..auth.middleware import AuthContext
 from ..db import BaseModel, db, is_postgres
 from ..errors import ApiError
 from ..filelock import Turns
+from ..sql import Statement
 from .ratelimit_slots import SlotFileCounter
 
 log = logging.getLogger(__name__)
@@ -42,6 +44,12 @@ WINDOW_SECONDS = tuple(item.get_expiry() for item in PLAN_LIMITS["starter"])  # 
 OVERRIDE_PLAN = "enterprise"  # per-key overrides apply on this plan only
 PURGE_INTERVAL_SECONDS = 300  # how often one process deletes counters of past hours
 REDIS_RETRY_SECONDS = 5  # after a Redis failure, requests pass uncounted this long
+
+
+# (minute, hour): window numbers, or limits
+Windows = tuple[int, int]
+# allowed, and ((minute window, count), (hour window, count))
+Acquired = tuple[bool, tuple[tuple[int, int], tuple[int, int]]]
 
 
 class RateLimitCounter(BaseModel):
@@ -69,7 +77,7 @@ class CounterUnavailable(Exception):
     """The shared counter could not be reached (Redis down); the request is not counted."""
 
 
-def limits_for(auth):
+def limits_for(auth: AuthContext) -> tuple[int, int]:
     """(per minute, per hour) for the caller: the plan's, or an Enterprise key's overrides."""
     minute, hour = PLAN_LIMITS.get(auth.plan, PLAN_LIMITS["starter"])
     per_minute, per_hour = minute.amount, hour.amount
@@ -80,7 +88,7 @@ def limits_for(auth):
     return per_minute, per_hour
 
 
-def counter_key(auth):
+def counter_key(auth: AuthContext) -> str:
     """Per API key; per user (the JWT's sub) within the tenant whose plan applies."""
     if auth.kind == "api_key":
         return f"k:{auth.principal_id}"
@@ -90,33 +98,44 @@ def counter_key(auth):
     return key
 
 
-def _acquire_sql(p):
-    # ``>=`` rather than ``=`` on the windows: a host whose clock lags a little counts into
-    # the newer window another host opened instead of resetting it.
-    return (
-        "INSERT INTO rate_limit_counter AS c"
-        " (counter_key, minute_window, minute_count, hour_window, hour_count)"
-        f" VALUES ({p}, {p}, 1, {p}, 1)"
-        " ON CONFLICT (counter_key) DO UPDATE SET"
-        " minute_count = CASE WHEN c.minute_window >= excluded.minute_window"
-        " THEN c.minute_count + 1 ELSE 1 END,"
-        " minute_window = CASE WHEN c.minute_window > excluded.minute_window"
-        " THEN c.minute_window ELSE excluded.minute_window END,"
-        " hour_count = CASE WHEN c.hour_window >= excluded.hour_window"
-        " THEN c.hour_count + 1 ELSE 1 END,"
-        " hour_window = CASE WHEN c.hour_window > excluded.hour_window"
-        " THEN c.hour_window ELSE excluded.hour_window END"
-        f" WHERE (c.minute_window < excluded.minute_window OR c.minute_count < {p})"
-        f" AND (c.hour_window < excluded.hour_window OR c.hour_count < {p})"
-        " RETURNING minute_window, minute_count, hour_window, hour_count"
-    )
-
-
-def _read_sql(p):
-    return (
-        "SELECT minute_window, minute_count, hour_window, hour_count"
-        f" FROM rate_limit_counter WHERE counter_key = {p}"
-    )
+# ``>=`` rather than ``=`` on the windows: a host whose clock lags a little counts into
+# the newer window another host opened instead of resetting it.
+_ACQUIRE = Statement(
+    "INSERT INTO {C} AS c ({C.counter_key}, {C.minute_window}, {C.minute_count},"
+    " {C.hour_window}, {C.hour_count}) VALUES ({p}, {p}, 1, {p}, 1)"
+    " ON CONFLICT ({C.counter_key}) DO UPDATE SET"
+    " {C.minute_count} = CASE WHEN c.{C.minute_window} >= excluded.{C.minute_window}"
+    " THEN c.{C.minute_count} + 1 ELSE 1 END,"
+    " {C.minute_window} = CASE WHEN c.{C.minute_window} > excluded.{C.minute_window}"
+    " THEN c.{C.minute_window} ELSE excluded.{C.minute_window} END,"
+    " {C.hour_count} = CASE WHEN c.{C.hour_window} >= excluded.{C.hour_window}"
+    " THEN c.{C.hour_count} + 1 ELSE 1 END,"
+    " {C.hour_window} = CASE WHEN c.{C.hour_window} > excluded.{C.hour_window}"
+    " THEN c.{C.hour_window} ELSE excluded.{C.hour_window} END"
+    " WHERE (c.{C.minute_window} < excluded.{C.minute_window} OR c.{C.minute_count} < {p})"
+    " AND (c.{C.hour_window} < excluded.{C.hour_window} OR c.{C.hour_count} < {p})"
+    " RETURNING {C.minute_window}, {C.minute_count}, {C.hour_window}, {C.hour_count}",
+    C=RateLimitCounter,
+)
+_READ = Statement(
+    "SELECT {C.minute_window}, {C.minute_count}, {C.hour_window}, {C.hour_count}"
+    " FROM {C} WHERE {C.counter_key} = {p}",
+    C=RateLimitCounter,
+)
+# rows untouched since before the previous hour hold no live count
+_PURGE = Statement(
+    "DELETE FROM {C} WHERE {C.counter_key} IN"
+    " (SELECT {C.counter_key} FROM {C} WHERE {C.hour_window} < {p} LIMIT 1000)",
+    C=RateLimitCounter,
+)
+# the counters' own SQLite file (``SqliteFileCounter``)
+_CREATE_FILE_TABLE = Statement(
+    "CREATE TABLE IF NOT EXISTS {C} ("
+    " {C.counter_key} VARCHAR(255) NOT NULL PRIMARY KEY, {C.minute_window} BIGINT NOT NULL,"
+    " {C.minute_count} INTEGER NOT NULL, {C.hour_window} BIGINT NOT NULL,"
+    " {C.hour_count} INTEGER NOT NULL) WITHOUT ROWID",
+    C=RateLimitCounter,
+)
 
 
 def _numbered(sql):
@@ -129,7 +148,7 @@ def _numbered(sql):
 # quarter of the round trip. (A pooler that drops session state, like pgbouncer in transaction
 # mode, loses it: then the process goes back to plain SQL.)
 _PG_PREPARE = "PREPARE commerce_rl_acquire (text, bigint, bigint, integer, integer) AS " + (
-    _numbered(_acquire_sql("%s"))
+    _numbered(_ACQUIRE.render("%s"))
 )
 _PG_EXECUTE = "EXECUTE commerce_rl_acquire (%s, %s, %s, %s, %s)"
 _PG_UNDEFINED_PREPARED = "26000"  # invalid_sql_statement_name
@@ -138,13 +157,6 @@ _PG_DUPLICATE_PREPARED = "42P05"
 
 def _pgcode(exc):
     return getattr(getattr(exc, "orig", None), "pgcode", None)  # peewee keeps the driver's error
-
-
-def _purge_sql(p):
-    return (
-        "DELETE FROM rate_limit_counter WHERE counter_key IN"
-        f" (SELECT counter_key FROM rate_limit_counter WHERE hour_window < {p} LIMIT 1000)"
-    )
 
 
 class DatabaseCounter:
@@ -157,34 +169,33 @@ class DatabaseCounter:
 
     def __init__(self, database=db):
         self.database = database
-        self._sql = {p: (_acquire_sql(p), _read_sql(p), _purge_sql(p)) for p in ("?", "%s")}
         self._next_purge = 0.0
         self._prepared = weakref.WeakSet()  # PostgreSQL connections holding _PG_PREPARE
         self._use_prepared = True
 
-    def acquire(self, key, windows, amounts):
+    def acquire(self, key: str, windows: Windows, amounts: Windows) -> Acquired:
         """Count one request in both windows if both have room.
 
         Returns ``(allowed, ((minute_window, count), (hour_window, count)))``: the counts
         after this request when allowed, else the current ones.
         """
         database = self.database
-        acquire, read, purge = self._sql[database.param]
+        param = database.param
+        acquire = _ACQUIRE.render(param)
         minute, hour = windows
         params = (key, minute, hour, amounts[0], amounts[1])
-        if acquire is self._sql["%s"][0] and self._use_prepared:
+        if param == "%s" and self._use_prepared:
             rows = self._execute_prepared(acquire, params)
         else:
             rows = database.execute_sql(acquire, params).fetchall()
         if rows:
             row = rows[0]
             if time.monotonic() >= self._next_purge:
-                self._purge(purge, hour)
+                self._purge(hour)
             return True, ((row[0], row[1]), (row[2], row[3]))
-        rows = database.execute_sql(read, (key,)).fetchall()
-        if not rows:  # deleted by a purge in between: nothing counted
+        row = self.read(key)
+        if row is None:  # deleted by a purge in between: nothing counted
             return False, ((minute, 0), (hour, 0))
-        row = rows[0]
         return False, (
             (row[0], row[1]) if row[0] >= minute else (minute, 0),
             (row[2], row[3]) if row[2] >= hour else (hour, 0),
@@ -208,10 +219,14 @@ class DatabaseCounter:
             self._use_prepared = False
             return db.execute_sql(plain, params).fetchall()
 
-    def _purge(self, sql, hour):
+    def read(self, key: str) -> tuple[int, int, int, int] | None:
+        """The caller's row ``(minute_window, minute_count, hour_window, hour_count)``."""
+        rows = self.database.execute_sql(_READ.render(self.database.param), (key,)).fetchall()
+        return rows[0] if rows else None
+
+    def _purge(self, hour):
         self._next_purge = time.monotonic() + PURGE_INTERVAL_SECONDS
-        # rows untouched since before the previous hour hold no live count
-        self.database.execute_sql(sql, (hour - 1,))
+        self.database.execute_sql(_PURGE.render(self.database.param), (hour - 1,))
 
 
 class SqliteFileCounter(DatabaseCounter):
@@ -236,15 +251,10 @@ class SqliteFileCounter(DatabaseCounter):
         super().__init__(database)
         self.path = path
         self._turns = Turns(f"{path}.lock")
-        database.execute_sql(
-            "CREATE TABLE IF NOT EXISTS rate_limit_counter ("
-            " counter_key VARCHAR(255) NOT NULL PRIMARY KEY, minute_window BIGINT NOT NULL,"
-            " minute_count INTEGER NOT NULL, hour_window BIGINT NOT NULL,"
-            " hour_count INTEGER NOT NULL) WITHOUT ROWID"
-        )
+        database.execute_sql(_CREATE_FILE_TABLE.render(database.param))
         database.close()  # threads (and forked workers) open their own
 
-    def acquire(self, key, windows, amounts):
+    def acquire(self, key: str, windows: Windows, amounts: Windows) -> Acquired:
         with self._turns.turn():
             return super().acquire(key, windows, amounts)
 
@@ -287,13 +297,13 @@ class RedisCounter:
         self._errors = self.storage.base_exceptions
         self._down_until = 0.0
 
-    def keys(self, key, windows):
+    def keys(self, key: str, windows: Windows) -> list[str]:
         return [
             f"{self.prefix}:{{{key}}}:{seconds}:{window}"
             for seconds, window in zip(WINDOW_SECONDS, windows, strict=True)
         ]
 
-    def acquire(self, key, windows, amounts):
+    def acquire(self, key: str, windows: Windows, amounts: Windows) -> Acquired:
         if time.monotonic() < self._down_until:
             raise CounterUnavailable("redis marked down")
         # a key lives one window past its own, whatever clock the caller injected
@@ -315,7 +325,7 @@ class RateLimiter:
         self.counter = counter
         self.clock = clock
 
-    def hit(self, auth):
+    def hit(self, auth: AuthContext) -> Decision | None:
         """Count one request of ``auth``'s caller; None when the counter is unreachable."""
         amounts = limits_for(auth)
         key = counter_key(auth)
@@ -353,7 +363,7 @@ def _decide(allowed, state, amounts, now):
     return Decision(allowed, amount, remaining, reset, name, retry_after)
 
 
-def enforce_rate_limit():
+def enforce_rate_limit() -> None:
     """Count the authenticated request; 429 ``RATE_LIMITED`` over either window."""
     limiter = current_app.extensions["commerce"].get("rate_limiter")
     if limiter is None:
@@ -375,7 +385,7 @@ def enforce_rate_limit():
         )
 
 
-def add_rate_limit_headers(response):
+def add_rate_limit_headers(response: Response) -> Response:
     """``X-RateLimit-*`` on every response to a counted request, errors included."""
     decision = g.get("rate_limit")
     if decision is not None:
@@ -386,7 +396,7 @@ def add_rate_limit_headers(response):
     return response
 
 
-def init_app(app):
+def init_app(app: Flask) -> None:
     """Build the app's limiter when ``RATE_LIMIT_ENABLED`` (the pipeline adds the headers)."""
     if not app.config.get("RATE_LIMIT_ENABLED"):
         return

@@ -20,6 +20,7 @@ import hashlib
 import mmap
 import os
 import struct
+from typing import Any
 
 from ..filelock import Turns
 
@@ -80,7 +81,9 @@ class SlotFileCounter:
                 free = offset  # a past hour's caller: reusable, but keep looking for ours
         return None, free
 
-    def acquire(self, key, windows, amounts):
+    def acquire(
+        self, key: str, windows: tuple[int, int], amounts: tuple[int, int]
+    ) -> tuple[bool, tuple[tuple[int, int], tuple[int, int]]]:
         """As ``DatabaseCounter.acquire``: count one request in both windows if both have
         room; ``(allowed, ((minute_window, count), (hour_window, count)))``."""
         minute, hour = windows
@@ -110,7 +113,8 @@ class SlotFileCounter:
                 (hw, hc) if hw >= hour else (hour, 0),
             )
 
-    def overflow(self):
+    def overflow(self) -> Any:
+        """The SQLite counter file (``SqliteFileCounter``) for callers without a slot."""
         if self._overflow is None:
             self._overflow = self._make_overflow(self.overflow_path)
         return self._overflow
@@ -120,16 +124,10 @@ class SlotFileCounter:
         key without a slot, and only once the overflow file exists)."""
         if not os.path.exists(self.overflow_path):
             return False
-        rows = (
-            self.overflow()
-            .database.execute_sql(
-                "SELECT hour_window FROM rate_limit_counter WHERE counter_key = ?", (key,)
-            )
-            .fetchall()
-        )
-        return bool(rows) and rows[0][0] >= hour
+        row = self.overflow().read(key)
+        return row is not None and row[2] >= hour
 
-    def rows(self):
+    def rows(self) -> list[dict[str, Any]]:
         """Every occupied slot as a ``rate_limit_counter`` row (tests, inspection)."""
         found = []
         with self._turns.turn():
@@ -147,7 +145,7 @@ class SlotFileCounter:
                     )
         return found
 
-    def clear(self):
+    def clear(self) -> None:
         """Empty every slot (tests)."""
         with self._turns.turn():
             self.map[HEADER.size :] = bytes(SLOTS * SLOT.size)

@@ -14,7 +14,7 @@ Lock order, the same for every caller so that transactions do not deadlock: ware
 from collections.abc import Iterable
 from typing import Any
 
-from ..db import db, is_postgres, row_getter
+from ..db import db, for_update, is_postgres, row_getter
 from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
@@ -62,10 +62,6 @@ def _chunks(items, size=_CHUNK):
     items = list(items)
     for start in range(0, len(items), size):
         yield items[start : start + size]
-
-
-def _locked(query):
-    return query.for_update() if is_postgres() else query
 
 
 def lock_warehouses(tenant_id: str, warehouse_ids: Iterable[str]) -> dict[str, Warehouse]:
@@ -243,7 +239,7 @@ class StockLedger:
                 )
                 .order_by(InventorySummary.product)
             )
-            for row in _locked(query).tuples():
+            for row in for_update(query).tuples():
                 self.summaries[row[0]] = SummaryRow(row)
 
     def _load_stocks(self, product_ids, warehouse_ids=None, only=None):
@@ -254,7 +250,7 @@ class StockLedger:
             if warehouse_ids is not None:
                 condition &= Stock.warehouse.in_(list(warehouse_ids))
             query = Stock.select(*_STOCK_COLUMNS).where(condition).order_by(Stock.id)
-            for row in _locked(query).tuples():
+            for row in for_update(query).tuples():
                 key = (row[1], row[3])
                 if key in self.stocks or (only is not None and key not in only):
                     continue

@@ -17,7 +17,7 @@ from typing import Any
 
 from ulid import ULID
 
-from ..db import is_postgres, write_transaction
+from ..db import for_update, write_transaction
 from ..errors import ApiError, validation_error
 from ..products.models import Product
 from ..products.services import find_product
@@ -49,7 +49,7 @@ def _reservations(tenant_id, reference, product_ids=None, lock=False):
         query = query.where(Reservation.product.in_(list(product_ids)))
     query = query.order_by(Reservation.sku, Reservation.created_at, Reservation.id)
     if lock:
-        query = query.for_update() if is_postgres() else query
+        query = for_update(query)
     return list(query)
 
 

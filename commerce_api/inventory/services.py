@@ -6,7 +6,7 @@ from typing import Any
 import peewee
 
 from ..auth.models import Tenant
-from ..db import db, is_postgres, write_transaction
+from ..db import db, for_update, write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
 from ..pagination import filter_equal, paginate_args
@@ -179,7 +179,7 @@ def update_warehouse(tenant_id: str, warehouse_id: str, changes: dict[str, Any])
         query = Warehouse.select().where(
             (Warehouse.tenant == tenant_id) & (Warehouse.id == warehouse_id)
         )
-        warehouse = (query.for_update() if is_postgres() else query).first()
+        warehouse = for_update(query).first()
         if warehouse is None:
             raise _warehouse_not_found(warehouse_id)
         if warehouse.is_readonly:

@@ -8,10 +8,12 @@ their outbox rows. A completion whose lease was lost changes nothing and writes 
 """
 
 import json
+from collections.abc import Sequence
+from typing import Any
 
 from ..db import db, json_default
 from ..events.outbox import event_params, write_events
-from ..sql import cached_statement
+from ..sql import Statement, cached_statement
 from ..timeutil import now_ms
 from . import registry
 from .models import HELD, Job
@@ -23,21 +25,24 @@ from .store import aging_ms, job_write, notify_workers, serialize_job
 EVENT_PAYLOAD_LIMIT = 64 * 1024
 # completions written by one statement at most (its parameters: 5 per job)
 MANY_LIMIT = 64
+# what ``prepare_completion`` computes: the job, the fenced update's parameters
+# (result, completed_at, updated_at, id, worker_id, attempts) and its outbox row or None
+Prepared = tuple[Job, tuple, list[Any] | None]
 
 
-def encode_result(result):
+def encode_result(result: Any) -> str:
     """The handler's result as the stored JSON text (Decimal -> number, tuple and set ->
     list); TypeError or ValueError when it is not JSON. Encoded once: the column stores
     this text and the job and its event get it decoded."""
     return json.dumps({} if result is None else result, separators=(",", ":"), default=json_default)
 
 
-def jsonable_result(result):
+def jsonable_result(result: Any) -> Any:
     """The handler's result as plain JSON (Decimal -> number); TypeError when it is not."""
     return json.loads(encode_result(result))
 
 
-def event_job(job, result_chars=None):
+def event_job(job: Job, result_chars: int | None = None) -> dict[str, Any]:
     """The job as its ``ai_job.*`` events carry it (``result_chars``: the length of the
     result's JSON when the caller has it)."""
     data = serialize_job(job)
@@ -53,14 +58,14 @@ def event_job(job, result_chars=None):
     return data
 
 
-def emits_events(job):
+def emits_events(job: Job) -> bool:
     """Only caller-dispatched jobs emit ``ai_job.*`` events: the service's own work (syncs,
     pulls, cancellation pushes, periodic work: internal types or rows) is silent."""
     spec = registry.get(job.type)
     return not (job.internal or (spec is not None and spec.internal))
 
 
-def completed_event_row(job, now, result_chars=None):
+def completed_event_row(job: Job, now: int, result_chars: int | None = None) -> list[Any] | None:
     """The ``ai_job.completed`` outbox row, as parameters for ``events.write_events``
     (built before the transaction opens, so the write lock is held for the statements only);
     None for an internal job."""
@@ -70,7 +75,9 @@ def completed_event_row(job, now, result_chars=None):
     return event_params(job.tenant_id, "ai_job.completed", "ai_job", job.id, data, now)
 
 
-def prepare_completion(job, worker_id, result, now=None, encoded=None):
+def prepare_completion(
+    job: Job, worker_id: str, result: Any, now: int | None = None, encoded: str | None = None
+) -> Prepared:
     """Everything a completion writes, computed before the transaction opens (so the
     write lock is held for the statements only). ``encoded``: the result already as
     ``encode_result`` text (the worker encodes it once, when checking it is JSON)."""
@@ -82,42 +89,40 @@ def prepare_completion(job, worker_id, result, now=None, encoded=None):
     return job, params, completed_event_row(job, now, len(text))
 
 
-def complete_job(job, worker_id, result, now=None):
+def complete_job(job: Job, worker_id: str, result: Any, now: int | None = None) -> bool:
     """Record success; False when the worker no longer holds the job (nothing changes)."""
     prepared = prepare_completion(job, worker_id, result, now)
     with job_write():
         return write_completions([prepared])[0]
 
 
-def _complete_sql():
-    """One fenced completion, built once per engine (peewee would compose it every time)."""
-    p = db.param
-    return (
-        f"UPDATE job SET status = 'completed', result = {p}, completed_at = {p},"
-        " lease_expires_at = NULL, deadline_at = NULL, last_error = NULL,"
-        f" updated_at = {p}"
-        f" WHERE id = {p} AND status = 'running' AND worker_id = {p} AND attempts = {p}"
-    )
+# One fenced completion, built once per engine (peewee would compose it every time).
+_COMPLETE = Statement(
+    "UPDATE {Job} SET {Job.status} = 'completed', {Job.result} = {p}, {Job.completed_at} = {p},"
+    " {Job.lease_expires_at} = NULL, {Job.deadline_at} = NULL, {Job.last_error} = NULL,"
+    " {Job.updated_at} = {p}"
+    " WHERE {Job.id} = {p} AND {Job.status} = 'running' AND {Job.worker_id} = {p}"
+    " AND {Job.attempts} = {p}",
+    Job=Job,
+)
+# ``{rows}`` fenced completions in one statement; it returns the (id, attempts) of those
+# that landed (the others had lost their lease)
+_COMPLETE_MANY = Statement(
+    "WITH done (id, attempts, worker_id, result, completed_at) AS (VALUES {rows})"
+    " UPDATE {Job} SET {Job.status} = 'completed', {Job.result} = done.result,"
+    " {Job.completed_at} = done.completed_at, {Job.lease_expires_at} = NULL,"
+    " {Job.deadline_at} = NULL, {Job.last_error} = NULL, {Job.updated_at} = done.completed_at"
+    " FROM done WHERE {Job}.{Job.id} = done.id AND {Job}.{Job.status} = 'running'"
+    " AND {Job}.{Job.worker_id} = done.worker_id AND {Job}.{Job.attempts} = done.attempts"
+    " RETURNING {Job}.{Job.id}, {Job}.{Job.attempts}",
+    Job=Job,
+)
+_ROW = Statement("({p}, {p}, {p}, {p}, {p})")
 
 
-def _complete_many_sql(count):
-    """``count`` fenced completions in one statement; it returns the (id, attempts) of
-    those that landed (the others had lost their lease)."""
-
-    def build():
-        p = db.param
-        rows = ", ".join([f"({p}, {p}, {p}, {p}, {p})"] * count)
-        return (
-            f"WITH done (id, attempts, worker_id, result, completed_at) AS (VALUES {rows})"
-            " UPDATE job SET status = 'completed', result = done.result,"
-            " completed_at = done.completed_at, lease_expires_at = NULL, deadline_at = NULL,"
-            " last_error = NULL, updated_at = done.completed_at"
-            " FROM done WHERE job.id = done.id AND job.status = 'running'"
-            " AND job.worker_id = done.worker_id AND job.attempts = done.attempts"
-            " RETURNING job.id, job.attempts"
-        )
-
-    return cached_statement(("job-complete-many", count), build)
+def _many_rows(count: int) -> str:
+    """``count`` rows of marks for ``_COMPLETE_MANY``, built once per engine and count."""
+    return cached_statement(("job-complete-rows", count), lambda: ", ".join([_ROW.sql()] * count))
 
 
 def _write_many(prepared):
@@ -128,19 +133,18 @@ def _write_many(prepared):
         values = []
         for _, (text, completed_at, _, job_id, worker_id, attempts), _ in chunk:
             values += (job_id, attempts, worker_id, text, completed_at)
-        rows = db.execute_sql(_complete_many_sql(len(chunk)), values).fetchall()
+        rows = _COMPLETE_MANY.execute(values, rows=_many_rows(len(chunk))).fetchall()
         landed.update((job_id, attempts) for job_id, attempts in rows)
     return [(params[3], params[5]) in landed for _, params, _ in prepared]
 
 
-def write_completions(prepared, now=None):
+def write_completions(prepared: Sequence[Prepared], now: int | None = None) -> list[bool]:
     """Inside the caller's transaction: the fenced updates, their outbox rows and the
     release of sequential-batch successors; a list of booleans (False: lease lost)."""
     if db.transaction_depth() == 0:
         raise RuntimeError("completions must be written inside a transaction")
     if len(prepared) == 1:
-        update = cached_statement("job-complete", _complete_sql)
-        changed = [db.execute_sql(update, prepared[0][1]).rowcount == 1]
+        changed = [_COMPLETE.execute(prepared[0][1]).rowcount == 1]
     else:
         changed = _write_many(prepared)
     events = [
@@ -156,7 +160,7 @@ def write_completions(prepared, now=None):
     return changed
 
 
-def release_next(job, now):
+def release_next(job: Job, now: int) -> int:
     """Make the job after ``job`` in its sequential batch claimable."""
     if not (job.batch_id and job.batch_sequential):
         return 0

@@ -3,16 +3,31 @@ queues it (``services.py`` checks types, params and capacity around it)."""
 
 import threading
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from ..config import current_config
 from ..db import db, is_postgres
 from ..ids import new_id
-from ..sql import cached_statement
+from ..sql import Statement, cached_statement, column, table
+from ..totals import register_extra
 from . import registry
 from .models import HELD, PRIORITIES, Job, WorkerProcess
 from .store import timeout_seconds_for, typical_ms
 
 # Estimates ------------------------------------------------------------------------------
+
+_QUEUED_BY_TYPE = Statement(
+    "SELECT {Job.type}, 'queued', {Job.priority_rank}, COUNT(*) FROM {Job}"
+    " WHERE {Job.status} = 'queued' AND {Job.run_at} < {p}"
+    " GROUP BY {Job.type}, {Job.priority_rank}",
+    Job=Job,
+)
+_RUNNING_BY_TYPE = Statement(
+    "SELECT {Job.type}, 'running', {Job.priority_rank}, COUNT(*) FROM {Job}"
+    " WHERE {Job.status} = 'running' GROUP BY {Job.type}, {Job.priority_rank}",
+    Job=Job,
+)
 
 SNAPSHOT_SECONDS = 1.0
 
@@ -26,18 +41,7 @@ class _QueueSnapshot:
         self.queued = [0] * len(PRIORITIES)  # claimable queued jobs per priority rank
         self.queued_work = 0  # their typical durations, ms
         self.running = self.running_work = 0
-        p = db.param
-        rows = (
-            db.execute_sql(
-                "SELECT type, 'queued', priority_rank, COUNT(*) FROM job WHERE status = 'queued'"
-                f" AND run_at < {p} GROUP BY type, priority_rank",
-                (HELD,),
-            ).fetchall()
-            + db.execute_sql(
-                "SELECT type, 'running', priority_rank, COUNT(*) FROM job WHERE status = 'running'"
-                " GROUP BY type, priority_rank"
-            ).fetchall()
-        )
+        rows = _QUEUED_BY_TYPE.execute((HELD,)).fetchall() + _RUNNING_BY_TYPE.execute().fetchall()
         for job_type, status, rank, count in rows:
             if status == "queued":
                 self.queued[min(max(rank, 0), len(self.queued) - 1)] += count
@@ -56,7 +60,7 @@ class _QueueSnapshot:
         )
         self.slots = max(1, sum(row[0] for row in slots))
 
-    def estimate(self, job_type, rank, now, record):
+    def estimate(self, job_type: str, rank: int, now: int, record: bool) -> int:
         ahead = sum(self.queued[: rank + 1])
         total = sum(self.queued)
         mean = self.queued_work / total if total else registry.DEFAULT_TYPICAL_SECONDS * 1000
@@ -75,13 +79,19 @@ _snapshot_lock = threading.Lock()
 _snapshots = {}  # id(database) -> _QueueSnapshot
 
 
-def reset_estimates():
+def reset_estimates() -> None:
     """Forget the cached queue snapshot (tests, after emptying the tables)."""
     with _snapshot_lock:
         _snapshots.clear()
 
 
-def estimate_completion(job_type, rank, now, config=None, record=True):
+def estimate_completion(
+    job_type: str,
+    rank: int,
+    now: int,
+    config: Mapping[str, Any] | None = None,
+    record: bool = True,
+) -> int:
     """When a job of priority ``rank`` dispatched now should complete.
 
     The work ahead (queued jobs of the same or a higher priority, each costed at the mean
@@ -146,20 +156,20 @@ _dump_params = Job.params.db_value
 
 
 def job_row(
-    tenant_id,
-    job_type,
-    params,
-    priority,
-    created_by,
-    internal,
-    now,
-    config,
-    batch_id=None,
-    batch_position=None,
-    sequential=False,
-    held=False,
-    estimate=None,
-):
+    tenant_id: str,
+    job_type: str,
+    params: dict[str, Any],
+    priority: str,
+    created_by: str | None,
+    internal: bool,
+    now: int,
+    config: Mapping[str, Any],
+    batch_id: str | None = None,
+    batch_position: int | None = None,
+    sequential: bool = False,
+    held: bool = False,
+    estimate: int | None = None,
+) -> tuple[Job, tuple]:
     """The new job (a Job object, not saved) and the parameters of ``insert_sql()``."""
     rank = PRIORITIES[priority]
     if held:
@@ -224,14 +234,14 @@ def job_row(
     return job, values
 
 
-def insert_job(*args, **kwargs):
+def insert_job(*args: Any, **kwargs: Any) -> Job:
     """Build and insert a job row (inside the caller's transaction)."""
     job, values = job_row(*args, **kwargs)
     db.execute_sql(insert_sql(), values)
     return job
 
 
-def insert_sql():
+def insert_sql() -> str:
     """The INSERT of a queued job: one statement, the constant columns as literals. Built
     once per engine (peewee would spend ~0.6 ms composing it on every dispatch).
 
@@ -246,6 +256,13 @@ def insert_sql():
     return cached_statement("job-insert", _build_insert_sql)
 
 
+_FAIR_TAIL = Statement(
+    "(SELECT MAX({Job.claim_key}) FROM {Job} WHERE {Job.tenant_id} = {p}"
+    " AND {Job.priority_rank} = {p} AND {Job.status} = 'queued' AND {Job.claim_key} < {p})",
+    Job=Job,
+)
+
+
 def _literal(value):
     if value is None:
         return "NULL"
@@ -255,13 +272,41 @@ def _literal(value):
 def _build_insert_sql():
     p = db.param
     greatest = "GREATEST" if is_postgres() else "MAX"
-    tail = (
-        "(SELECT MAX(claim_key) FROM job WHERE tenant_id = "
-        f"{p} AND priority_rank = {p} AND status = 'queued' AND claim_key < {p})"
-    )
+    tail = _FAIR_TAIL.sql()
     marks = {name: p for name in _BOUND}
     marks["claim_key"] = f"{greatest}({p}, COALESCE({tail} + {p}, 0))"
     marks.update((name, _literal(value)) for name, value in _CONSTANTS.items())
     names = list(marks)
-    columns = ", ".join(f'"{Job._meta.fields[name].column_name}"' for name in names)
-    return f"INSERT INTO job ({columns}) VALUES ({', '.join(marks[n] for n in names)})"
+    columns = ", ".join(column(Job, name) for name in names)
+    return f"INSERT INTO {table(Job)} ({columns}) VALUES ({', '.join(marks[n] for n in names)})"
+
+
+# The ai_jobs list's total --------------------------------------------------------------
+
+# Finished AI jobs are counted in ``list_count`` (status ''); the live ones, queued or
+# running, are few (bounded by the queue capacity and the fleet's runners) and counted from
+# the queue's own partial indexes, named on SQLite, whose planner would otherwise walk the
+# tenant's list. Added to the maintained count in its statement: one snapshot, so a job
+# finishing meanwhile is counted once.
+_LIVE_JOBS_SQLITE = Statement(
+    " + (SELECT COUNT(*) FROM {Job} INDEXED BY job_fair_tail"
+    " WHERE {Job.status} = 'queued' AND {Job.tenant_id} = {p} AND NOT {Job.internal})"
+    " + (SELECT COUNT(*) FROM {Job} INDEXED BY job_lease_expires_at"
+    " WHERE {Job.status} = 'running' AND {Job.tenant_id} = {p} AND NOT {Job.internal})",
+    Job=Job,
+)
+_LIVE_JOBS_POSTGRES = Statement(
+    " + (SELECT COUNT(*) FROM {Job} WHERE {Job.status} IN ('queued', 'running')"
+    " AND {Job.tenant_id} = {p} AND NOT {Job.internal})",
+    Job=Job,
+)
+
+
+def live_jobs_term(tenant_id: str) -> tuple[str, tuple[str, ...]]:
+    """The tenant's public queued and running jobs, as a term of ``totals.maintained``."""
+    if is_postgres():
+        return _LIVE_JOBS_POSTGRES.sql(), (tenant_id,)
+    return _LIVE_JOBS_SQLITE.sql(), (tenant_id, tenant_id)
+
+
+register_extra("ai_jobs", live_jobs_term)

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..db import db
 from ..products.models import Listing
+from ..sql import Statement
 from .gateway import Answer, call
 from .listing_sync import wire_body
 from .models import MarketplaceConnection
@@ -80,7 +81,18 @@ class AcceptedPrice:
     pushed_at: int | None = None
 
 
-_RECORD_SQL = {}
+# every right-hand side reads the row as it was before this UPDATE; "overtaken": the
+# marketplace accepted a newer push than the one recorded (COALESCE(last_synced_at, 0) >= ?)
+_RECORD = Statement(
+    "UPDATE {L} SET {L.price} = {p}, {L.last_synced_at} = {p}, {L.updated_at} = {p},"
+    " {L.version} = {L.version} + 1,"
+    " {L.next_push_at} = CASE WHEN COALESCE({L.last_synced_at}, 0) >= {p}"
+    " AND {L.sync_status} <> 'pending' THEN {p} ELSE {L.next_push_at} END,"
+    " {L.sync_status} = CASE WHEN COALESCE({L.last_synced_at}, 0) >= {p}"
+    " THEN 'pending' ELSE {L.sync_status} END"
+    " WHERE {L.id} = {p}",
+    L=Listing,
+)
 
 
 def record_pushed_prices(accepted: list[AcceptedPrice]) -> int:
@@ -98,19 +110,6 @@ def record_pushed_prices(accepted: list[AcceptedPrice]) -> int:
         raise RuntimeError("record_pushed_prices() must run inside the caller's transaction")
     if not accepted:
         return 0
-    sql = _RECORD_SQL.get(db.param)
-    if sql is None:
-        p = db.param
-        # every right-hand side reads the row as it was before this UPDATE
-        overtaken = f'COALESCE("last_synced_at", 0) >= {p}'
-        sql = _RECORD_SQL[db.param] = (
-            f'UPDATE "{Listing._meta.table_name}" SET "price" = {p}, "last_synced_at" = {p},'
-            f' "updated_at" = {p}, "version" = "version" + 1,'
-            f' "next_push_at" = CASE WHEN {overtaken} AND "sync_status" <> \'pending\''
-            f' THEN {p} ELSE "next_push_at" END,'
-            f' "sync_status" = CASE WHEN {overtaken} THEN \'pending\' ELSE "sync_status" END'
-            f' WHERE "id" = {p}'
-        )
     to_db = Listing.price.db_value
     ordered = sorted(accepted, key=lambda a: a.listing_id)  # the listings' lock order
     rows = []
@@ -127,5 +126,5 @@ def record_pushed_prices(accepted: list[AcceptedPrice]) -> int:
                 a.listing_id,
             )  # fmt: skip
         )
-    db.cursor().executemany(sql, rows)
+    _RECORD.executemany(rows)
     return len(accepted)

@@ -3,15 +3,15 @@
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ..db import write_transaction
+from ..db import row_getter, write_transaction
 from ..ids import new_id
 from ..marketplaces import gateway
 from ..marketplaces.base import ConnectorError, MarketplaceRejection
 from ..marketplaces.models import MarketplaceConnection
 from ..marketplaces.services import connection_for
 from ..pagination import paginate
+from ..sql import PreparedIn, insert_rows
 from ..timeutil import format_ms, now_ms
-from .bulk import PreparedIn, insert_rows
 from .engine import Offer
 from .models import CompetitorLatest, CompetitorOffer
 
@@ -30,7 +30,7 @@ OFFER_COLUMNS = (
 
 
 def serialize_offer(row):
-    get = row.get if isinstance(row, dict) else row.__data__.get
+    get = row_getter(row)
     return {
         "id": get("id"),
         "sku": get("sku"),

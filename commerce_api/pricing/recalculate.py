@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..config import current_config
-from ..db import db, write_transaction
+from ..db import write_transaction
 from ..errors import ApiError, validation_error
 from ..events.outbox import event_params, write_events
 from ..ids import new_id
@@ -23,9 +23,9 @@ from ..jobs.models import Job
 from ..jobs.services import dispatch_job
 from ..marketplaces.services import connected_marketplaces, connection_for
 from ..products.models import Listing, Product
+from ..sql import Statement, insert_rows, marks
 from ..timeutil import now_ms, parse_timestamp
 from .applying import PriceApplier, StillUnavailable
-from .bulk import insert_rows
 from .competitors import FetchFailed, fetch_offers, latest_offers, needs_fetch, store_offers
 from .engine import MinChange, Offer, PriceInput, RuleSet, compute_price
 from .models import Recommendation
@@ -109,15 +109,18 @@ def request_recalculation(tenant_id: str, data: dict[str, Any], created_by: str)
 # The job --------------------------------------------------------------------------------
 
 
-def _dismiss_pending(tenant_id, marketplace, skus, now):
+_DISMISS_PENDING = Statement(
+    "UPDATE {R} SET {R.status} = {p}, {R.dismissed_at} = {p}, {R.updated_at} = {p}"
+    " WHERE {R.tenant_id} = {p} AND {R.marketplace} = {p} AND {R.status} = {p}"
+    " AND {R.sku} IN ({skus})",
+    R=Recommendation,
+)
+
+
+def _dismiss_pending(tenant_id: str, marketplace: str, skus: list[str], now: int) -> None:
     """One UPDATE (as plain SQL: peewee would take ~30 ms to compose 500 values)."""
-    mark = db.param
-    table = Recommendation._meta.table_name
-    db.execute_sql(
-        f'UPDATE "{table}" SET "status" = {mark}, "dismissed_at" = {mark}, '
-        f'"updated_at" = {mark} WHERE "tenant_id" = {mark} AND "marketplace" = {mark} '
-        f'AND "status" = {mark} AND "sku" IN ({", ".join([mark] * len(skus))})',
-        ["dismissed", now, now, tenant_id, marketplace, "pending", *skus],
+    _DISMISS_PENDING.execute(
+        ["dismissed", now, now, tenant_id, marketplace, "pending", *skus], skus=marks(len(skus))
     )
 
 

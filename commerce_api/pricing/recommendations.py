@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..claims import Claim, claimed
-from ..db import for_update, write_transaction
+from ..db import for_update, row_getter, write_transaction
 from ..errors import ApiError
 from ..events import emit
 from ..marketplaces.base import ConnectorError
@@ -14,9 +14,9 @@ from ..marketplaces.prices import AcceptedPrice, push_price, record_pushed_price
 from ..marketplaces.services import connection_for
 from ..pagination import paginate
 from ..products.models import Listing, Product
+from ..sql import PreparedIn
 from ..timeutil import format_ms, now_ms
 from ..totals import maintained
-from .bulk import PreparedIn
 from .models import Recommendation
 
 APPLY = "apply_recommendation"  # the operation of a recommendation's claim
@@ -48,7 +48,7 @@ def _number(value):
 
 
 def serialize_recommendation(row):
-    get = row.get if isinstance(row, dict) else row.__data__.get
+    get = row_getter(row)
     return {
         "id": get("id"),
         "sku": get("sku"),

@@ -3,7 +3,7 @@
 from decimal import Decimal
 from typing import Any
 
-from ..db import for_update, write_transaction
+from ..db import for_update, row_getter, write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
 from ..jobs.services import lock_tenant
@@ -46,7 +46,7 @@ HUNDRED = Decimal(100)
 
 
 def serialize_rule(row):
-    get = row.get if isinstance(row, dict) else row.__data__.get
+    get = row_getter(row)
     value = get("value")
     return {
         "id": get("id"),
@@ -67,7 +67,7 @@ def serialize_rule(row):
 
 def to_engine_rule(row: PricingRule | dict[str, Any]) -> Rule:
     """A stored rule (model or row dict) as the engine's ``Rule``."""
-    get = row.get if isinstance(row, dict) else row.__data__.get
+    get = row_getter(row)
     return Rule(
         id=get("id"),
         name=get("name"),

@@ -10,11 +10,26 @@ marketplace accepted, prices) is written by ``marketplaces`` only.
 from collections.abc import Iterable
 
 from ..db import db, is_postgres
+from ..sql import Statement, column, marks
 from ..timeutil import now_ms
 from .models import Listing
 
 _CHUNK = 400  # ids per IN (...) list
-_TABLE = Listing._meta.table_name
+# ``{deactivate}``: "" or the SET of the archived status; ``{where}``: which rows
+_MARK = Statement(
+    "UPDATE {L} SET {L.version} = {L.version} + 1, {L.next_push_at} = CASE"
+    " WHEN {L.sync_status} = 'pending' THEN COALESCE({L.next_push_at}, {p}) ELSE {p} END,"
+    " {L.sync_status} = 'pending'{deactivate} WHERE {where}",
+    L=Listing,
+)
+_DEACTIVATE = Statement(", {L.status} = 'inactive'", L=Listing)
+_IN = Statement("{column} IN ({ids})")
+# rows locked in id order, as the push service records outcomes: two transactions
+# marking and recording the same listings never deadlock
+_IN_LOCKED = Statement(
+    "{L.id} IN (SELECT {L.id} FROM {L} WHERE {column} IN ({ids}) ORDER BY {L.id} FOR UPDATE)",
+    L=Listing,
+)
 
 
 def mark_listings_pending(
@@ -34,25 +49,14 @@ def mark_listings_pending(
     if db.transaction_depth() == 0:
         raise RuntimeError("mark_listings_pending() must run inside the change's transaction")
     now = now_ms() if now is None else now
-    p = db.param
-    status = """, "status" = 'inactive'""" if deactivate else ""
-    head = (
-        f'UPDATE "{_TABLE}" SET "version" = "version" + 1, "next_push_at" = CASE'
-        f""" WHEN "sync_status" = 'pending' THEN COALESCE("next_push_at", {p}) ELSE {p} END,"""
-        f""" "sync_status" = 'pending'{status} WHERE """
-    )
+    status = _DEACTIVATE.sql() if deactivate else ""
+    condition = _IN_LOCKED if is_postgres() else _IN
     marked = 0
-    for column, ids in (("product_id", product_ids), ("id", listing_ids)):
+    for name, ids in (("product", product_ids), ("id", listing_ids)):
         ids = sorted(set(ids))
         for start in range(0, len(ids), _CHUNK):
             chunk = ids[start : start + _CHUNK]
-            where = f'"{column}" IN ({", ".join([p] * len(chunk))})'
-            if is_postgres():
-                # rows locked in id order, as the push service records outcomes: two
-                # transactions marking and recording the same listings never deadlock
-                where = (
-                    f'"id" IN (SELECT "id" FROM "{_TABLE}" WHERE {where} ORDER BY "id" FOR UPDATE)'
-                )
-            cursor = db.execute_sql(head + where, [now, now, *chunk])
+            where = condition.sql(column=column(Listing, name), ids=marks(len(chunk)))
+            cursor = _MARK.execute([now, now, *chunk], deactivate=status, where=where)
             marked += cursor.rowcount or 0
     return marked

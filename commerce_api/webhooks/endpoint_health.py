@@ -6,13 +6,37 @@ began; a success ends it, and so does re-activation)."""
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..db import db
+from ..sql import Statement, marks
+from .models import WebhookEndpoint
 
 if TYPE_CHECKING:
     from .dispatch import Outcome  # dispatch imports this module
 
 GONE = "The endpoint answered 410 Gone."
 FAILING = "failing"
+
+_HEALED = Statement(
+    "UPDATE {W} SET {W.failing_since} = NULL"
+    " WHERE {W.id} IN ({ids}) AND {W.failing_since} IS NOT NULL",
+    W=WebhookEndpoint,
+)
+_FAILING_SINCE = Statement(
+    "UPDATE {W} SET {W.failing_since} = {p} WHERE {W.id} = {p}", W=WebhookEndpoint
+)
+_STARTS_FAILING = Statement(
+    "UPDATE {W} SET {W.failing_since} = {p} WHERE {W.id} = {p} AND {W.failing_since} IS NULL",
+    W=WebhookEndpoint,
+)
+_FAILING_TOO_LONG = Statement(
+    "SELECT {W.id} FROM {W} WHERE {W.id} IN ({ids}) AND {W.is_active} = {p}"
+    " AND {W.failing_since} <= {p}",
+    W=WebhookEndpoint,
+)
+_DISABLE = Statement(
+    "UPDATE {W} SET {W.is_active} = {p}, {W.disabled_reason} = {p}, {W.updated_at} = {p}"
+    " WHERE {W.id} = {p} AND {W.is_active} = {p}",
+    W=WebhookEndpoint,
+)
 
 
 def _runs(outcomes):
@@ -37,48 +61,31 @@ def update(
 ) -> dict[str, str]:
     """Inside the recording transaction: track failing runs, disable gone and failing
     endpoints; returns ``{endpoint_id: reason}`` of the endpoints disabled now."""
-    p = db.param
     runs, gone = _runs(outcomes)
     if not runs:
         return {}
     failing = sorted(e for e, (_, first) in runs.items() if first is not None)
     healed = sorted(e for e, (ok, first) in runs.items() if ok and first is None)
     if not failing:  # the common case: one statement, that writes nothing when all is well
-        marks = ", ".join([p] * len(healed))
-        db.execute_sql(
-            "UPDATE webhook_endpoint SET failing_since = NULL"
-            f" WHERE id IN ({marks}) AND failing_since IS NOT NULL",
-            healed,
-        )
+        _HEALED.execute(healed, ids=marks(len(healed)))
     else:
         for endpoint_id in sorted(runs):  # one row at a time, in id order: the lock order
             ok, first = runs[endpoint_id]
             if first is None:
-                sql = f"UPDATE webhook_endpoint SET failing_since = NULL WHERE id = {p}"
-                sql += " AND failing_since IS NOT NULL"
-                params = (endpoint_id,)
+                _HEALED.execute((endpoint_id,), ids=marks(1))
+            elif ok:
+                _FAILING_SINCE.execute((first, endpoint_id))
             else:
-                sql = f"UPDATE webhook_endpoint SET failing_since = {p} WHERE id = {p}"
-                if not ok:
-                    sql += " AND failing_since IS NULL"  # a run already going stays
-                params = (first, endpoint_id)
-            db.execute_sql(sql, params)
+                _STARTS_FAILING.execute((first, endpoint_id))  # a run already going stays
     reasons = {endpoint_id: GONE for endpoint_id in gone}
     if failing and disable_after_ms is not None:
-        marks = ", ".join([p] * len(failing))
-        rows = db.execute_sql(
-            f"SELECT id FROM webhook_endpoint WHERE id IN ({marks}) AND is_active = {p}"
-            f" AND failing_since <= {p}",
-            (*failing, True, now - disable_after_ms),
+        rows = _FAILING_TOO_LONG.execute(
+            (*failing, True, now - disable_after_ms), ids=marks(len(failing))
         ).fetchall()
         for (endpoint_id,) in rows:
             reasons.setdefault(endpoint_id, FAILING)
     for endpoint_id in sorted(reasons):
-        db.execute_sql(
-            f"UPDATE webhook_endpoint SET is_active = {p}, disabled_reason = {p},"
-            f" updated_at = {p} WHERE id = {p} AND is_active = {p}",
-            (False, reasons[endpoint_id], now, endpoint_id, True),
-        )
+        _DISABLE.execute((False, reasons[endpoint_id], now, endpoint_id, True))
     return {
         endpoint_id: GONE if reason == GONE else "every attempt failed for too long."
         for endpoint_id, reason in reasons.items()

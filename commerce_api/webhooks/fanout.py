@@ -14,8 +14,11 @@ import json
 from collections.abc import Sequence
 
 from ..db import db, is_postgres, write_transaction
+from ..events.models import Event
 from ..ids import new_id
+from ..sql import Statement, executemany, insert_statement, marks
 from .endpoints import matches
+from .models import WebhookDelivery, WebhookEndpoint
 
 ADVISORY_LOCK_KEY = 0x5745_4248_4F4F_4B31 & 0x7FFF_FFFF_FFFF_FFFF  # "WEBHOOK1"
 
@@ -32,32 +35,26 @@ _DELIVERY_COLUMNS = (
     "next_attempt_at",
     "created_at",
 )
-
-
-def _statements():
-    p = db.param
-    order = event_order_column()
-    claim = (
-        f'SELECT id, tenant_id, type, resource_type, resource_id, created_at, {order} FROM "event"'
-        f" WHERE fanned_out_at IS NULL ORDER BY {order} LIMIT {p}"
-    )
-    if is_postgres():
-        claim += " FOR UPDATE SKIP LOCKED"
-    columns = ", ".join(f'"{c}"' for c in _DELIVERY_COLUMNS)
-    marks = ", ".join([p] * len(_DELIVERY_COLUMNS))
-    insert = f'INSERT INTO "webhook_delivery" ({columns}) VALUES ({marks})'
-    probe = 'SELECT 1 FROM "event" WHERE fanned_out_at IS NULL LIMIT 1'
-    return claim, insert, probe
-
-
-_cache = {}
-
-
-def statements() -> tuple[str, str, str]:
-    key = id(db.obj)
-    if key not in _cache:
-        _cache[key] = _statements()
-    return _cache[key]
+# ``fanned_out_at`` and ``seq`` are the outbox's own columns (migration 0009), not fields
+# of the Event model; ``{order}``: ``event_order_column()``; ``{lock}``: PostgreSQL's
+# row locks, skipping the events another transaction holds
+_CLAIM = Statement(
+    "SELECT {E.id}, {E.tenant_id}, {E.type}, {E.resource_type}, {E.resource_id},"
+    " {E.created_at}, {order} FROM {E} WHERE fanned_out_at IS NULL ORDER BY {order}"
+    " LIMIT {p}{lock}",
+    E=Event,
+)
+_PROBE = Statement("SELECT 1 FROM {E} WHERE fanned_out_at IS NULL LIMIT 1", E=Event)
+_ACTIVE_ENDPOINTS = Statement(
+    "SELECT {W.id}, {W.tenant_id}, {W.events}, {W.created_at} FROM {W}"
+    " WHERE {W.is_active} = {p} AND {W.tenant_id} IN ({tenants})"
+    " ORDER BY {W.created_at}, {W.id}",
+    W=WebhookEndpoint,
+)
+_MARK_ONE = Statement(
+    "UPDATE {E} SET fanned_out_at = {p} WHERE {E.id} = {p} RETURNING {order}", E=Event
+)
+_MARK_MANY = Statement("UPDATE {E} SET fanned_out_at = {p} WHERE {E.id} IN ({ids})", E=Event)
 
 
 def delivery_row(
@@ -89,7 +86,7 @@ def delivery_row(
 def insert_deliveries(rows: Sequence[tuple]) -> None:
     """Insert rows made by ``delivery_row`` (in the caller's transaction)."""
     if rows:
-        db.cursor().executemany(statements()[1], rows)
+        executemany(insert_statement(WebhookDelivery, _DELIVERY_COLUMNS), rows)
 
 
 def event_order_column() -> str:
@@ -99,18 +96,12 @@ def event_order_column() -> str:
 
 def has_unfanned_events() -> bool:
     """A read-only look: is anything waiting to be fanned out?"""
-    return db.execute_sql(statements()[2]).fetchone() is not None
+    return _PROBE.execute().fetchone() is not None
 
 
 def _active_endpoints(tenant_ids):
-    p = db.param
     tenants = sorted(tenant_ids)
-    marks = ", ".join([p] * len(tenants))
-    rows = db.execute_sql(
-        'SELECT id, tenant_id, events, created_at FROM "webhook_endpoint"'
-        f" WHERE is_active = {p} AND tenant_id IN ({marks}) ORDER BY created_at, id",
-        (True, *tenants),
-    ).fetchall()
+    rows = _ACTIVE_ENDPOINTS.execute((True, *tenants), tenants=marks(len(tenants))).fetchall()
     by_tenant = {}
     for endpoint_id, tenant_id, events, created_at in rows:
         by_tenant.setdefault(tenant_id, []).append((endpoint_id, json.loads(events), created_at))
@@ -120,18 +111,16 @@ def _active_endpoints(tenant_ids):
 def mark_fanned_out(event_id: str, now: int) -> int:
     """Mark one event as fanned out (an event meant for one endpoint, written in the
     caller's transaction); returns its place in the outbox order."""
-    order = "seq" if is_postgres() else "rowid"
-    p = db.param
-    row = db.execute_sql(
-        f'UPDATE "event" SET fanned_out_at = {p} WHERE id = {p} RETURNING {order}',
-        (now, event_id),
-    ).fetchone()
+    row = _MARK_ONE.execute((now, event_id), order=event_order_column()).fetchone()
     return row[0]
 
 
 def fan_out(limit: int, now: int) -> tuple[int, int]:
     """Fan out up to ``limit`` events; returns ``(events, deliveries)`` counts."""
-    claim = statements()[0]
+    if is_postgres():
+        claim = _CLAIM.sql(order="seq", lock=" FOR UPDATE SKIP LOCKED")
+    else:
+        claim = _CLAIM.sql(order="rowid", lock="")
     with write_transaction():
         if is_postgres():
             locked = db.execute_sql(
@@ -163,8 +152,5 @@ def fan_out(limit: int, now: int) -> tuple[int, int]:
                 )
         insert_deliveries(rows)
         ids = [row[0] for row in events]
-        marks = ", ".join([db.param] * len(ids))
-        db.execute_sql(
-            f'UPDATE "event" SET fanned_out_at = {db.param} WHERE id IN ({marks})', (now, *ids)
-        )
+        _MARK_MANY.execute((now, *ids), ids=marks(len(ids)))
     return len(events), len(rows)

@@ -14,50 +14,58 @@ Events not yet fanned out are left to the fan-out, which delivers them anyway.
 
 from typing import Any
 
-from ..db import db, for_update, write_transaction
+from ..db import for_update, write_transaction
 from ..errors import ApiError
+from ..events.models import Event
+from ..sql import Statement, marks
 from ..timeutil import format_ms, now_ms
 from .endpoints import matches
 from .fanout import delivery_row, event_order_column, insert_deliveries
-from .models import WebhookEndpoint
+from .models import WebhookDelivery, WebhookEndpoint
+
+# ``{order}``: ``event_order_column()``; ``fanned_out_at`` is the outbox's own column
+_CANDIDATES = Statement(
+    "SELECT e.{E.id}, e.{E.type}, e.{E.resource_type}, e.{E.resource_id}, e.{order},"
+    " (SELECT d.{D.id} FROM {D} d WHERE d.{D.endpoint_id} = {p}"
+    " AND d.{D.event_id} = e.{E.id} AND d.{D.status} = 'pending' LIMIT 1)"
+    " FROM {E} e WHERE e.{E.tenant_id} = {p} AND e.{E.created_at} >= {p}"
+    " AND e.fanned_out_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {D} s"
+    " WHERE s.{D.endpoint_id} = {p} AND s.{D.event_id} = e.{E.id} AND s.{D.status} = 'succeeded')"
+    " ORDER BY e.{order}",
+    E=Event,
+    D=WebhookDelivery,
+)
+# ``recover_now``: the delivery's own column (migration 0036)
+_MARK_RECOVER_NOW = Statement(
+    "UPDATE {D} SET recover_now = {p} WHERE {D.id} IN ({ids})"
+    " AND {D.status} = 'pending' AND {D.lease_until} >= {p}",
+    D=WebhookDelivery,
+)
+_DUE_NOW = Statement(
+    "UPDATE {D} SET {D.next_attempt_at} = {p} WHERE {D.id} IN ({ids})"
+    " AND {D.status} = 'pending' AND {D.next_attempt_at} > {p}"
+    " AND ({D.lease_until} IS NULL OR {D.lease_until} < {p})",
+    D=WebhookDelivery,
+)
 
 
-def _candidates(tenant_id, endpoint_id, start):
+def _candidates(tenant_id: str, endpoint_id: str, start: int) -> list[tuple]:
     """Events since ``start`` the endpoint has not received, with a pending delivery's id."""
-    p = db.param
-    order = event_order_column()
-    return db.execute_sql(
-        f"SELECT e.id, e.type, e.resource_type, e.resource_id, e.{order},"
-        f" (SELECT d.id FROM webhook_delivery d WHERE d.endpoint_id = {p}"
-        " AND d.event_id = e.id AND d.status = 'pending' LIMIT 1)"
-        f' FROM "event" e WHERE e.tenant_id = {p} AND e.created_at >= {p}'
-        " AND e.fanned_out_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM webhook_delivery s"
-        f" WHERE s.endpoint_id = {p} AND s.event_id = e.id AND s.status = 'succeeded')"
-        f" ORDER BY e.{order}",
-        (endpoint_id, tenant_id, start, endpoint_id),
+    return _CANDIDATES.execute(
+        (endpoint_id, tenant_id, start, endpoint_id), order=event_order_column()
     ).fetchall()
 
 
-def _make_due(delivery_ids, now):
+def _make_due(delivery_ids: list[str], now: int) -> None:
     """Pending deliveries become due now; one being sent is marked, so that a failure of
     the attempt in flight makes it due at once instead of putting it back on the schedule
     (marked first: on PostgreSQL an outcome recorded in between is then seen by the
     second statement, as a delivery no longer being sent)."""
-    p = db.param
     for start in range(0, len(delivery_ids), 500):
         chunk = delivery_ids[start : start + 500]
-        marks = ", ".join([p] * len(chunk))
-        db.execute_sql(
-            f"UPDATE webhook_delivery SET recover_now = {p} WHERE id IN ({marks})"
-            f" AND status = 'pending' AND lease_until >= {p}",
-            (True, *chunk, now),
-        )
-        db.execute_sql(
-            f"UPDATE webhook_delivery SET next_attempt_at = {p} WHERE id IN ({marks})"
-            f" AND status = 'pending' AND next_attempt_at > {p}"
-            f" AND (lease_until IS NULL OR lease_until < {p})",
-            (now, *chunk, now, now),
-        )
+        ids = marks(len(chunk))
+        _MARK_RECOVER_NOW.execute((True, *chunk, now), ids=ids)
+        _DUE_NOW.execute((now, *chunk, now, now), ids=ids)
 
 
 def recover(

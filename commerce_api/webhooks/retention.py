@@ -3,7 +3,10 @@ age are deleted, in short batches (each its own transaction: SQLite's write lock
 held for long)."""
 
 from ..db import db, write_transaction
+from ..events.models import Event
+from ..sql import Statement, marks
 from ..timeutil import now_ms
+from .models import WebhookAttempt, WebhookDelivery
 
 BATCH = 2000
 
@@ -20,35 +23,35 @@ def _delete_in_batches(select_ids, delete_rows, cutoff):
             return total
 
 
-def _in(ids):
-    return ", ".join([db.param] * len(ids))
+_DELETE_ATTEMPTS = Statement("DELETE FROM {A} WHERE {A.delivery_id} IN ({ids})", A=WebhookAttempt)
+_DELETE_DELIVERIES = Statement("DELETE FROM {D} WHERE {D.id} IN ({ids})", D=WebhookDelivery)
+_FINISHED_DELIVERIES = Statement(
+    "SELECT {D.id} FROM {D} WHERE {D.finished_at} < {p} LIMIT {p}", D=WebhookDelivery
+)
+_DELETE_EVENTS = Statement("DELETE FROM {E} WHERE {E.id} IN ({ids})", E=Event)
+# an event still referenced by a delivery (pending, or recent) stays; ``fanned_out_at``
+# is the outbox's own column
+_OLD_EVENTS = Statement(
+    "SELECT {E.id} FROM {E} WHERE fanned_out_at < {p} AND NOT EXISTS"
+    " (SELECT 1 FROM {D} d WHERE d.{D.event_id} = {E}.{E.id}) LIMIT {p}",
+    E=Event,
+    D=WebhookDelivery,
+)
 
 
 def purge(retention_days: float, now: int | None = None) -> dict[str, int]:
     """Delete what is older than ``retention_days``; returns the counts deleted."""
     now = now_ms() if now is None else now
     cutoff = now - int(retention_days * 86_400_000)
-    p = db.param
 
     def delete_deliveries(ids):
-        db.execute_sql(f"DELETE FROM webhook_attempt WHERE delivery_id IN ({_in(ids)})", ids)
-        db.execute_sql(f"DELETE FROM webhook_delivery WHERE id IN ({_in(ids)})", ids)
+        _DELETE_ATTEMPTS.execute(ids, ids=marks(len(ids)))
+        _DELETE_DELIVERIES.execute(ids, ids=marks(len(ids)))
 
-    deliveries = _delete_in_batches(
-        f"SELECT id FROM webhook_delivery WHERE finished_at < {p} LIMIT {p}",
-        delete_deliveries,
-        cutoff,
-    )
+    deliveries = _delete_in_batches(_FINISHED_DELIVERIES.sql(), delete_deliveries, cutoff)
 
     def delete_events(ids):
-        db.execute_sql(f'DELETE FROM "event" WHERE id IN ({_in(ids)})', ids)
+        _DELETE_EVENTS.execute(ids, ids=marks(len(ids)))
 
-    # an event still referenced by a delivery (pending, or recent) stays
-    events = _delete_in_batches(
-        f'SELECT id FROM "event" WHERE fanned_out_at < {p} AND NOT EXISTS'
-        " (SELECT 1 FROM webhook_delivery d WHERE d.event_id = event.id)"
-        f" LIMIT {p}",
-        delete_events,
-        cutoff,
-    )
+    events = _delete_in_batches(_OLD_EVENTS.sql(), delete_events, cutoff)
     return {"deliveries": deliveries, "events": events}
