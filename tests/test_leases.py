@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from commerce_api import leases
-from commerce_api.db import connection_scope, is_postgres, write_transaction
+from commerce_api.db import db, is_postgres, write_transaction
 from commerce_api.leases import Lease, lease_free
 from commerce_api.webhooks.models import WebhookDelivery
 
@@ -140,7 +140,7 @@ def test_two_connections_claim_different_rows(app):
     results = {}
 
     def worker(name, limit, hold):
-        with connection_scope(), write_transaction():
+        with db.connection_context(), write_transaction():
             results[name] = claim(name + ":1", limit)
             if hold:
                 first_claimed.set()
