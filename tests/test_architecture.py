@@ -31,6 +31,7 @@ LAYERS = (
             "db_errors",
             "claims",
             "sendloop",
+            "shapes",
         ),
     ),
     ("auth", ("auth",)),
