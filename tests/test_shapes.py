@@ -1,0 +1,111 @@
+"""shapes.compile_serializer: a response schema made into the serializer of its resource."""
+
+from decimal import Decimal
+
+import marshmallow as ma
+import pytest
+
+from commerce_api.products.models import Product
+from commerce_api.shapes import AS_STORED, compile_serializer, field_names
+
+
+class Inner(ma.Schema):
+    name = ma.fields.String()
+    at = ma.fields.DateTime(allow_none=True)
+
+
+class Outer(ma.Schema):
+    id = ma.fields.String()
+    shown_as = ma.fields.String(attribute="stored_as", data_key="shown")
+    price = ma.fields.Float(allow_none=True)
+    count = ma.fields.Integer()
+    flag = ma.fields.Boolean()
+    created_at = ma.fields.DateTime()
+    tags = ma.fields.List(ma.fields.String())
+    maybe_tags = ma.fields.List(ma.fields.String(), allow_none=True)
+    inner = ma.fields.Nested(Inner, allow_none=True)
+    inners = ma.fields.List(ma.fields.Nested(Inner))
+    stored = ma.fields.Nested(Inner, metadata={AS_STORED: True})
+    password = ma.fields.String(load_only=True)
+
+
+ROW = {
+    "id": "x_1",
+    "stored_as": "s",
+    "price": Decimal("12.50"),
+    "count": 3,
+    "flag": 1,
+    "created_at": 1_700_000_000_123,
+    "tags": None,
+    "maybe_tags": None,
+    "inner": {"name": "a", "at": 0},
+    "inners": [{"name": "b", "at": None}],
+    "stored": {"kept": "as is", "at": 5},
+    "password": "never shown",
+}
+
+
+def test_each_field_type_has_its_converter_and_the_order_is_the_schema_s():
+    data = compile_serializer(Outer)(ROW)
+    assert data == {
+        "id": "x_1",
+        "shown": "s",
+        "price": 12.5,
+        "count": 3,
+        "flag": True,
+        "created_at": "2023-11-14T22:13:20.123Z",
+        "tags": [],
+        "maybe_tags": None,
+        "inner": {"name": "a", "at": "1970-01-01T00:00:00.000Z"},
+        "inners": [{"name": "b", "at": None}],
+        "stored": {"kept": "as is", "at": 5},
+    }
+    assert list(data) == list(field_names(Outer))
+    assert type(data["price"]) is float and type(data["flag"]) is bool
+
+
+def test_none_stays_none_and_a_number_that_is_not_a_decimal_stays_as_it_is():
+    row = {**ROW, "price": None, "created_at": None, "flag": None, "inner": None}
+    data = compile_serializer(Outer)(row)
+    assert (data["price"], data["created_at"], data["flag"], data["inner"]) == (None,) * 4
+    assert compile_serializer(Outer)({**ROW, "price": 2})["price"] == 2
+    assert type(compile_serializer(Outer)({**ROW, "price": 2})["price"]) is int
+
+
+def test_field_names_are_the_output_names_without_load_only_fields():
+    assert field_names(Outer) == (
+        "id", "shown", "price", "count", "flag", "created_at", "tags", "maybe_tags",
+        "inner", "inners", "stored",
+    )  # fmt: skip
+    assert field_names(Outer()) == field_names(Outer)
+
+
+def test_given_values_take_the_row_s_place_and_are_converted():
+    serialize = compile_serializer(Outer)
+    data = serialize(ROW, inners=[{"name": "c", "at": 1000}], count=7)
+    assert data["inners"] == [{"name": "c", "at": "1970-01-01T00:00:01.000Z"}]
+    assert data["count"] == 7
+    assert list(data) == list(field_names(Outer))
+    with pytest.raises(TypeError):
+        serialize(ROW, nope=1)
+
+
+def test_a_special_converter_is_named_at_compile_time():
+    serialize = compile_serializer(Outer, convert={"count": lambda value: value * 2})
+    assert serialize(ROW)["count"] == 6
+    with pytest.raises(ValueError):
+        compile_serializer(Outer, convert={"nope": str})
+
+
+def test_a_model_is_read_through_its_stored_values():
+    class Shape(ma.Schema):
+        sku = ma.fields.String()
+        cost_price = ma.fields.Float(allow_none=True)
+        created_at = ma.fields.DateTime()
+
+    product = Product(sku="MUG-1", cost_price=Decimal("2.50"), created_at=0)
+    assert compile_serializer(Shape)(product) == {
+        "sku": "MUG-1",
+        "cost_price": 2.5,
+        "created_at": "1970-01-01T00:00:00.000Z",
+    }
