@@ -2,8 +2,10 @@
 
 from ..db import db, insert_statement
 from ..ids import new_id
-from ..timeutil import format_ms, now_ms
+from ..shapes import compile_serializer
+from ..timeutil import now_ms
 from .models import EVENT_TYPES, Event
+from .shapes import EventSchema
 
 _FIELDS = tuple(Event._meta.sorted_fields)
 
@@ -54,12 +56,5 @@ def emit(tenant_id, event_type, resource_type, resource_id, data):
     return row[0]
 
 
-def serialize_event(event):
-    """The delivered body: ``{id, type, created_at, tenant_id, data}``."""
-    return {
-        "id": event.id,
-        "type": event.type,
-        "created_at": format_ms(event.created_at),
-        "tenant_id": event.tenant_id,
-        "data": event.data,
-    }
+# The delivered body: ``{id, type, created_at, tenant_id, data}``.
+serialize_event = compile_serializer(EventSchema)
