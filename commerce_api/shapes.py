@@ -13,11 +13,12 @@ A row is a peewee model (its ``__data__``) or a ``.dicts()`` row. A field reads 
 - ``Float`` (money, measures): a ``Decimal`` becomes a JSON number, anything else as is;
 - ``Boolean``: ``bool`` (SQLite's 0/1 included);
 - ``Nested`` / ``List(Nested)``: the nested schema's compiled serializer, per item;
-- ``List`` not ``allow_none``: ``None`` is shown as ``[]``;
 - anything else, and every field whose metadata says ``as_stored`` (JSON columns that
   hold the shown form already): as stored.
 
-``None`` stays ``None`` for every converter. A caller passes values the row does not
+``None`` stays ``None``, except where the schema says the field is never null (no
+``allow_none``): there a ``List`` shows ``[]``, a ``Dict`` ``{}`` and a ``Boolean``
+``false``. A caller passes values the row does not
 hold (related rows, a computed list) as keyword arguments, by field name: they take the
 row's place and go through the same converter.
 """
@@ -63,6 +64,10 @@ def _boolean(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
 
+def _empty_dict(value: Any) -> Any:
+    return {} if value is None else value
+
+
 def _nested(serialize: Serializer) -> Converter:
     def convert(value: Any) -> dict | None:
         return None if value is None else serialize(value)
@@ -95,7 +100,7 @@ def converter(field: ma.fields.Field) -> Converter | None:
     if isinstance(field, ma.fields.Float | ma.fields.Decimal):
         return number
     if isinstance(field, ma.fields.Boolean):
-        return _boolean
+        return _boolean if field.allow_none else bool
     if isinstance(field, ma.fields.Nested):
         inner = compile_serializer(field.schema)
         if field.many:
@@ -103,6 +108,8 @@ def converter(field: ma.fields.Field) -> Converter | None:
         return _nested(inner)
     if isinstance(field, ma.fields.List):
         return _items(converter(field.inner), field.allow_none)
+    if isinstance(field, ma.fields.Dict) and not field.allow_none:
+        return _empty_dict
     return None
 
 

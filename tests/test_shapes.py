@@ -27,6 +27,8 @@ class Outer(ma.Schema):
     inners = ma.fields.List(ma.fields.Nested(Inner))
     stored = ma.fields.Nested(Inner, metadata={AS_STORED: True})
     password = ma.fields.String(load_only=True)
+    settings = ma.fields.Dict()
+    maybe = ma.fields.Boolean(allow_none=True)
 
 
 ROW = {
@@ -42,6 +44,8 @@ ROW = {
     "inners": [{"name": "b", "at": None}],
     "stored": {"kept": "as is", "at": 5},
     "password": "never shown",
+    "settings": None,
+    "maybe": 0,
 }
 
 
@@ -59,23 +63,31 @@ def test_each_field_type_has_its_converter_and_the_order_is_the_schema_s():
         "inner": {"name": "a", "at": "1970-01-01T00:00:00.000Z"},
         "inners": [{"name": "b", "at": None}],
         "stored": {"kept": "as is", "at": 5},
+        "settings": {},
+        "maybe": False,
     }
     assert list(data) == list(field_names(Outer))
     assert type(data["price"]) is float and type(data["flag"]) is bool
 
 
 def test_none_stays_none_and_a_number_that_is_not_a_decimal_stays_as_it_is():
-    row = {**ROW, "price": None, "created_at": None, "flag": None, "inner": None}
+    row = {**ROW, "price": None, "created_at": None, "inner": None, "maybe": None}
     data = compile_serializer(Outer)(row)
-    assert (data["price"], data["created_at"], data["flag"], data["inner"]) == (None,) * 4
+    assert (data["price"], data["created_at"], data["inner"], data["maybe"]) == (None,) * 4
     assert compile_serializer(Outer)({**ROW, "price": 2})["price"] == 2
     assert type(compile_serializer(Outer)({**ROW, "price": 2})["price"]) is int
+
+
+def test_a_field_that_is_never_null_shows_its_empty_value_for_none():
+    row = {**ROW, "flag": None, "tags": None, "settings": None}
+    data = compile_serializer(Outer)(row)
+    assert (data["flag"], data["tags"], data["settings"]) == (False, [], {})
 
 
 def test_field_names_are_the_output_names_without_load_only_fields():
     assert field_names(Outer) == (
         "id", "shown", "price", "count", "flag", "created_at", "tags", "maybe_tags",
-        "inner", "inners", "stored",
+        "inner", "inners", "stored", "settings", "maybe",
     )  # fmt: skip
     assert field_names(Outer()) == field_names(Outer)
 

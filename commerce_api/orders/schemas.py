@@ -10,7 +10,7 @@ from ..http.lists import (
     list_schema,
 )
 from ..http.schemas import BulkErrorSchema, FullMatch, StrictDecimal, StrictInteger, Timestamp
-from ..marketplaces.schemas import SyncAttemptSchema
+from ..marketplaces.shapes import SyncAttemptSchema
 from .models import CANCELLATION_REASONS, FULFILLMENT_METHODS, ORDER_STATUSES
 from .reading import DETAIL_FIELDS, ORDER_FIELDS
 
