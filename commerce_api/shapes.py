@@ -10,7 +10,7 @@ A row is a peewee model (its ``__data__``) or a ``.dicts()`` row. A field reads 
 ``attribute=`` (else its own name) and is shown under its ``data_key`` (else its name):
 
 - ``DateTime``: stored epoch milliseconds, shown by ``timeutil.format_ms``;
-- ``Float`` (money, measures): a ``Decimal`` becomes a JSON number, anything else as is;
+- ``Float`` (money, measures, stored as ``Decimal``): ``float``;
 - ``Boolean``: ``bool`` (SQLite's 0/1 included);
 - ``Nested`` / ``List(Nested)``: the nested schema's compiled serializer, per item;
 - anything else, and every field whose metadata says ``as_stored`` (JSON columns that
@@ -24,7 +24,6 @@ row's place and go through the same converter.
 """
 
 from collections.abc import Callable, Mapping
-from decimal import Decimal
 from typing import Any
 
 import marshmallow as ma
@@ -55,9 +54,9 @@ def field_names(schema: SchemaLike) -> tuple[str, ...]:
     return tuple(field.data_key or name for name, field in _shown(schema))
 
 
-def number(value: Any) -> Any:
-    """A ``Decimal`` as a JSON number (float); anything else as is."""
-    return float(value) if isinstance(value, Decimal) else value
+def number(value: Any) -> float | None:
+    """A stored number (a ``Decimal``: money, measures) as a JSON number."""
+    return None if value is None else float(value)
 
 
 def _boolean(value: Any) -> bool | None:

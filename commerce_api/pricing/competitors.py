@@ -6,10 +6,12 @@ from ..marketplaces import gateway
 from ..marketplaces.base import ConnectorError, MarketplaceRejection
 from ..marketplaces.services import connection_for
 from ..pagination import paginate
-from ..timeutil import format_ms, now_ms
+from ..shapes import compile_serializer
+from ..timeutil import now_ms
 from .bulk import PreparedIn, insert_rows
 from .engine import Offer
 from .models import CompetitorLatest, CompetitorOffer
+from .shapes import CompetitorPriceSchema
 
 OFFER_COLUMNS = (
     "marketplace",
@@ -25,21 +27,7 @@ OFFER_COLUMNS = (
 )
 
 
-def serialize_offer(row):
-    get = row.get if isinstance(row, dict) else row.__data__.get
-    return {
-        "id": get("id"),
-        "sku": get("sku"),
-        "marketplace": get("marketplace"),
-        "competitor": get("competitor"),
-        "price": float(get("price")),
-        "shipping": float(get("shipping")),
-        "landed_price": float(get("landed_price")),
-        "currency": get("currency"),
-        "is_buy_box_winner": bool(get("is_buy_box_winner")),
-        "condition": get("condition"),
-        "observed_at": format_ms(get("observed_at")),
-    }
+serialize_offer = compile_serializer(CompetitorPriceSchema)
 
 
 # Fetching -------------------------------------------------------------------------------
