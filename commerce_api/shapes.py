@@ -113,12 +113,12 @@ def converter(field: ma.fields.Field) -> Converter | None:
 
 
 def compile_serializer(
-    schema: SchemaLike, convert: Mapping[str, Converter] | None = None
+    schema: SchemaLike, convert: Mapping[str, Converter | None] | None = None
 ) -> Serializer:
     """``schema``'s serializer: ``serialize(row, **given) -> dict`` in the schema's order.
 
     ``convert`` replaces the converter of the fields it names (a special case the field
-    type does not say, kept at the call site).
+    type does not say, kept at the call site); ``None`` there: shown as given.
     """
     convert = convert or {}
     unknown = set(convert) - {name for name, _ in _shown(schema)}
