@@ -120,3 +120,98 @@ def test_a_model_is_read_through_its_stored_values():
         "cost_price": 2.5,
         "created_at": "1970-01-01T00:00:00.000Z",
     }
+
+
+# The resources: each serializer is made from its documented schema ---------------------
+
+
+def _package_modules():
+    import importlib
+    import pkgutil
+
+    import commerce_api
+
+    for info in pkgutil.walk_packages(commerce_api.__path__, "commerce_api."):
+        if ".migrations." in info.name:
+            continue
+        yield importlib.import_module(info.name)
+
+
+def _compiled(value):
+    return callable(value) and isinstance(getattr(value, "schema", None), type)
+
+
+# serializers whose compiled part is followed by fields shown only in some states
+STATE_DEPENDENT = {"commerce_api.jobs.store.serialize_job"}  # by status (DESIGN 8)
+
+
+def test_every_serializer_of_a_resource_is_compiled_from_its_schema():
+    """A ``serialize_*`` is a compiled schema, or a small function that hands its row to
+    one (with the values the row does not hold): none writes the shape out by hand."""
+    seen = {}
+    for module in _package_modules():
+        for name, value in vars(module).items():
+            if name.startswith("serialize_") and callable(value):
+                where = f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', '')}"
+                seen.setdefault(id(value), (where, value))
+    assert len(seen) >= 15
+    for where, value in seen.values():
+        if _compiled(value):
+            continue
+        used = [
+            value.__globals__[n]
+            for n in value.__code__.co_names
+            if _compiled(value.__globals__.get(n))
+        ]
+        assert used, f"{where} builds its dict by hand"
+        if where not in STATE_DEPENDENT:
+            assert "format_ms" not in value.__code__.co_names, where
+
+
+def test_the_fields_names_are_the_schema_s():
+    from commerce_api.auth.schemas import KEY_FIELDS
+    from commerce_api.auth.shapes import ApiKeySchema
+    from commerce_api.events.feed import EVENT_FIELDS
+    from commerce_api.events.shapes import EventSchema
+    from commerce_api.inventory import services as inventory
+    from commerce_api.inventory import shapes as inventory_shapes
+    from commerce_api.jobs.shapes import JobSchema
+    from commerce_api.jobs.store import JOB_FIELDS
+    from commerce_api.marketplaces import services as marketplaces
+    from commerce_api.marketplaces import shapes as marketplace_shapes
+    from commerce_api.orders import reading
+    from commerce_api.orders import shapes as order_shapes
+    from commerce_api.pricing.recommendations import RECOMMENDATION_FIELDS
+    from commerce_api.pricing.rules import RULE_FIELDS
+    from commerce_api.pricing.schemas import COMPETITOR_FIELDS
+    from commerce_api.pricing.shapes import CompetitorPriceSchema, RecommendationSchema, RuleSchema
+    from commerce_api.products import schemas as product_schemas
+    from commerce_api.products import shapes as product_shapes
+    from commerce_api.products.services import PRODUCT_FIELDS
+    from commerce_api.webhooks.deliveries import DELIVERY_FIELDS
+    from commerce_api.webhooks.endpoints import ENDPOINT_FIELDS
+    from commerce_api.webhooks.schemas import DETAIL_DELIVERY_FIELDS
+    from commerce_api.webhooks.shapes import DeliveryDetailSchema, DeliverySchema, WebhookSchema
+
+    pairs = [
+        (KEY_FIELDS, ApiKeySchema),
+        (EVENT_FIELDS, EventSchema),
+        (inventory.RECORD_FIELDS, inventory_shapes.InventoryRecordSchema),
+        (inventory.WAREHOUSE_FIELDS, inventory_shapes.WarehouseSchema),
+        (inventory.ADJUSTMENT_FIELDS, inventory_shapes.AdjustmentSchema),
+        (JOB_FIELDS, JobSchema),
+        (marketplaces.CONNECTION_FIELDS, marketplace_shapes.ConnectionSchema),
+        (marketplaces.ATTEMPT_FIELDS, marketplace_shapes.SyncAttemptSchema),
+        (reading.ORDER_FIELDS, order_shapes.OrderSchema),
+        (reading.DETAIL_FIELDS, order_shapes.OrderDetailSchema),
+        (RECOMMENDATION_FIELDS, RecommendationSchema),
+        (RULE_FIELDS, RuleSchema),
+        (COMPETITOR_FIELDS, CompetitorPriceSchema),
+        (PRODUCT_FIELDS, product_shapes.ProductSchema),
+        (product_schemas.DETAIL_FIELDS, product_shapes.ProductDetailSchema),
+        (DELIVERY_FIELDS, DeliverySchema),
+        (DETAIL_DELIVERY_FIELDS, DeliveryDetailSchema),
+        (ENDPOINT_FIELDS, WebhookSchema),
+    ]
+    for names, schema in pairs:
+        assert names == field_names(schema), schema
