@@ -7,7 +7,7 @@ from ..http.schemas import FullMatch, StrictDecimal, StrictInteger
 from ..inventory.models import MAX_QUANTITY
 from .models import ATTEMPT_STATUSES, CONNECTION_STATUSES, CONNECTORS
 from .services import ATTEMPT_FIELDS, CONNECTION_FIELDS, MARKETPLACE_PATTERN
-from .shapes import ConnectionSchema, SyncAttemptSchema
+from .shapes import ATTEMPT_RESOURCE_TYPES, ConnectionSchema, SyncAttemptSchema
 
 
 class _Strict(ma.Schema):
@@ -66,7 +66,7 @@ class ConnectionListArgsSchema(ListArgsSchema):
 
 class SyncHistoryArgsSchema(ListArgsSchema):
     fields = fields_arg(ATTEMPT_FIELDS)
-    resource_type = ma.fields.String(validate=ma.validate.OneOf(("order", "product")))
+    resource_type = ma.fields.String(validate=ma.validate.OneOf(ATTEMPT_RESOURCE_TYPES))
     order_id = ma.fields.String(validate=ma.validate.Length(min=1, max=80))
     sku = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
     marketplace = ma.fields.String(validate=ma.validate.Length(min=1, max=64))

@@ -5,6 +5,11 @@ import marshmallow as ma
 
 from .models import ATTEMPT_STATUSES, CONNECTION_STATUSES, CONNECTORS
 
+# what the sync history shows (list_attempts reads no other resource type; a receipt from
+# the marketplace is inbound, every call to it outbound)
+ATTEMPT_RESOURCE_TYPES = ("order", "product")
+DIRECTIONS = ("outbound", "inbound")
+
 
 class ConnectionSchema(ma.Schema):
     id = ma.fields.String(metadata={"example": "mkc_01JD3Q9Z7G0000000000000000"})
@@ -25,11 +30,11 @@ class ConnectionSchema(ma.Schema):
 class SyncAttemptSchema(ma.Schema):
     id = ma.fields.String(metadata={"example": "syn_01JD3Q9Z7G0000000000000000"})
     marketplace = ma.fields.String()
-    resource_type = ma.fields.String()
+    resource_type = ma.fields.String(validate=ma.validate.OneOf(ATTEMPT_RESOURCE_TYPES))
     resource_id = ma.fields.String()
     sku = ma.fields.String(allow_none=True)
     operation = ma.fields.String()
-    direction = ma.fields.String()
+    direction = ma.fields.String(validate=ma.validate.OneOf(DIRECTIONS))
     status = ma.fields.String(validate=ma.validate.OneOf(ATTEMPT_STATUSES))
     error = ma.fields.Dict(allow_none=True)
     details = ma.fields.Dict()

@@ -4,6 +4,7 @@ from here."""
 import marshmallow as ma
 
 from ..events.catalogue import SUBSCRIBABLE
+from .endpoint_health import FAILING, GONE
 from .models import DELIVERY_STATUSES
 
 
@@ -19,7 +20,14 @@ class WebhookSchema(ma.Schema):
     events = event_types_field()
     description = ma.fields.String(allow_none=True)
     is_active = ma.fields.Boolean()
-    disabled_reason = ma.fields.String(allow_none=True)
+    disabled_reason = ma.fields.String(
+        allow_none=True,
+        validate=ma.validate.OneOf((GONE, FAILING)),
+        metadata={
+            "description": "Why the service turned the endpoint off: it answered 410, or "
+            "every attempt failed for too long (`failing`); null otherwise."
+        },
+    )
     created_at = ma.fields.DateTime()
     updated_at = ma.fields.DateTime()
 
