@@ -17,8 +17,9 @@ import uuid
 import peewee
 
 from .config import current_config
-from .db import BaseModel, db, quote, write_transaction
+from .db import BaseModel, db, write_transaction
 from .errors import ApiError
+from .sql import quote
 from .timeutil import now_ms
 
 RETRY_AFTER = 1  # seconds: a claim is held for one marketplace call

@@ -166,93 +166,9 @@ def quantize_money(value):
     return Decimal(value).quantize(CENTS, rounding=ROUND_HALF_UP)
 
 
-# SQL built once per (engine, statement): about two-thirds of a peewee query is building
-# its SQL string, and hot paths run the same statements all the time.
-_STATEMENTS = {}
-
-
-def cached_statement(key, build):
-    """The SQL ``build()`` returns, built once per bound engine and ``key``."""
-    cache_key = (id(db.obj), key)
-    sql = _STATEMENTS.get(cache_key)
-    if sql is None:
-        sql = _STATEMENTS[cache_key] = build()
-    return sql
-
-
-def quote(name):
-    return f'"{name}"'
-
-
-def insert_statement(model, names=None):
-    """``INSERT INTO <table> (<columns>) VALUES (<params>)`` for the fields ``names`` (a
-    tuple; default: every field of ``model`` in its order), built once per engine."""
-    cache_key = (id(db.obj), model, names)  # no closure or call on the hot path
-    sql = _STATEMENTS.get(cache_key)
-    if sql is None:
-        meta = model._meta
-        fields = meta.sorted_fields if names is None else [meta.fields[n] for n in names]
-        columns = ", ".join(quote(field.column_name) for field in fields)
-        marks = ", ".join([db.param] * len(fields))
-        sql = f"INSERT INTO {quote(meta.table_name)} ({columns}) VALUES ({marks})"
-        _STATEMENTS[cache_key] = sql
-    return sql
-
-
 def row_getter(row):
     """``get(name)`` on a row given as a dict (``.dicts()`` queries) or as a model."""
     return row.get if isinstance(row, dict) else row.__data__.get
-
-
-class PreparedQuery:
-    """A query built once by peewee and then run as plain SQL with parameters.
-
-    About two-thirds of a peewee ``Model.get`` is building the SQL string; hot paths
-    (authentication, single-row reads) build it once per engine instead. ``builder`` is
-    called with placeholder values and must use them in the order the SQL binds them.
-    """
-
-    def __init__(self, builder, nparams):
-        self.builder = builder
-        self.nparams = nparams
-
-    def _compile(self):
-        return cached_statement(("prepared", id(self)), self._build)
-
-    def _build(self):
-        query = self.builder(*[f"__p{i}__" for i in range(self.nparams)])
-        sql, params = query.sql()
-        if params != [f"__p{i}__" for i in range(self.nparams)]:
-            raise ValueError(f"builder binds {params!r}, not its placeholders in order")
-        fields = [getattr(node, "python_value", None) for node in query._returning]
-        names = tuple(getattr(node, "name", None) for node in query._returning)
-        # per name, the last column of that name wins (as in a dict built in order)
-        last = {
-            name: (index, conv)
-            for index, (name, conv) in enumerate(zip(names, fields, strict=True))
-        }
-        converters = tuple(
-            (index, name, conv) for name, (index, conv) in last.items() if conv is not None
-        )
-        return sql, names, converters
-
-    def dicts(self, *params):
-        """All rows as dicts, each value converted as its peewee field would."""
-        sql, names, converters = self._compile()
-        rows = db.execute_sql(sql, params).fetchall()
-        result = []
-        for row in rows:
-            item = dict(zip(names, row, strict=True))
-            for index, name, conv in converters:
-                value = row[index]
-                if value is not None:
-                    item[name] = conv(value)
-            result.append(item)
-        return result
-
-    def first(self, *params):
-        rows = self.dicts(*params)
-        return rows[0] if rows else None
 
 
 def json_default(value):

@@ -12,6 +12,7 @@ from commerce_api.jobs.models import Job
 from commerce_api.pricing import applying
 from commerce_api.pricing.models import CompetitorLatest, CompetitorOffer, Recommendation
 from commerce_api.pricing.recalculate import JobProblem, run_recalculation
+from commerce_api.pricing.tasks import PricingRecalculateResult
 from commerce_api.products.models import Listing
 
 from . import pricing_support
@@ -414,6 +415,10 @@ def test_apply_true_keeps_its_claim_when_the_marketplace_stays_unavailable(
     shop.modes["products"] = "accept"
     result = run_recalculation(job)
     assert result["resumed_count"] == 1
+    # every key of the result is a documented one (the job type's result schema)
+    documented = PricingRecalculateResult().fields
+    assert set(result) <= set(documented)
+    assert {n for n, f in documented.items() if f.required} <= set(result)
     resumed = shop.pushes()[applying.PUSH_ATTEMPTS]
     assert resumed["headers"]["Idempotency-Key"] == intent.resource_id
     assert OperationClaim.select().count() == 0

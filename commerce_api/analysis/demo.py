@@ -13,7 +13,9 @@ each return its own date, a few days to two weeks after the order.
 """
 
 import random
+from collections.abc import Sequence
 from decimal import Decimal
+from typing import Any
 
 from ..orders.ingest import import_orders
 from ..products.models import Product
@@ -73,7 +75,9 @@ def _in_batch(placed, now):
     return now - oldest * DAY_MS <= placed < now - newest * DAY_MS
 
 
-def demo_orders(skus, now, prices=None, seed=2026):
+def demo_orders(
+    skus: Sequence[str], now: int, prices: dict[str, float] | None = None, seed: int = 2026
+) -> list[dict[str, Any]]:
     """Delivered orders in the import shape, with their returns (deterministic);
     ``prices``: ``{sku: unit price}``."""
     rng = random.Random(seed)
@@ -118,7 +122,7 @@ def demo_orders(skus, now, prices=None, seed=2026):
     return orders
 
 
-def seed_demo_returns(tenant_id):
+def seed_demo_returns(tenant_id: str) -> dict[str, Any] | None:
     """Import the demo's delivered orders and their returns (no stock moves: they arrive
     closed)."""
     rows = (

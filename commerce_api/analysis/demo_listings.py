@@ -34,7 +34,7 @@ DEMO_LISTINGS = (
 )
 
 
-def seed_demo_listings(tenant_id):
+def seed_demo_listings(tenant_id: str) -> None:
     """Add the demo listings (skipping any the tenant already has)."""
     for data in DEMO_LISTINGS:
         exists = (

@@ -8,11 +8,13 @@ category (``listing_keywords``). The result follows DESIGN section 8:
 suggestions}]}`` plus ``profile`` and ``skus_not_found``.
 """
 
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..products.models import Product
 from .listing_keywords import CORPUS_LIMIT, KeywordCorpus
-from .listing_profiles import profile_for
+from .listing_profiles import ListingProfile, profile_for
 from .listing_title import propose_title, title_issues
 from .signals import return_signals, review_signals
 
@@ -60,7 +62,7 @@ def _issue(profile, code, field, message, **extra):
 # Checks of the product's own fields ----------------------------------------------------
 
 
-def field_issues(product, profile):
+def field_issues(product: Product, profile: ListingProfile) -> list[dict[str, Any]]:
     """Issues of title, description, images, GTIN and category under ``profile``."""
     issues = [
         _issue(profile, code, "title", message)
@@ -125,7 +127,11 @@ def _share(count, total):
     return count / total if total else 0.0
 
 
-def signal_issues(profile, returns=None, reviews=None):
+def signal_issues(
+    profile: ListingProfile,
+    returns: dict[str, Any] | None = None,
+    reviews: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
     """Issues of our own from the SKU's return and review signals (``signals``)."""
     returns = returns or {}
     reviews = reviews or {}
@@ -246,7 +252,7 @@ def _evidence(returns, returned, aspect):
 # Score, proposals ------------------------------------------------------------------------
 
 
-def score(issues):
+def score(issues: Iterable[dict[str, Any]]) -> int:
     """100 minus a penalty per distinct code, by its severity; at least 0."""
     worst = {}
     for issue in issues:
@@ -255,7 +261,13 @@ def score(issues):
     return max(0, 100 - sum(worst.values()))
 
 
-def propose(product, profile, keywords=(), returns=None, reviews=None):
+def propose(
+    product: Product,
+    profile: ListingProfile,
+    keywords: Sequence[dict[str, Any]] = (),
+    returns: dict[str, Any] | None = None,
+    reviews: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The proposal for one product: ``{sku, score, issues, proposed_title,
     suggestions}``."""
     issues = field_issues(product, profile) + signal_issues(profile, returns, reviews)
@@ -306,7 +318,7 @@ def propose(product, profile, keywords=(), returns=None, reviews=None):
 # The job ---------------------------------------------------------------------------------
 
 
-def load_corpus(tenant_id, categories):
+def load_corpus(tenant_id: str, categories: Iterable[str]) -> tuple[KeywordCorpus | None, set[str]]:
     """The keyword corpus of the tenant's catalogue and the SKUs it holds (None when no
     product asked about has a category)."""
     if not categories:
@@ -326,7 +338,12 @@ def load_corpus(tenant_id, categories):
     return corpus, loaded
 
 
-def optimize_listings(tenant_id, skus, marketplace=None, progress=None):
+def optimize_listings(
+    tenant_id: str,
+    skus: Iterable[str],
+    marketplace: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
     """Run ``listing_optimize`` for ``skus``; ``progress(done, total)`` after each chunk."""
     profile = profile_for(marketplace)
     skus = list(dict.fromkeys(skus))

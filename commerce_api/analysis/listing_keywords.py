@@ -18,6 +18,7 @@ material only to a title that names none, when nearly every neighbour shares it.
 import math
 import re
 from collections import Counter
+from typing import Any
 
 from .listing_title import (
     PROMOTIONAL_WORDS,
@@ -54,7 +55,7 @@ _NOT_KEYWORDS = STOPWORDS | PROMOTIONAL_WORDS | COLOURS
 _HEAD_END = re.compile(r",|\s[-\u2013|/]\s|\(|\s(?:with|for|in|of|from|by)\s", re.IGNORECASE)
 
 
-def title_terms(title):
+def title_terms(title: str | None) -> set[str]:
     """The distinct keyword terms of a title (letters, 3+ characters, no stopwords, no
     promotional words or phrases)."""
     terms = set()
@@ -65,7 +66,7 @@ def title_terms(title):
     return terms
 
 
-def kind_of(title):
+def kind_of(title: str | None) -> str | None:
     """The stem of the title's head noun (see the module docstring), or None."""
     head = _HEAD_END.split(strip_promotional(title or ""), maxsplit=1)[0]
     for token in reversed(head.split()):
@@ -75,7 +76,7 @@ def kind_of(title):
     return None
 
 
-def category_key(category):
+def category_key(category: str | None) -> str:
     return (category or "").strip().casefold()
 
 
@@ -91,7 +92,7 @@ class KeywordCorpus:
         for category, title in rows:
             self.add(category, title)
 
-    def add(self, category, title):
+    def add(self, category: str | None, title: str | None) -> None:
         terms = title_terms(title)
         stems = frozenset(stem(term) for term in terms)
         self.titles += 1
@@ -104,7 +105,9 @@ class KeywordCorpus:
             for term in stems:
                 titles_with.setdefault(term, []).append(stems)
 
-    def suggest(self, category, title, included=True, limit=MAX_TERMS):
+    def suggest(
+        self, category: str | None, title: str | None, included: bool = True, limit: int = MAX_TERMS
+    ) -> list[dict[str, Any]]:
         """``[{term, score, share}]``: terms of the product's kind missing from ``title``;
         ``included``: the title was added to the corpus (it is left out)."""
         name, kind = category_key(category), kind_of(title)

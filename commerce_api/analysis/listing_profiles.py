@@ -22,7 +22,7 @@ class ListingProfile:
     # severities that differ from the default ones (GTIN required on some marketplaces)
     severities: dict = field(default_factory=dict)
 
-    def severity(self, code, default):
+    def severity(self, code: str, default: str) -> str:
         return self.severities.get(code, default)
 
 
@@ -75,7 +75,7 @@ PROFILES = {
 _FAMILY = re.compile(r"[a-z]+")
 
 
-def profile_for(marketplace):
+def profile_for(marketplace: str | None) -> ListingProfile:
     """The profile of a marketplace identifier: ``amazon_us`` and ``amazon-de`` use
     ``amazon``; unknown identifiers and None use ``default``."""
     if not marketplace:

@@ -9,6 +9,9 @@ words: then it is None, never a made-up title).
 
 import re
 import unicodedata
+from collections.abc import Iterable
+
+from .listing_profiles import ListingProfile
 
 # Words and phrases marketplaces forbid in titles as promotional (as keys, case-folded).
 PROMOTIONAL_PHRASES = tuple(
@@ -62,7 +65,7 @@ for _phrase in PROMOTIONAL_PHRASES:
 _DECORATION_CATEGORIES = ("Sc", "So")
 
 
-def word_set(text):
+def word_set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
@@ -83,20 +86,20 @@ STOPWORDS = word_set(
 )
 
 
-def is_decoration(char):
+def is_decoration(char: str) -> bool:
     return char == "!" or unicodedata.category(char) in _DECORATION_CATEGORIES
 
 
-def key(token):
+def key(token: str) -> str:
     """The word a token stands for: its letters and digits, case-folded."""
     return "".join(c for c in token if c.isalnum()).casefold()
 
 
-def has_letter(text):
+def has_letter(text: str) -> bool:
     return any(c.isalpha() for c in text)
 
 
-def stem(word):
+def stem(word: str) -> str:
     """Light plural folding ("mugs" and "mug", "boxes" and "box" are one word)."""
     if len(word) > 4 and word.endswith("es"):
         return word[:-2]
@@ -155,7 +158,7 @@ def _repeats(tokens, max_repeats):
     return flagged
 
 
-def title_issues(title, profile):
+def title_issues(title: str | None, profile: ListingProfile) -> list[tuple[str, str]]:
     """The title issues ``[(code, message)]`` of ``title`` under ``profile``."""
     title = title or ""
     tokens = title.split()
@@ -228,7 +231,7 @@ def _strip_promotional(tokens, changes):
     return out
 
 
-def unpromoted_tokens(text):
+def unpromoted_tokens(text: str | None) -> list[str]:
     """The tokens of ``text`` outside promotional words and phrases (symbols kept: cheaper
     than ``strip_promotional`` where only the words count)."""
     tokens = (text or "").split()
@@ -236,7 +239,7 @@ def unpromoted_tokens(text):
     return [token for i, token in enumerate(tokens) if i not in drop]
 
 
-def strip_promotional(text):
+def strip_promotional(text: str | None) -> str:
     """``text`` without promotional words, phrases and symbols."""
     return " ".join(_strip_promotional((text or "").split(), set()))
 
@@ -343,7 +346,7 @@ _SEGMENT_END = re.compile(r"[.,;:()\[\]!?]+")
 MAX_PHRASE_WORDS = 4  # longer stretches of a description are sentences, not attributes
 
 
-def padding_phrases(texts):
+def padding_phrases(texts: Iterable[str | None]) -> list[tuple[list[str], bool]]:
     """``[(words, set_off)]`` a title may gain from ``texts``: each text's short comma- or
     sentence-separated phrases (set off by a comma), then each of its words on its own."""
     phrases, words = [], []
@@ -362,7 +365,9 @@ def _padding_word(word):
     return word if key(word) in ACRONYMS else word.lower()
 
 
-def propose_title(title, profile, padding=()):
+def propose_title(
+    title: str | None, profile: ListingProfile, padding: Iterable[str | None] = ()
+) -> tuple[str | None, list[str]]:
     """``(proposed_title or None, [changes])``: the title cleaned of capitals, promotional
     words, repeats, and brought within the profile's length, using ``padding`` (texts whose
     phrases and words may be added, in order) when too short."""

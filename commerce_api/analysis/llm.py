@@ -22,7 +22,9 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import requests
 
@@ -79,7 +81,7 @@ class LlmSettings:
     concurrency: int = 4
 
     @classmethod
-    def from_config(cls, config):
+    def from_config(cls, config: Mapping[str, Any]) -> "LlmSettings":
         models = tuple(
             m.strip() for m in str(config.get("LLM_MODELS") or "").split(",") if m.strip()
         )
@@ -94,7 +96,7 @@ class LlmSettings:
         )
 
 
-def retry_after_seconds(value, now=None):
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
     """Seconds from a ``Retry-After`` header (delta seconds or an HTTP date), or None."""
     if not value:
         return None
@@ -156,7 +158,7 @@ class ChatClient:
     def _time_left(self, deadline):
         return float("inf") if deadline is None else deadline - self._clock()
 
-    def complete(self, model, prompt, deadline=None):
+    def complete(self, model: str, prompt: str, deadline: float | None = None) -> str:
         """The assistant's answer to one user message ``prompt`` from ``model``."""
         body = {"model": model, "messages": [{"role": "user", "content": prompt}]}
         settings = self.settings

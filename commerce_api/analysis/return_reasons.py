@@ -238,13 +238,13 @@ _COMPILED = {
 }
 
 
-def normalize_code(code):
+def normalize_code(code: object) -> str:
     if not code:
         return ""
     return re.sub(r"[^a-z0-9]+", "_", str(code).lower()).strip("_")
 
 
-def classify_text(text):
+def classify_text(text: str | None) -> tuple[str, float] | None:
     """``(category, confidence)`` from the keyword rules, or None when nothing matched."""
     if not text:
         return None
@@ -266,7 +266,7 @@ def classify_text(text):
     return best, round(min(confidence, 0.95), 2)
 
 
-def classify_return(reason, reason_text):
+def classify_return(reason: str | None, reason_text: str | None) -> tuple[str, float]:
     """``(category, confidence)`` of one return."""
     mapped = CODE_MAP.get(normalize_code(reason))
     if mapped is not None and mapped[1] >= STRONG_CODE:

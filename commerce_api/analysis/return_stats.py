@@ -13,6 +13,7 @@
 """
 
 import math
+from collections.abc import Sequence
 
 _EPS = 3e-16
 _TINY = 1e-300
@@ -44,7 +45,7 @@ def _betacf(a, b, x):
     return h
 
 
-def betainc(a, b, x):
+def betainc(a: float, b: float, x: float) -> float:
     """The regularized incomplete beta function I_x(a, b), for a, b > 0 and 0 <= x <= 1."""
     if x <= 0.0:
         return 0.0
@@ -58,7 +59,7 @@ def betainc(a, b, x):
     return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
 
 
-def binomial_sf(k, n, p):
+def binomial_sf(k: int, n: int, p: float) -> float:
     """P(X >= k) for X ~ Binomial(n, p): the one-sided p-value of k successes in n."""
     if k <= 0:
         return 1.0
@@ -71,7 +72,7 @@ def binomial_sf(k, n, p):
     return min(1.0, max(0.0, betainc(k, n - k + 1, p)))
 
 
-def poisson_sf(k, lam):
+def poisson_sf(k: int, lam: float) -> float:
     """P(X >= k) for X ~ Poisson(lam)."""
     if k <= 0:
         return 1.0
@@ -92,7 +93,7 @@ def poisson_sf(k, lam):
     return min(1.0, total)
 
 
-def benjamini_hochberg(p_values):
+def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
     """Benjamini-Hochberg adjusted p-values, in the order given."""
     m = len(p_values)
     if not m:
@@ -107,7 +108,7 @@ def benjamini_hochberg(p_values):
     return adjusted
 
 
-def median(values):
+def median(values: Sequence[float]) -> float:
     ordered = sorted(values)
     n = len(ordered)
     if not n:
@@ -116,7 +117,7 @@ def median(values):
     return float(ordered[mid]) if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2.0
 
 
-def robust_z(values):
+def robust_z(values: Sequence[float]) -> tuple[list[float], float]:
     """Modified z-scores of ``values`` (see the module docstring), and the median."""
     center = median(values)
     deviations = [abs(v - center) for v in values]

@@ -17,6 +17,9 @@ Anomalies (parameters in docs/decisions.md):
   SKU-week) so that sparse counts raise no false alarms.
 """
 
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
 from peewee import fn
 
 from ..orders.models import Order, OrderLine, OrderReturn
@@ -34,11 +37,11 @@ WEEK_MS = 7 * DAY_MS
 _MONDAY = 3 * DAY_MS  # 1970-01-01 was a Thursday: weeks start on the Monday before
 
 
-def week_of(ms):
+def week_of(ms: int) -> int:
     return (ms + _MONDAY) // WEEK_MS
 
 
-def week_start(week):
+def week_start(week: int) -> str:
     return format_ms(week * WEEK_MS - _MONDAY)[:10]
 
 
@@ -51,7 +54,12 @@ def _cohort(query, tenant_id, marketplace, since_ms):
     return query
 
 
-def units_sold(tenant_id, marketplace=None, since_ms=None, skus=None):
+def units_sold(
+    tenant_id: str,
+    marketplace: str | None = None,
+    since_ms: int | None = None,
+    skus: Iterable[str] | None = None,
+) -> dict[str, tuple[int, int | None]]:
     """``{sku: (units, first placed_at)}`` over the cohort's orders."""
     query = (
         OrderLine.select(OrderLine.sku, fn.SUM(OrderLine.quantity), fn.MIN(Order.placed_at))
@@ -64,7 +72,12 @@ def units_sold(tenant_id, marketplace=None, since_ms=None, skus=None):
     return {sku: (int(units or 0), first) for sku, units, first in query.tuples()}
 
 
-def return_rows(tenant_id, marketplace=None, since_ms=None, skus=None):
+def return_rows(
+    tenant_id: str,
+    marketplace: str | None = None,
+    since_ms: int | None = None,
+    skus: Iterable[str] | None = None,
+) -> list[tuple]:
     """The cohort's returns, newest first: ``(id, order_id, sku, quantity, reason,
     reason_text, returned_at)``."""
     query = (
@@ -86,7 +99,9 @@ def return_rows(tenant_id, marketplace=None, since_ms=None, skus=None):
     return list(query.order_by(OrderReturn.returned_at.desc(), OrderReturn.id).tuples())
 
 
-def classify_rows(rows, progress=None):
+def classify_rows(
+    rows: Sequence[tuple], progress: Callable[[int], None] | None = None
+) -> list[tuple[str, float]]:
     """``[(category, confidence)]`` for ``rows`` of ``return_rows``; ``progress(done)``
     after each chunk. Identical (reason, text) pairs are classified once."""
     memo, out = {}, []
@@ -109,7 +124,9 @@ def _pct(rate):
     return f"{rate * 100:.1f}%"
 
 
-def rate_anomalies(sold, returned, wanted):
+def rate_anomalies(
+    sold: dict[str, int], returned: dict[str, int], wanted: set[str]
+) -> list[dict[str, Any]]:
     """High return rates among ``wanted`` SKUs; the test family is every SKU with sales.
 
     The baseline of a SKU is the pooled rate of the other SKUs, smoothed by half a return
@@ -154,7 +171,13 @@ def rate_anomalies(sold, returned, wanted):
     return anomalies
 
 
-def spike_anomalies(rows, sold, rates, baselines, wanted):
+def spike_anomalies(
+    rows: Sequence[tuple],
+    sold: dict[str, tuple[int, int | None]],
+    rates: dict[str, Any],
+    baselines: float | None,
+    wanted: set[str],
+) -> list[dict[str, Any]]:
     """Weeks in which a wanted SKU's returned units spiked.
 
     A week is a candidate when its robust z-score is at least ``SPIKE_Z`` and it is
@@ -220,8 +243,14 @@ def spike_anomalies(rows, sold, rates, baselines, wanted):
 # The analysis -----------------------------------------------------------------------------
 
 
-def analyze_returns(tenant_id, skus=None, marketplace=None, since_ms=None, progress=None,
-                    limit=10_000):  # fmt: skip
+def analyze_returns(
+    tenant_id: str,
+    skus: Iterable[str] | None = None,
+    marketplace: str | None = None,
+    since_ms: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    limit: int = 10_000,
+) -> dict[str, Any]:
     """The ``return_classify`` result (DESIGN section 8); ``progress(done, total)`` counts
     the returns classified."""
     sold_first = units_sold(tenant_id, marketplace, since_ms)

@@ -8,8 +8,10 @@ reviews is known.
 
 import math
 from datetime import datetime
+from typing import Any
 
 from ..jobs.errors import JobFailed
+from ..jobs.runtime import JobContext
 from ..marketplaces import gateway
 from ..marketplaces.base import MarketplaceRejection, MarketplaceUnavailable
 from ..marketplaces.models import MarketplaceConnection
@@ -26,16 +28,16 @@ class Steps:
     def __init__(self, ctx, total):
         self.ctx, self.done, self.total = ctx, 0, total
 
-    def grow(self, more):
+    def grow(self, more: int) -> None:
         self.total += more
 
-    def advance(self, n=1):
+    def advance(self, n: int = 1) -> None:
         self.done += n
         if self.ctx is not None:
             self.ctx.progress(self.done, max(self.total, self.done))
 
 
-def to_ms(value):
+def to_ms(value: str | datetime | None) -> int | None:
     """Milliseconds of an ISO 8601 string or aware datetime, or None."""
     if value is None:
         return None
@@ -132,7 +134,9 @@ def _from_inline(item):
     }
 
 
-def run_review_sentiment(tenant_id, params, ctx=None):
+def run_review_sentiment(
+    tenant_id: str, params: dict[str, Any], ctx: JobContext | None = None
+) -> dict[str, Any]:
     """The ``review_sentiment`` result for ``params`` as stored at dispatch."""
     since = params.get("since")
     since = datetime.fromisoformat(since) if isinstance(since, str) else since

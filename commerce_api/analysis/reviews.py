@@ -4,6 +4,8 @@ were scored by an older version of the scorer)."""
 
 import hashlib
 import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from peewee import (
     AutoField,
@@ -59,11 +61,11 @@ class Review(BaseModel):
         )
 
 
-def content_hash(title, text):
+def content_hash(title: str | None, text: str) -> str:
     return hashlib.sha256(f"{title or ''}\x1f{text}".encode()).hexdigest()[:32]
 
 
-def inline_id(review):
+def inline_id(review: dict[str, Any]) -> str:
     """The id of an inline review: its own, or one derived from its SKU and words (the same
     review given again is recognised)."""
     if review.get("id"):
@@ -128,7 +130,12 @@ def _insert(rows):
     db.cursor().executemany(sql, params)
 
 
-def store_reviews(tenant_id, source, reviews, progress=None):
+def store_reviews(
+    tenant_id: str,
+    source: str,
+    reviews: Sequence[dict[str, Any]],
+    progress: Callable[[int], None] | None = None,
+) -> tuple[list[dict[str, Any]], int]:
     """Score and keep ``reviews`` (dicts ``{external_id, sku, rating, title, text,
     reviewed_at}``); returns ``(scored, new_count)``: each review with its ``score``,
     ``label`` and ``aspects``, and how many were scored in this call.
@@ -187,7 +194,7 @@ def store_reviews(tenant_id, source, reviews, progress=None):
     return scored, new_count
 
 
-def summarize(scored, limit):
+def summarize(scored: Sequence[dict[str, Any]], limit: int) -> dict[str, Any]:
     """The ``review_sentiment`` result body over ``scored`` reviews."""
     overall = {"positive": 0, "neutral": 0, "negative": 0}
     by_sku = {}
@@ -250,7 +257,9 @@ def summarize(scored, limit):
     }
 
 
-def stored_review_stats(tenant_id, skus):
+def stored_review_stats(
+    tenant_id: str, skus: Iterable[str]
+) -> dict[str, tuple[list[float], dict[str, list[float]], list[int]]]:
     """``{sku: ([scores], {aspect: [scores]}, [ratings])}`` over every stored review of
     ``skus``."""
     stats = {}

@@ -32,6 +32,7 @@ emoji character by character): the same rules at a fraction of the cost.
 import math
 import re
 import string
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from vaderSentiment import vaderSentiment as vader
@@ -73,7 +74,7 @@ class Score:
     aspects: dict = field(default_factory=dict)
 
 
-def label_for(score):
+def label_for(score: float) -> str:
     if score >= POSITIVE_THRESHOLD:
         return "positive"
     if score <= NEGATIVE_THRESHOLD:
@@ -81,7 +82,7 @@ def label_for(score):
     return "neutral"
 
 
-def rating_mismatch(rating, label):
+def rating_mismatch(rating: int | None, label: str) -> bool:
     """True when a 1-2 star rating comes with a positive text or a 4-5 star one with a
     negative text (3 stars and no rating never disagree)."""
     if rating is None:
@@ -122,7 +123,7 @@ class CommerceSentiment:
                 prev_space = char == " "
         return "".join(out)
 
-    def prepare(self, text):
+    def prepare(self, text: str) -> str:
         """Emoji to words, typographic apostrophes to ASCII, phrases to tokens."""
         text = self._translate_emoji(text).replace("\u2019", "'").strip()
         if self.phrases:
@@ -305,13 +306,13 @@ class CommerceSentiment:
             previous = word
         return found
 
-    def compound(self, text):
+    def compound(self, text: str) -> float:
         """The compound score of ``text`` in [-1, 1] (sentences summed, as one text)."""
         prepared = self.prepare(text)
         total = sum(sum(self._sentence(s)[0]) for s in _SENTENCE_RE.findall(prepared))
         return round(self._compound(total, prepared), 4)
 
-    def score(self, text, title=None):
+    def score(self, text: str, title: str | None = None) -> Score:
         """Score a review (title and text) per sentence; aspects from the sentences."""
         parts = [title.strip()] if title and title.strip() else []
         parts.append(text)
@@ -350,7 +351,7 @@ class CommerceSentiment:
 BARE_EXCLAMATION_WORDS = 3  # "Just great." "Brilliant design." "Great job."
 
 
-def sarcastic(text, sentences):
+def sarcastic(text: str, sentences: Sequence[tuple]) -> bool:
     """True when the review's praise is sarcasm (see the module docstring); ``text`` is the
     lower-cased review, ``sentences`` its ``(sentence, valences, tokens)``."""
     if SARCASM_MARKERS.search(text):
@@ -370,7 +371,7 @@ def sarcastic(text, sentences):
 _default = None
 
 
-def analyzer():
+def analyzer() -> CommerceSentiment:
     """The shared scorer (built once: loading VADER's lexicon takes ~50 ms)."""
     global _default
     if _default is None:
@@ -378,10 +379,10 @@ def analyzer():
     return _default
 
 
-def score_review(text, title=None):
+def score_review(text: str, title: str | None = None) -> Score:
     return analyzer().score(text, title)
 
 
-def average(values):
+def average(values: Iterable[float]) -> float | None:
     values = list(values)
     return round(math.fsum(values) / len(values), 4) if values else None

@@ -5,13 +5,16 @@ tenant's orders (classified as ``return_classify`` does) and the reviews kept by
 ``review_sentiment`` jobs.
 """
 
+from collections.abc import Iterable
+from typing import Any
+
 from .return_reasons import CATEGORIES
 from .returns import classify_rows, return_rows, units_sold
 from .reviews import stored_review_stats
 from .sentiment import ASPECTS, average
 
 
-def return_signals(tenant_id, skus):
+def return_signals(tenant_id: str, skus: Iterable[str]) -> dict[str, dict[str, Any]]:
     """``{sku: {"units_sold", "units_returned", "categories": {category: count}}}`` for
     every SKU of ``skus`` (zeros when it has no orders), over all non-cancelled orders."""
     skus = list(dict.fromkeys(skus))
@@ -32,7 +35,7 @@ def return_signals(tenant_id, skus):
     return signals
 
 
-def review_signals(tenant_id, skus):
+def review_signals(tenant_id: str, skus: Iterable[str]) -> dict[str, dict[str, Any]]:
     """``{sku: {"review_count", "average_score", "average_rating", "aspects": {aspect:
     {"mentions", "average_score"}}}}`` from the stored reviews (averages None without
     any)."""

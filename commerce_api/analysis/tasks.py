@@ -1,12 +1,16 @@
 """The analysis job types: review_sentiment, return_classify, listing_optimize and
 llm_visibility_score."""
 
+from typing import Any
+
 import marshmallow as ma
 
 from ..config import current_config
 from ..errors import ApiError
 from ..jobs.errors import JobFailed
+from ..jobs.models import Job
 from ..jobs.registry import job_type
+from ..jobs.runtime import JobContext
 from ..jobs.schemas import MARKETPLACE, StrictSchema, skus_field
 from .listing import optimize_listings
 from .llm import (
@@ -139,7 +143,7 @@ class ListingOptimizeParams(StrictSchema):
     marketplace = ma.fields.String(validate=MARKETPLACE)
 
 
-def llm_configured(settings, params):
+def llm_configured(settings: LlmSettings, params: dict[str, Any]) -> bool:
     """A base URL and a model to ask (``COMMERCE_LLM_MODELS`` or the job's ``assistants``)."""
     return bool(settings.base_url and (settings.models or params.get("assistants")))
 
@@ -152,7 +156,7 @@ def llm_configured(settings, params):
     typical_seconds=75,
     timeout=600,
 )
-def listing_optimize(job, ctx):
+def listing_optimize(job: Job, ctx: JobContext) -> dict[str, Any]:
     """Check the listings of ``skus`` against the marketplace's profile and propose fixes."""
     params = job.params or {}
     return optimize_listings(
@@ -168,7 +172,7 @@ def listing_optimize(job, ctx):
     typical_seconds=180,
     timeout=900,
 )
-def llm_visibility_score(job, ctx):
+def llm_visibility_score(job: Job, ctx: JobContext) -> dict[str, Any]:
     """Ask the configured assistants about the SKUs and score how visible they are.
 
     Unconfigured: fails at once with LLM_NOT_CONFIGURED (not retried). A provider that
@@ -216,7 +220,7 @@ def llm_visibility_score(job, ctx):
     typical_seconds=75,
     timeout=900,
 )
-def review_sentiment(job, ctx):
+def review_sentiment(job: Job, ctx: JobContext) -> dict[str, Any]:
     """Score the new reviews of the tenant's marketplaces (or the inline ones) and sum up
     every review in scope; a marketplace that cannot be reached is a retryable failure."""
     return run_review_sentiment(job.tenant_id, job.params or {}, ctx)
@@ -230,7 +234,7 @@ def review_sentiment(job, ctx):
     typical_seconds=55,
     timeout=900,
 )
-def return_classify(job, ctx):
+def return_classify(job: Job, ctx: JobContext) -> dict[str, Any]:
     """Classify the returns of the tenant's orders and look for anomalies."""
     params = job.params or {}
     return analyze_returns(

@@ -19,11 +19,14 @@ over all answers.
 import math
 import re
 import time
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from typing import Any
 
 from ..auth.models import Tenant
 from ..products.models import Product
 from .listing_title import key, strip_promotional
+from .llm import ChatClient
 from .visibility_match import CatalogueMatcher
 from .visibility_match import Product as Known
 
@@ -40,14 +43,14 @@ _GENERIC_NAME_WORDS = frozenset(
 # Queries --------------------------------------------------------------------------------
 
 
-def product_phrase(title):
+def product_phrase(title: str | None) -> str:
     """What the product is, from its title: the part before the first comma or dash."""
     clean = strip_promotional(title)
     head = re.split(r"\s[-\u2013|]\s|,|\(", clean, maxsplit=1)[0].strip()
     return (head or clean or (title or "").strip()).lower()
 
 
-def build_queries(title, category):
+def build_queries(title: str | None, category: str | None) -> list[str]:
     """Three shopper questions about the product's kind, asking for ranked lists."""
     thing = product_phrase(title)
     queries = [
@@ -65,7 +68,7 @@ def build_queries(title, category):
     return queries
 
 
-def fill_query(query, title, category):
+def fill_query(query: str, title: str | None, category: str | None) -> str:
     """A given query with ``{title}`` and ``{category}`` filled in."""
     return query.replace("{title}", title or "").replace("{category}", category or "")
 
@@ -77,7 +80,7 @@ def _excerpt(text):
     return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1].rstrip() + "\u2026"
 
 
-def detect_mention(answer, matcher, sku):
+def detect_mention(answer: str, matcher: CatalogueMatcher, sku: str) -> dict[str, Any]:
     """``{mentioned, position, excerpt, match, visibility, brand_mentioned}`` of the product
     ``sku`` in ``answer`` (``matcher``: a ``CatalogueMatcher``)."""
     units, found, brand_mentioned = matcher.read(answer)
@@ -104,7 +107,7 @@ def detect_mention(answer, matcher, sku):
     }
 
 
-def position_adjusted_visibility(texts, mentioning):
+def position_adjusted_visibility(texts: Sequence[str], mentioning: Iterable[int]) -> float:
     """The GEO paper's position-adjusted word count of the mentioning units (indexes into
     ``texts``, the answer's units in order), in [0, 1]."""
     sizes = [len(text.split()) for text in texts]
@@ -118,7 +121,7 @@ def position_adjusted_visibility(texts, mentioning):
 # The job --------------------------------------------------------------------------------
 
 
-def brand_of(tenant_id, brand=None):
+def brand_of(tenant_id: str, brand: str | None = None) -> str | None:
     """The brand words to look for: ``brand`` when given, else the shop's name without
     words such as "store" or "shop" (None when nothing is left)."""
     if brand:
@@ -130,7 +133,7 @@ def brand_of(tenant_id, brand=None):
     return " ".join(words) or None
 
 
-def catalogue(tenant_id, products):
+def catalogue(tenant_id: str, products: Iterable[Product]) -> list[Known]:
     """The tenant's products a mention must tell apart: ``products`` and the others (not
     archived, the most recently updated first, up to ``CATALOGUE_LIMIT``)."""
     known = {p.sku: Known(p.sku, p.title, p.gtin) for p in products}
@@ -146,7 +149,9 @@ def catalogue(tenant_id, products):
     return list(known.values())
 
 
-def plan_questions(products, queries=None):
+def plan_questions(
+    products: Iterable[Product], queries: Sequence[str] | None = None
+) -> list[tuple[str, str]]:
     """``[(sku, query)]`` for each product: the given queries or built ones."""
     plan = []
     for product in products:
@@ -174,7 +179,9 @@ def _summary(rows):
     }
 
 
-def summarize(skus, assistants, rows):
+def summarize(
+    skus: Sequence[str], assistants: Sequence[str], rows: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
     """The result of DESIGN 8 from ``rows`` (one per sku, query and assistant)."""
     overall = _summary(rows)
     by_assistant = []
@@ -202,8 +209,14 @@ def summarize(skus, assistants, rows):
 
 
 def score_visibility(
-    tenant_id, params, client, models, deadline=None, progress=None, heartbeat=None
-):
+    tenant_id: str,
+    params: dict[str, Any],
+    client: ChatClient,
+    models: Sequence[str],
+    deadline: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    heartbeat: Callable[[], None] | None = None,
+) -> dict[str, Any]:
     """Run ``llm_visibility_score``: ask, detect, score. ``client`` is a ``ChatClient``;
     ``progress(done, total)`` and ``heartbeat()`` are called from this thread only."""
     assistants = list(dict.fromkeys(params.get("assistants") or models))
@@ -253,7 +266,7 @@ def score_visibility(
     return result
 
 
-def job_deadline(timeout_seconds):
+def job_deadline(timeout_seconds: float) -> float:
     """A monotonic deadline a little before the job's time-out (room to write the result)."""
     margin = min(30.0, timeout_seconds * 0.1)
     return time.monotonic() + timeout_seconds - margin

@@ -50,7 +50,7 @@ class Unit:
     heading: bool = False  # prose that introduces the list right after it
 
 
-def answer_units(answer):
+def answer_units(answer: str | None) -> list[Unit]:
     """The units of ``answer`` in order (see the module docstring)."""
     lines = (answer or "").splitlines()
     numbered = any(_NUMBERED.match(line) for line in lines)
@@ -89,7 +89,7 @@ def answer_units(answer):
     return units
 
 
-def words_of(text):
+def words_of(text: str | None) -> list[str]:
     """The significant words of ``text``, plurals folded, in order, each once."""
     words = []
     for token in _keys(text):
@@ -136,7 +136,7 @@ class CatalogueMatcher:
                 self.gtins.setdefault(gtin, set()).add(sku)
             self.skus[sku.casefold()] = sku
 
-    def names_brand(self, text):
+    def names_brand(self, text: str) -> bool:
         if not self.brand:
             return False
         keys, width = _keys(text), len(self.brand)
@@ -180,7 +180,7 @@ class CatalogueMatcher:
             return True  # a word only this product has
         return set.intersection(*holders) == {sku}
 
-    def identify(self, text, branded):
+    def identify(self, text: str, branded: bool) -> dict[str, str]:
         """``{sku: how}`` of the products ``text`` names; ``how`` is ``"gtin"``, ``"sku"``
         or ``"title"``; ``branded``: the unit speaks of our brand."""
         named = {}
@@ -206,7 +206,7 @@ class CatalogueMatcher:
                 named[sku] = "title"
         return named
 
-    def read(self, answer):
+    def read(self, answer: str | None) -> tuple[list[Unit], list[dict[str, str]], bool]:
         """``(units, [{sku: how} per unit], brand named anywhere)`` for ``answer``."""
         units = answer_units(answer)
         found, brand_anywhere = [], False

@@ -3,6 +3,8 @@
 import os
 import re
 import threading
+from collections.abc import Mapping
+from typing import Any
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
@@ -21,7 +23,7 @@ def _unauthenticated(reason, message="The token is not valid."):
     return ApiError("UNAUTHENTICATED", message, details={"reason": reason})
 
 
-def load_public_keys(path):
+def load_public_keys(path: str) -> list[Any]:
     """All PEM public keys in ``path`` (a file may hold an RSA and an EC key)."""
     mtime = _mtime(path)
     with _lock:
@@ -63,7 +65,7 @@ def _candidate_keys(token, alg, config):
         raise _unauthenticated("jwt_not_configured", "The JWT public key is unreadable.") from None
 
 
-def decode_user_token(token, config):
+def decode_user_token(token: str, config: Mapping[str, Any]) -> dict[str, Any]:
     """Verify signature, ``exp``, ``iss``, ``aud``; return the claims."""
     try:
         header = jwt.get_unverified_header(token)

@@ -7,7 +7,9 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from flask import current_app, g, request
 from peewee import DatabaseError
@@ -18,6 +20,8 @@ from ..timeutil import now_ms
 from .jwt_tokens import decode_user_token
 from .models import ALL_SCOPES
 from .services import KEY_PREFIX, hash_key
+
+_View = TypeVar("_View")  # a view function or MethodView class, returned as given
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,7 @@ class AuthContext:
     rate_limit_per_hour: int | None = None
     extra: dict = field(default_factory=dict)
 
-    def has_scope(self, scope):
+    def has_scope(self, scope: str) -> bool:
         return scope in self.scopes or ALL_SCOPES in self.scopes
 
 
@@ -108,7 +112,7 @@ def _fetch_tenant_state(tenant_id):
     return row if row else _MISSING
 
 
-def client_ip():
+def client_ip() -> str | None:
     """The peer address; X-Forwarded-For only from a declared trusted proxy.
 
     An X-Forwarded-For from a trusted proxy that cannot be parsed gives None: the caller
@@ -243,7 +247,7 @@ def _user_created_by(email, sub):
     return f"user:{sub}"[:MAX_CREATED_BY]
 
 
-def authenticate():
+def authenticate() -> AuthContext:
     """Set ``g.auth`` for the request, or raise the 401/400/403 the caller deserves."""
     header = request.headers.get("Authorization")
     if not header:
@@ -262,7 +266,7 @@ def authenticate():
     return g.auth
 
 
-def is_public_endpoint():
+def is_public_endpoint() -> bool:
     view = current_app.view_functions.get(request.endpoint)
     return (
         view is None
@@ -271,13 +275,13 @@ def is_public_endpoint():
     )
 
 
-def public(view):
+def public(view: _View) -> _View:
     """Mark a view (function or MethodView class) as needing no authentication."""
     view._public = True
     return view
 
 
-def require_scope(*scopes):
+def require_scope(*scopes: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Allow the request when the caller holds any of ``scopes``; else 403."""
 
     def decorator(func):

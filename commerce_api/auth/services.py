@@ -4,6 +4,8 @@ import hashlib
 import ipaddress
 import secrets
 import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ..db import write_transaction
 from ..errors import ApiError, validation_error
@@ -17,12 +19,12 @@ from .shapes import ApiKeySchema
 KEY_PREFIX = "ck_"
 
 
-def hash_key(secret):
+def hash_key(secret: str) -> str:
     # Keys carry 240 random bits, so a fast hash is as strong as a slow one here.
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def normalize_scopes(scopes):
+def normalize_scopes(scopes: Iterable[str]) -> list[str]:
     """Known scopes, de-duplicated, in catalogue order; or ``["all"]`` (which stands alone)."""
     scopes = [s for s in scopes if s]
     if ALL_SCOPES in scopes:
@@ -35,12 +37,12 @@ def normalize_scopes(scopes):
     return sorted(set(scopes), key=SCOPES.index)
 
 
-def parse_scopes(text):
+def parse_scopes(text: str) -> list[str]:
     """A comma or space list of scopes, or ``all`` (every scope, present and future)."""
     return normalize_scopes(text.replace(",", " ").split())
 
 
-def check_grant(held, wanted):
+def check_grant(held: Sequence[str] | None, wanted: Sequence[str]) -> None:
     """Refuse to give a key scopes its creator does not hold (403 ``SCOPE_ESCALATION``).
 
     ``held`` is the caller's scopes (None: the operator, who may grant anything); ``all``
@@ -64,7 +66,7 @@ def _check_name(name):
     return name
 
 
-def create_tenant(name, plan="starter", tenant_id=None):
+def create_tenant(name: str, plan: str = "starter", tenant_id: str | None = None) -> Tenant:
     name = _check_name(name)
     if plan not in PLANS:
         raise validation_error({"plan": [f"Must be one of {', '.join(PLANS)}."]})
@@ -80,7 +82,7 @@ def _bump_auth_version(tenant_id):
     Tenant.update(auth_version=Tenant.auth_version + 1).where(Tenant.id == tenant_id).execute()
 
 
-def set_plan(tenant_id, plan):
+def set_plan(tenant_id: str, plan: str) -> Tenant:
     if plan not in PLANS:
         raise validation_error({"plan": [f"Must be one of {', '.join(PLANS)}."]})
     with write_transaction():
@@ -94,7 +96,7 @@ def set_plan(tenant_id, plan):
     return Tenant.get_by_id(tenant_id)
 
 
-def get_tenant(tenant_id):
+def get_tenant(tenant_id: str) -> Tenant:
     tenant = Tenant.get_or_none(Tenant.id == tenant_id)
     if tenant is None:
         raise ApiError("RESOURCE_NOT_FOUND", "The tenant does not exist.")
@@ -102,15 +104,15 @@ def get_tenant(tenant_id):
 
 
 def create_key(
-    tenant_id,
-    name,
-    scopes,
-    expires_at=None,
-    allowed_ips=None,
-    rate_limit_per_minute=None,
-    rate_limit_per_hour=None,
-    granted_by=None,
-):
+    tenant_id: str,
+    name: str,
+    scopes: Iterable[str],
+    expires_at: int | None = None,
+    allowed_ips: Iterable[str] | None = None,
+    rate_limit_per_minute: int | None = None,
+    rate_limit_per_hour: int | None = None,
+    granted_by: Sequence[str] | None = None,
+) -> tuple[ApiKey, str]:
     """Create an API key; returns ``(ApiKey, secret)``. The secret is never stored.
 
     ``granted_by``: the scopes of the caller creating it (None: the operator's CLI)."""
@@ -166,11 +168,11 @@ def _get_key(key_id, tenant_id=None):
     return key
 
 
-def get_key(tenant_id, key_id):
+def get_key(tenant_id: str, key_id: str) -> ApiKey:
     return _get_key(key_id, tenant_id)
 
 
-def revoke_key(key_id, tenant_id=None):
+def revoke_key(key_id: str, tenant_id: str | None = None) -> ApiKey:
     """Revoke a key; every process refuses it from the next request on."""
     key = _get_key(key_id, tenant_id)
     with write_transaction():
@@ -188,15 +190,15 @@ _UNSET = object()
 
 
 def update_key(
-    key_id,
+    key_id: str,
     *,
-    tenant_id=None,
-    name=_UNSET,
-    scopes=_UNSET,
-    allowed_ips=_UNSET,
-    expires_at=_UNSET,
-    granted_by=None,
-):
+    tenant_id: str | None = None,
+    name: str | object = _UNSET,
+    scopes: Iterable[str] | object = _UNSET,
+    allowed_ips: Iterable[str] | None | object = _UNSET,
+    expires_at: int | None | object = _UNSET,
+    granted_by: Sequence[str] | None = None,
+) -> ApiKey:
     """Change a key's name, scopes, IP allowlist (None: any address) or expiry (None:
     never); in force on every process from the next request on.
 
@@ -243,17 +245,17 @@ def _check_change(key, scopes, granted_by):
     check_grant(granted_by, scopes)
 
 
-def key_scopes(stored):
+def key_scopes(stored: str) -> list[str]:
     """The scopes a stored key grants today (``all`` stands for every scope there is)."""
     scopes = stored.split()
     return list(SCOPES) if ALL_SCOPES in scopes else scopes
 
 
-def list_keys(tenant_id):
+def list_keys(tenant_id: str) -> list[ApiKey]:
     return list(ApiKey.select().where(ApiKey.tenant == tenant_id).order_by(ApiKey.created_at))
 
 
-def page_keys(tenant_id, args):
+def page_keys(tenant_id: str, args: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One page of the tenant's keys (the standard list), newest first by default."""
     query = ApiKey.select().where(ApiKey.tenant == tenant_id)
     if args.get("revoked") is not None:

@@ -5,6 +5,8 @@ The README's catalogue, the OpenAPI document (the ``events`` enum and the callba
 as its API shows it (orders and products add ``changed_fields`` to their ``*.updated``
 events)."""
 
+from typing import Any
+
 from .models import EVENT_TYPES
 
 # sent only by POST /api/webhooks/:id/test, to that endpoint alone: nobody subscribes to it
@@ -240,7 +242,7 @@ CATALOGUE = {
 }
 
 
-def example_body(event_type):
+def example_body(event_type: str) -> dict[str, Any]:
     """A whole delivered body ``{id, type, created_at, tenant_id, data}`` of the type."""
     return {
         "id": "evt_01JD3QM8N9P0Q1R2S3T4V5W6XY",

@@ -3,6 +3,9 @@
 No Flask here: the caller passes what it may read (``has_scope``) and the retention.
 """
 
+from collections.abc import Callable
+from typing import Any
+
 from peewee import SQL, fn
 
 from ..errors import ApiError
@@ -30,11 +33,11 @@ EVENT_FIELDS = field_names(EventSchema)
 TYPE_FILTERS = (*EVENT_TYPES, *(f"{domain}.*" for domain in DOMAIN_SCOPES))
 
 
-def domain_of(event_type):
+def domain_of(event_type: str) -> str:
     return event_type.split(".", 1)[0]
 
 
-def scope_of(event_type):
+def scope_of(event_type: str) -> str | None:
     """The read scope an event of this type needs (None: a domain no scope reads)."""
     return DOMAIN_SCOPES.get(domain_of(event_type))
 
@@ -70,7 +73,9 @@ def _check_type_filter(type_filter, has_scope):
         )
 
 
-def list_events(tenant_id, has_scope, retention_days, args):
+def list_events(
+    tenant_id: str, has_scope: Callable[[str], bool], retention_days: int, args: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The tenant's events, newest first: filters ``type``, ``created_after``,
     ``created_before`` (both inclusive), within the retention."""
     query = Event.select().where(
@@ -108,7 +113,9 @@ def list_events(tenant_id, has_scope, retention_days, args):
     return [serialize_event(row) for row in rows], meta
 
 
-def get_event(tenant_id, event_id, has_scope, retention_days):
+def get_event(
+    tenant_id: str, event_id: str, has_scope: Callable[[str], bool], retention_days: int
+) -> dict[str, Any]:
     event = Event.get_or_none(
         (Event.id == event_id)
         & (Event.tenant_id == tenant_id)

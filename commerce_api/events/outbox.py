@@ -1,8 +1,12 @@
 """Write events to the outbox inside the caller's transaction."""
 
-from ..db import db, insert_statement
+from collections.abc import Sequence
+from typing import Any
+
+from ..db import db
 from ..ids import new_id
 from ..shapes import compile_serializer
+from ..sql import insert_statement
 from ..timeutil import now_ms
 from .models import EVENT_TYPES, Event
 from .shapes import EventSchema
@@ -16,7 +20,14 @@ def _insert_statement():
     return insert_statement(Event)  # every field, in _FIELDS order
 
 
-def event_params(tenant_id, event_type, resource_type, resource_id, data, created_at=None):
+def event_params(
+    tenant_id: str,
+    event_type: str,
+    resource_type: str,
+    resource_id: str,
+    data: dict[str, Any],
+    created_at: int | None = None,
+) -> list[Any]:
     """One outbox row as statement parameters (for ``write_events``)."""
     if event_type not in EVENT_TYPES:
         raise ValueError(f"unknown event type {event_type!r}")
@@ -35,7 +46,7 @@ def event_params(tenant_id, event_type, resource_type, resource_id, data, create
     return [field.db_value(values[field.name]) for field in _FIELDS]
 
 
-def write_events(rows):
+def write_events(rows: Sequence[Sequence[Any]]) -> None:
     """Insert rows made by ``event_params``, inside the caller's transaction."""
     if db.transaction_depth() == 0:
         raise RuntimeError("events must be written inside the change's transaction")
@@ -45,7 +56,9 @@ def write_events(rows):
         db.cursor().executemany(_insert_statement(), rows)
 
 
-def emit(tenant_id, event_type, resource_type, resource_id, data):
+def emit(
+    tenant_id: str, event_type: str, resource_type: str, resource_id: str, data: dict[str, Any]
+) -> str:
     """Record ``event_type`` for delivery; call it inside the change's own transaction.
 
     Raising here rolls the change back with it, so a change never lands without its event.

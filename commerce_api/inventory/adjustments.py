@@ -1,6 +1,10 @@
 """Reading the ledger: the filters of every adjustments list, and the tenant's whole
 ledger (``GET /api/inventory/adjustments``). No Flask here."""
 
+from typing import Any
+
+from peewee import ModelSelect
+
 from ..errors import ApiError
 from ..pagination import filter_date_range, paginate_args
 from ..products.models import Product
@@ -11,7 +15,7 @@ from .models import Adjustment, Warehouse
 LEDGER_FILTERS = ("quantity_type", "warehouse_id", "reason", "start_date", "end_date")
 
 
-def check_warehouse_filter(tenant_id, warehouse_id):
+def check_warehouse_filter(tenant_id: str, warehouse_id: str | None) -> None:
     """A ``warehouse_id`` filter must name one of the tenant's warehouses (404 otherwise)."""
     if warehouse_id is None:
         return
@@ -24,7 +28,7 @@ def check_warehouse_filter(tenant_id, warehouse_id):
         raise ApiError("WAREHOUSE_NOT_FOUND", details={"warehouse_id": warehouse_id})
 
 
-def filter_ledger(query, tenant_id, args):
+def filter_ledger(query: ModelSelect, tenant_id: str, args: dict[str, Any]) -> ModelSelect:
     """``quantity_type`` (default ``on_hand``), ``warehouse_id``, ``reason`` and the
     inclusive ``start_date`` / ``end_date``."""
     quantity_type = args.get("quantity_type") or "on_hand"
@@ -38,7 +42,9 @@ def filter_ledger(query, tenant_id, args):
     return filter_date_range(query, Adjustment.created_at, args)
 
 
-def list_tenant_adjustments(tenant_id, args):
+def list_tenant_adjustments(
+    tenant_id: str, args: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Every adjustment of the tenant, newest first; an unknown ``sku`` lists nothing."""
     query = Adjustment.select().where(Adjustment.tenant == tenant_id)
     if args.get("sku"):
@@ -52,7 +58,13 @@ def list_tenant_adjustments(tenant_id, args):
     return page_ledger(query, tenant_id, args, "tenant_adjustments", scope)
 
 
-def page_ledger(query, tenant_id, args, kind, scope=None):
+def page_ledger(
+    query: ModelSelect,
+    tenant_id: str,
+    args: dict[str, Any],
+    kind: str,
+    scope: list[Any] | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One page of ``query``'s adjustments with the ledger filters, newest first."""
     rows, meta = paginate_args(
         filter_ledger(query, tenant_id, args),

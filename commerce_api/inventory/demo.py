@@ -1,5 +1,7 @@
 """Demo stock: an own warehouse and an FBA warehouse with stock for the demo products."""
 
+from typing import Any
+
 from ..products.models import Product
 from .reservations import set_marketplace_stock
 from .services import bulk_set_stock, create_warehouse, set_safety_stock
@@ -20,7 +22,7 @@ DEMO_STOCK = {
 DEMO_BY = "demo"
 
 
-def seed_demo_inventory(tenant_id):
+def seed_demo_inventory(tenant_id: str) -> dict[str, Any]:
     """Create "Main warehouse" (own) and "Amazon FBA" (read-only), and stock them."""
     main = create_warehouse(
         tenant_id,

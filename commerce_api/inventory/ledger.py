@@ -11,14 +11,16 @@ Lock order, the same for every caller so that transactions do not deadlock: ware
 (shared), then inventory records (by product id), then stock rows (by id).
 """
 
-import peewee
+from collections.abc import Iterable
+from typing import Any
 
-from ..db import cached_statement, db, insert_statement, is_postgres, quote
+from ..db import db, is_postgres
 from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
 from ..products.listings import mark_listings_pending
 from ..shapes import compile_serializer
+from ..sql import executemany, insert_statement, update_statement
 from ..timeutil import now_ms
 from .models import Adjustment, InventorySummary, Stock, Warehouse
 from .shapes import AdjustmentSchema
@@ -26,7 +28,7 @@ from .shapes import AdjustmentSchema
 _CHUNK = 400  # ids per IN (...) list: far below every engine's parameter limit
 
 
-def compute_status(available, safety_stock):
+def compute_status(available: int, safety_stock: int) -> str:
     """``out_of_stock`` at 0 or less, ``critical`` at half the safety stock or less,
     ``low`` at the safety stock or less, else ``normal``."""
     if available <= 0:
@@ -52,7 +54,7 @@ def _locked(query):
     return query.for_update() if is_postgres() else query
 
 
-def lock_warehouses(tenant_id, warehouse_ids):
+def lock_warehouses(tenant_id: str, warehouse_ids: Iterable[str]) -> dict[str, Warehouse]:
     """The tenant's warehouses among ``warehouse_ids`` (id -> Warehouse), share-locked.
 
     The shared lock (PostgreSQL) keeps a warehouse from being deactivated or changed while
@@ -95,7 +97,7 @@ class StockRow:
         self.dirty = False
 
     @property
-    def available(self):
+    def available(self) -> int:
         return self.on_hand - self.reserved
 
 
@@ -124,7 +126,7 @@ class SummaryRow:
         self.dirty = False
 
     @property
-    def total_available(self):
+    def total_available(self) -> int:
         return self.total_on_hand - self.total_reserved
 
 
@@ -162,7 +164,12 @@ class StockLedger:
 
     # -- locking ---------------------------------------------------------------------
 
-    def lock(self, products, warehouse_ids=None, create=()):
+    def lock(
+        self,
+        products: dict[str, str],
+        warehouse_ids: Iterable[str] | None = None,
+        create: Iterable[tuple[str, str]] = (),
+    ) -> "StockLedger":
         """Lock the records of ``products`` ({product id: sku}) and their stock rows.
 
         Only rows in ``warehouse_ids`` are loaded when it is given. ``create`` names
@@ -239,13 +246,21 @@ class StockLedger:
                     continue
                 self.stocks[key] = StockRow(row)
 
-    def rows_of(self, product_id):
+    def rows_of(self, product_id: str) -> list[StockRow]:
         """The locked stock rows of a product."""
         return [row for (pid, _), row in self.stocks.items() if pid == product_id]
 
     # -- changes ---------------------------------------------------------------------
 
-    def change(self, row, quantity_type, value, reason, note=None, reference=None):
+    def change(
+        self,
+        row: StockRow,
+        quantity_type: str,
+        value: int,
+        reason: str,
+        note: str | None = None,
+        reference: str | None = None,
+    ) -> dict[str, Any]:
         """Set one quantity of a locked row and record the adjustment; returns it."""
         on_hand = value if quantity_type == "on_hand" else row.on_hand
         reserved = value if quantity_type == "reserved" else row.reserved
@@ -294,26 +309,30 @@ class StockLedger:
         self.adjustments.append(adjustment)
         return adjustment
 
-    def set_safety_stock(self, summary, value):
+    def set_safety_stock(self, summary: SummaryRow, value: int) -> None:
         summary.safety_stock = value
         summary.dirty = True
 
     # -- writing ---------------------------------------------------------------------
 
-    def flush(self):
+    def flush(self) -> list[dict[str, Any]]:
         """Write the changed rows, the adjustments, the records, the events, and mark the
         listings of the changed SKUs pending (their quantity follows the stock)."""
         now = now_ms()
         rows = [row for row in self.stocks.values() if row.dirty]
         if rows:
-            _executemany(
-                _update_sql(Stock, ("on_hand", "reserved", "version", "last_adjusted_at"), "id"),
+            executemany(
+                update_statement(
+                    Stock,
+                    ("on_hand", "reserved", "version", "last_adjusted_at", "updated_at"),
+                    "id",
+                ),
                 [(r.on_hand, r.reserved, r.version, r.last_adjusted_at, now, r.id) for r in rows],
             )
             mark_listings_pending(product_ids={r.product_id for r in rows}, now=now)
         if self.adjustments:
             fields = [Adjustment._meta.fields[name] for name in self.adjustments[0]]
-            _executemany(
+            executemany(
                 insert_statement(Adjustment, tuple(f.name for f in fields)),
                 [tuple(a[f.name] for f in fields) for a in self.adjustments],
             )
@@ -324,8 +343,8 @@ class StockLedger:
             if summary.status != summary.previous_status:
                 changes.append(summary)
         if summaries:
-            _executemany(
-                _update_sql(
+            executemany(
+                update_statement(
                     InventorySummary,
                     (
                         "total_on_hand",
@@ -333,6 +352,7 @@ class StockLedger:
                         "total_available",
                         "safety_stock",
                         "status",
+                        "updated_at",
                     ),
                     "product",
                 ),
@@ -381,26 +401,3 @@ class StockLedger:
         written = self.adjustments
         self.adjustments = []
         return written
-
-
-def _update_sql(model, columns, key):
-    """``UPDATE ... SET columns, updated_at WHERE key = ?``: it runs for every item of a
-    bulk update, so it is built once per engine."""
-
-    def build():
-        meta = model._meta
-        assignments = ", ".join(
-            f"{quote(meta.fields[name].column_name)} = {db.param}"
-            for name in (*columns, "updated_at")
-        )
-        return (
-            f"UPDATE {quote(meta.table_name)} SET {assignments}"
-            f" WHERE {quote(meta.fields[key].column_name)} = {db.param}"
-        )
-
-    return cached_statement(("update", model, columns, key), build)
-
-
-def _executemany(sql, params):
-    with peewee.__exception_wrapper__:
-        db.cursor().executemany(sql, params)

@@ -53,7 +53,7 @@ class Warehouse(BaseModel):
         indexes = ((("tenant", "created_at", "id"), False),)
 
     @property
-    def is_readonly(self):
+    def is_readonly(self) -> bool:
         return self.type in MARKETPLACE_TYPES
 
 
@@ -146,5 +146,5 @@ class Reservation(BaseModel):
         indexes = ((("tenant", "reference", "product", "warehouse"), True),)
 
     @property
-    def remaining(self):
+    def remaining(self) -> int:
         return self.quantity - self.consumed - self.released

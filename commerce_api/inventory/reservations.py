@@ -13,6 +13,8 @@ lowers it (``release``), and consuming a shipped reservation lowers ``reserved``
 carries ``reference``.
 """
 
+from typing import Any
+
 from ulid import ULID
 
 from ..db import is_postgres, write_transaction
@@ -55,7 +57,9 @@ def _allocation(reservations):
     return [{"warehouse_id": r.warehouse_id, "quantity": r.quantity} for r in reservations]
 
 
-def reserve_stock(tenant_id, sku, quantity, *, reference, created_by):
+def reserve_stock(
+    tenant_id: str, sku: str, quantity: int, *, reference: str, created_by: str
+) -> list[dict[str, Any]]:
     """Reserve ``quantity`` of ``sku`` for ``reference`` in the tenant's own warehouses.
 
     Returns the allocation ``[{"warehouse_id", "quantity"}]``. The first own, active
@@ -161,7 +165,9 @@ def _lock_reservations(tenant_id, reference, sku, created_by):
     return ledger, _reservations(tenant_id, reference, product_ids, lock=True)
 
 
-def release_stock(tenant_id, reference, *, created_by, sku=None):
+def release_stock(
+    tenant_id: str, reference: str, *, created_by: str, sku: str | None = None
+) -> list[dict[str, Any]]:
     """Give back what ``reference`` still holds reserved (all its SKUs, or ``sku``).
 
     Idempotent: what was released or consumed already is not released again. Returns the
@@ -189,7 +195,14 @@ def release_stock(tenant_id, reference, *, created_by, sku=None):
     return released
 
 
-def consume_stock(tenant_id, reference, *, created_by, sku=None, quantity=None):
+def consume_stock(
+    tenant_id: str,
+    reference: str,
+    *,
+    created_by: str,
+    sku: str | None = None,
+    quantity: int | None = None,
+) -> list[dict[str, Any]]:
     """Turn ``reference``'s reservation into an on_hand decrease (a shipment; reason ``sale``).
 
     Without ``quantity`` everything still reserved is consumed (all SKUs, or ``sku``).
@@ -233,7 +246,9 @@ def consume_stock(tenant_id, reference, *, created_by, sku=None, quantity=None):
     return consumed
 
 
-def set_marketplace_stock(tenant_id, warehouse_id, sku, on_hand, *, created_by):
+def set_marketplace_stock(
+    tenant_id: str, warehouse_id: str, sku: str, on_hand: int, *, created_by: str
+) -> dict[str, Any] | None:
     """Record the on_hand a connector reports for a marketplace (FBA/FBS) warehouse.
 
     Bypasses the read-only rule that applies to API callers; the adjustment's reason is
@@ -274,7 +289,7 @@ def set_marketplace_stock(tenant_id, warehouse_id, sku, on_hand, *, created_by):
     return serialize_adjustment(adjustment)
 
 
-def available_quantity(tenant_id, sku):
+def available_quantity(tenant_id: str, sku: str) -> int:
     """Available stock of ``sku`` over all its warehouses (own and marketplace); 0 when
     the SKU is unknown or has no stock."""
     row = (
@@ -286,7 +301,7 @@ def available_quantity(tenant_id, sku):
     return max(0, row[0]) if row else 0
 
 
-def get_reservations(tenant_id, reference):
+def get_reservations(tenant_id: str, reference: str) -> list[dict[str, Any]]:
     """What ``reference`` reserved: ``[{sku, warehouse_id, quantity, consumed, released,
     remaining}]``."""
     return [

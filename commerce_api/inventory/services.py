@@ -1,5 +1,8 @@
 """Inventory rules: warehouses, inventory records, setting stock, the adjustments ledger."""
 
+from collections.abc import Callable
+from typing import Any
+
 import peewee
 
 from ..auth.models import Tenant
@@ -38,7 +41,7 @@ _RETRYABLE_PG_CODES = ("40P01", "40001")  # deadlock detected, serialization fai
 # -- helpers ---------------------------------------------------------------------------
 
 
-def run_with_retry(func, *args, attempts=3, **kwargs):
+def run_with_retry(func: Callable[..., Any], *args: Any, attempts: int = 3, **kwargs: Any) -> Any:
     """Run a transaction of our own again when PostgreSQL aborted it for a deadlock.
 
     Only the outermost transaction is retried; inside a caller's transaction the error
@@ -75,7 +78,7 @@ def serialize_warehouse(warehouse):
     return _warehouse(warehouse, is_readonly=warehouse.is_readonly)
 
 
-def tenant_warehouses(tenant_id):
+def tenant_warehouses(tenant_id: str) -> list[Warehouse]:
     """Every warehouse of the tenant, oldest first (the CLI list)."""
     return list(
         Warehouse.select()
@@ -84,7 +87,7 @@ def tenant_warehouses(tenant_id):
     )
 
 
-def get_warehouse(tenant_id, warehouse_id):
+def get_warehouse(tenant_id: str, warehouse_id: str) -> Warehouse:
     warehouse = Warehouse.get_or_none(
         (Warehouse.tenant == tenant_id) & (Warehouse.id == warehouse_id)
     )
@@ -93,7 +96,7 @@ def get_warehouse(tenant_id, warehouse_id):
     return warehouse
 
 
-def create_warehouse(tenant_id, data):
+def create_warehouse(tenant_id: str, data: dict[str, Any]) -> dict[str, Any]:
     """Create a warehouse: ``own``, or marketplace-operated (``FBA``/``FBS``, read-only)."""
     kind = data.get("type", "own")
     marketplace = data.get("marketplace")
@@ -127,7 +130,7 @@ def create_warehouse(tenant_id, data):
     return serialize_warehouse(warehouse)
 
 
-def update_warehouse(tenant_id, warehouse_id, changes):
+def update_warehouse(tenant_id: str, warehouse_id: str, changes: dict[str, Any]) -> dict[str, Any]:
     """Rename, re-address, activate or deactivate one of the tenant's own warehouses.
 
     Marketplace warehouses are read-only; a warehouse that still holds stock cannot be
@@ -174,7 +177,9 @@ def update_warehouse(tenant_id, warehouse_id, changes):
     return serialize_warehouse(warehouse)
 
 
-def list_warehouses(tenant_id, args):
+def list_warehouses(
+    tenant_id: str, args: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     query = Warehouse.select().where(Warehouse.tenant == tenant_id)
     if args.get("type"):
         query = query.where(Warehouse.type == args["type"])
@@ -258,13 +263,15 @@ def _summary_of(tenant_id, sku):
     return row
 
 
-def get_record(tenant_id, sku):
+def get_record(tenant_id: str, sku: str) -> dict[str, Any]:
     summary = _summary_of(tenant_id, sku)
     entries = _entries([summary.product_id])[summary.product_id]
     return serialize_record(summary, summary.title, entries)
 
 
-def list_records(tenant_id, args):
+def list_records(
+    tenant_id: str, args: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     query = _records().where(InventorySummary.tenant == tenant_id)
     query = filter_equal(query, InventorySummary, args, ("status", "sku"))
     warehouse_id = args.get("warehouse_id")
@@ -288,7 +295,9 @@ def list_records(tenant_id, args):
     return [serialize_record(row, row.title, entries[row.product_id]) for row in rows], meta
 
 
-def set_safety_stock(tenant_id, sku, safety_stock, created_by):
+def set_safety_stock(
+    tenant_id: str, sku: str, safety_stock: int, created_by: str
+) -> dict[str, Any]:
     """Set a SKU's safety stock (creating its inventory record if needed)."""
 
     def apply():
@@ -425,7 +434,7 @@ def _precheck(item, products, warehouses):
     return None
 
 
-def set_stock(tenant_id, sku, data, created_by):
+def set_stock(tenant_id: str, sku: str, data: dict[str, Any], created_by: str) -> dict[str, Any]:
     """``PUT /api/inventory/:sku``: set on_hand in one warehouse; returns the record."""
     item = {**data, "sku": sku, "index": 0}
     _, errors = run_with_retry(_apply_set_items, tenant_id, [item], created_by)
@@ -435,7 +444,7 @@ def set_stock(tenant_id, sku, data, created_by):
     return get_record(tenant_id, sku)
 
 
-def bulk_set_stock(tenant_id, items, created_by):
+def bulk_set_stock(tenant_id: str, items: list[dict[str, Any]], created_by: str) -> dict[str, Any]:
     """Set on_hand for up to 500 items, each on its own; report per item."""
     prechecked = [item for item in items if "error" not in item]
     invalid = [
@@ -453,7 +462,9 @@ def bulk_set_stock(tenant_id, items, created_by):
 # -- the ledger --------------------------------------------------------------------------
 
 
-def list_adjustments(tenant_id, sku, args):
+def list_adjustments(
+    tenant_id: str, sku: str, args: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     summary = _summary_of(tenant_id, sku)
     query = Adjustment.select().where(
         (Adjustment.tenant == tenant_id) & (Adjustment.product == summary.product_id)

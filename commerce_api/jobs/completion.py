@@ -9,8 +9,9 @@ their outbox rows. A completion whose lease was lost changes nothing and writes 
 
 import json
 
-from ..db import cached_statement, db, json_default
+from ..db import db, json_default
 from ..events.outbox import event_params, write_events
+from ..sql import cached_statement
 from ..timeutil import now_ms
 from . import registry
 from .models import HELD, Job

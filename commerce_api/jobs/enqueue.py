@@ -5,8 +5,9 @@ import threading
 import time
 
 from ..config import current_config
-from ..db import cached_statement, db, is_postgres
+from ..db import db, is_postgres
 from ..ids import new_id
+from ..sql import cached_statement
 from . import registry
 from .models import HELD, PRIORITIES, Job, WorkerProcess
 from .store import timeout_seconds_for, typical_ms

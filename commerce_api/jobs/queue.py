@@ -11,8 +11,9 @@ import random
 from peewee import BooleanField, Case
 
 from ..config import current_config
-from ..db import JSONField, cached_statement, db, is_postgres
+from ..db import JSONField, db, is_postgres
 from ..events import emit
+from ..sql import cached_statement
 from ..timeutil import now_ms
 from .completion import (
     EVENT_PAYLOAD_LIMIT,

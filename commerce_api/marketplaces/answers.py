@@ -14,6 +14,8 @@ NUL in a string) is not a usable answer: ``MarketplaceUnavailable`` with code
 can reach an unchecked answer.
 """
 
+from typing import Any
+
 import marshmallow as ma
 
 from .base import MarketplaceUnavailable, OrderPage
@@ -24,7 +26,9 @@ MAX_INVENTORY_ITEMS = 100_000
 MAX_ORDERS_PER_PAGE = 1000
 
 
-def invalid_answer(operation, problem, errors=None, index=None):
+def invalid_answer(
+    operation: str, problem: str | None, errors: Any = None, index: int | None = None
+) -> MarketplaceUnavailable:
     """The error for an answer that breaks the rules: the marketplace is unavailable."""
     details = {"operation": operation}
     if index is not None:
@@ -41,7 +45,7 @@ def invalid_answer(operation, problem, errors=None, index=None):
     )
 
 
-def has_unstorable_text(document):
+def has_unstorable_text(document: Any) -> bool:
     """True when a string (or key) of a decoded JSON document holds NUL or a lone UTF-16
     surrogate, which no database stores (the same rule as request bodies)."""
     stack = [document]
@@ -61,7 +65,7 @@ _listing_schema = ListingAnswerSchema()
 _inventory_schema = InventoryItemSchema()
 
 
-def check_listing(answer, operation="push_product"):
+def check_listing(answer: Any, operation: str = "push_product") -> dict[str, Any]:
     """The checked listing ``{external_id, status, price, currency, quantity}``."""
     if not isinstance(answer, dict):
         raise invalid_answer(operation, "not an object.")
@@ -74,7 +78,7 @@ def check_listing(answer, operation="push_product"):
     return data
 
 
-def check_inventory(items):
+def check_inventory(items: Any) -> list[dict[str, Any]]:
     """The checked stock records ``[{sku, on_hand, warehouse_type}]``."""
     if not isinstance(items, list):
         raise invalid_answer("fetch_inventory", "no items list.")
@@ -93,7 +97,7 @@ def check_inventory(items):
     return checked
 
 
-def check_order_page(page):
+def check_order_page(page: Any) -> OrderPage:
     """The page's shape: a list of objects and a string cursor (the orders themselves are
     checked against the import shape by ``orders.pulls``)."""
     if not isinstance(page, OrderPage) or not isinstance(page.orders, list):
@@ -113,7 +117,7 @@ def check_order_page(page):
     return page
 
 
-def first_problem(messages, prefix=""):
+def first_problem(messages: Any, prefix: str = "") -> str:
     """``field: message`` of the first problem, for the sync history's error message."""
     if isinstance(messages, dict):
         for name, inner in messages.items():
@@ -132,16 +136,20 @@ class CheckedConnector:
     def __getattr__(self, name):  # name, connection, settings, fetch_reviews...
         return getattr(self._connector, name)
 
-    def push_product(self, product, idempotency_key=None):
+    def push_product(
+        self, product: dict[str, Any], idempotency_key: str | None = None
+    ) -> dict[str, Any]:
         answer = self._connector.push_product(product, idempotency_key=idempotency_key)
         return check_listing(answer, "push_product")
 
-    def push_price(self, product, idempotency_key=None):
+    def push_price(
+        self, product: dict[str, Any], idempotency_key: str | None = None
+    ) -> dict[str, Any]:
         answer = self._connector.push_price(product, idempotency_key=idempotency_key)
         return check_listing(answer, "push_price")
 
-    def fetch_orders(self, cursor):
+    def fetch_orders(self, cursor: str | None) -> OrderPage:
         return check_order_page(self._connector.fetch_orders(cursor))
 
-    def fetch_inventory(self):
+    def fetch_inventory(self) -> list[dict[str, Any]]:
         return check_inventory(self._connector.fetch_inventory())

@@ -11,7 +11,10 @@ Failures are reported with two exceptions only:
 """
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 
 
 class ConnectorError(Exception):
@@ -59,41 +62,45 @@ class Connector(ABC):
         self.session = None  # the keep-alive pool of the connection (``gateway``), if any
 
     @abstractmethod
-    def push_product(self, product, idempotency_key=None):
+    def push_product(
+        self, product: dict[str, Any], idempotency_key: str | None = None
+    ) -> dict[str, Any]:
         """Create or update the product's listing; returns ``{external_id, status, price,
         currency, quantity}``. ``idempotency_key`` (``<listing id>:<version>`` for listing
         pushes) lets the marketplace recognise a push it has already taken."""
 
     @abstractmethod
-    def confirm_shipment(self, order, shipment):
+    def confirm_shipment(self, order: dict[str, Any], shipment: dict[str, Any]) -> dict[str, Any]:
         """Confirm a shipment of ``order``; returns ``{confirmation_id}``."""
 
     @abstractmethod
-    def request_cancellation(self, order, reason):
+    def request_cancellation(self, order: dict[str, Any], reason: str) -> dict[str, Any]:
         """Ask to cancel ``order``; returns ``{status: approved|rejected|pending, message}``."""
 
     @abstractmethod
-    def fetch_orders(self, cursor):
+    def fetch_orders(self, cursor: str | None) -> OrderPage:
         """New and changed orders after ``cursor`` (None: from the beginning): an OrderPage."""
 
-    def push_price(self, product, idempotency_key=None):
+    def push_price(
+        self, product: dict[str, Any], idempotency_key: str | None = None
+    ) -> dict[str, Any]:
         """Set the listing's price: ``product`` is the ``push_product`` payload carrying the
         new ``price``; returns what ``push_product`` returns."""
         return self.push_product(product, idempotency_key=idempotency_key)
 
     @abstractmethod
-    def fetch_competitor_prices(self, skus):
+    def fetch_competitor_prices(self, skus: Sequence[str]) -> list[dict[str, Any]]:
         """Competitor offers for ``skus``, checked by ``offers.normalize_offers``: a list of
         ``{sku, marketplace, competitor, price, shipping, landed_price, currency,
         is_buy_box_winner, condition, observed_at}`` (Decimal money, epoch-ms time)."""
 
     @abstractmethod
-    def fetch_inventory(self):
+    def fetch_inventory(self) -> list[dict[str, Any]]:
         """Stock the marketplace holds in its own warehouses (FBA/FBS): a list of
         ``{sku, on_hand, warehouse_type}``."""
 
     @abstractmethod
-    def fetch_reviews(self, skus, since):
+    def fetch_reviews(self, skus: Sequence[str], since: datetime | None) -> list[dict[str, Any]]:
         """Product reviews of ``skus`` created at or after ``since`` (an aware datetime, or
         None for all): a list of ``{id, sku, rating, title, text, created_at}`` (``rating``
         1-5 or None, ``title`` may be None, ``created_at`` an ISO 8601 string or None)."""

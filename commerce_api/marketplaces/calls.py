@@ -8,24 +8,28 @@ refused at once while serving a request (503, reason ``TENANT_CONCURRENCY``, not
 written); background work waits for a slot instead (``gateway``).
 """
 
+from collections.abc import Callable
+from typing import Any
+
 from ..errors import ApiError
 from .base import ConnectorError, MarketplaceRejection, MarketplaceUnavailable
 from .gateway import call
+from .models import MarketplaceConnection, SyncAttempt
 
 DEFAULT_RETRY_AFTER = 30  # seconds, when the marketplace gives no Retry-After of its own
 
 
 def call_marketplace(
-    connection,
-    operation,
-    fn,
+    connection: MarketplaceConnection,
+    operation: str,
+    fn: Callable[[Any], Any],
     *,
-    resource_type,
-    resource_id,
-    sku=None,
-    created_by=None,
-    details=None,
-):
+    resource_type: str,
+    resource_id: str,
+    sku: str | None = None,
+    created_by: str | None = None,
+    details: dict[str, Any] | None = None,
+) -> tuple[Any, SyncAttempt | None]:
     """Run ``fn(connector)`` through the gateway and record the attempt; returns
     ``(result, attempt)``, or raises the ``ApiError`` of the failure."""
     try:
@@ -44,7 +48,7 @@ def call_marketplace(
     return answer.result, answer.attempt
 
 
-def api_error(connection, operation, exc):
+def api_error(connection: MarketplaceConnection, operation: str, exc: ConnectorError) -> ApiError:
     """The ``ApiError`` a request handler answers for a gateway failure ``exc``."""
     marketplace = connection.marketplace
     attempt = {"attempt_id": exc.attempt_id} if getattr(exc, "attempt_id", None) else {}

@@ -1,5 +1,7 @@
 """Changing and removing a marketplace connection (creating one: ``services``)."""
 
+from typing import Any
+
 from ..db import for_update, write_transaction
 from ..errors import ApiError, validation_error
 from ..timeutil import now_ms
@@ -18,7 +20,9 @@ def _locked(tenant_id, connection_id):
     return connection
 
 
-def update_connection(tenant_id, connection_id, changes, allow_private=False):
+def update_connection(
+    tenant_id: str, connection_id: str, changes: dict[str, Any], allow_private: bool = False
+) -> MarketplaceConnection:
     """Change a connection's ``base_url``, ``api_token``, ``settings`` or ``status``
     (``active`` or ``disabled``); returns it.
 
@@ -68,7 +72,7 @@ def update_connection(tenant_id, connection_id, changes, allow_private=False):
     return connection
 
 
-def delete_connection(tenant_id, connection_id):
+def delete_connection(tenant_id: str, connection_id: str) -> MarketplaceConnection:
     """Remove a connection: its pulls and pushes stop; its listings and the sync history
     stay (a listing waits, pending, until the marketplace is connected again)."""
     with write_transaction():

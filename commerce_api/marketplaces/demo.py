@@ -1,11 +1,12 @@
 """Demo data: a sandbox marketplace connection (``commerce_api.demo`` pulls its orders)."""
 
+from .models import MarketplaceConnection
 from .services import connect_marketplace
 
 DEMO_MARKETPLACE = "amazon"
 
 
-def seed_demo_marketplace(tenant_id):
+def seed_demo_marketplace(tenant_id: str) -> MarketplaceConnection:
     """Connect the sandbox as ``amazon`` with a week of orders waiting to be pulled."""
     return connect_marketplace(
         tenant_id, DEMO_MARKETPLACE, "sandbox", created_by="demo", settings={"initial_orders": 12}

@@ -37,11 +37,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import requests
+
 from .. import netguard
 from ..config import current_config
 from ..db import db
+from .answers import CheckedConnector
 from .base import ConnectorError, MarketplaceRejection, MarketplaceUnavailable
 from .limits import TenantBusy, serving, tenant_slot
+from .models import MarketplaceConnection
 from .registry import get_connector
 from .services import record_attempt
 
@@ -73,7 +77,7 @@ def _fingerprint(connection):
     )
 
 
-def session_for(connection):
+def session_for(connection: MarketplaceConnection) -> requests.Session:
     """The process's keep-alive Session for ``connection`` (netguard-checked).
 
     A connection whose base URL, token or private-address permission changed gets a new
@@ -94,7 +98,7 @@ def session_for(connection):
     return session
 
 
-def forget_session(connection_id):
+def forget_session(connection_id: str) -> None:
     """Close and drop the connection's pool (its connection was changed or deleted)."""
     with _sessions_lock:
         kept = _sessions.pop(connection_id, None)
@@ -102,7 +106,7 @@ def forget_session(connection_id):
         kept[1].close()
 
 
-def connector_for(connection):
+def connector_for(connection: MarketplaceConnection) -> CheckedConnector:
     """The checked connector of ``connection``, on the connection's keep-alive pool."""
     session = session_for(connection) if connection.connector == "http" else None
     return get_connector(connection, session=session)
@@ -111,7 +115,7 @@ def connector_for(connection):
 # The call ---------------------------------------------------------------------------------
 
 
-def slot_wait_seconds():
+def slot_wait_seconds() -> float | None:
     """How long this thread may wait for a tenant slot: None (refuse at once) while it
     serves an API request, else ``MARKETPLACE_SLOT_WAIT_SECONDS``."""
     if serving():
@@ -120,7 +124,7 @@ def slot_wait_seconds():
 
 
 def call(
-    connection,
+    connection: MarketplaceConnection,
     operation: str,
     fn: Callable[[Any], Any],
     *,

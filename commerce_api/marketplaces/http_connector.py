@@ -5,7 +5,9 @@ The wire contract (paths, bodies, how answers map to our outcomes) is in
 """
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import quote
 
 import requests
@@ -142,7 +144,9 @@ class HttpConnector(Connector):
 
     # the interface ------------------------------------------------------------------------
 
-    def push_product(self, product, idempotency_key=None):
+    def push_product(
+        self, product: dict[str, Any], idempotency_key: str | None = None
+    ) -> dict[str, Any]:
         answer = self._request(
             "PUT",
             "/products/" + quote(product["sku"], safe=""),
@@ -162,7 +166,7 @@ class HttpConnector(Connector):
             "quantity": _given(answer, "quantity", product.get("quantity")),
         }
 
-    def confirm_shipment(self, order, shipment):
+    def confirm_shipment(self, order: dict[str, Any], shipment: dict[str, Any]) -> dict[str, Any]:
         body = {
             "carrier": shipment["carrier"],
             "tracking_number": shipment["tracking_number"],
@@ -178,7 +182,7 @@ class HttpConnector(Connector):
         confirmation = answer.get("confirmation_id")
         return {"confirmation_id": str(confirmation)[:200] if confirmation is not None else None}
 
-    def request_cancellation(self, order, reason):
+    def request_cancellation(self, order: dict[str, Any], reason: str) -> dict[str, Any]:
         answer = self._request(
             "POST",
             "/orders/" + quote(order["external_order_id"], safe="") + "/cancellation",
@@ -193,7 +197,7 @@ class HttpConnector(Connector):
             )
         return {"status": status, "message": str(answer.get("message") or "")[:500] or None}
 
-    def fetch_orders(self, cursor):
+    def fetch_orders(self, cursor: str | None) -> OrderPage:
         params = {"limit": PAGE_SIZE}
         if cursor:
             params["cursor"] = cursor
@@ -210,24 +214,26 @@ class HttpConnector(Connector):
             has_more=bool(answer.get("has_more")) and next_cursor is not None,
         )
 
-    def fetch_inventory(self):
+    def fetch_inventory(self) -> list[dict[str, Any]]:
         answer = self._request("GET", "/inventory")
         items = answer.get("items")
         if not isinstance(items, list):
             raise MarketplaceUnavailable("The answer has no items list.", code="INVALID_RESPONSE")
         return [item for item in items if isinstance(item, dict)]
 
-    def push_price(self, product, idempotency_key=None):
+    def push_price(
+        self, product: dict[str, Any], idempotency_key: str | None = None
+    ) -> dict[str, Any]:
         # the listing shape of push_product with the new price (docs/connector-http.md)
         return self.push_product(product, idempotency_key=idempotency_key)
 
-    def fetch_competitor_prices(self, skus):
+    def fetch_competitor_prices(self, skus: Sequence[str]) -> list[dict[str, Any]]:
         skus = list(skus)
         answer = self._request("GET", "/competitor-prices", params={"sku": skus})
         # every record is checked; one bad record makes the whole answer unusable
         return normalize_offers(answer.get("prices"), skus, self.connection.marketplace)
 
-    def fetch_reviews(self, skus, since):
+    def fetch_reviews(self, skus: Sequence[str], since: datetime | None) -> list[dict[str, Any]]:
         params = {"sku": list(skus)}
         if since is not None:
             params["since"] = since.astimezone(UTC).isoformat(timespec="milliseconds")[:-6] + "Z"

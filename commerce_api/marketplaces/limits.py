@@ -14,6 +14,7 @@
 import contextlib
 import threading
 import time
+from collections.abc import Iterator
 
 from .base import MarketplaceUnavailable
 
@@ -24,7 +25,7 @@ _in_flight = {}  # tenant id -> calls in flight in this process
 _waiting = {}  # tenant id -> callers waiting for a slot (first come, first served)
 
 
-def remaining(default):
+def remaining(default: float) -> float:
     """Seconds this call may take: ``default``, or less when an outer deadline is nearer.
 
     Raises MarketplaceUnavailable (``DEADLINE_EXCEEDED``) when the outer deadline has passed.
@@ -41,14 +42,14 @@ def remaining(default):
     return min(float(default), left)
 
 
-def outer_deadline_passed():
+def outer_deadline_passed() -> bool:
     """True when this thread is inside a ``deadline_scope`` whose deadline has passed."""
     outer = getattr(_outer, "deadline", None)
     return outer is not None and time.monotonic() >= outer
 
 
 @contextlib.contextmanager
-def deadline_scope(seconds):
+def deadline_scope(seconds: float) -> Iterator[None]:
     """Every marketplace call of this thread inside the block ends by ``seconds`` from now."""
     previous = getattr(_outer, "deadline", None)
     deadline = time.monotonic() + float(seconds)
@@ -59,17 +60,17 @@ def deadline_scope(seconds):
         _outer.deadline = previous
 
 
-def start_serving():
+def start_serving() -> None:
     """Mark this thread as serving an API request: a busy tenant is refused at once."""
     _outer.serving = True
 
 
-def stop_serving():
+def stop_serving() -> None:
     """The request is over (the thread may serve background work next)."""
     _outer.serving = False
 
 
-def serving():
+def serving() -> bool:
     """True when this thread serves an API request (it may not wait for a slot)."""
     return getattr(_outer, "serving", False)
 
@@ -83,7 +84,7 @@ class TenantBusy(Exception):
 
 
 @contextlib.contextmanager
-def tenant_slot(tenant_id, cap, wait=None):
+def tenant_slot(tenant_id: str, cap: int, wait: float | None = None) -> Iterator[None]:
     """Hold one of the tenant's ``cap`` outbound slots.
 
     ``wait`` None: raise TenantBusy at once when none is free. Otherwise wait up to
@@ -128,7 +129,7 @@ def _wait_turn(tenant_id, cap, seconds):
         _freed.notify_all()  # the next in line may go now
 
 
-def in_flight(tenant_id):
+def in_flight(tenant_id: str) -> int:
     """Calls of the tenant in flight in this process now (for tests and benchmarks)."""
     with _lock:
         return _in_flight.get(tenant_id, 0)

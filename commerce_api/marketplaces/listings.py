@@ -1,6 +1,9 @@
 """Product sync (queue it, push a product to marketplaces and keep its listings) and
 listing changes made through the API."""
 
+from collections.abc import Callable
+from typing import Any
+
 from ..db import for_update, write_transaction
 from ..errors import ApiError
 from ..ids import new_id
@@ -14,7 +17,9 @@ from .calls import call_marketplace
 from .listing_sync import desired_quantity, fulfilled_by, own_available, wire_body
 
 
-def request_sync(tenant_id, sku, marketplaces, created_by):
+def request_sync(
+    tenant_id: str, sku: str, marketplaces: list[str] | None, created_by: str
+) -> dict[str, Any]:
     """Queue a ``marketplace_sync`` job for the product; returns its summary."""
     with tenant_first(tenant_id):  # the tenant row before the product (one lock order)
         product = locked_product(tenant_id, sku)
@@ -78,7 +83,13 @@ def _save_listing(tenant_id, product, marketplace, answer, listing=None):
         ).execute()
 
 
-def sync_product(tenant_id, sku, marketplaces, created_by, heartbeat=None):
+def sync_product(
+    tenant_id: str,
+    sku: str,
+    marketplaces: list[str] | None,
+    created_by: str,
+    heartbeat: Callable[[], None] | None = None,
+) -> dict[str, Any]:
     """Push the product to each marketplace (each on its own) and record every attempt.
 
     Returns ``{sku, succeeded, failed, unavailable, marketplaces: [{marketplace, status,
@@ -151,7 +162,9 @@ def sync_product(tenant_id, sku, marketplaces, created_by, heartbeat=None):
     }
 
 
-def update_listing(tenant_id, sku, marketplace, changes):
+def update_listing(
+    tenant_id: str, sku: str, marketplace: str, changes: dict[str, Any]
+) -> dict[str, Any]:
     """Change a listing's ``price``, ``stock_buffer`` or ``status`` (checked by the
     schema); the listing becomes pending and the worker pushes it. Returns the listing.
 

@@ -9,7 +9,9 @@ that answer is kept. Records for SKUs that were not asked for are dropped.
 """
 
 import math
+from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any
 
 from ..timeutil import now_ms, parse_timestamp
 from .base import MarketplaceUnavailable
@@ -57,7 +59,7 @@ def _text(item, index, field, max_length, default=None):
     return value.strip()
 
 
-def normalize_offer(item, index, now):
+def normalize_offer(item: Any, index: int, now: int) -> dict[str, Any]:
     """One record checked and typed: Decimal money, epoch-ms ``observed_at``."""
     if not isinstance(item, dict):
         raise _invalid(index, "record", "is not an object")
@@ -101,7 +103,9 @@ def normalize_offer(item, index, now):
     }
 
 
-def normalize_offers(items, skus, marketplace, now=None):
+def normalize_offers(
+    items: Any, skus: Iterable[str], marketplace: str, now: int | None = None
+) -> list[dict[str, Any]]:
     """Check every record of an answer; return the typed ones for the SKUs asked for.
 
     Raises ``MarketplaceUnavailable`` (``INVALID_RESPONSE``) when any record is not valid:

@@ -12,14 +12,18 @@ Two ways to change a listing's price, for the two kinds of caller:
 
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from ..db import db
 from ..products.models import Listing
 from .gateway import Answer, call
 from .listing_sync import wire_body
+from .models import MarketplaceConnection
 
 
-def price_payload(product, listing, price):
+def price_payload(
+    product: dict[str, Any], listing: dict[str, Any], price: Decimal
+) -> dict[str, Any]:
     """The ``push_product`` payload (docs/connector-http.md) with the new ``price``.
 
     ``product`` has the product's columns, ``listing`` its ``currency``. A price push
@@ -37,8 +41,8 @@ def price_payload(product, listing, price):
 
 
 def push_price(
-    connection,
-    listed,
+    connection: MarketplaceConnection,
+    listed: dict[str, Any],
     price: Decimal,
     *,
     idempotency_key: str | None = None,

@@ -1,14 +1,19 @@
 """Connector classes by name."""
 
+import requests
+
 from ..errors import ApiError
 from .answers import CheckedConnector
 from .http_connector import HttpConnector
+from .models import MarketplaceConnection
 from .sandbox import SandboxConnector
 
 CONNECTOR_CLASSES = {"sandbox": SandboxConnector, "http": HttpConnector}
 
 
-def get_connector(connection, session=None):
+def get_connector(
+    connection: MarketplaceConnection, session: requests.Session | None = None
+) -> CheckedConnector:
     """The connector object for a MarketplaceConnection; its answers are checked
     (``answers.CheckedConnector``). ``session``: the keep-alive pool an ``http`` connector
     sends through (``gateway.session_for``); without it, one Session per call."""

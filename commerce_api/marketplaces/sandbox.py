@@ -32,7 +32,10 @@ connection's ``state``), so pulls are incremental and repeatable:
 
 import hashlib
 import random
+from collections.abc import Sequence
+from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
 
 from ..db import for_update, write_transaction
 from ..products.models import Product
@@ -97,7 +100,7 @@ class SandboxConnector(Connector):
         return default if value is None else value
 
     @property
-    def currency(self):
+    def currency(self) -> str:
         return "USD"
 
     def _products(self):
@@ -249,7 +252,7 @@ class SandboxConnector(Connector):
         state["ticks"] = ticks + 1
         state["tick_revision"] = int(state.get("revision", 0))
 
-    def fetch_orders(self, cursor):
+    def fetch_orders(self, cursor: str | None) -> OrderPage:
         try:
             after = int(cursor) if cursor else 0
         except ValueError:
@@ -296,7 +299,7 @@ class SandboxConnector(Connector):
                 retry_after=5,
             )
 
-    def confirm_shipment(self, order, shipment):
+    def confirm_shipment(self, order: dict[str, Any], shipment: dict[str, Any]) -> dict[str, Any]:
         self._check_reachable(order)
         tracking = str(shipment.get("tracking_number") or "")
         if tracking.upper().startswith("UNAVAILABLE"):
@@ -330,7 +333,7 @@ class SandboxConnector(Connector):
         digest = _digest(self.connection.id, order["external_order_id"], tracking)
         return {"confirmation_id": "SBX-SHP-" + digest[:12].upper()}
 
-    def request_cancellation(self, order, reason):
+    def request_cancellation(self, order: dict[str, Any], reason: str) -> dict[str, Any]:
         self._check_reachable(order)
         external_id = str(order["external_order_id"])
         if external_id.upper().startswith("NOCANCEL"):
@@ -356,7 +359,9 @@ class SandboxConnector(Connector):
 
     # catalogue ------------------------------------------------------------------------
 
-    def push_product(self, product, idempotency_key=None):
+    def push_product(
+        self, product: dict[str, Any], idempotency_key: str | None = None
+    ) -> dict[str, Any]:
         if product.get("status") == "archived":
             raise MarketplaceRejection(
                 "Archived products cannot be listed.", code="PRODUCT_ARCHIVED"
@@ -378,7 +383,7 @@ class SandboxConnector(Connector):
             "quantity": int(product.get("quantity") or 0),
         }
 
-    def fetch_inventory(self):
+    def fetch_inventory(self) -> list[dict[str, Any]]:
         sold = {}
         for order in SandboxOrder.select().where(
             (SandboxOrder.connection_id == self.connection.id)
@@ -399,7 +404,7 @@ class SandboxConnector(Connector):
             )
         return items
 
-    def fetch_competitor_prices(self, skus):
+    def fetch_competitor_prices(self, skus: Sequence[str]) -> list[dict[str, Any]]:
         now = now_ms()
         day = now // DAY_MS
         products = {
@@ -441,7 +446,7 @@ class SandboxConnector(Connector):
 
     # reviews ----------------------------------------------------------------------------
 
-    def fetch_reviews(self, skus, since):
+    def fetch_reviews(self, skus: Sequence[str], since: datetime | None) -> list[dict[str, Any]]:
         """Reviews of the tenant's products among ``skus`` (see ``sandbox_reviews``). Each
         call is a tick of the marketplace's review clock, until ``max_reviews`` is reached."""
         if any(str(sku).upper().startswith("UNAVAILABLE") for sku in skus):

@@ -12,8 +12,11 @@ tick that adds ``REVIEWS_PER_FETCH`` per SKU, up to ``MAX_REVIEWS``.
 
 import hashlib
 import random
+from collections.abc import Sequence
+from typing import Any
 
 from ..timeutil import format_ms
+from .models import MarketplaceConnection
 
 DAY_MS = 86_400_000
 INITIAL_REVIEWS = 4
@@ -103,7 +106,7 @@ RATINGS = {"positive": (4, 5, 5), "negative": (1, 1, 2), "neutral": (3,), "mixed
 ASPECTS = tuple(a for a in POSITIVE if a != "general")
 
 
-def sku_quality(sku):
+def sku_quality(sku: str) -> float:
     """The share of positive reviews a SKU gets."""
     digest = int(hashlib.sha256(f"review-quality:{sku}".encode()).hexdigest()[:8], 16)
     return 0.3 + 0.6 * (digest % 1000) / 999
@@ -130,7 +133,9 @@ def _review_text(rng, kind, noun):
     return " ".join(sentences).replace("{noun}", noun)
 
 
-def make_review(connection_id, marketplace, sku, title, n):
+def make_review(
+    connection_id: str, marketplace: str, sku: str, title: str, n: int
+) -> dict[str, Any]:
     """Review number ``n`` (1-based) of ``sku``, without its time."""
     rng = random.Random(f"{marketplace}:review:{sku}:{n}")
     quality = sku_quality(sku)
@@ -155,19 +160,24 @@ def make_review(connection_id, marketplace, sku, title, n):
     }
 
 
-def visible_count(ticks):
+def visible_count(ticks: int) -> int:
     """How many reviews per SKU the marketplace shows after ``ticks`` ticks."""
     if ticks <= 0:
         return 0
     return min(MAX_REVIEWS, INITIAL_REVIEWS + REVIEWS_PER_FETCH * (ticks - 1))
 
 
-def tick_of(n):
+def tick_of(n: int) -> int:
     """The tick (0-based) at which review ``n`` appears."""
     return 0 if n <= INITIAL_REVIEWS else -(-(n - INITIAL_REVIEWS) // REVIEWS_PER_FETCH)
 
 
-def reviews_for(connection, titles, tick_times, since_ms):
+def reviews_for(
+    connection: MarketplaceConnection,
+    titles: dict[str, str],
+    tick_times: Sequence[int],
+    since_ms: int | None,
+) -> list[dict[str, Any]]:
     """The reviews of the SKUs in ``titles`` (``{sku: title}``) the marketplace shows after
     the ticks at ``tick_times``, created at or after ``since_ms``, in the wire shape."""
     count = visible_count(len(tick_times))

@@ -2,6 +2,8 @@
 
 import logging
 import re
+from collections.abc import Iterable, Sequence
+from typing import Any
 from urllib.parse import urlparse
 
 from peewee import IntegrityError
@@ -36,7 +38,7 @@ ATTEMPT_FIELDS = field_names(SyncAttemptSchema)
 serialize_connection = compile_serializer(ConnectionSchema)
 
 
-def check_base_url(base_url, allow_private):
+def check_base_url(base_url: str, allow_private: bool) -> str:
     try:
         parsed = urlparse(base_url)
         parsed.port  # noqa: B018 (raises ValueError for a port out of range)
@@ -58,7 +60,7 @@ def check_base_url(base_url, allow_private):
     return base_url.rstrip("/")
 
 
-def check_settings(connector, settings):
+def check_settings(connector: str, settings: dict[str, Any] | None) -> dict[str, Any]:
     settings = dict(settings or {})
     if connector != "sandbox":
         if settings:
@@ -78,16 +80,16 @@ def check_settings(connector, settings):
 
 
 def connect_marketplace(
-    tenant_id,
-    marketplace,
-    connector,
+    tenant_id: str,
+    marketplace: str,
+    connector: str,
     *,
-    base_url=None,
-    api_token=None,
-    settings=None,
-    created_by=None,
-    allow_private=False,
-):
+    base_url: str | None = None,
+    api_token: str | None = None,
+    settings: dict[str, Any] | None = None,
+    created_by: str | None = None,
+    allow_private: bool = False,
+) -> MarketplaceConnection:
     """Register a marketplace connection for the tenant; one per marketplace."""
     if not isinstance(marketplace, str) or not MARKETPLACE_PATTERN.fullmatch(marketplace):
         raise validation_error(
@@ -143,7 +145,9 @@ def connect_marketplace(
     return connection
 
 
-def list_connections(tenant_id, args):
+def list_connections(
+    tenant_id: str, args: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     query = MarketplaceConnection.select().where(MarketplaceConnection.tenant == tenant_id)
     query = filter_equal(query, MarketplaceConnection, args, ("connector", "status"))
     rows, meta = paginate_args(
@@ -157,7 +161,7 @@ def list_connections(tenant_id, args):
     return [serialize_connection(row) for row in rows], meta
 
 
-def get_connection(tenant_id, connection_id):
+def get_connection(tenant_id: str, connection_id: str) -> MarketplaceConnection:
     connection = MarketplaceConnection.get_or_none(
         (MarketplaceConnection.id == connection_id) & (MarketplaceConnection.tenant == tenant_id)
     )
@@ -166,7 +170,9 @@ def get_connection(tenant_id, connection_id):
     return connection
 
 
-def connection_for(tenant_id, marketplace, active_only=True):
+def connection_for(
+    tenant_id: str, marketplace: str, active_only: bool = True
+) -> MarketplaceConnection | None:
     """The tenant's connection to ``marketplace``, or None."""
     query = MarketplaceConnection.select().where(
         (MarketplaceConnection.tenant == tenant_id)
@@ -177,7 +183,7 @@ def connection_for(tenant_id, marketplace, active_only=True):
     return query.first()
 
 
-def require_connection(tenant_id, marketplace):
+def require_connection(tenant_id: str, marketplace: str) -> MarketplaceConnection:
     connection = connection_for(tenant_id, marketplace)
     if connection is None:
         raise ApiError(
@@ -188,7 +194,7 @@ def require_connection(tenant_id, marketplace):
     return connection
 
 
-def tenant_connections(tenant_id, active_only=False):
+def tenant_connections(tenant_id: str, active_only: bool = False) -> list[MarketplaceConnection]:
     """The tenant's connections: oldest first, or by marketplace when ``active_only``."""
     query = MarketplaceConnection.select().where(MarketplaceConnection.tenant == tenant_id)
     if active_only:
@@ -197,7 +203,7 @@ def tenant_connections(tenant_id, active_only=False):
     return list(query.order_by(MarketplaceConnection.created_at, MarketplaceConnection.id))
 
 
-def connected_marketplaces(tenant_id):
+def connected_marketplaces(tenant_id: str) -> list[str]:
     """The tenant's active marketplaces, sorted."""
     return [
         row.marketplace
@@ -209,7 +215,7 @@ def connected_marketplaces(tenant_id):
     ]
 
 
-def resolve_sync_marketplaces(tenant_id, requested):
+def resolve_sync_marketplaces(tenant_id: str, requested: Iterable[str] | None) -> list[str]:
     """The marketplaces a product sync pushes to: the requested ones (each must be
     connected) or, when none are named, every connected one."""
     connected = connected_marketplaces(tenant_id)
@@ -236,22 +242,22 @@ def resolve_sync_marketplaces(tenant_id, requested):
 
 
 def record_attempt(
-    connection,
+    connection: MarketplaceConnection | None,
     *,
-    tenant_id=None,
-    marketplace=None,
-    resource_type,
-    resource_id,
-    operation,
-    status,
-    sku=None,
-    direction="outbound",
-    error_code=None,
-    error_message=None,
-    details=None,
-    duration_ms=None,
-    created_by=None,
-):
+    tenant_id: str | None = None,
+    marketplace: str | None = None,
+    resource_type: str,
+    resource_id: str,
+    operation: str,
+    status: str,
+    sku: str | None = None,
+    direction: str = "outbound",
+    error_code: str | None = None,
+    error_message: str | None = None,
+    details: dict[str, Any] | None = None,
+    duration_ms: int | None = None,
+    created_by: str | None = None,
+) -> SyncAttempt:
     """Write one sync-history row (inside the caller's transaction, or its own)."""
     with write_transaction():
         return SyncAttempt.create(
@@ -286,7 +292,9 @@ def serialize_attempt(row):
     return _attempt(row, error=error)
 
 
-def attempts_for(tenant_id, resource_type, resource_id, limit=50):
+def attempts_for(
+    tenant_id: str, resource_type: str, resource_id: str, limit: int = 50
+) -> list[dict[str, Any]]:
     """The latest sync-history rows of one order or product, newest first."""
     rows = (
         SyncAttempt.select()
@@ -301,7 +309,9 @@ def attempts_for(tenant_id, resource_type, resource_id, limit=50):
     return [serialize_attempt(row) for row in rows]
 
 
-def list_attempts(tenant_id, args, resource_types=("order", "product")):
+def list_attempts(
+    tenant_id: str, args: dict[str, Any], resource_types: Sequence[str] = ("order", "product")
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The sync history, limited to the ``resource_types`` the caller may read."""
     query = SyncAttempt.select().where(
         (SyncAttempt.tenant == tenant_id) & SyncAttempt.resource_type.in_(list(resource_types))

@@ -1,9 +1,13 @@
 """Marketplace background work: the ``marketplace_sync`` job and the listing push loop."""
 
+from typing import Any
+
 from ..config import current_config
 from ..errors import ApiError
 from ..jobs.errors import JobFailed
+from ..jobs.models import Job
 from ..jobs.registry import job_type, service
+from ..jobs.runtime import JobContext
 from .listings import sync_product
 from .push_service import run_service
 
@@ -15,7 +19,7 @@ def listing_push(stop):
 
 
 @job_type("marketplace_sync", scope="products:read", internal=True, typical_seconds=5, timeout=120)
-def marketplace_sync(job, ctx):
+def marketplace_sync(job: Job, ctx: JobContext) -> dict[str, Any]:
     """Push one product to marketplaces and update its listings.
 
     Queued by ``POST /api/products/:sku/sync`` only. Completed when at least one push

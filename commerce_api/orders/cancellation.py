@@ -5,6 +5,8 @@ The job claims the order before it asks the marketplace (claim before push, as s
 do): a shipment confirmation meanwhile gets 409 ``CONCURRENT_UPDATE``, and so does a
 cancellation request while a shipment is being pushed."""
 
+from typing import Any
+
 from ..claims import claimed, refuse_if_claimed
 from ..db import write_transaction
 from ..errors import ApiError
@@ -19,7 +21,9 @@ from .models import Order
 from .reading import event_body, find_order, lines_of, serialize_detail, wire_order
 
 
-def request_cancellation(tenant_id, order_id, reason, created_by):
+def request_cancellation(
+    tenant_id: str, order_id: str, reason: str, created_by: str
+) -> dict[str, Any]:
     """Record a cancellation request and queue its push to the marketplace (202)."""
     with tenant_first(tenant_id):  # the tenant row before the order (one lock order)
         order = find_order(tenant_id, order_id, lock=True)
@@ -65,7 +69,9 @@ def request_cancellation(tenant_id, order_id, reason, created_by):
     return serialize_detail(order, lines)
 
 
-def push_cancellation(tenant_id, order_id, job_id, created_by):
+def push_cancellation(
+    tenant_id: str, order_id: str, job_id: str, created_by: str
+) -> dict[str, Any]:
     """The ``order_cancellation`` job: ask the marketplace, then apply its decision.
 
     Returns the outcome; raises ApiError MARKETPLACE_UNAVAILABLE when it cannot be asked.
@@ -112,7 +118,9 @@ def _push_claimed(tenant_id, order_id, job_id, created_by, connection, claim):
     return apply_cancellation_decision(tenant_id, order_id, answer, created_by, claim)
 
 
-def apply_cancellation_decision(tenant_id, order_id, answer, created_by, claim=None):
+def apply_cancellation_decision(
+    tenant_id: str, order_id: str, answer: dict[str, Any], created_by: str, claim: Any = None
+) -> dict[str, Any]:
     """Apply the marketplace's answer to a pending cancellation request (and release the
     ``claim`` the push held, in the same transaction)."""
     decision = answer.get("status")

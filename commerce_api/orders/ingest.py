@@ -6,6 +6,7 @@ No Flask here. The status rules live in ``state.py``, the stock effects in ``sto
 
 import hashlib
 from decimal import Decimal
+from typing import Any
 
 import marshmallow as ma
 from peewee import IntegrityError
@@ -15,6 +16,7 @@ from ..db import for_update, quantize_money, row_getter, write_transaction
 from ..errors import ApiError, validation_error
 from ..events import emit
 from ..ids import new_id
+from ..marketplaces.models import MarketplaceConnection
 from ..marketplaces.services import connection_for, record_attempt
 from ..timeutil import format_ms, now_ms
 from . import state, stock
@@ -34,7 +36,7 @@ IGNORED_IMPORT_FIELDS = (
 _import_schema = ImportOrderSchema()
 
 
-def validate_incoming(raw):
+def validate_incoming(raw: Any) -> dict[str, Any]:
     """Check one order in the import shape; returns the normalized dict or raises
     VALIDATION_ERROR naming the fields."""
     if not isinstance(raw, dict):
@@ -128,7 +130,14 @@ def _line_rows(order, lines):
     ]
 
 
-def upsert_order(tenant_id, raw, *, source, connection=None, created_by=None):
+def upsert_order(
+    tenant_id: str,
+    raw: Any,
+    *,
+    source: str,
+    connection: MarketplaceConnection | None = None,
+    created_by: str | None = None,
+) -> tuple[str, str]:
     """Create or update one order from a marketplace or a file, keyed by (marketplace,
     external_order_id); returns ``(outcome, order_id)`` with outcome created, updated or
     unchanged. Each order is applied atomically on its own."""
@@ -366,7 +375,9 @@ def _write_update(order, lines, was_open, new_status, changes, receipt):
     _record_receipt(order, connection, source, "updated", created_by)
 
 
-def import_orders(tenant_id, items, created_by="cli:orders-import"):
+def import_orders(
+    tenant_id: str, items: Any, created_by: str = "cli:orders-import"
+) -> dict[str, Any]:
     """Import a list of orders: all are checked first (nothing is written when one is not
     valid), then each is applied on its own. Returns the counts and each order's outcome."""
     if not isinstance(items, list):

@@ -8,6 +8,8 @@ the two only means the page is read again.
 """
 
 import logging
+from collections.abc import Callable
+from typing import Any
 
 from ..db import write_transaction
 from ..errors import ApiError
@@ -44,7 +46,7 @@ def _finish(connection_id, status, error):
         ).where(MarketplaceConnection.id == connection_id).execute()
 
 
-def check_page_orders(connection, orders):
+def check_page_orders(connection: MarketplaceConnection, orders: list[Any]) -> None:
     """Every order of a page against the import shape (the rules of ``orders import``).
 
     One order that breaks them (NaN, 1e20, a 50-character currency, an object where a
@@ -61,7 +63,12 @@ def check_page_orders(connection, orders):
             raise invalid_answer("fetch_orders", f"order {label[:200]}:", fields, index) from None
 
 
-def pull_connection(connection, *, inventory=True, heartbeat=None):
+def pull_connection(
+    connection: MarketplaceConnection,
+    *,
+    inventory: bool = True,
+    heartbeat: Callable[[], None] | None = None,
+) -> dict[str, Any]:
     """Pull one connection now; returns a summary of what changed."""
     summary = {
         "connection_id": connection.id,
@@ -131,7 +138,7 @@ def pull_connection(connection, *, inventory=True, heartbeat=None):
     return summary
 
 
-def sync_marketplace_stock(connection):
+def sync_marketplace_stock(connection: MarketplaceConnection) -> int:
     """Write the stock a marketplace holds (FBA/FBS) into its warehouses.
 
     Only warehouses the operator created for this marketplace are filled (``warehouses
@@ -173,7 +180,7 @@ def sync_marketplace_stock(connection):
     return updated
 
 
-def enqueue_pulls():
+def enqueue_pulls() -> list[dict[str, str]]:
     """The periodic task: one internal ``order_pull`` job per active connection.
 
     Each connection is pulled by a job of its own, so a slow marketplace holds one runner
@@ -212,7 +219,9 @@ def enqueue_pulls():
     return queued
 
 
-def pull_one(tenant_id, connection_id, heartbeat=None):
+def pull_one(
+    tenant_id: str, connection_id: str, heartbeat: Callable[[], None] | None = None
+) -> dict[str, Any] | None:
     """The ``order_pull`` job: pull one connection if it is still active; None if not."""
     connection = MarketplaceConnection.get_or_none(
         (MarketplaceConnection.id == connection_id)

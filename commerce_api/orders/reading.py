@@ -1,6 +1,9 @@
 """Reading orders: serialization (lists, details, events, what a connector is told) and
 the order reads and list."""
 
+from collections.abc import Sequence
+from typing import Any
+
 from ..db import for_update
 from ..errors import ApiError
 from ..marketplaces.services import attempts_for
@@ -30,7 +33,7 @@ def serialize_order(order, lines):
     return _order(order, line_items=lines)
 
 
-def event_body(order, lines):
+def event_body(order: Order, lines: Sequence[OrderLine]) -> dict[str, Any]:
     return {
         **serialize_order(order, lines),
         "shipment": order.shipment,
@@ -38,7 +41,7 @@ def event_body(order, lines):
     }
 
 
-def lines_of(order_id):
+def lines_of(order_id: str) -> list[OrderLine]:
     return list(OrderLine.select().where(OrderLine.order == order_id).order_by(OrderLine.position))
 
 
@@ -57,7 +60,7 @@ def serialize_detail(order, lines=None):
     )
 
 
-def wire_order(order, lines):
+def wire_order(order: Order, lines: Sequence[OrderLine]) -> dict[str, Any]:
     """What a connector is told about an order."""
     return {
         "id": order.id,
@@ -79,7 +82,7 @@ def wire_order(order, lines):
 # Reading --------------------------------------------------------------------------------
 
 
-def find_order(tenant_id, order_id, lock=False):
+def find_order(tenant_id: str, order_id: str, lock: bool = False) -> Order:
     query = Order.select().where((Order.id == order_id) & (Order.tenant == tenant_id))
     order = (for_update(query) if lock else query).first()
     if order is None:
@@ -87,7 +90,7 @@ def find_order(tenant_id, order_id, lock=False):
     return order
 
 
-def get_order(tenant_id, order_id):
+def get_order(tenant_id: str, order_id: str) -> dict[str, Any]:
     return serialize_detail(find_order(tenant_id, order_id))
 
 
@@ -130,7 +133,9 @@ def _filter_lookups(query, tenant_id, args):
     return query
 
 
-def list_orders(tenant_id, args):
+def list_orders(
+    tenant_id: str, args: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     query = _tenant_orders(tenant_id, args)
     query = filter_equal(query, Order, args, ("status", "marketplace", "fulfillment_method"))
     query = filter_date_range(query, Order.placed_at, args)

@@ -8,6 +8,7 @@ in a transaction that checks the state again (the lease may have run out meanwhi
 
 import hashlib
 import json
+from typing import Any
 
 from ..claims import claimed
 from ..config import current_config
@@ -77,7 +78,9 @@ def _recheck_line(order_id, by_id, item):
     return line
 
 
-def confirm_shipment(tenant_id, order_id, data, created_by):
+def confirm_shipment(
+    tenant_id: str, order_id: str, data: dict[str, Any], created_by: str
+) -> dict[str, Any]:
     """Push the shipment to the marketplace, then mark the order shipped.
 
     A shipment closes the order's fulfilment: the lines and quantities it lists are
@@ -160,7 +163,9 @@ def _confirm_claimed(tenant_id, order_id, data, created_by, claim):
     return serialize_detail(order, lines)
 
 
-def bulk_confirm_shipment(tenant_id, items, created_by):
+def bulk_confirm_shipment(
+    tenant_id: str, items: list[dict[str, Any]], created_by: str
+) -> dict[str, Any]:
     """Confirm up to 100 shipments, each on its own; report per item.
 
     ``items`` come from ``http.bulk.load_items``: loaded, or an ``error`` of their own.

@@ -8,6 +8,8 @@ shipped without our help), so forward moves may skip states. Nothing moves backw
 nothing leaves ``completed`` or ``cancelled``.
 """
 
+from typing import Any
+
 from ..errors import ApiError
 from .models import OPEN_STATUSES
 
@@ -23,7 +25,7 @@ TRANSITIONS = {
 TRANSITIONS["cancelled"] = frozenset()
 
 
-def can_transition(current, target):
+def can_transition(current: str, target: str) -> bool:
     """True when an order in ``current`` may move to ``target``."""
     return target in TRANSITIONS.get(current, ())
 
@@ -32,7 +34,7 @@ def is_open(status):
     return status in OPEN_STATUSES
 
 
-def check_transition(current, target, order_id=None):
+def check_transition(current: str, target: str, order_id: str | None = None) -> None:
     if not can_transition(current, target):
         raise ApiError(
             "INVALID_STATUS_TRANSITION",
@@ -41,7 +43,9 @@ def check_transition(current, target, order_id=None):
         )
 
 
-def check_can_ship(status, cancellation=None, order_id=None):
+def check_can_ship(
+    status: str, cancellation: dict[str, Any] | None = None, order_id: str | None = None
+) -> None:
     """Confirm Shipment: allowed from the open states only."""
     if status in SHIPPED_STATUSES:
         raise ApiError(
@@ -58,7 +62,7 @@ def check_can_ship(status, cancellation=None, order_id=None):
         )
 
 
-def check_can_request_cancellation(status, order_id=None):
+def check_can_request_cancellation(status: str, order_id: str | None = None) -> None:
     """Cancel Order: only an open order can be cancelled (the marketplace decides)."""
     check_transition(status, "cancelled", order_id)
 

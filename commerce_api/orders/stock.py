@@ -16,12 +16,14 @@ the order arrives again or is shipped (see docs/decisions.md).
 """
 
 import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..errors import ApiError
 from ..inventory import reservations
 
 
-def targets_of(lines):
+def targets_of(lines: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """``{sku: quantity}`` an order's lines call for (a SKU may appear on several lines)."""
     targets = {}
     for line in lines:
@@ -29,7 +31,7 @@ def targets_of(lines):
     return targets
 
 
-def held_quantity(reserved, sku):
+def held_quantity(reserved: dict[str, Any] | None, sku: str) -> int:
     entry = (reserved or {}).get(sku) or {}
     return sum(quantity for _, quantity in entry.get("held") or [])
 
@@ -69,7 +71,13 @@ def _release_sku(tenant_id, entry, sku, created_by):
     entry["held"] = []
 
 
-def sync_reservations(tenant_id, order_id, reserved, targets, created_by):
+def sync_reservations(
+    tenant_id: str,
+    order_id: str,
+    reserved: dict[str, Any] | None,
+    targets: dict[str, int],
+    created_by: str,
+) -> tuple[dict[str, Any], bool]:
     """Make the order hold ``targets`` (as far as stock allows); returns the new
     ``reserved`` and whether stock is short.
 
@@ -94,7 +102,7 @@ def sync_reservations(tenant_id, order_id, reserved, targets, created_by):
     return reserved, short
 
 
-def release_all(tenant_id, reserved, created_by):
+def release_all(tenant_id: str, reserved: dict[str, Any] | None, created_by: str) -> dict[str, Any]:
     """Give back everything the order holds (a cancellation); returns the new ``reserved``."""
     reserved = copy.deepcopy(reserved or {})
     for sku in sorted(reserved):
@@ -102,7 +110,9 @@ def release_all(tenant_id, reserved, created_by):
     return reserved
 
 
-def consume_for_shipment(tenant_id, reserved, shipped, created_by):
+def consume_for_shipment(
+    tenant_id: str, reserved: dict[str, Any] | None, shipped: dict[str, int], created_by: str
+) -> dict[str, Any]:
     """Consume what was shipped (``{sku: quantity}``) and release the rest."""
     reserved = copy.deepcopy(reserved or {})
     for sku in sorted(reserved):
@@ -122,7 +132,13 @@ def consume_for_shipment(tenant_id, reserved, shipped, created_by):
     return reserved
 
 
-def consume_shipped(tenant_id, order_id, reserved, shipped, created_by):
+def consume_shipped(
+    tenant_id: str,
+    order_id: str,
+    reserved: dict[str, Any] | None,
+    shipped: dict[str, int],
+    created_by: str,
+) -> tuple[dict[str, Any], bool]:
     """Top the reservation up to what was shipped where stock allows, then consume it."""
     wanted = {sku: max(quantity, held_quantity(reserved, sku)) for sku, quantity in shipped.items()}
     reserved, _ = sync_reservations(tenant_id, order_id, reserved, wanted, created_by)

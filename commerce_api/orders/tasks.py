@@ -1,10 +1,14 @@
 """Order background work: the ``order_cancellation`` and ``order_pull`` jobs, and the
 periodic task that queues one ``order_pull`` per active connection."""
 
+from typing import Any
+
 from ..config import load_config
 from ..errors import ApiError
 from ..jobs.errors import JobFailed
+from ..jobs.models import Job
 from ..jobs.registry import job_type, periodic
+from ..jobs.runtime import JobContext
 from .cancellation import push_cancellation
 from .pulls import enqueue_pulls, pull_one
 
@@ -13,7 +17,7 @@ ORDER_PULL_INTERVAL_SECONDS = int(load_config()["ORDER_PULL_INTERVAL_SECONDS"])
 
 
 @job_type("order_cancellation", scope="orders:read", internal=True, typical_seconds=5, timeout=60)
-def order_cancellation(job, ctx):
+def order_cancellation(job: Job, ctx: JobContext) -> dict[str, Any]:
     """Push a cancellation request to the marketplace.
 
     Queued by ``POST /api/orders/:id/cancel`` only. The marketplace's answer is applied at
@@ -38,7 +42,7 @@ def order_cancellation(job, ctx):
 
 
 @job_type("order_pull", scope="orders:read", internal=True, typical_seconds=5, timeout=300)
-def order_pull(job, ctx):
+def order_pull(job: Job, ctx: JobContext) -> dict[str, Any]:
     """Pull new and changed orders (and marketplace stock) from one connection.
 
     Queued by the periodic ``pull_orders``, one per active connection. An unreachable
@@ -55,6 +59,6 @@ def order_pull(job, ctx):
 
 
 @periodic("pull_orders", ORDER_PULL_INTERVAL_SECONDS)
-def pull_orders():
+def pull_orders() -> list[dict[str, str]]:
     """Queue an ``order_pull`` job for every active connection (none twice)."""
     return enqueue_pulls()

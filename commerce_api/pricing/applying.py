@@ -14,6 +14,7 @@ fails as retryable with its claims kept, and the retried job continues from them
 
 import time
 import uuid
+from typing import Any
 
 from ..claims import OperationClaim, claim
 from ..errors import ApiError
@@ -84,7 +85,9 @@ class PriceApplier:
                 retry_after = float(error.details.get("retry_after") or 1)
                 self._wait(min(max(retry_after, 0.1), MAX_WAIT_SECONDS))
 
-    def apply(self, rec, product, resumed=False):
+    def apply(
+        self, rec: dict[str, Any], product: dict[str, Any], resumed: bool = False
+    ) -> dict[str, Any] | None:
         """Claim, push and record one recommendation; returns None or the error item.
         ``resumed``: a killed attempt may have pushed it at a time not known."""
         try:
@@ -104,7 +107,7 @@ class PriceApplier:
         self.applied_count += 1
         return None
 
-    def resume(self):
+    def resume(self) -> None:
         """Finish the pushes a killed or failed attempt of this job left claimed."""
         held = list(
             OperationClaim.select(OperationClaim.resource_id).where(

@@ -5,9 +5,13 @@ statement executed for every row (``cursor.executemany``), built once per engine
 number of statements a chunk issues does not depend on how many rows it writes.
 """
 
+from collections.abc import Iterable, Sequence
+from typing import Any
+
 import peewee
 
-from ..db import PreparedQuery, db
+from ..db import db
+from ..sql import PreparedQuery
 
 _statements = {}
 
@@ -37,15 +41,15 @@ class PreparedIn:
             prepared = self._by_length[length] = PreparedQuery(build, nfixed + length)
         return prepared
 
-    def dicts(self, *params, values):
+    def dicts(self, *params: Any, values: Iterable[Any]) -> list[dict[str, Any]]:
         """Rows as dicts, each value converted by its field."""
         values = list(values)
         return self._prepared(len(values)).dicts(*params, *values)
 
-    def tuples(self, *params, values):
+    def tuples(self, *params: Any, values: Iterable[Any]) -> list[tuple]:
         """Rows as the driver returns them (the caller converts what it needs)."""
         values = list(values)
-        sql, _, _ = self._prepared(len(values))._compile()
+        sql, _, _ = self._prepared(len(values)).compiled()
         return db.execute_sql(sql, [*params, *values]).fetchall()
 
 
@@ -109,7 +113,12 @@ def _insert_sql(model, upsert_keys=None, newer_column=None):
     return sql
 
 
-def insert_rows(model, rows, upsert_keys=None, newer_column=None):
+def insert_rows(
+    model: type[peewee.Model],
+    rows: Sequence[dict[str, Any]],
+    upsert_keys: Sequence[str] | None = None,
+    newer_column: str | None = None,
+) -> int:
     """Insert ``rows`` (dicts by field name) with one ``executemany``; inside a transaction.
 
     ``upsert_keys`` (field names of a unique index) turn it into an upsert that replaces
@@ -129,7 +138,9 @@ def insert_rows(model, rows, upsert_keys=None, newer_column=None):
     return len(params)
 
 
-def update_rows(model, set_fields, rows):
+def update_rows(
+    model: type[peewee.Model], set_fields: Sequence[str], rows: Sequence[dict[str, Any]]
+) -> int:
     """``UPDATE model SET <set_fields> WHERE id = ?`` for each row, one ``executemany``."""
     if not rows:
         return 0

@@ -1,9 +1,13 @@
 """Competitor offers: fetch through the connector, store (history + latest), read, list, scan."""
 
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
 from ..db import write_transaction
 from ..ids import new_id
 from ..marketplaces import gateway
 from ..marketplaces.base import ConnectorError, MarketplaceRejection
+from ..marketplaces.models import MarketplaceConnection
 from ..marketplaces.services import connection_for
 from ..pagination import paginate
 from ..shapes import compile_serializer
@@ -44,7 +48,7 @@ class FetchFailed(Exception):
         self.retry_after = retry_after
 
 
-def fetch_offers(connection, skus):
+def fetch_offers(connection: MarketplaceConnection, skus: Iterable[str]) -> list[dict[str, Any]]:
     """Ask the connector for the offers of ``skus`` (no transaction may be open).
 
     Returns the checked records; raises FetchFailed when the marketplace is unavailable,
@@ -67,7 +71,13 @@ def fetch_offers(connection, skus):
         ) from None
 
 
-def scan_competitors(tenant_id, marketplace, skus, chunk_size, progress=None):
+def scan_competitors(
+    tenant_id: str,
+    marketplace: str,
+    skus: Sequence[str],
+    chunk_size: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
     """Fetch and store the offers of ``skus`` chunk by chunk (the ``competitor_scan`` job).
 
     Returns ``{sku_count, offer_count, skus_without_offers}``; raises FetchFailed when a
@@ -111,7 +121,7 @@ def _latest_per_competitor(rows):
     return list(latest.values())
 
 
-def store_offers(tenant_id, records, now=None):
+def store_offers(tenant_id: str, records: Sequence[dict[str, Any]], now: int | None = None) -> int:
     """Write ``records`` to the history and the latest table: two statements in all.
 
     Runs inside the caller's transaction when there is one. A record older than the one
@@ -163,7 +173,7 @@ _latest = PreparedIn(
 )
 
 
-def latest_offers(tenant_id, marketplace, skus):
+def latest_offers(tenant_id: str, marketplace: str, skus: Sequence[str]) -> dict[str, list[Offer]]:
     """``{sku: [engine Offer]}``: the latest record of each competitor, one query."""
     by_sku = {}
     money = _money
@@ -184,13 +194,15 @@ def latest_offers(tenant_id, marketplace, skus):
     return by_sku
 
 
-def needs_fetch(offers, now, max_age_seconds):
+def needs_fetch(offers: Iterable[Offer] | None, now: int, max_age_seconds: float) -> bool:
     """True when a SKU has no fresh offer (missing, or every record stale)."""
     limit = now - max_age_seconds * 1000
     return not any(offer.observed_at >= limit for offer in offers or ())
 
 
-def list_competitor_prices(tenant_id, args):
+def list_competitor_prices(
+    tenant_id: str, args: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     query = CompetitorLatest.select().where(CompetitorLatest.tenant == tenant_id).dicts()
     if args.get("sku"):
         query = query.where(CompetitorLatest.sku == args["sku"])

@@ -3,6 +3,7 @@ offers, and three rules, so that ``POST /api/pricing/recalculate`` gives real
 recommendations on a new install."""
 
 from decimal import Decimal
+from typing import Any
 
 from ..config import current_config
 from ..marketplaces.listings import sync_product
@@ -41,7 +42,7 @@ DEMO_RULES = (
 )
 
 
-def seed_demo_pricing(tenant_id, marketplace):
+def seed_demo_pricing(tenant_id: str, marketplace: str) -> dict[str, Any]:
     """List the active demo products on ``marketplace`` (a sandbox connection), scan their
     competitors and create the demo rules."""
     skus = [

@@ -4,6 +4,7 @@ Pure and framework-free: no database, no Flask, no clock, no randomness. The sam
 always gives the same output. Money is ``Decimal`` throughout, cents rounded half up.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 
@@ -97,12 +98,14 @@ def _in_scope(rule, sku, category):
     return False
 
 
-def precedence(rule):
+def precedence(rule: Rule) -> tuple:
     """Sort key: higher priority first, then the narrower scope, then the older rule."""
     return (-rule.priority, _SCOPE_RANK.get(rule.applies_to, 3), rule.created_at, rule.id)
 
 
-def matching_rules(rules, *, sku, category, marketplace):
+def matching_rules(
+    rules: Iterable[Rule], *, sku: str, category: str | None, marketplace: str
+) -> list[Rule]:
     """Active rules whose marketplace is this one or "all" and whose scope holds the SKU."""
     return [
         rule
@@ -126,7 +129,7 @@ def _scopes_overlap(a, b):
     return False
 
 
-def rules_conflict(a, b):
+def rules_conflict(a: Rule, b: Rule) -> bool:
     """True when two rules of the same type and priority overlap (both taken as active)."""
     return (
         a.id != b.id
@@ -137,7 +140,7 @@ def rules_conflict(a, b):
     )
 
 
-def find_conflict(candidate, existing):
+def find_conflict(candidate: Rule, existing: Iterable[Rule]) -> Rule | None:
     """The oldest active rule conflicting with ``candidate`` (taken as active), else None."""
     conflicts = [rule for rule in existing if rule.is_active and rules_conflict(candidate, rule)]
     if not conflicts:
@@ -168,7 +171,7 @@ class RuleSet:
             merged = sorted(own + list(self._general), key=precedence)
             self._by_marketplace[marketplace] = tuple(merged)
 
-    def for_marketplace(self, marketplace):
+    def for_marketplace(self, marketplace: str) -> tuple[Rule, ...]:
         """Active rules of this marketplace and of "all", in precedence order."""
         return self._by_marketplace.get(marketplace, self._general)
 
@@ -249,7 +252,7 @@ def _bound(rule, value, cost):
     return value, ""
 
 
-def compute_price(inp, rules):
+def compute_price(inp: PriceInput, rules: "Iterable[Rule] | RuleSet") -> PriceResult:
     """Recommend a price for one SKU on one marketplace (DESIGN 6, steps 1-4)."""
     current = _money(_decimal(inp.current_price))
     cost = None if inp.cost_price is None else _decimal(inp.cost_price)
@@ -388,7 +391,7 @@ class MinChange:
     percent: Decimal | None = None
 
     @classmethod
-    def parse(cls, text):
+    def parse(cls, text: str | None) -> "MinChange":
         raw = str(text if text is not None else "").strip()
         try:
             if raw.endswith("%"):
@@ -406,7 +409,7 @@ class MinChange:
             )
         return cls(percent=value) if percent else cls(amount=value)
 
-    def allows(self, current, recommended):
+    def allows(self, current: Decimal, recommended: Decimal) -> bool:
         """True when moving ``current`` to ``recommended`` is a change worth making."""
         change = abs(recommended - current)
         if not change:

@@ -5,8 +5,13 @@ Pure functions of the fresh offers; the model and every penalty are described in
 """
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .engine import Offer  # engine imports this module
 
 CENT = Decimal("0.01")
 
@@ -34,7 +39,7 @@ MAX_COUNTED_PASSED_OVER = 3
 CAP_FACTOR = 0.7
 
 
-def buy_box_reference(offers):
+def buy_box_reference(offers: Sequence["Offer"]) -> tuple[Decimal, Decimal, bool]:
     """(L, W, has_winner): the lowest landed price, and the buy-box winner's, else L."""
     lowest = min(offer.landed_price for offer in offers)
     winners = [offer for offer in offers if offer.is_buy_box_winner]
@@ -45,7 +50,7 @@ def buy_box_reference(offers):
     return lowest, winner.landed_price, True
 
 
-def buy_box_probability(price, offers):
+def buy_box_probability(price: Decimal, offers: Sequence["Offer"]) -> float:
     """Chance that ``price`` wins the buy box against ``offers`` (the fresh new ones).
 
     Logistic in the relative gap g = (R - W) / W: p = 1 / (1 + exp(k g - b)), with
@@ -71,7 +76,7 @@ class Confidence:
     value: float
     lowered_by: tuple  # of str, in the order applied
 
-    def explain(self):
+    def explain(self) -> str:
         if not self.lowered_by:
             return (
                 f"Confidence {self.value}: fresh offers from {FULL_EVIDENCE_OFFERS} or more "
@@ -80,7 +85,7 @@ class Confidence:
         return f"Confidence {self.value}, lowered by: {'; '.join(self.lowered_by)}."
 
 
-def dispersion(landed_prices):
+def dispersion(landed_prices: Iterable[Decimal]) -> float:
     """The coefficient of variation (population) of the offers' landed prices; 0 below 2."""
     values = [float(p) for p in landed_prices]
     if len(values) < 2:
@@ -93,8 +98,15 @@ def dispersion(landed_prices):
 
 
 def confidence_score(
-    *, has_cost, offer_count, age_fractions, passed_over, capped, spread=0.0, max_age_hours=24
-):
+    *,
+    has_cost: bool,
+    offer_count: int,
+    age_fractions: Sequence[float],
+    passed_over: int,
+    capped: bool,
+    spread: float = 0.0,
+    max_age_hours: float = 24,
+) -> Confidence:
     """How far to trust a recommendation: 1.0 times a factor per missing or weak datum.
 
     ``age_fractions`` are the fresh offers' ages as fractions of the age limit

@@ -10,13 +10,16 @@ down before (the claim) and after (the outcome), so a killed worker leaves nothi
 """
 
 import math
+from collections.abc import Callable
 from decimal import Decimal
+from typing import Any
 
 from ..config import current_config
 from ..db import db, write_transaction
 from ..errors import ApiError, validation_error
 from ..events.outbox import event_params, write_events
 from ..ids import new_id
+from ..jobs.models import Job
 from ..jobs.services import dispatch_job
 from ..marketplaces.services import connected_marketplaces, connection_for
 from ..products.models import Listing, Product
@@ -47,7 +50,7 @@ class JobProblem(Exception):
 # The request ----------------------------------------------------------------------------
 
 
-def listed_skus(tenant_id, marketplace, limit=None):
+def listed_skus(tenant_id: str, marketplace: str, limit: int | None = None) -> list[str]:
     query = (
         Product.select(Product.sku)
         .join(Listing, on=(Listing.product == Product.id))
@@ -69,7 +72,7 @@ def _require_connected(tenant_id, marketplace):
         )
 
 
-def request_recalculation(tenant_id, data, created_by):
+def request_recalculation(tenant_id: str, data: dict[str, Any], created_by: str) -> dict[str, Any]:
     """Queue a ``pricing_recalculate`` job; returns SPEC's ``{job_id, status, sku_count,
     estimated_completion_seconds}``."""
     marketplace = data["marketplace"]
@@ -315,7 +318,7 @@ class Recalculation:
 
     # the run --------------------------------------------------------------------------
 
-    def run(self):
+    def run(self) -> dict[str, Any]:
         total = len(self.skus)
         if self.applier is not None:
             self.applier.resume()  # what a killed attempt of this job left half done
@@ -336,7 +339,11 @@ class Recalculation:
         }
 
 
-def run_recalculation(job, progress=None, heartbeat=None):
+def run_recalculation(
+    job: Job,
+    progress: Callable[[int, int], None] | None = None,
+    heartbeat: Callable[[], None] | None = None,
+) -> dict[str, Any]:
     """The ``pricing_recalculate`` job's work; returns SPEC's result (and more)."""
     params = job.params or {}
     marketplace = params.get("marketplace")

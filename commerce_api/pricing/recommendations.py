@@ -1,11 +1,15 @@
 """Price recommendations: read, list, apply (synchronous price push), dismiss."""
 
-from ..claims import claimed
+from collections.abc import Sequence
+from typing import Any
+
+from ..claims import Claim, claimed
 from ..db import for_update, write_transaction
 from ..errors import ApiError
 from ..events import emit
 from ..marketplaces.base import ConnectorError
 from ..marketplaces.calls import api_error
+from ..marketplaces.models import MarketplaceConnection
 from ..marketplaces.prices import AcceptedPrice, push_price, record_pushed_prices
 from ..marketplaces.services import connection_for
 from ..pagination import paginate
@@ -61,7 +65,9 @@ _listed = PreparedIn(_listed_query, 2)
 _listing_price = Listing.price.python_value
 
 
-def listed_products(tenant_id, marketplace, skus):
+def listed_products(
+    tenant_id: str, marketplace: str, skus: Sequence[str]
+) -> dict[str, dict[str, Any]]:
     """``{sku: row}`` of the products with a listing on ``marketplace``: one query.
 
     Each row has the product's columns plus ``listing_id``, ``listing_price``,
@@ -99,11 +105,13 @@ def _check_pending(row):
         )
 
 
-def get_recommendation(tenant_id, recommendation_id):
+def get_recommendation(tenant_id: str, recommendation_id: str) -> dict[str, Any]:
     return serialize_recommendation(_recommendation_of(tenant_id, recommendation_id))
 
 
-def list_recommendations(tenant_id, args):
+def list_recommendations(
+    tenant_id: str, args: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     query = Recommendation.select().where(Recommendation.tenant == tenant_id).dicts()
     for name in ("status", "marketplace", "sku"):
         if args.get(name):
@@ -143,7 +151,7 @@ def _listing_or_409(tenant_id, row):
     return product
 
 
-def require_connection_of(tenant_id, row):
+def require_connection_of(tenant_id: str, row: dict[str, Any]) -> MarketplaceConnection:
     connection = connection_for(tenant_id, row["marketplace"])
     if connection is None:
         raise ApiError(
@@ -154,7 +162,7 @@ def require_connection_of(tenant_id, row):
     return connection
 
 
-def apply_recommendation(tenant_id, recommendation_id, created_by):
+def apply_recommendation(tenant_id: str, recommendation_id: str, created_by: str) -> dict[str, Any]:
     """Claim the recommendation, push its price to the marketplace, then record it applied.
 
     A concurrent apply gets 409 ``CONCURRENT_UPDATE`` and causes no push. The push is
@@ -172,8 +180,15 @@ def apply_recommendation(tenant_id, recommendation_id, created_by):
 
 
 def push_recommendation(
-    tenant_id, row, product, connection, claim, created_by, details=None, pushed_at=0
-):
+    tenant_id: str,
+    row: dict[str, Any],
+    product: dict[str, Any],
+    connection: MarketplaceConnection,
+    claim: Claim,
+    created_by: str,
+    details: dict[str, Any] | None = None,
+    pushed_at: int | None = 0,
+) -> dict[str, Any]:
     """Push the recommended price (``Idempotency-Key``: the recommendation's id, so a
     retried push is recognised), then record the outcome; the caller holds ``claim``.
 
@@ -199,7 +214,9 @@ def push_recommendation(
     return record_applied(tenant_id, row["id"], claim, pushed_at)
 
 
-def record_applied(tenant_id, recommendation_id, claim, pushed_at=None):
+def record_applied(
+    tenant_id: str, recommendation_id: str, claim: Claim, pushed_at: int | None = None
+) -> dict[str, Any]:
     """The marketplace accepted the price: the listing takes it, the recommendation is
     applied as of now, and the claim is released, in one transaction (``pushed_at``: see
     ``marketplaces.prices.AcceptedPrice``)."""
@@ -226,7 +243,7 @@ def record_applied(tenant_id, recommendation_id, claim, pushed_at=None):
     return body
 
 
-def dismiss_recommendation(tenant_id, recommendation_id):
+def dismiss_recommendation(tenant_id: str, recommendation_id: str) -> dict[str, Any]:
     with write_transaction():
         row = _recommendation_of(tenant_id, recommendation_id, lock=True)
         if row["status"] != "pending":

@@ -1,6 +1,7 @@
 """Pricing rules: create, read, list, update, delete; scope checks and RULE_CONFLICT."""
 
 from decimal import Decimal
+from typing import Any
 
 from ..db import for_update, write_transaction
 from ..errors import ApiError, validation_error
@@ -35,7 +36,7 @@ HUNDRED = Decimal(100)
 serialize_rule = compile_serializer(RuleSchema)
 
 
-def to_engine_rule(row):
+def to_engine_rule(row: PricingRule | dict[str, Any]) -> Rule:
     """A stored rule (model or row dict) as the engine's ``Rule``."""
     get = row.get if isinstance(row, dict) else row.__data__.get
     return Rule(
@@ -54,7 +55,7 @@ def to_engine_rule(row):
     )
 
 
-def active_rules(tenant_id, marketplace):
+def active_rules(tenant_id: str, marketplace: str) -> list[Rule]:
     """The engine rules that can match on ``marketplace`` (its own and ``all``): one query."""
     rows = (
         PricingRule.select()
@@ -137,7 +138,7 @@ def _lock_tenant_rules(tenant_id):
 # Operations -----------------------------------------------------------------------------
 
 
-def create_rule(tenant_id, data):
+def create_rule(tenant_id: str, data: dict[str, Any]) -> dict[str, Any]:
     now = now_ms()
     rule = {name: data.get(name) for name in WRITABLE}
     rule["skus"] = sorted(set(rule["skus"])) if rule.get("skus") is not None else None
@@ -160,11 +161,11 @@ def _rule_of(tenant_id, rule_id, lock=False):
     return row
 
 
-def get_rule(tenant_id, rule_id):
+def get_rule(tenant_id: str, rule_id: str) -> dict[str, Any]:
     return serialize_rule(_rule_of(tenant_id, rule_id))
 
 
-def update_rule(tenant_id, rule_id, changes):
+def update_rule(tenant_id: str, rule_id: str, changes: dict[str, Any]) -> dict[str, Any]:
     """Apply a partial update; the merged rule must be valid and free of conflicts.
 
     When ``applies_to`` changes, the scope fields of the old scope are cleared (giving one
@@ -192,13 +193,13 @@ def update_rule(tenant_id, rule_id, changes):
     return serialize_rule(rule)
 
 
-def delete_rule(tenant_id, rule_id):
+def delete_rule(tenant_id: str, rule_id: str) -> None:
     with write_transaction():
         _rule_of(tenant_id, rule_id, lock=True)
         PricingRule.delete().where(PricingRule.id == rule_id).execute()
 
 
-def list_rules(tenant_id, args):
+def list_rules(tenant_id: str, args: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     query = PricingRule.select().where(PricingRule.tenant == tenant_id).dicts()
     if args.get("type"):
         query = query.where(PricingRule.type == args["type"])

@@ -1,10 +1,14 @@
 """The pricing job types: ``pricing_recalculate`` and ``competitor_scan`` (DESIGN 6)."""
 
+from typing import Any
+
 import marshmallow as ma
 
 from ..config import current_config
 from ..jobs.errors import JobFailed
+from ..jobs.models import Job
 from ..jobs.registry import job_type
+from ..jobs.runtime import JobContext
 from ..jobs.schemas import MARKETPLACE, StrictBoolean, StrictSchema, skus_field
 from .competitors import FetchFailed, scan_competitors
 from .recalculate import JobProblem, listed_skus, run_recalculation
@@ -64,7 +68,11 @@ class PricingRecalculateResult(ma.Schema):
     skipped_count = ma.fields.Integer(required=True)
     skipped = ma.fields.List(ma.fields.Nested(SkippedSku), required=True)
     competitor_fetch = ma.fields.Nested(CompetitorFetch, required=True)
-    push_error = ma.fields.Nested(PushError)  # the marketplace went unavailable
+    # with apply only: prices a killed attempt of this job had pushed without recording
+    # the outcome, settled by this run before it went on (DESIGN 9)
+    resumed_count = ma.fields.Integer(
+        metadata={"description": "With `apply`: pushes a stopped attempt left unrecorded."}
+    )
 
 
 class CompetitorScanResult(ma.Schema):
@@ -83,7 +91,7 @@ class CompetitorScanResult(ma.Schema):
     typical_seconds=35,
     timeout=1800,
 )
-def pricing_recalculate(job, ctx):
+def pricing_recalculate(job: Job, ctx: JobContext) -> dict[str, Any]:
     """Recompute prices for the SKUs (default: every SKU listed on the marketplace).
 
     Result: ``processed_count``, ``updated_count``, ``recommendations`` [{id, sku,
@@ -110,7 +118,7 @@ def pricing_recalculate(job, ctx):
     typical_seconds=37,
     timeout=600,
 )
-def competitor_scan(job, ctx):
+def competitor_scan(job: Job, ctx: JobContext) -> dict[str, Any]:
     """Fetch competitor offers for the SKUs (default: every SKU listed on the marketplace).
 
     Result: ``{sku_count, offer_count, skus_without_offers}``. An unreachable marketplace

@@ -7,6 +7,8 @@ with this one statement; everything else about listings (pushing them, recording
 marketplace accepted, prices) is written by ``marketplaces`` only.
 """
 
+from collections.abc import Iterable
+
 from ..db import db, is_postgres
 from ..timeutil import now_ms
 from .models import Listing
@@ -15,7 +17,13 @@ _CHUNK = 400  # ids per IN (...) list
 _TABLE = Listing._meta.table_name
 
 
-def mark_listings_pending(*, product_ids=(), listing_ids=(), deactivate=False, now=None):
+def mark_listings_pending(
+    *,
+    product_ids: Iterable[str] = (),
+    listing_ids: Iterable[str] = (),
+    deactivate: bool = False,
+    now: int | None = None,
+) -> int:
     """Inside the caller's transaction: the listings of ``product_ids`` (and the listings
     ``listing_ids``) get a new desired-state ``version`` and become ``pending``.
 

@@ -1,16 +1,19 @@
 """Product rules: create, read, list, update, archive, bulk update."""
 
+from collections.abc import Iterable
 from decimal import Decimal
+from typing import Any
 
 from peewee import IntegrityError
 from stdnum import ean
 
-from ..db import PreparedQuery, contains_text, for_update, write_transaction
+from ..db import contains_text, for_update, write_transaction
 from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
 from ..pagination import paginate_args
-from ..shapes import compile_serializer, field_names
+from ..shapes import Row, compile_serializer, field_names
+from ..sql import PreparedQuery
 from ..timeutil import now_ms
 from ..totals import maintained
 from .listings import mark_listings_pending
@@ -21,7 +24,7 @@ from .shapes import ListingSchema, ProductDetailSchema, ProductSchema
 MAX_SEARCH_WORDS = 10
 
 
-def search_words(text):
+def search_words(text: str | None) -> list[str]:
     """The distinct words of a search, in order (a repeated word adds nothing)."""
     return list(dict.fromkeys((text or "").split()))
 
@@ -50,14 +53,14 @@ _product_detail = compile_serializer(ProductDetailSchema)
 serialize_listing = compile_serializer(ListingSchema)
 
 
-def serialize_product(row, listings=None):
+def serialize_product(row: Row, listings: Iterable[Row] | None = None) -> dict[str, Any]:
     """A product (model or row dict) as the API shows it; with its listings on detail."""
     if listings is None:
         return _product(row)
     return _product_detail(row, listings=listings)
 
 
-def check_gtin(gtin):
+def check_gtin(gtin: Any) -> str | None:
     """8, 12, 13 or 14 digits with a valid GS1 check digit, else INVALID_GTIN."""
     if gtin is None:
         return None
@@ -104,7 +107,7 @@ _listings_of = PreparedQuery(
 )
 
 
-def find_product(tenant_id, sku):
+def find_product(tenant_id: str, sku: str) -> dict[str, Any]:
     """The product row as a dict, or PRODUCT_NOT_FOUND."""
     row = _by_sku.first(tenant_id, sku)
     if row is None:
@@ -112,13 +115,13 @@ def find_product(tenant_id, sku):
     return row
 
 
-def get_product(tenant_id, sku):
+def get_product(tenant_id: str, sku: str) -> dict[str, Any]:
     """The product with its listings."""
     row = find_product(tenant_id, sku)
     return serialize_product(row, _listings_of.dicts(row["id"]))
 
 
-def locked_product(tenant_id, sku):
+def locked_product(tenant_id: str, sku: str) -> Product:
     """The product, locked for the caller's transaction (concurrent changes wait their turn)."""
     query = Product.select().where((Product.tenant == tenant_id) & (Product.sku == sku))
     product = for_update(query).first()
@@ -144,7 +147,7 @@ def sku_has_open_orders(tenant_id, sku):
     return any(check(tenant_id, sku) for check in _OPEN_ORDER_CHECKS)
 
 
-def create_product(tenant_id, data):
+def create_product(tenant_id: str, data: dict[str, Any]) -> dict[str, Any]:
     check_gtin(data.get("gtin"))
     now = now_ms()
     fields = {name: data[name] for name in MUTABLE_FIELDS if name in data}
@@ -214,12 +217,12 @@ def _apply_update(tenant_id, sku, changes):
     return body
 
 
-def update_product(tenant_id, sku, changes):
+def update_product(tenant_id: str, sku: str, changes: dict[str, Any]) -> dict[str, Any]:
     with write_transaction():
         return _apply_update(tenant_id, sku, changes)
 
 
-def archive_product(tenant_id, sku):
+def archive_product(tenant_id: str, sku: str) -> None:
     """Soft delete: the product becomes ``archived`` unless it has open orders."""
     with write_transaction():
         product = locked_product(tenant_id, sku)
@@ -234,7 +237,7 @@ def archive_product(tenant_id, sku):
         emit(tenant_id, "product.archived", "product", product.id, serialize_product(product))
 
 
-def bulk_update(tenant_id, items):
+def bulk_update(tenant_id: str, items: list[dict[str, Any]]) -> dict[str, Any]:
     """Apply each ``{index, sku, ...changes}`` atomically on its own; report per item
     (``items`` come from ``http.bulk.load_items``: loaded, or an ``error`` of their own)."""
     updated, errors = 0, []
@@ -261,7 +264,9 @@ def bulk_update(tenant_id, items):
     return {"updated": updated, "failed": len(errors), "errors": errors}
 
 
-def list_products(tenant_id, args):
+def list_products(
+    tenant_id: str, args: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     # rows as dicts: a model instance per row costs more than its serialization
     query = Product.select().where(Product.tenant == tenant_id).dicts()
     status = args.get("status")

@@ -1,5 +1,7 @@
 """The delivery log: list, detail with attempts, redeliver. No Flask here."""
 
+from typing import Any
+
 from ..db import for_update, write_transaction
 from ..errors import ApiError
 from ..events import emit
@@ -48,7 +50,9 @@ def _delivery(tenant_id, endpoint_id, delivery_id, lock=False):
     return delivery
 
 
-def list_deliveries(tenant_id, endpoint_id, args):
+def list_deliveries(
+    tenant_id: str, endpoint_id: str, args: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     _endpoint(tenant_id, endpoint_id)
     query = WebhookDelivery.select().where(
         (WebhookDelivery.endpoint_id == endpoint_id) & (WebhookDelivery.tenant_id == tenant_id)
@@ -68,7 +72,7 @@ def list_deliveries(tenant_id, endpoint_id, args):
     return [serialize_delivery(row) for row in rows], meta
 
 
-def get_delivery(tenant_id, endpoint_id, delivery_id):
+def get_delivery(tenant_id: str, endpoint_id: str, delivery_id: str) -> dict[str, Any]:
     _endpoint(tenant_id, endpoint_id)
     delivery = _delivery(tenant_id, endpoint_id, delivery_id)
     attempts = list(
@@ -108,7 +112,7 @@ def _queue_delivery(endpoint, event_id, event_type, event_seq, now, redelivery_o
     )
 
 
-def redeliver(tenant_id, endpoint_id, delivery_id):
+def redeliver(tenant_id: str, endpoint_id: str, delivery_id: str) -> dict[str, Any]:
     """Queue a new delivery of the same event to the same endpoint."""
     now = now_ms()
     with write_transaction():
@@ -121,7 +125,7 @@ def redeliver(tenant_id, endpoint_id, delivery_id):
     return serialize_delivery(delivery, [])
 
 
-def send_test(tenant_id, endpoint_id):
+def send_test(tenant_id: str, endpoint_id: str) -> dict[str, Any]:
     """Queue one ``webhook.test`` event for this endpoint alone (whatever its ``events``);
     returns ``{delivery_id}``."""
     now = now_ms()
@@ -134,7 +138,7 @@ def send_test(tenant_id, endpoint_id):
     return {"delivery_id": delivery.id}
 
 
-def fail_pending(endpoint_id, reason, now):
+def fail_pending(endpoint_id: str, reason: str, now: int) -> int:
     """End the endpoint's pending deliveries that no worker is sending (in the caller's
     transaction); one being sent is recorded when it returns, and not sent again."""
     return (

@@ -15,7 +15,8 @@ while an earlier one is retried, and go on once it succeeded or failed for good.
 from dataclasses import dataclass
 
 from ..crypto import decrypt
-from ..db import cached_statement, db, is_postgres, write_transaction
+from ..db import db, is_postgres, write_transaction
+from ..sql import cached_statement
 from . import deliveries, endpoint_health
 
 MAX_RETRY_AFTER_SECONDS = 86_400

@@ -3,7 +3,13 @@ one whose every attempt has failed for ``WEBHOOK_DISABLE_AFTER_DAYS`` is disable
 ``disabled_reason: "failing"`` (``failing_since``: when that unbroken run of failures
 began; a success ends it, and so does re-activation)."""
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 from ..db import db
+
+if TYPE_CHECKING:
+    from .dispatch import Outcome  # dispatch imports this module
 
 GONE = "The endpoint answered 410 Gone."
 FAILING = "failing"
@@ -26,7 +32,9 @@ def _runs(outcomes):
     return runs, gone
 
 
-def update(outcomes, now, disable_after_ms=None):
+def update(
+    outcomes: Iterable["Outcome"], now: int, disable_after_ms: int | None = None
+) -> dict[str, str]:
     """Inside the recording transaction: track failing runs, disable gone and failing
     endpoints; returns ``{endpoint_id: reason}`` of the endpoints disabled now."""
     p = db.param

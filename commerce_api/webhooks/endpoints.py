@@ -1,5 +1,7 @@
 """Webhook endpoints: create, read, list, update, delete, rotate the secret. No Flask here."""
 
+from collections.abc import Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 from .. import netguard
@@ -35,7 +37,7 @@ def serialize_endpoint(endpoint, secret=None):
 # Checks -----------------------------------------------------------------------------------
 
 
-def check_url(url):
+def check_url(url: str) -> str:
     """An http(s) URL whose host resolves to public addresses only (unless the operator
     allows private targets); else VALIDATION_ERROR or WEBHOOK_URL_NOT_ALLOWED naming url."""
     if not isinstance(url, str) or not 0 < len(url) <= MAX_URL_LENGTH:
@@ -67,7 +69,7 @@ def check_url(url):
     return url
 
 
-def check_events(events):
+def check_events(events: Iterable[str]) -> list[str]:
     """A non-empty list of known event types, or ``["*"]``; returned as given."""
     if not isinstance(events, list) or not events:
         raise validation_error({"events": ['At least one event type, or ["*"] for all.']})
@@ -85,7 +87,7 @@ def check_events(events):
     return list(events)
 
 
-def matches(events, event_type):
+def matches(events: Iterable[str], event_type: str) -> bool:
     return WILDCARD in events or event_type in events
 
 
@@ -102,11 +104,13 @@ def _get(tenant_id, endpoint_id, lock=False):
     return endpoint
 
 
-def get_endpoint(tenant_id, endpoint_id):
+def get_endpoint(tenant_id: str, endpoint_id: str) -> dict[str, Any]:
     return serialize_endpoint(_get(tenant_id, endpoint_id))
 
 
-def list_endpoints(tenant_id, args):
+def list_endpoints(
+    tenant_id: str, args: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     query = WebhookEndpoint.select().where(WebhookEndpoint.tenant_id == tenant_id)
     if args.get("is_active") is not None:
         query = query.where(WebhookEndpoint.is_active == args["is_active"])
@@ -126,7 +130,7 @@ def list_endpoints(tenant_id, args):
 # Changes ----------------------------------------------------------------------------------
 
 
-def create_endpoint(tenant_id, data):
+def create_endpoint(tenant_id: str, data: dict[str, Any]) -> dict[str, Any]:
     """Register an endpoint; returns it with its secret (the only time it is shown)."""
     events = check_events(data.get("events"))
     url = check_url(data.get("url"))  # resolves the host: before the transaction
@@ -155,7 +159,7 @@ def create_endpoint(tenant_id, data):
     return serialize_endpoint(endpoint, secret=secret)
 
 
-def update_endpoint(tenant_id, endpoint_id, data):
+def update_endpoint(tenant_id: str, endpoint_id: str, data: dict[str, Any]) -> dict[str, Any]:
     """Change url, events, is_active, description; only the fields given."""
     changes = {}
     if "events" in data:
@@ -181,7 +185,7 @@ def update_endpoint(tenant_id, endpoint_id, data):
     return serialize_endpoint(endpoint)
 
 
-def delete_endpoint(tenant_id, endpoint_id):
+def delete_endpoint(tenant_id: str, endpoint_id: str) -> None:
     """Delete the endpoint with its delivery log; a delivery being sent is not recorded."""
     with write_transaction():
         endpoint = _get(tenant_id, endpoint_id, lock=True)
@@ -193,7 +197,7 @@ def delete_endpoint(tenant_id, endpoint_id):
         endpoint.delete_instance()
 
 
-def rotate_secret(tenant_id, endpoint_id):
+def rotate_secret(tenant_id: str, endpoint_id: str) -> dict[str, Any]:
     """A new secret signs from now on; the old one also signs ``webhook-signature``
     during the grace period. Returns the endpoint with the new secret."""
     secret = new_secret()

@@ -11,6 +11,7 @@ per-resource order depends on deliveries appearing in event order. SQLite: the w
 """
 
 import json
+from collections.abc import Sequence
 
 from ..db import db, is_postgres, write_transaction
 from ..ids import new_id
@@ -52,7 +53,7 @@ def _statements():
 _cache = {}
 
 
-def statements():
+def statements() -> tuple[str, str, str]:
     key = id(db.obj)
     if key not in _cache:
         _cache[key] = _statements()
@@ -60,8 +61,15 @@ def statements():
 
 
 def delivery_row(
-    tenant_id, endpoint_id, event_id, event_type, resource_type, resource_id, seq, now
-):
+    tenant_id: str,
+    endpoint_id: str,
+    event_id: str,
+    event_type: str,
+    resource_type: str,
+    resource_id: str,
+    seq: int,
+    now: int,
+) -> tuple:
     """The parameters of one new delivery for the ``insert`` statement, due ``now``."""
     return (
         new_id("delivery"),
@@ -78,18 +86,18 @@ def delivery_row(
     )
 
 
-def insert_deliveries(rows):
+def insert_deliveries(rows: Sequence[tuple]) -> None:
     """Insert rows made by ``delivery_row`` (in the caller's transaction)."""
     if rows:
         db.cursor().executemany(statements()[1], rows)
 
 
-def event_order_column():
+def event_order_column() -> str:
     """The column giving the outbox order: ``seq`` on PostgreSQL, ``rowid`` on SQLite."""
     return "seq" if is_postgres() else "rowid"
 
 
-def has_unfanned_events():
+def has_unfanned_events() -> bool:
     """A read-only look: is anything waiting to be fanned out?"""
     return db.execute_sql(statements()[2]).fetchone() is not None
 
@@ -109,7 +117,7 @@ def _active_endpoints(tenant_ids):
     return by_tenant
 
 
-def mark_fanned_out(event_id, now):
+def mark_fanned_out(event_id: str, now: int) -> int:
     """Mark one event as fanned out (an event meant for one endpoint, written in the
     caller's transaction); returns its place in the outbox order."""
     order = "seq" if is_postgres() else "rowid"
@@ -121,7 +129,7 @@ def mark_fanned_out(event_id, now):
     return row[0]
 
 
-def fan_out(limit, now):
+def fan_out(limit: int, now: int) -> tuple[int, int]:
     """Fan out up to ``limit`` events; returns ``(events, deliveries)`` counts."""
     claim = statements()[0]
     with write_transaction():

@@ -12,6 +12,8 @@ that has no succeeded delivery to the endpoint is delivered once more, and only 
 Events not yet fanned out are left to the fan-out, which delivers them anyway.
 """
 
+from typing import Any
+
 from ..db import db, for_update, write_transaction
 from ..errors import ApiError
 from ..timeutil import format_ms, now_ms
@@ -58,7 +60,9 @@ def _make_due(delivery_ids, now):
         )
 
 
-def recover(tenant_id, endpoint_id, since, retention_days, now=None):
+def recover(
+    tenant_id: str, endpoint_id: str, since: int, retention_days: float, now: int | None = None
+) -> dict[str, Any]:
     """Queue what the endpoint missed since ``since`` (epoch ms); returns the summary."""
     now = now_ms() if now is None else now
     with write_transaction():

@@ -24,7 +24,7 @@ def _in(ids):
     return ", ".join([db.param] * len(ids))
 
 
-def purge(retention_days, now=None):
+def purge(retention_days: float, now: int | None = None) -> dict[str, int]:
     """Delete what is older than ``retention_days``; returns the counts deleted."""
     now = now_ms() if now is None else now
     cutoff = now - int(retention_days * 86_400_000)

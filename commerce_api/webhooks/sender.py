@@ -13,7 +13,7 @@ import time
 import urllib3
 
 from .. import netguard
-from .dispatch import Outcome
+from .dispatch import Claimed, Outcome
 from .signing import delivery_headers
 
 MAX_RESPONSE_BYTES = 64 * 1024  # read (and discard) at most this much of an answer
@@ -28,7 +28,7 @@ def _client(allow_private):
     return client
 
 
-def parse_retry_after(value):
+def parse_retry_after(value: str | None) -> float | None:
     """Seconds from a Retry-After header (delta-seconds or an HTTP date), or None."""
     if not value:
         return None
@@ -44,7 +44,7 @@ def parse_retry_after(value):
     return max(0.0, moment.timestamp() - time.time())
 
 
-def send(delivery, *, timeout, allow_private):
+def send(delivery: Claimed, *, timeout: float, allow_private: bool) -> Outcome:
     """Make one attempt of ``delivery`` (a ``dispatch.Claimed``); returns an ``Outcome``."""
     attempted_at = time.time_ns() // 1_000_000
     if not delivery.is_active:

@@ -19,12 +19,14 @@ from ..timeutil import format_ms
 SECRET_PREFIX = "whsec_"
 
 
-def new_secret():
+def new_secret() -> str:
     """``whsec_`` + standard base64 of 32 random bytes."""
     return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode("ascii")
 
 
-def event_body(event_id, event_type, created_at, tenant_id, data_json):
+def event_body(
+    event_id: str, event_type: str, created_at: int, tenant_id: str, data_json: str | None
+) -> bytes:
     """The delivered body ``{id, type, created_at, tenant_id, data}`` as bytes.
 
     ``data_json`` is the outbox's stored JSON text of ``data``, spliced in as it is: the
@@ -42,20 +44,28 @@ def event_body(event_id, event_type, created_at, tenant_id, data_json):
     return (head[:-1] + ',"data":' + (data_json or "null") + "}").encode("utf-8")
 
 
-def github_signature(secret, body):
+def github_signature(secret: str, body: bytes) -> str:
     digest = hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
     return "sha256=" + digest
 
 
-def standard_signature(secret, message_id, timestamp, body):
+def standard_signature(secret: str, message_id: str, timestamp: int, body: bytes) -> str:
     key = base64.b64decode(secret[len(SECRET_PREFIX) :])
     signed = f"{message_id}.{timestamp}.".encode() + body
     digest = hmac.new(key, signed, hashlib.sha256).digest()
     return "v1," + base64.b64encode(digest).decode("ascii")
 
 
-def delivery_headers(*, body, event_id, event_type, delivery_id, secret, timestamp,
-                     old_secret=None):  # fmt: skip
+def delivery_headers(
+    *,
+    body: bytes,
+    event_id: str,
+    event_type: str,
+    delivery_id: str,
+    secret: str,
+    timestamp: int,
+    old_secret: str | None = None,
+) -> dict[str, str]:
     """Every header of one attempt (``timestamp``: Unix seconds, fresh per attempt)."""
     signatures = [standard_signature(secret, event_id, timestamp, body)]
     if old_secret:

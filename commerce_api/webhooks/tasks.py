@@ -15,6 +15,6 @@ def webhook_delivery(stop):
 
 
 @periodic("webhook_retention", PURGE_INTERVAL_SECONDS)
-def webhook_retention():
+def webhook_retention() -> dict[str, int]:
     """Delete finished deliveries and delivered events older than the retention age."""
     return retention.purge(float(current_config()["WEBHOOK_RETENTION_DAYS"]))
