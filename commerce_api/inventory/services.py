@@ -73,7 +73,7 @@ def _warehouse_not_found(warehouse_id):
 _warehouse = compile_serializer(WarehouseSchema)
 
 
-def serialize_warehouse(warehouse):
+def serialize_warehouse(warehouse: Warehouse) -> dict[str, Any]:
     """A warehouse as the API shows it (``is_readonly`` is the model's, not a column)."""
     return _warehouse(warehouse, is_readonly=warehouse.is_readonly)
 
@@ -235,7 +235,9 @@ def _entries(product_ids):
 _record = compile_serializer(InventoryRecordSchema)
 
 
-def serialize_record(summary, title, entries):
+def serialize_record(
+    summary: InventorySummary, title: str | None, entries: list[dict[str, Any]]
+) -> dict[str, Any]:
     """A SKU's stock record: its summary row, its product's title, its warehouse entries."""
     return _record(summary, title=title, warehouses=entries)
 

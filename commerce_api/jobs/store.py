@@ -5,6 +5,7 @@ cancellation both sides write. The worker side imports this, never ``services.py
 """
 
 from contextlib import contextmanager
+from typing import Any
 
 from ..config import current_config
 from ..db import db, is_postgres, sqlite_file, write_transaction
@@ -109,7 +110,7 @@ def cancel_batch_rest(job, reason, now):
     )
 
 
-def serialize_job(job):
+def serialize_job(job: Job) -> dict[str, Any]:
     data = _job_head(job)
     if job.started_at is not None:
         data["started_at"] = format_ms(job.started_at)

@@ -14,7 +14,7 @@ from ..errors import ApiError, validation_error
 from ..ids import new_id
 from ..netguard import check_public_host
 from ..pagination import filter_equal, paginate_args
-from ..shapes import compile_serializer, field_names
+from ..shapes import Row, compile_serializer, field_names
 from ..timeutil import now_ms
 from .models import CONNECTORS, MarketplaceConnection, SyncAttempt
 from .shapes import ConnectionSchema, SyncAttemptSchema
@@ -283,7 +283,7 @@ def record_attempt(
 _attempt = compile_serializer(SyncAttemptSchema)
 
 
-def serialize_attempt(row):
+def serialize_attempt(row: Row) -> dict[str, Any]:
     """A sync attempt as the API shows it; its error code and message as one ``error``."""
     get = row_getter(row)
     error = None

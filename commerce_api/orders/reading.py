@@ -28,7 +28,7 @@ _order = compile_serializer(OrderSchema)
 _detail = compile_serializer(OrderDetailSchema, convert={"sync_history": None})
 
 
-def serialize_order(order, lines):
+def serialize_order(order: Order, lines: Sequence[OrderLine]) -> dict[str, Any]:
     """An order as lists and events show it."""
     return _order(order, line_items=lines)
 
@@ -45,7 +45,7 @@ def lines_of(order_id: str) -> list[OrderLine]:
     return list(OrderLine.select().where(OrderLine.order == order_id).order_by(OrderLine.position))
 
 
-def serialize_detail(order, lines=None):
+def serialize_detail(order: Order, lines: Sequence[OrderLine] | None = None) -> dict[str, Any]:
     lines = lines_of(order.id) if lines is None else lines
     returns = (
         OrderReturn.select()

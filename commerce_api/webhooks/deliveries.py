@@ -1,5 +1,6 @@
 """The delivery log: list, detail with attempts, redeliver. No Flask here."""
 
+from collections.abc import Iterable
 from typing import Any
 
 from ..db import for_update, write_transaction
@@ -20,7 +21,9 @@ _delivery_row = compile_serializer(DeliverySchema)
 _delivery_detail = compile_serializer(DeliveryDetailSchema)
 
 
-def serialize_delivery(delivery, attempts=None):
+def serialize_delivery(
+    delivery: WebhookDelivery, attempts: Iterable[WebhookAttempt] | None = None
+) -> dict[str, Any]:
     """A delivery as the API shows it (the next attempt only while pending); with its
     attempts on detail."""
     upcoming = delivery.next_attempt_at if delivery.status == "pending" else None

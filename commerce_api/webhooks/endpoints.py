@@ -27,7 +27,7 @@ _endpoint = compile_serializer(WebhookSchema)
 _endpoint_with_secret = compile_serializer(WebhookWithSecretSchema)
 
 
-def serialize_endpoint(endpoint, secret=None):
+def serialize_endpoint(endpoint: WebhookEndpoint, secret: str | None = None) -> dict[str, Any]:
     """An endpoint as the API shows it; its secret only at creation and rotation."""
     if secret is None:
         return _endpoint(endpoint)

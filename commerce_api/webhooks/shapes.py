@@ -1,6 +1,8 @@
 """What a webhook endpoint and a delivery look like in answers: documented and serialized
 from here."""
 
+from typing import Any
+
 import marshmallow as ma
 
 from ..events.catalogue import SUBSCRIBABLE
@@ -8,7 +10,7 @@ from .endpoint_health import FAILING, GONE
 from .models import DELIVERY_STATUSES
 
 
-def event_types_field(**kwargs):
+def event_types_field(**kwargs: Any) -> ma.fields.List:
     """The ``events`` list: its items are the subscribable types or ``*`` (checked by
     ``endpoints.check_events``, whose messages say which item is wrong)."""
     return ma.fields.List(ma.fields.String(metadata={"enum": [*SUBSCRIBABLE, "*"]}), **kwargs)
