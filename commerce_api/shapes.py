@@ -1,10 +1,11 @@
 """One definition per resource shape (DESIGN 12): a response schema, compiled to a serializer.
 
 The marshmallow schema that documents a resource in the OpenAPI document is also what its
-runtime output is made from: ``compile_serializer`` turns the schema into a plain function, row ->
-dict, and ``field_names`` gives the names ``fields=`` accepts. Marshmallow's own ``dump``
-is not on the hot path: the converters are chosen once, when the schema is compiled, from
-each field's type, and the per-row work is one dict comprehension over a prepared plan.
+runtime output is made from: ``compile_serializer`` turns the schema into a plain function,
+row -> dict, and ``field_names`` gives the names ``fields=`` accepts. Marshmallow's own
+``dump`` is not on the hot path: the converters are chosen once, when the schema is
+compiled, from each field's type, and the per-row work is one dict comprehension over a
+prepared plan.
 
 A row is a peewee model (its ``__data__``) or a ``.dicts()`` row. A field reads the row's
 ``attribute=`` (else its own name) and is shown under its ``data_key`` (else its name):
@@ -18,9 +19,9 @@ A row is a peewee model (its ``__data__``) or a ``.dicts()`` row. A field reads 
 
 ``None`` stays ``None``, except where the schema says the field is never null (no
 ``allow_none``): there a ``List`` shows ``[]``, a ``Dict`` ``{}`` and a ``Boolean``
-``false``. A caller passes values the row does not
-hold (related rows, a computed list) as keyword arguments, by field name: they take the
-row's place and go through the same converter.
+``false``. A caller passes the values the row does not hold (related rows, a computed
+value) as keyword arguments, by field name: they take the row's place and go through the
+same converter.
 """
 
 from collections.abc import Callable, Mapping
