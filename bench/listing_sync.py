@@ -1,7 +1,7 @@
 """Listing sync benchmark (issue 19): ``.venv/bin/python bench/listing_sync.py``.
 
 A real ``commerce-api worker`` process pushes listings to a marketplace adapter on
-127.0.0.1 (tests/listing_marketplace.py, keep-alive) that answers every request in
+127.0.0.1 (tests/support/listing_marketplace.py, keep-alive) that answers every request in
 ``--delay`` seconds (50 ms). Stock is changed in this process through the inventory
 service, as the API does. Three cases:
 
@@ -39,9 +39,8 @@ from common import (  # noqa: E402
     temp_directory,
 )
 
-from tests.listing_marketplace import ListingMarketplace  # noqa: E402
-
-wait_for = ListingMarketplace.wait_for
+from tests.support.listing_marketplace import ListingMarketplace  # noqa: E402
+from tests.support.waiting import wait_for  # noqa: E402
 
 BAR_P99_SECONDS = 2.0
 BAR_BURST_PUSHES = 20

@@ -163,7 +163,7 @@ class Ours:
         self.args = args
         self.base_url = args.database_url
         if self.base_url:
-            from tests import dbutil
+            from tests.support import dbutil
 
             self.url = dbutil.create_database(self.base_url, directory)
         else:
@@ -177,7 +177,9 @@ class Ours:
 
         self.enqueue = enqueue_job  # (not imported per dispatch: huey's call has no import)
 
-        self.app = create_app({"DATABASE_URL": self.url, "EXTRA_TASK_MODULES": "tests.job_types"})
+        self.app = create_app(
+            {"DATABASE_URL": self.url, "EXTRA_TASK_MODULES": "tests.support.job_types"}
+        )
         self.database = self.app.extensions["commerce"]["database"]
         with self.app.app_context():
             upgrade(self.database)
@@ -189,7 +191,7 @@ class Ours:
         env = dict(os.environ)
         env.update(
             COMMERCE_DATABASE_URL=self.url,
-            COMMERCE_EXTRA_TASK_MODULES="tests.job_types",
+            COMMERCE_EXTRA_TASK_MODULES="tests.support.job_types",
             COMMERCE_LOG_LEVEL="WARNING",
             PYTHONUNBUFFERED="1",
         )
@@ -221,7 +223,7 @@ class Ours:
         if not db.is_closed():
             db.close()
         if self.base_url:
-            from tests import dbutil
+            from tests.support import dbutil
 
             self.database.close_all()
             dbutil.drop_database(self.base_url, self.url)

@@ -2,21 +2,16 @@
 names one), emptied before each test; ``app``, ``client``, ``runner``, ``tenant``, ``headers``.
 """
 
-import os
-
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from commerce_api import create_app
 from commerce_api.auth import middleware
-
-from . import dbutil
-from .factories import auth_headers, make_key, make_tenant
-
-BASE_URL = os.environ.get("COMMERCE_DATABASE_URL", "sqlite://")
-JWT_ISSUER = "https://idp.test/"
-JWT_AUDIENCE = "commerce-api"
+from tests.support import dbutil
+from tests.support.auth_support import JWT_AUDIENCE, JWT_ISSUER
+from tests.support.dbutil import BASE_URL
+from tests.support.factories import auth_headers, make_key, make_tenant
 
 
 @pytest.fixture(scope="session")
@@ -57,7 +52,7 @@ def base_config(database_url, jwt_keys):
         "JWT_ISSUER": JWT_ISSUER,
         "JWT_AUDIENCE": JWT_AUDIENCE,
         "RATE_LIMIT_ENABLED": False,
-        "EXTRA_TASK_MODULES": "tests.job_types",
+        "EXTRA_TASK_MODULES": "tests.support.job_types",
         "TESTING": True,
     }
 

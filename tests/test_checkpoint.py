@@ -8,6 +8,7 @@ import time
 import peewee
 
 from commerce_api import checkpoint
+from tests.support.waiting import wait_for
 
 
 def _writer(path):
@@ -61,10 +62,7 @@ def test_the_thread_copies_the_wal_once_enough_frames_wait(tmp_path):
         time.sleep(0.1)
         assert checkpointer.checkpoints == 0  # fewer frames than asked for wait
         _write(connection, 40)
-        deadline = time.monotonic() + 5
-        while checkpointer.checkpoints == 0 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert checkpointer.checkpoints >= 1
+        assert wait_for(lambda: checkpointer.checkpoints >= 1, 5, 0.01)
         assert checkpoint.waiting_frames(fd) < 40
     finally:
         checkpointer.stop()

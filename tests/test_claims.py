@@ -7,8 +7,7 @@ from commerce_api.claims import OperationClaim, claim, claimed, lease_ms
 from commerce_api.errors import ApiError
 from commerce_api.jobs.models import Job
 from commerce_api.orders.ingest import upsert_order
-
-from .orders_support import (
+from tests.support.orders_support import (
     connect,
     make_own_warehouse,
     make_products,

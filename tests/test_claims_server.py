@@ -14,10 +14,9 @@ from commerce_api.claims import OperationClaim
 from commerce_api.orders.ingest import upsert_order
 from commerce_api.orders.models import Order
 from commerce_api.pricing.models import Recommendation
-
-from . import pricing_support
-from .orders_support import make_own_warehouse, make_products, order_body, stock_up
-from .pricing_support import (
+from tests.support import pricing_support
+from tests.support.orders_support import make_own_warehouse, make_products, order_body, stock_up
+from tests.support.pricing_support import (
     connect_http,
     create_rule,
     list_product,
@@ -26,7 +25,8 @@ from .pricing_support import (
     recalculate,
     seed_offers,
 )
-from .servers import gunicorn_server
+from tests.support.servers import gunicorn_server
+from tests.support.waiting import wait_for
 
 market = pricing_support.market  # the fixture
 
@@ -139,10 +139,7 @@ def test_a_killed_holder_frees_the_order_when_its_lease_runs_out(
             daemon=True,
         )
         thread.start()
-        deadline = time.monotonic() + 20
-        while not market.shipments():
-            assert time.monotonic() < deadline, "the shipment never reached the marketplace"
-            time.sleep(0.05)
+        assert wait_for(market.shipments, 20), "the shipment never reached the marketplace"
         # the process holding the claim dies before it records anything
         os.killpg(started[0].pid, signal.SIGKILL)
         started[0].wait(10)

@@ -12,10 +12,9 @@ from commerce_api.cli import cli
 from commerce_api.events.models import Event
 from commerce_api.products.models import Product
 from commerce_api.timeutil import format_ms, now_ms
-
-from . import dbutil
-from .conftest import BASE_URL
-from .factories import auth_headers, make_tenant, snapshot
+from tests.support import dbutil
+from tests.support.dbutil import BASE_URL
+from tests.support.factories import auth_headers, make_tenant, snapshot
 
 
 def run(runner, *args):

@@ -14,8 +14,7 @@ from commerce_api.cli import cli
 from commerce_api.demo import DEMO_PRODUCTS
 from commerce_api.jobs import registry
 from commerce_api.pricing.engine import MinChange
-
-from .jobs_support import dispatch, jobs_app, run_worker  # noqa: F401
+from tests.support.jobs_support import dispatch, jobs_app, run_worker  # noqa: F401
 
 __all__ = ["jobs_app"]
 CATEGORIES = {category for _, _, category, _ in DEMO_PRODUCTS}

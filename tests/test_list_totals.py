@@ -14,8 +14,7 @@ from commerce_api import totals
 from commerce_api.db import db, is_postgres
 from commerce_api.ids import new_id
 from commerce_api.products.models import Product
-
-from .factories import create_product
+from tests.support.factories import create_product
 
 COUNTED = importlib.import_module("commerce_api.migrations.0015_list_counts").COUNTED
 

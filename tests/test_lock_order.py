@@ -4,7 +4,6 @@ for the tenant row ``FOR UPDATE`` behind an order pull that held ``FOR KEY SHARE
 tenant (its insert's foreign key) and waited for the product: a deadlock."""
 
 import threading
-import time
 
 import psycopg2
 import pytest
@@ -12,9 +11,9 @@ import pytest
 from commerce_api.db import is_postgres, write_transaction
 from commerce_api.jobs.services import enqueue_job, tenant_first
 from commerce_api.products.models import Product
-
-from .orders_support import connect
-from .pricing_support import make_product
+from tests.support.orders_support import connect
+from tests.support.pricing_support import make_product
+from tests.support.waiting import wait_for
 
 
 def test_capacity_checked_jobs_are_queued_with_the_tenant_locked_first(app, tenant):
@@ -62,11 +61,11 @@ def test_a_product_sync_and_an_order_pull_do_not_deadlock(
         watcher = psycopg2.connect(database_url)
         watcher.autocommit = True
         try:
-            deadline = time.monotonic() + 10
             # the request either finishes or waits for a lock (the old order: the tenant row)
-            while request.is_alive() and not _waiting_on_a_lock(watcher.cursor(), pull_pid):
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
+            assert wait_for(
+                lambda: not request.is_alive() or _waiting_on_a_lock(watcher.cursor(), pull_pid),
+                10,
+            )
         finally:
             watcher.close()
         # the pull now wants the product row: with the request holding it and waiting for

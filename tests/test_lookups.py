@@ -7,10 +7,9 @@ import pytest
 
 from commerce_api.orders.models import Order
 from commerce_api.timeutil import format_ms, now_ms
-
-from .factories import create_product, headers_for, make_tenant, walk_pages
-from .inventory_helpers import make_warehouse, set_stock
-from .orders_support import import_orders, make_products, order_body
+from tests.support.factories import create_product, headers_for, make_tenant, walk_pages
+from tests.support.inventory_helpers import make_warehouse, set_stock
+from tests.support.orders_support import import_orders, make_products, order_body
 
 
 def ids(response, key="id"):

@@ -8,8 +8,7 @@ import pytest
 from commerce_api.db import BaseModel, MoneyField, db, is_postgres
 from commerce_api.orders.ingest import upsert_order
 from commerce_api.orders.models import Order, OrderLine
-
-from .orders_support import order_body
+from tests.support.orders_support import order_body
 
 
 def _models(base=BaseModel):

@@ -7,8 +7,7 @@ import pytest
 from commerce_api import crypto
 from commerce_api.db import db
 from commerce_api.marketplaces.models import MarketplaceConnection
-
-from .orders_support import connect
+from tests.support.orders_support import connect
 
 
 def stored_token(connection_id):

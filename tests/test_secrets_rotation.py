@@ -12,11 +12,10 @@ from commerce_api import crypto
 from commerce_api.cli import cli
 from commerce_api.db import db, sqlite_file
 from commerce_api.webhooks.models import WebhookEndpoint
-
-from . import dbutil
-from .conftest import BASE_URL
-from .factories import headers_for
-from .orders_support import connect
+from tests.support import dbutil
+from tests.support.dbutil import BASE_URL
+from tests.support.factories import headers_for
+from tests.support.orders_support import connect
 
 HOOK_URL = "http://127.0.0.1:9/hook"
 BODY = {"url": HOOK_URL, "events": ["*"]}
@@ -59,7 +58,7 @@ def fresh_app(make_app, tmp_path):
 
 
 def test_no_webhook_secret_is_stored_in_plain_text(fresh_app):
-    from .factories import make_tenant
+    from tests.support.factories import make_tenant
 
     client = fresh_app.test_client()
     with fresh_app.app_context():

@@ -8,10 +8,9 @@ import pytest
 from commerce_api.events.models import Event
 from commerce_api.jobs.models import Job
 from commerce_api.products.models import Listing, Product
-
-from .factories import create_product, headers_for, make_key, product_body
-from .test_http_conventions import api_rules, concrete_path
-from .test_products import add_listing, add_order, assert_refused, connect, error_code
+from tests.support.factories import create_product, headers_for, make_key, product_body
+from tests.support.http_support import api_rules, assert_refused, concrete_path, error_code
+from tests.support.products_support import add_listing, add_order, connect
 
 
 def rows_of(tenant_id):

@@ -26,7 +26,7 @@ The lexicon, the booster words, the negation words and the normalisation are VAD
 The word loop is a port of ``SentimentIntensityAnalyzer.sentiment_valence`` that lowercases
 each token once (the package re-lowercases the sentence for every word and translates
 emoji character by character): the same rules at a fraction of the cost.
-``tests/test_analysis_sentiment.py`` checks it against the package on plain sentences.
+``tests/analysis/test_sentiment.py`` checks it against the package on plain sentences.
 """
 
 import math

@@ -3,7 +3,7 @@
 - ``operationId``: derived from the path and method (``GET /api/products`` is
   ``listProducts``, ``PATCH /api/pricing/rules/{rule_id}`` is ``updatePricingRule``); an
   action (a POST that does not create, a singleton GET) is named in ``ACTIONS``. An
-  operation that is neither gets no id, and tests/test_openapi_clients.py fails.
+  operation that is neither gets no id, and tests/http/test_openapi_clients.py fails.
 - a description for every operation: the summary, the scope it needs, and for a POST that
   it may be retried with ``Idempotency-Key``;
 - ``Idempotency-Key`` as a header parameter of every POST, with its three error codes;

@@ -1,0 +1,1 @@
+"""What more than one test module uses: factories, servers, fakes of peers, wait_for."""
