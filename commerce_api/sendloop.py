@@ -9,66 +9,97 @@ to record a batch of outcomes.
 """
 
 import logging
+import os
 import queue
+import secrets
+import socket
+import threading
 import time
 from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from .db import db, is_postgres, write_transaction
 
 log = logging.getLogger("commerce_api.sendloop")
+# steps failing in a row (a busy database, a lost connection) before the loop gives up
+# and the worker logs it; meanwhile the leases run out and other workers go on
+MAX_CONSECUTIVE_FAILURES = 20
 
 
 class SendLoop(ABC):
     thread_name_prefix = "send"
 
-    def __init__(self, threads, poll_interval):
+    def __init__(self, threads: int, poll_interval: float) -> None:
         self.threads = max(1, int(threads))
         self.poll_interval = max(0.005, float(poll_interval))
         self.outcomes = queue.Queue()
         self._unrecorded = []  # outcomes whose recording failed, to try again
+        # who holds the leases this loop claims: every claim's token starts with it
+        self.worker = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+        self._claims = 0
+        self._failures = 0
 
     # what a subclass provides -------------------------------------------------------------
 
     @property
-    def capacity(self):
+    def capacity(self) -> int:
         """Sends in flight at which the loop waits for outcomes instead of claiming."""
         return self.threads
 
     @abstractmethod
-    def in_flight(self):
+    def in_flight(self) -> int:
         """Sends handed out whose outcomes have not come back."""
 
     @abstractmethod
-    def step(self, senders, claim):
+    def step(self, senders: Any, claim: bool) -> bool:
         """Record outcomes, then (with ``claim``) claim and hand work to ``senders``; True
         when there was work."""
 
-    def landed(self, outcome):
+    def landed(self, outcome: Any) -> None:
         """An outcome came back from a sending thread (no longer in flight); by default
         nothing to count."""
         return None
 
-    def start_senders(self):
+    def start_senders(self) -> Any:
         """The sending threads, handed to ``step``: by default a pool it submits to."""
         return ThreadPoolExecutor(self.threads, thread_name_prefix=self.thread_name_prefix)
 
-    def stopping(self):
+    def stopping(self) -> None:
         """The stop was asked for: what is held but not yet sent may be given back (by
         default nothing is held)."""
         return None
 
-    def stop_senders(self, senders):
+    def stop_senders(self, senders: Any) -> None:
         """Let the sending threads finish what they are sending, then end them."""
         senders.shutdown(wait=True)
 
     @abstractmethod
-    def record(self, outcomes):
+    def record(self, outcomes: list) -> None:
         """Write ``outcomes`` (inside the caller's transaction)."""
+
+    # claims and failures -------------------------------------------------------------------
+
+    def next_token(self) -> str:
+        """The lease token of a new claim: ``<worker>:<claim number>``."""
+        self._claims += 1
+        return f"{self.worker}:{self._claims}"
+
+    def step_failed(self) -> bool:
+        """A step failed (the caller logged it): True when that makes too many in a row
+        (the caller then raises)."""
+        self._failures += 1
+        return self._failures >= MAX_CONSECUTIVE_FAILURES
+
+    def step_succeeded(self) -> None:
+        self._failures = 0
+
+    def pause_after_failure(self) -> None:
+        time.sleep(min(1.0, self.poll_interval * 5))
 
     # the loop -----------------------------------------------------------------------------
 
-    def run(self, stop):
+    def run(self, stop: threading.Event) -> None:
         """Run until ``stop`` is set; with ``stop`` set on entry, until nothing is due."""
         once = stop.is_set()
         senders = self.start_senders()
@@ -92,7 +123,7 @@ class SendLoop(ABC):
             if is_postgres() and not db.is_closed():
                 db.close()
 
-    def wait(self, seconds):
+    def wait(self, seconds: float) -> None:
         """Sleep until an outcome arrives or ``seconds`` pass."""
         try:
             outcome = self.outcomes.get(timeout=seconds)
@@ -100,7 +131,7 @@ class SendLoop(ABC):
             return
         self.outcomes.put(outcome)
 
-    def take_outcomes(self):
+    def take_outcomes(self) -> list:
         """The outcomes to record: those whose recording failed before, then the new ones."""
         done, self._unrecorded = self._unrecorded, []
         retried = len(done)  # already counted out of flight
@@ -113,11 +144,11 @@ class SendLoop(ABC):
             self.landed(outcome)
         return done
 
-    def keep_unrecorded(self, outcomes):
+    def keep_unrecorded(self, outcomes: list) -> None:
         """Recording ``outcomes`` failed: they are tried again with the next ones."""
         self._unrecorded.extend(outcomes)
 
-    def record_left(self):
+    def record_left(self) -> None:
         """At shutdown: what is still unrecorded, tried a few times."""
         for attempt in range(3):
             done = self.take_outcomes()

@@ -17,7 +17,6 @@ in an error (its body, a connection error's text) goes to the log, never into th
 error, which the tenant reads.
 """
 
-import email.utils
 import logging
 import random
 import threading
@@ -27,6 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import requests
+
+from ..retry_after import parse_retry_after
 
 CONNECT_TIMEOUT = 5.0
 BACKOFF_BASE_SECONDS = 0.5
@@ -94,25 +95,6 @@ class LlmSettings:
             retry_max_wait=float(config.get("LLM_RETRY_MAX_WAIT_SECONDS") or 0.0),
             concurrency=max(1, int(config.get("LLM_CONCURRENCY") or 1)),
         )
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta seconds or an HTTP date), or None."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        moment = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if moment is None:
-        return None
-    now = time.time() if now is None else now
-    return max(0.0, moment.timestamp() - now)
 
 
 def _content(data):
@@ -191,7 +173,7 @@ class ChatClient:
                     failure = "the answer is not a chat completion"
                 elif status == 429 or status >= 500:
                     failure = f"HTTP {status}"
-                    wait = retry_after_seconds(response.headers.get("Retry-After"))
+                    wait = parse_retry_after(response.headers.get("Retry-After"))
                 else:
                     log.warning("LLM %s refused: HTTP %s: %s", model, status, response.text[:300])
                     redirect = " (redirects are not followed)" if 300 <= status < 400 else ""

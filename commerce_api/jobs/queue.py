@@ -6,14 +6,16 @@ gave the job to someone else, or failed it) changes nothing, whatever it finishe
 """
 
 import logging
-import random
+from collections.abc import Iterable
+from typing import Any
 
-from peewee import BooleanField, Case
+from peewee import BooleanField, Expression
 
 from ..config import current_config
-from ..db import JSONField, db, is_postgres
+from ..db import JSONField
 from ..events import emit
-from ..sql import cached_statement
+from ..leases import Lease, backoff_seconds, delay_ms
+from ..sql import Statement
 from ..timeutil import now_ms
 from .completion import (
     EVENT_PAYLOAD_LIMIT,
@@ -49,7 +51,7 @@ MAX_BACKOFF_SECONDS = 3600
 # Claim ----------------------------------------------------------------------------------
 
 
-def claim_jobs(worker_id, limit, lease_ms, now=None):
+def claim_jobs(worker_id: str, limit: int, lease_ms: int, now: int | None = None) -> list[Job]:
     """Take up to ``limit`` due jobs, high > normal > low and FIFO, in one statement.
 
     SQLite: ``UPDATE ... WHERE id IN (SELECT ... LIMIT n) RETURNING`` inside BEGIN
@@ -63,7 +65,9 @@ def claim_jobs(worker_id, limit, lease_ms, now=None):
 
 
 _JOB_FIELDS = tuple(Job._meta.sorted_fields)
-_JOB_COLUMNS = tuple(field.column_name for field in _JOB_FIELDS)
+_JOB_NAMES = tuple(field.name for field in _JOB_FIELDS)
+_CLAIM_KEY = _JOB_NAMES.index("claim_key")
+_ID = _JOB_NAMES.index("id")
 # only these need converting from what the driver returns (JSON text, 0/1 on SQLite)
 _CONVERTERS = tuple(
     (index, field.python_value)
@@ -71,50 +75,31 @@ _CONVERTERS = tuple(
     if isinstance(field, JSONField | BooleanField)
 )
 
-
-def _claim_sql():
-    """The claim statement, built once per engine (it runs for every claim)."""
-    return cached_statement("job-claim", _build_claim_sql)
-
-
-def _build_claim_sql():
-    p = db.param
-    setting = (
-        f"status = 'running', worker_id = {p}, attempts = attempts + 1, started_at = {p},"
-        f" deadline_at = timeout_seconds * 1000 + {p},"
-        f" lease_expires_at = CASE WHEN timeout_seconds * 1000 + {p} < {p}"
-        f" THEN timeout_seconds * 1000 + {p} ELSE {p} END, updated_at = {p}"
-    )
-    due = (
-        "SELECT id FROM job WHERE status = 'queued' AND run_at <= "
-        f"{p} ORDER BY claim_key, id LIMIT {p}"
-    )
-    if is_postgres():
-        columns = ", ".join(f'job."{c}"' for c in _JOB_COLUMNS)
-        # A materialized CTE runs the locking SELECT exactly once; as an IN (subquery)
-        # the planner may re-run it per row, and with SKIP LOCKED each run finds others.
-        sql = (
-            f"WITH due AS MATERIALIZED ({due} FOR UPDATE SKIP LOCKED) "
-            f"UPDATE job SET {setting} FROM due"
-            f" WHERE job.id = due.id AND job.status = 'queued' RETURNING {columns}"
-        )
-    else:
-        columns = ", ".join(f'"{c}"' for c in _JOB_COLUMNS)
-        # by rowid: the table's own key, no lookup through the id index per claimed row
-        due = due.replace("SELECT id FROM", "SELECT rowid FROM", 1)
-        sql = (
-            f"UPDATE job SET {setting} WHERE rowid IN ({due}) AND status = 'queued'"
-            f" RETURNING {columns}"
-        )
-    return sql
+# The job queue's leased claim: the due jobs in queue order (claim_key, id), each started
+# with its attempt counted and a lease that never passes the attempt's deadline (started +
+# the type's time-out). Held by the worker's id; taken by rowid on SQLite.
+LEASE = Lease(
+    Job,
+    lease="lease_expires_at",
+    holder="worker_id",
+    due="{Job.status} = 'queued' AND {Job.run_at} <= {p}",
+    order="{Job.claim_key}, {Job.id}",
+    setting=(
+        "{Job.status} = 'running', {Job.worker_id} = {p}, {Job.attempts} = {Job.attempts} + 1,"
+        " {Job.started_at} = {p}, {Job.deadline_at} = {Job.timeout_seconds} * 1000 + {p},"
+        " {Job.lease_expires_at} = CASE WHEN {Job.timeout_seconds} * 1000 + {p} < {p}"
+        " THEN {Job.timeout_seconds} * 1000 + {p} ELSE {p} END, {Job.updated_at} = {p}"
+    ),
+    claimable="{Job.status} = 'queued'",
+    returning=_JOB_NAMES,
+    by_rowid=True,
+)
+HAS_DUE = Statement(
+    "SELECT 1 FROM {Job} WHERE {Job.status} = 'queued' AND {Job.run_at} <= {p} LIMIT 1", Job=Job
+)
 
 
-_JOB_NAMES = tuple(field.name for field in _JOB_FIELDS)
-_CLAIM_KEY = _JOB_NAMES.index("claim_key")
-_ID = _JOB_NAMES.index("id")
-
-
-def job_from_row(row):
+def job_from_row(row: tuple) -> Job:
     """A Job built from a full row in column order (no peewee query building)."""
     values = list(row)
     for index, convert in _CONVERTERS:
@@ -125,29 +110,30 @@ def job_from_row(row):
     return job
 
 
-def jobs_from_rows(rows):
+def jobs_from_rows(rows: list[tuple]) -> list[Job]:
     """Claimed rows as Jobs in queue order (built after the claim's transaction: the
     write lock is not held for Python work)."""
     rows = sorted(rows, key=lambda row: (row[_CLAIM_KEY], row[_ID]))
     return [job_from_row(row) for row in rows]
 
 
-def claim_rows(worker_id, limit, lease_ms, now=None):
+def claim_rows(worker_id: str, limit: int, lease_ms: int, now: int | None = None) -> list[tuple]:
     """The claim, inside the caller's write transaction: the claimed rows as they are."""
     now = now_ms() if now is None else now
     lease_until = now + lease_ms
-    setting = (worker_id, now, now, now, lease_until, now, lease_until, now)
-    due = (now, limit)
-    params = due + setting if is_postgres() else setting + due
-    return db.execute_sql(_claim_sql(), params).fetchall()
+    return LEASE.claim((now, limit), (worker_id, now, now, now, lease_until, now, lease_until, now))
 
 
-def claim_in_transaction(worker_id, limit, lease_ms, now=None):
+def claim_in_transaction(
+    worker_id: str, limit: int, lease_ms: int, now: int | None = None
+) -> list[Job]:
     """The claim, inside the caller's write transaction."""
     return jobs_from_rows(claim_rows(worker_id, limit, lease_ms, now))
 
 
-def step(worker_id, outcomes, claim_limit, lease_ms):
+def step(
+    worker_id: str, outcomes: list[tuple[str, Any]], claim_limit: int, lease_ms: int
+) -> tuple[list[str | None], list[Job]]:
     """Write finished jobs' outcomes and claim the next jobs, in one transaction.
 
     ``outcomes``: ``("complete", prepare_completion(...))`` or ``("fail", (job, code,
@@ -171,17 +157,18 @@ def step(worker_id, outcomes, claim_limit, lease_ms):
     return results, jobs_from_rows(rows)
 
 
-def has_due_jobs(now=None):
+def has_due_jobs(now: int | None = None) -> bool:
     """A cheap read-only probe: is any job claimable now?"""
     now = now_ms() if now is None else now
-    sql = f"SELECT 1 FROM job WHERE status = 'queued' AND run_at <= {db.param} LIMIT 1"
-    return db.execute_sql(sql, (now,)).fetchone() is not None
+    return HAS_DUE.execute((now,)).fetchone() is not None
 
 
 # Leases ---------------------------------------------------------------------------------
 
 
-def renew_leases(worker_id, held, lease_ms, now=None):
+def renew_leases(
+    worker_id: str, held: Iterable[tuple[str, int]], lease_ms: int, now: int | None = None
+) -> set[tuple[str, int]]:
     """Extend the leases of ``held`` ``[(job_id, attempt)]``; return the pairs still held.
 
     A lease is never extended past the attempt's deadline (started + the type's
@@ -190,26 +177,19 @@ def renew_leases(worker_id, held, lease_ms, now=None):
     if not held:
         return set()
     now = now_ms() if now is None else now
-    lease_until = now + lease_ms
-    query = (
-        Job.update(
-            lease_expires_at=Case(
-                None, [(Job.deadline_at < lease_until, Job.deadline_at)], lease_until
-            )
-        )
-        .where(
-            Job.id.in_([job_id for job_id, _ in held])
-            & (Job.worker_id == worker_id)
-            & (Job.status == "running")
-        )
-        .returning(Job.id, Job.attempts)
-    )
     with job_write():
-        rows = list(query.tuples().execute())
+        rows = LEASE.renew(
+            [job_id for job_id, _ in held],
+            worker_id,
+            now + lease_ms,
+            held=Job.status == "running",
+            cap="deadline_at",
+            returning=("id", "attempts"),
+        )
     return {(job_id, attempts) for job_id, attempts in rows} & set(held)
 
 
-def record_progress(job_id, attempt, done, total):
+def record_progress(job_id: str, attempt: int, done: int, total: int) -> bool:
     """Store a running attempt's ``{done, total}``; False when the job is no longer its."""
     query = Job.update(
         progress={"done": int(done), "total": int(total)}, updated_at=now_ms()
@@ -221,7 +201,7 @@ def record_progress(job_id, attempt, done, total):
 # Finish ---------------------------------------------------------------------------------
 
 
-def _fence(job, worker_id):
+def _fence(job: Job, worker_id: str) -> Expression:
     return (
         (Job.id == job.id)
         & (Job.status == "running")
@@ -230,24 +210,35 @@ def _fence(job, worker_id):
     )
 
 
-def backoff_ms(attempt, config=None):
+def backoff_ms(attempt: int, config: dict | None = None) -> int:
     """Exponential: base, 2 x base, 4 x base, ... (capped), plus up to 10% jitter."""
     base = float((config or current_config())["WORKER_RETRY_BACKOFF_SECONDS"])
-    seconds = min(MAX_BACKOFF_SECONDS, base * 2 ** max(0, attempt - 1))
-    return int(seconds * 1000 * (1 + random.random() * 0.1))
+    return delay_ms(backoff_seconds(attempt, base, MAX_BACKOFF_SECONDS), jitter=0.1)
 
 
-def fail_attempt(job, worker_id, code, message, retryable, details=None, now=None, fence=None):
+def fail_attempt(
+    job: Job, worker_id: str, code: str, message: str, retryable: bool, **more: Any
+) -> str | None:
     """End the current attempt with an error: back to the queue after a backoff while
     attempts remain and the error is retryable, else ``failed`` (event, batch cancelled).
+    ``more``: ``details``, ``now``, ``fence``, as ``record_failure`` takes them.
 
     Returns "retrying", "failed", or None when the worker no longer held the job.
     """
     with job_write():
-        return record_failure(job, worker_id, code, message, retryable, details, now, fence)
+        return record_failure(job, worker_id, code, message, retryable, **more)
 
 
-def record_failure(job, worker_id, code, message, retryable, details=None, now=None, fence=None):
+def record_failure(
+    job: Job,
+    worker_id: str,
+    code: str,
+    message: str,
+    retryable: bool,
+    details: dict | None = None,
+    now: int | None = None,
+    fence: Expression | None = None,
+) -> str | None:
     """``fail_attempt`` inside the caller's transaction."""
     now = now_ms() if now is None else now
     condition = _fence(job, worker_id) if fence is None else fence
@@ -278,41 +269,35 @@ def record_failure(job, worker_id, code, message, retryable, details=None, now=N
         cancel_batch_rest(job, "batch_predecessor_failed", now)
         return "failed"
     run_at = now + backoff_ms(job.attempts)
-    changed = (
-        Job.update(
-            status="queued",
-            last_error=error,
-            run_at=run_at,
-            claim_key=run_at + job.priority_rank * aging_ms(),
-            worker_id=None,
-            lease_expires_at=None,
-            deadline_at=None,
-            updated_at=now,
-        )
-        .where(condition)
-        .execute()
+    changed = LEASE.release(
+        condition,
+        {
+            "status": "queued",
+            "last_error": error,
+            "run_at": run_at,
+            "claim_key": run_at + job.priority_rank * aging_ms(),
+            "deadline_at": None,
+            "updated_at": now,
+        },
     )
     return "retrying" if changed else None
 
 
-def give_back(job, worker_id, now=None):
+def give_back(job: Job, worker_id: str, now: int | None = None) -> bool:
     """Return a running job to the queue without spending its attempt (graceful shutdown).
 
     It keeps its claim_key, so it goes back to its place at the head of the queue.
     """
     now = now_ms() if now is None else now
     with job_write():
-        changed = (
-            Job.update(
-                status="queued",
-                attempts=Job.attempts - 1,
-                worker_id=None,
-                lease_expires_at=None,
-                deadline_at=None,
-                updated_at=now,
-            )
-            .where(_fence(job, worker_id))
-            .execute()
+        changed = LEASE.release(
+            _fence(job, worker_id),
+            {
+                "status": "queued",
+                "attempts": Job.attempts - 1,
+                "deadline_at": None,
+                "updated_at": now,
+            },
         )
         if changed:
             notify_workers()
@@ -322,7 +307,7 @@ def give_back(job, worker_id, now=None):
 # Sweep ----------------------------------------------------------------------------------
 
 
-def sweep_expired_leases(now=None, limit=100):
+def sweep_expired_leases(now: int | None = None, limit: int = 100) -> dict[str, int]:
     """Jobs whose lease ran out (worker killed, hung, or past the type's time-out): count a
     ``WORKER_TIMEOUT`` attempt; retried with backoff, or failed once attempts are used up.
 
@@ -331,10 +316,7 @@ def sweep_expired_leases(now=None, limit=100):
     """
     now = now_ms() if now is None else now
     expired = list(
-        Job.select()
-        .where(RUNNING & (Job.lease_expires_at < now))
-        .order_by(Job.lease_expires_at)
-        .limit(limit)
+        Job.select().where(RUNNING & LEASE.expired(now)).order_by(Job.lease_expires_at).limit(limit)
     )
     counts = {"retrying": 0, "failed": 0}
     for job in expired:
@@ -343,7 +325,7 @@ def sweep_expired_leases(now=None, limit=100):
             message = f"The job did not finish within its time-out of {job.timeout_seconds} s."
         else:
             message = "The worker running the job stopped answering (its lease ran out)."
-        fence = _fence(job, job.worker_id) & (Job.lease_expires_at < now)
+        fence = _fence(job, job.worker_id) & LEASE.expired(now)
         outcome = fail_attempt(
             job,
             job.worker_id,
@@ -365,7 +347,9 @@ def sweep_expired_leases(now=None, limit=100):
 # Workers --------------------------------------------------------------------------------
 
 
-def register_worker(worker_id, hostname, pid, concurrency, now=None):
+def register_worker(
+    worker_id: str, hostname: str, pid: int, concurrency: int, now: int | None = None
+) -> None:
     now = now_ms() if now is None else now
     with job_write():
         WorkerProcess.insert(
@@ -378,7 +362,7 @@ def register_worker(worker_id, hostname, pid, concurrency, now=None):
         ).execute()
 
 
-def touch_worker(worker_id, stopping=False, now=None):
+def touch_worker(worker_id: str, stopping: bool = False, now: int | None = None) -> None:
     now = now_ms() if now is None else now
     with job_write():
         WorkerProcess.update(last_seen_at=now, stopping=stopping).where(
@@ -386,12 +370,12 @@ def touch_worker(worker_id, stopping=False, now=None):
         ).execute()
 
 
-def deregister_worker(worker_id):
+def deregister_worker(worker_id: str) -> None:
     with job_write():
         WorkerProcess.delete().where(WorkerProcess.id == worker_id).execute()
 
 
-def prune_workers(older_than_ms, now=None):
+def prune_workers(older_than_ms: int, now: int | None = None) -> int:
     """Forget workers not seen for a while (they were killed; their jobs are swept)."""
     now = now_ms() if now is None else now
     with job_write():
@@ -403,7 +387,7 @@ def prune_workers(older_than_ms, now=None):
 # Periodic tasks -------------------------------------------------------------------------
 
 
-def ensure_periodic_rows(tasks, now=None):
+def ensure_periodic_rows(tasks: dict[str, tuple[float, Any]], now: int | None = None) -> None:
     """One row per registered task (first run due at once); intervals follow the code."""
     now = now_ms() if now is None else now
     with job_write():
@@ -416,7 +400,7 @@ def ensure_periodic_rows(tasks, now=None):
             ).execute()
 
 
-def due_periodic_tasks(names, now=None):
+def due_periodic_tasks(names: Iterable[str], now: int | None = None) -> list[str]:
     now = now_ms() if now is None else now
     if not names:
         return []
@@ -432,7 +416,7 @@ def due_periodic_tasks(names, now=None):
     return [row[0] for row in rows]
 
 
-def claim_periodic(name, worker_id, lock_ms, now=None):
+def claim_periodic(name: str, worker_id: str, lock_ms: int, now: int | None = None) -> bool:
     """Take the fleet-wide run lock of a due task; True when this worker should run it."""
     now = now_ms() if now is None else now
     with job_write():
@@ -453,7 +437,9 @@ def claim_periodic(name, worker_id, lock_ms, now=None):
     return bool(changed)
 
 
-def renew_periodic_locks(names, worker_id, lock_ms, now=None):
+def renew_periodic_locks(
+    names: Iterable[str], worker_id: str, lock_ms: int, now: int | None = None
+) -> None:
     if not names:
         return
     now = now_ms() if now is None else now
@@ -463,7 +449,13 @@ def renew_periodic_locks(names, worker_id, lock_ms, now=None):
         ).execute()
 
 
-def finish_periodic(name, worker_id, error=None, now=None, rerun=False):
+def finish_periodic(
+    name: str,
+    worker_id: str,
+    error: str | None = None,
+    now: int | None = None,
+    rerun: bool = False,
+) -> None:
     """Release the run lock; ``rerun`` makes the task due again at once (run cut short)."""
     now = now_ms() if now is None else now
     values = {

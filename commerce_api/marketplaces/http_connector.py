@@ -5,6 +5,7 @@ The wire contract (paths, bodies, how answers map to our outcomes) is in
 """
 
 import json
+import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -14,6 +15,7 @@ import requests
 
 from .. import netguard
 from ..config import current_config
+from ..retry_after import parse_retry_after
 from .answers import has_unstorable_text
 from .base import Connector, MarketplaceRejection, MarketplaceUnavailable, OrderPage
 from .limits import remaining
@@ -335,12 +337,13 @@ def _unavailable(exc, allow_private):
     raise exc
 
 
-def _retry_after(value):
-    try:
-        seconds = int(str(value).strip())
-    except (TypeError, ValueError):
+def _retry_after(value: str | None) -> int | None:
+    """Whole seconds from the answer's ``Retry-After`` (delta-seconds or an HTTP date),
+    1 s to an hour; None when it gave none (or junk)."""
+    seconds = parse_retry_after(value)
+    if seconds is None:
         return None
-    return max(1, min(seconds, 3600))
+    return max(1, min(math.ceil(seconds), 3600))
 
 
 def _given(answer, name, default):

@@ -25,48 +25,44 @@ the next claim pushes it again with the same key when nothing changed.
 """
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from ..db import db, is_postgres, write_transaction
+from ..db import write_transaction
 from ..events import emit
+from ..inventory.models import Stock, Warehouse
+from ..leases import Lease, backoff_seconds, delay_ms, honour_retry_after, lease_free
 from ..products.models import Listing, Product
 from ..products.services import MUTABLE_FIELDS
+from ..sql import Statement, marks
 from ..timeutil import now_ms
 from .base import MarketplaceRejection, MarketplaceUnavailable
 from .gateway import call
+from .models import MarketplaceConnection
 
 MAX_BACKOFF_SECONDS = 300
 MAX_ERROR_LENGTH = 2000
-_DUE = (
-    "FROM listing WHERE sync_status = 'pending' AND next_push_at <= {p}"
-    " AND (lease_until IS NULL OR lease_until < {p})"
+# a pending listing, due, that no push holds
+_DUE = "{Listing.sync_status} = 'pending' AND {Listing.next_push_at} <= {p} AND " + lease_free(
+    "{Listing.lease_until}"
 )
-_cache = {}
-
-
-def _sql(name, build):
-    key = (name, id(db.obj))
-    sql = _cache.get(key)
-    if sql is None:
-        sql = _cache[key] = build(db.param)
-    return sql
+HAS_DUE = Statement("SELECT 1 FROM {Listing} WHERE " + _DUE + " LIMIT 1", Listing=Listing)
+DUE_CONNECTIONS = Statement(
+    "SELECT DISTINCT {Listing.tenant}, {Listing.marketplace} FROM {Listing} WHERE " + _DUE,
+    Listing=Listing,
+)
 
 
 # Finding work -----------------------------------------------------------------------------
 
 
-def has_due(now):
+def has_due(now: int) -> bool:
     """A read-only look: is any pending listing due and free?"""
-    sql = _sql("has_due", lambda p: "SELECT 1 " + _DUE.format(p=p) + " LIMIT 1")
-    return db.execute_sql(sql, (now, now)).fetchone() is not None
+    return HAS_DUE.execute((now, now)).fetchone() is not None
 
 
-def due_connections(now):
+def due_connections(now: int) -> list[tuple[str, str]]:
     """``[(tenant id, marketplace)]`` that have due, free pending listings."""
-    sql = _sql(
-        "due_connections",
-        lambda p: "SELECT DISTINCT tenant_id, marketplace " + _DUE.format(p=p),
-    )
-    return [(row[0], row[1]) for row in db.execute_sql(sql, (now, now)).fetchall()]
+    return [(row[0], row[1]) for row in DUE_CONNECTIONS.execute((now, now)).fetchall()]
 
 
 # Claiming (the intent) --------------------------------------------------------------------
@@ -87,34 +83,32 @@ class ClaimedListing:
     fulfilled_by_marketplace: bool = False
 
 
-def _claim_sql(p):
-    due = (
-        "SELECT id " + _DUE.format(p=p) + f" AND tenant_id = {p} AND marketplace = {p}"
-        f" ORDER BY next_push_at LIMIT {p}"
-    )
-    setting = f"lease_until = {p}, lease_token = {p}, pushing_version = version"
-    if is_postgres():
-        return (
-            f"WITH due AS MATERIALIZED ({due} FOR UPDATE SKIP LOCKED)"
-            f" UPDATE listing SET {setting} FROM due WHERE listing.id = due.id"
-            " AND listing.sync_status = 'pending' RETURNING listing.id, listing.version"
-        )
-    return (
-        f"UPDATE listing SET {setting} WHERE id IN ({due}) AND sync_status = 'pending'"
-        " RETURNING id, version"
-    )
+# The listing queue's leased claim: the due listings of one connection, oldest due first,
+# with the version being pushed written as the intent before any call.
+LEASE = Lease(
+    Listing,
+    lease="lease_until",
+    holder="lease_token",
+    due=_DUE + " AND {Listing.tenant} = {p} AND {Listing.marketplace} = {p}",
+    order="{Listing.next_push_at}",
+    setting=(
+        "{Listing.lease_until} = {p}, {Listing.lease_token} = {p},"
+        " {Listing.pushing_version} = {Listing.version}"
+    ),
+    claimable="{Listing.sync_status} = 'pending'",
+    returning=("id", "version"),
+)
 
 
-def claim(tenant_id, marketplace, limit, lease_ms, token, now):
+def claim(
+    tenant_id: str, marketplace: str, limit: int, lease_ms: int, token: str, now: int
+) -> list[ClaimedListing]:
     """Lease up to ``limit`` due listings of one connection; returns them with the state
     to push (read under the same transaction)."""
     if limit <= 0:
         return []
-    due = (now, now, tenant_id, marketplace, limit)
-    setting = (now + lease_ms, token)
-    params = due + setting if is_postgres() else setting + due
     with write_transaction():
-        rows = db.execute_sql(_sql("claim", _claim_sql), params).fetchall()
+        rows = LEASE.claim((now, now, tenant_id, marketplace, limit), (now + lease_ms, token))
         if not rows:
             return []
         claimed = [ClaimedListing(row[0], tenant_id, marketplace, row[1], token) for row in rows]
@@ -131,44 +125,59 @@ def _number(value):
     return None if value is None else float(value)
 
 
-def _marks(values):
-    return ", ".join([db.param] * len(values))
+# stock in the tenant's own active warehouses, per product
+OWN_AVAILABLE = Statement(
+    "SELECT s.{Stock.product}, SUM(s.{Stock.on_hand} - s.{Stock.reserved}) FROM {Stock} s"
+    " JOIN {Warehouse} w ON w.{Warehouse.id} = s.{Stock.warehouse}"
+    " WHERE s.{Stock.product} IN ({ids}) AND w.{Warehouse.type} = 'own'"
+    " AND w.{Warehouse.is_active} GROUP BY s.{Stock.product}",
+    Stock=Stock,
+    Warehouse=Warehouse,
+)
+# products with stock in a marketplace's own (FBA/FBS) active warehouses
+FULFILLED_BY = Statement(
+    "SELECT DISTINCT s.{Stock.product} FROM {Stock} s"
+    " JOIN {Warehouse} w ON w.{Warehouse.id} = s.{Stock.warehouse}"
+    " WHERE s.{Stock.product} IN ({ids}) AND w.{Warehouse.type} IN ('FBA', 'FBS')"
+    " AND w.{Warehouse.is_active} AND w.{Warehouse.marketplace} = {p}"
+    " AND s.{Stock.on_hand} > 0",
+    Stock=Stock,
+    Warehouse=Warehouse,
+)
 
 
-def own_available(product_ids):
+def own_available(product_ids: list[str]) -> dict[str, int]:
     """``{product id: available}`` in active own warehouses."""
     if not product_ids:
         return {}
-    rows = db.execute_sql(
-        "SELECT s.product_id, SUM(s.on_hand - s.reserved) FROM stock s"
-        " JOIN warehouse w ON w.id = s.warehouse_id"
-        f" WHERE s.product_id IN ({_marks(product_ids)}) AND w.type = 'own' AND w.is_active"
-        " GROUP BY s.product_id",
-        list(product_ids),
-    ).fetchall()
+    ids = list(product_ids)
+    rows = OWN_AVAILABLE.execute(ids, ids=marks(len(ids))).fetchall()
     return {row[0]: int(row[1] or 0) for row in rows}
 
 
-def fulfilled_by(product_ids, marketplace):
+def fulfilled_by(product_ids: list[str], marketplace: str) -> set[str]:
     """The products among ``product_ids`` with stock in ``marketplace``'s own (FBA/FBS)
     warehouses: their listings take the quantity from the marketplace."""
     if not product_ids:
         return set()
-    rows = db.execute_sql(
-        "SELECT DISTINCT s.product_id FROM stock s JOIN warehouse w ON w.id = s.warehouse_id"
-        f" WHERE s.product_id IN ({_marks(product_ids)}) AND w.type IN ('FBA', 'FBS')"
-        f" AND w.is_active AND w.marketplace = {db.param} AND s.on_hand > 0",
-        [*product_ids, marketplace],
-    ).fetchall()
+    ids = list(product_ids)
+    rows = FULFILLED_BY.execute([*ids, marketplace], ids=marks(len(ids))).fetchall()
     return {row[0] for row in rows}
 
 
-def desired_quantity(available, stock_buffer):
+def desired_quantity(available: int, stock_buffer: int | None) -> int:
     """What a listing offers: available own stock minus the buffer, never below 0."""
     return max(0, int(available) - int(stock_buffer or 0))
 
 
-def wire_body(product, *, status, price, currency, quantity):
+def wire_body(
+    product: dict[str, Any],
+    *,
+    status: str,
+    price: Any,
+    currency: str | None,
+    quantity: int | None,
+) -> dict[str, Any]:
     """The ``PUT /products/{sku}`` body (docs/connector-http.md): the product's content
     (a row with its columns) and the listing's ``status``, ``price``, ``currency`` and
     ``quantity`` (None, a listing fulfilled by the marketplace: left out)."""
@@ -190,7 +199,9 @@ def wire_body(product, *, status, price, currency, quantity):
     return body
 
 
-def listing_payload(product, listing, quantity):
+def listing_payload(
+    product: dict[str, Any], listing: dict[str, Any], quantity: int | None
+) -> dict[str, Any]:
     """The body of a listing push: ``status`` is ``active`` only while both the listing
     and its product are active."""
     active = listing["status"] == "active" and product["status"] == "active"
@@ -254,7 +265,9 @@ class PushOutcome:
     retry_after: float | None = None
 
 
-def push(connection, listing, slot_wait=None):
+def push(
+    connection: MarketplaceConnection, listing: ClaimedListing, slot_wait: float | None = None
+) -> PushOutcome:
     """Push one claimed listing through the gateway; returns a ``PushOutcome``."""
     started = now_ms()
     key = f"{listing.id}:{listing.version}"
@@ -289,45 +302,49 @@ def push(connection, listing, slot_wait=None):
 # Recording the outcome --------------------------------------------------------------------
 
 
-def _accepted_sql(p):
-    return (
-        f"UPDATE listing SET synced_version = {p}, last_synced_at = {p}, updated_at = {p},"
-        f" external_id = {p}, quantity = COALESCE({p}, quantity),"
-        f" price = COALESCE(price, {p}), currency = COALESCE(currency, {p}),"
-        " last_sync_error = NULL, push_failures = 0, lease_until = NULL, lease_token = NULL,"
-        " pushing_version = NULL,"
-        f" sync_status = CASE WHEN version = {p} THEN 'in_sync' ELSE 'pending' END,"
-        f" next_push_at = {p} WHERE id = {p} AND lease_token = {p}"
+# an outcome lands only with the token of the claim; every one gives the lease back
+_RELEASED = LEASE.released() + ", {Listing.pushing_version} = NULL"
+_HELD = " WHERE {Listing.id} = {p} AND {Listing.lease_token} = {p}"
+ACCEPTED = Statement(
+    "UPDATE {Listing} SET {Listing.synced_version} = {p}, {Listing.last_synced_at} = {p},"
+    " {Listing.updated_at} = {p}, {Listing.external_id} = {p},"
+    " {Listing.quantity} = COALESCE({p}, {Listing.quantity}),"
+    " {Listing.price} = COALESCE({Listing.price}, {p}),"
+    " {Listing.currency} = COALESCE({Listing.currency}, {p}),"
+    " {Listing.last_sync_error} = NULL, {Listing.push_failures} = 0, " + _RELEASED + ","
+    " {Listing.sync_status} = CASE WHEN {Listing.version} = {p} THEN 'in_sync'"
+    " ELSE 'pending' END, {Listing.next_push_at} = {p}" + _HELD,
+    Listing=Listing,
+)
+REJECTED = Statement(
+    "UPDATE {Listing} SET {Listing.last_sync_error} = {p}, {Listing.updated_at} = {p},"
+    " {Listing.push_failures} = 0, " + _RELEASED + ","
+    " {Listing.sync_status} = CASE WHEN {Listing.version} = {p} THEN 'error'"
+    " ELSE 'pending' END, {Listing.next_push_at} = {p}" + _HELD,
+    Listing=Listing,
+)
+UNAVAILABLE = Statement(
+    "UPDATE {Listing} SET {Listing.last_sync_error} = {p},"
+    " {Listing.push_failures} = {Listing.push_failures} + 1, " + _RELEASED + ","
+    " {Listing.next_push_at} = {p}" + _HELD,
+    Listing=Listing,
+)
+FAILURES = Statement(
+    "SELECT {Listing.push_failures} FROM {Listing} WHERE {Listing.id} = {p}", Listing=Listing
+)
+
+
+def backoff_ms(failures: int, retry_after: float | None = None) -> int:
+    """How long an unavailable marketplace is left alone: ``Retry-After`` when given
+    (0.1 s to an hour), else 1, 2, 4... seconds up to 5 minutes."""
+    seconds = backoff_seconds(failures + 1, 1, MAX_BACKOFF_SECONDS)
+    seconds = honour_retry_after(
+        seconds, retry_after, cap=MAX_BACKOFF_SECONDS * 12, minimum=0.1, shortens=True
     )
+    return delay_ms(seconds)
 
 
-def _rejected_sql(p):
-    return (
-        f"UPDATE listing SET last_sync_error = {p}, updated_at = {p}, push_failures = 0,"
-        " lease_until = NULL, lease_token = NULL, pushing_version = NULL,"
-        f" sync_status = CASE WHEN version = {p} THEN 'error' ELSE 'pending' END,"
-        f" next_push_at = {p} WHERE id = {p} AND lease_token = {p}"
-    )
-
-
-def _unavailable_sql(p):
-    return (
-        f"UPDATE listing SET last_sync_error = {p}, push_failures = push_failures + 1,"
-        " lease_until = NULL, lease_token = NULL, pushing_version = NULL,"
-        f" next_push_at = {p} WHERE id = {p} AND lease_token = {p}"
-    )
-
-
-def backoff_ms(failures, retry_after=None):
-    """How long an unavailable marketplace is left alone: ``Retry-After`` when given,
-    else 1, 2, 4... seconds up to 5 minutes."""
-    seconds = min(2 ** max(0, failures), MAX_BACKOFF_SECONDS)
-    if retry_after is not None:
-        seconds = min(max(float(retry_after), 0.1), MAX_BACKOFF_SECONDS * 12)
-    return int(seconds * 1000)
-
-
-def record(outcomes, spacing_ms, now=None):
+def record(outcomes: list[PushOutcome], spacing_ms: int, now: int | None = None) -> int:
     """Write the outcomes (inside the caller's transaction); returns how many landed.
 
     An outcome whose lease was lost (taken by another worker after it ran out) writes
@@ -345,8 +362,7 @@ def record(outcomes, spacing_ms, now=None):
             quantity = item.payload.get("quantity")
             if quantity is None:
                 quantity = answer.get("quantity")
-            cursor = db.execute_sql(
-                _sql("accepted", _accepted_sql),
+            cursor = ACCEPTED.execute(
                 (
                     item.version,
                     now,
@@ -363,10 +379,7 @@ def record(outcomes, spacing_ms, now=None):
             )
         elif outcome.status == "rejected":
             message = f"{outcome.error_code}: {outcome.error_message}"[:MAX_ERROR_LENGTH]
-            cursor = db.execute_sql(
-                _sql("rejected", _rejected_sql),
-                (message, now, item.version, now, item.id, item.token),
-            )
+            cursor = REJECTED.execute((message, now, item.version, now, item.id, item.token))
             if cursor.rowcount:
                 emit(
                     item.tenant_id,
@@ -386,15 +399,11 @@ def record(outcomes, spacing_ms, now=None):
             failures = _failures(item.id)
             message = f"{outcome.error_code}: {outcome.error_message}"[:MAX_ERROR_LENGTH]
             due = now + backoff_ms(failures, outcome.retry_after)
-            cursor = db.execute_sql(
-                _sql("unavailable", _unavailable_sql), (message, due, item.id, item.token)
-            )
+            cursor = UNAVAILABLE.execute((message, due, item.id, item.token))
         landed += cursor.rowcount or 0
     return landed
 
 
 def _failures(listing_id):
-    row = db.execute_sql(
-        f"SELECT push_failures FROM listing WHERE id = {db.param}", (listing_id,)
-    ).fetchone()
+    row = FAILURES.execute((listing_id,)).fetchone()
     return row[0] if row else 0

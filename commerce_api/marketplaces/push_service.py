@@ -11,10 +11,10 @@ pushes go out beside them.
 
 import contextvars
 import logging
-import os
-import secrets
-import socket
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from ..db import db, is_postgres, write_transaction
 from ..sendloop import SendLoop
@@ -23,10 +23,9 @@ from . import listing_sync
 from .models import MarketplaceConnection
 
 log = logging.getLogger("commerce_api.marketplaces")
-MAX_CONSECUTIVE_FAILURES = 20
 
 
-def in_turn(due, turn):
+def in_turn(due: list[tuple[str, str]], turn: int) -> list[tuple[str, str]]:
     """``due`` connections ``[(tenant, marketplace)]`` in the order they are served:
     tenants in a rotating order, then the first connection of each, the second...."""
     by_tenant = {}
@@ -50,7 +49,7 @@ def in_turn(due, turn):
 class PushService(SendLoop):
     thread_name_prefix = "listing-push"
 
-    def __init__(self, config):
+    def __init__(self, config: dict[str, Any]) -> None:
         self.per_connection = max(1, int(config["MARKETPLACE_CONNECTION_CONCURRENCY"]))
         super().__init__(self.per_connection * 4, config["MARKETPLACE_PUSH_POLL_INTERVAL"])
         self.spacing_ms = int(float(config["MARKETPLACE_LISTING_PUSH_SPACING_SECONDS"]) * 1000)
@@ -59,25 +58,22 @@ class PushService(SendLoop):
         # the lease outlives the wait and the call, so a live push never loses it
         self.slot_wait = 2 * deadline
         self.lease_ms = int((self.slot_wait + deadline + 10) * 1000)
-        self.worker = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self.inflight = {}  # (tenant id, marketplace) -> pushes in flight
-        self._failures = 0
-        self._claims = 0
         self._turn = 0
         self._due = []  # connections with due listings, as last looked up
         self._connections = {}  # (tenant id, marketplace) -> active connection
         self._next_lookup = 0.0  # monotonic time of the next look-up of both
         self.stats = {"pushed": 0, "accepted": 0, "rejected": 0, "unavailable": 0}
 
-    def run(self, stop):
+    def run(self, stop: threading.Event) -> dict[str, int]:
         """Push until ``stop`` is set; with ``stop`` set on entry, until nothing is due."""
         super().run(stop)
         return self.stats
 
-    def in_flight(self):
+    def in_flight(self) -> int:
         return sum(self.inflight.values())
 
-    def landed(self, outcome):
+    def landed(self, outcome: listing_sync.PushOutcome) -> None:
         key = (outcome.listing.tenant_id, outcome.listing.marketplace)
         left = self.inflight.get(key, 0) - 1
         if left > 0:
@@ -85,11 +81,11 @@ class PushService(SendLoop):
         else:
             self.inflight.pop(key, None)
 
-    def step(self, pool, claim):
+    def step(self, pool: ThreadPoolExecutor, claim: bool) -> bool:
         """Record outcomes, then claim and hand out pushes; True when there was work."""
         done = self.take_outcomes()
         if done and not self._record_batch(done):
-            time.sleep(min(1.0, self.poll_interval * 5))
+            self.pause_after_failure()
             return True
         busy = bool(done)
         if not claim or self.in_flight() >= self.threads:
@@ -100,13 +96,12 @@ class PushService(SendLoop):
             # a busy database, a lost connection: the loop goes on (a claim that failed
             # took nothing; one that committed is pushed, or its lease runs out)
             log.exception("listing push: looking for or claiming pending listings failed")
-            self._failures += 1
-            if self._failures >= MAX_CONSECUTIVE_FAILURES:
+            if self.step_failed():
                 raise
             self._due = []
-            time.sleep(min(1.0, self.poll_interval * 5))
+            self.pause_after_failure()
             return True
-        self._failures = 0
+        self.step_succeeded()
         return busy or claimed
 
     def _claim(self, pool):
@@ -137,8 +132,7 @@ class PushService(SendLoop):
             )
             if free <= 0:
                 continue
-            self._claims += 1
-            token = f"{self.worker}:{self._claims}"
+            token = self.next_token()
             claimed = listing_sync.claim(key[0], key[1], free, self.lease_ms, token, now)
             if len(claimed) < free:
                 self._due.remove(key)  # nothing more due there for now
@@ -163,7 +157,7 @@ class PushService(SendLoop):
                 db.close()  # back to the pool: pushing threads outlive many pushes
         self.outcomes.put(outcome)
 
-    def record(self, outcomes):
+    def record(self, outcomes: list[listing_sync.PushOutcome]) -> None:
         listing_sync.record(outcomes, self.spacing_ms)
         self.stats["pushed"] += len(outcomes)
         for outcome in outcomes:
@@ -177,13 +171,12 @@ class PushService(SendLoop):
         except Exception:
             log.exception("listing push: recording outcomes failed")
             self.keep_unrecorded(outcomes)
-            self._failures += 1
-            if self._failures >= MAX_CONSECUTIVE_FAILURES:
+            if self.step_failed():
                 raise  # the worker logs it; the leases run out and other workers go on
             return False
-        self._failures = 0
+        self.step_succeeded()
         return True
 
 
-def run_service(config, stop):
+def run_service(config: dict[str, Any], stop: threading.Event) -> dict[str, int]:
     return PushService(config).run(stop)

@@ -12,12 +12,16 @@ resource to the same endpoint is still pending: later ones wait, spending no att
 while an earlier one is retried, and go on once it succeeded or failed for good.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..crypto import decrypt
-from ..db import db, is_postgres, write_transaction
-from ..sql import cached_statement
+from ..db import is_postgres, write_transaction
+from ..events.models import Event
+from ..leases import Lease, honour_retry_after, lease_free
+from ..sql import Statement, executemany, insert_statement, marks
 from . import deliveries, endpoint_health
+from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 MAX_RETRY_AFTER_SECONDS = 86_400
 MAX_ERROR_LENGTH = 500
@@ -56,82 +60,96 @@ class Outcome:
     given_back: bool = False  # not sent, and not an attempt: the lease ran short in the queue
 
     @property
-    def succeeded(self):
+    def succeeded(self) -> bool:
         return self.error is None and self.status_code is not None and 200 <= self.status_code < 300
 
 
 # Claiming -----------------------------------------------------------------------------------
 
-# a due delivery of one endpoint, free, and not behind an earlier pending one of its resource
-_DUE = (
-    "SELECT d.id FROM webhook_delivery d"
-    " WHERE d.endpoint_id = {p} AND d.status = 'pending' AND d.next_attempt_at <= {p}"
-    " AND (d.lease_until IS NULL OR d.lease_until < {p})"
-    " AND (d.resource_key IS NULL OR NOT EXISTS ("
-    "SELECT 1 FROM webhook_delivery e WHERE e.status = 'pending'"
-    " AND e.endpoint_id = d.endpoint_id AND e.resource_key = d.resource_key"
-    " AND e.event_seq < d.event_seq))"
-    " ORDER BY d.next_attempt_at, d.event_seq LIMIT {p}"
+# A due delivery of one endpoint, free, and not behind an earlier pending one of its
+# resource; leased with the claim's token, in the order due, then event order.
+LEASE = Lease(
+    WebhookDelivery,
+    lease="lease_until",
+    holder="lease_token",
+    source="{WebhookDelivery} d",
+    select="d.{WebhookDelivery.id}",
+    due=(
+        "d.{WebhookDelivery.endpoint_id} = {p} AND d.{WebhookDelivery.status} = 'pending'"
+        " AND d.{WebhookDelivery.next_attempt_at} <= {p}"
+        " AND " + lease_free("d.{WebhookDelivery.lease_until}") + " AND"
+        " (d.{WebhookDelivery.resource_key} IS NULL OR NOT EXISTS ("
+        "SELECT 1 FROM {WebhookDelivery} e WHERE e.{WebhookDelivery.status} = 'pending'"
+        " AND e.{WebhookDelivery.endpoint_id} = d.{WebhookDelivery.endpoint_id}"
+        " AND e.{WebhookDelivery.resource_key} = d.{WebhookDelivery.resource_key}"
+        " AND e.{WebhookDelivery.event_seq} < d.{WebhookDelivery.event_seq}))"
+    ),
+    order="d.{WebhookDelivery.next_attempt_at}, d.{WebhookDelivery.event_seq}",
+    setting="{WebhookDelivery.lease_until} = {p}, {WebhookDelivery.lease_token} = {p}",
+    claimable="{WebhookDelivery.status} = 'pending'",
+    returning=("id",),
+)
+
+HAS_DUE = Statement(
+    "SELECT 1 FROM {WebhookDelivery} WHERE {WebhookDelivery.status} = 'pending'"
+    " AND {WebhookDelivery.next_attempt_at} <= {p} AND " + LEASE.free() + " LIMIT 1",
+    WebhookDelivery=WebhookDelivery,
+)
+# A loose scan: one index seek per endpoint with pending deliveries, however long their
+# backlogs; then the endpoints whose earliest pending delivery is due.
+CANDIDATES = Statement(
+    "WITH RECURSIVE ep(id) AS ("
+    "SELECT MIN({WebhookDelivery.endpoint_id}) FROM {WebhookDelivery}"
+    " WHERE {WebhookDelivery.status} = 'pending'"
+    " UNION ALL SELECT (SELECT MIN(d.{WebhookDelivery.endpoint_id}) FROM {WebhookDelivery} d"
+    " WHERE d.{WebhookDelivery.status} = 'pending' AND d.{WebhookDelivery.endpoint_id} > ep.id)"
+    " FROM ep WHERE ep.id IS NOT NULL)"
+    " SELECT w.{WebhookEndpoint.id}, w.{WebhookEndpoint.tenant_id}"
+    " FROM ep JOIN {WebhookEndpoint} w ON w.{WebhookEndpoint.id} = ep.id"
+    " WHERE (SELECT MIN(n.{WebhookDelivery.next_attempt_at}) FROM {WebhookDelivery} n"
+    " WHERE n.{WebhookDelivery.status} = 'pending' AND n.{WebhookDelivery.endpoint_id} = ep.id)"
+    " <= {p}",
+    WebhookDelivery=WebhookDelivery,
+    WebhookEndpoint=WebhookEndpoint,
+)
+HELD_ELSEWHERE = Statement(
+    "SELECT DISTINCT {WebhookDelivery.endpoint_id} FROM {WebhookDelivery}"
+    " WHERE {WebhookDelivery.status} = 'pending' AND {WebhookDelivery.lease_until} >= {p}"
+    " AND substr({WebhookDelivery.lease_token}, 1, {p}) <> {p}",
+    WebhookDelivery=WebhookDelivery,
+)
+LOCK_ENDPOINTS = Statement(
+    "SELECT {WebhookEndpoint.id} FROM {WebhookEndpoint} WHERE {WebhookEndpoint.id} IN ({ids})"
+    " FOR UPDATE SKIP LOCKED",
+    WebhookEndpoint=WebhookEndpoint,
+)
+DETAILS = Statement(
+    "SELECT d.{WebhookDelivery.id}, d.{WebhookDelivery.attempt_count},"
+    " d.{WebhookDelivery.endpoint_id}, w.{WebhookEndpoint.tenant_id}, w.{WebhookEndpoint.url},"
+    " w.{WebhookEndpoint.secret}, w.{WebhookEndpoint.previous_secret},"
+    " w.{WebhookEndpoint.previous_secret_expires_at}, w.{WebhookEndpoint.is_active},"
+    " d.{WebhookDelivery.event_id}, d.{WebhookDelivery.event_type}, e.{Event.tenant_id},"
+    " e.{Event.created_at}, e.{Event.data}, e.{Event.id}, d.{WebhookDelivery.lease_until}"
+    " FROM {WebhookDelivery} d"
+    " JOIN {WebhookEndpoint} w ON w.{WebhookEndpoint.id} = d.{WebhookDelivery.endpoint_id}"
+    " LEFT JOIN {Event} e ON e.{Event.id} = d.{WebhookDelivery.event_id}"
+    " WHERE d.{WebhookDelivery.id} IN ({ids})",
+    WebhookDelivery=WebhookDelivery,
+    WebhookEndpoint=WebhookEndpoint,
+    Event=Event,
 )
 
 
-def _claim_sql():
-    p = db.param
-    due = _DUE.format(p=p)
-    if is_postgres():
-        return (
-            f"WITH due AS MATERIALIZED ({due} FOR UPDATE SKIP LOCKED)"
-            f" UPDATE webhook_delivery SET lease_until = {p}, lease_token = {p}"
-            " FROM due WHERE webhook_delivery.id = due.id"
-            " AND webhook_delivery.status = 'pending' RETURNING webhook_delivery.id"
-        )
-    return (
-        f"UPDATE webhook_delivery SET lease_until = {p}, lease_token = {p}"
-        f" WHERE id IN ({due}) AND status = 'pending' RETURNING id"
-    )
-
-
-def _candidates_sql():
-    # A loose scan: one index seek per endpoint with pending deliveries, however long
-    # their backlogs; then the endpoints whose earliest pending delivery is due.
-    p = db.param
-    return (
-        "WITH RECURSIVE ep(id) AS ("
-        "SELECT MIN(endpoint_id) FROM webhook_delivery WHERE status = 'pending'"
-        " UNION ALL SELECT (SELECT MIN(d.endpoint_id) FROM webhook_delivery d"
-        " WHERE d.status = 'pending' AND d.endpoint_id > ep.id) FROM ep WHERE ep.id IS NOT NULL)"
-        " SELECT w.id, w.tenant_id FROM ep JOIN webhook_endpoint w ON w.id = ep.id"
-        " WHERE (SELECT MIN(n.next_attempt_at) FROM webhook_delivery n"
-        f" WHERE n.status = 'pending' AND n.endpoint_id = ep.id) <= {p}"
-    )
-
-
-def _held_elsewhere_sql():
-    p = db.param
-    return (
-        "SELECT DISTINCT endpoint_id FROM webhook_delivery"
-        f" WHERE status = 'pending' AND lease_until >= {p}"
-        f" AND substr(lease_token, 1, {p}) <> {p}"
-    )
-
-
-def has_due(now):
+def has_due(now: int) -> bool:
     """A read-only look: is a delivery due and free? (Spares idle workers the write lock.)"""
-    p = db.param
-    row = db.execute_sql(
-        "SELECT 1 FROM webhook_delivery WHERE status = 'pending'"
-        f" AND next_attempt_at <= {p} AND (lease_until IS NULL OR lease_until < {p}) LIMIT 1",
-        (now, now),
-    ).fetchone()
-    return row is not None
+    return HAS_DUE.execute((now, now)).fetchone() is not None
 
 
-def due_endpoints(now, worker):
+def due_endpoints(now: int, worker: str) -> dict[str, str]:
     """``{endpoint_id: tenant_id}`` of the endpoints with a delivery due that no other
     worker is sending to (one worker at a time sends to an endpoint, so the endpoint's
     concurrency holds fleet-wide); call it inside the claim's transaction."""
-    rows = db.execute_sql(cached_statement("webhook-candidates", _candidates_sql), (now,))
-    endpoints = dict(rows.fetchall())
+    endpoints = dict(CANDIDATES.execute((now,)).fetchall())
     if endpoints:
         for endpoint_id in _held_elsewhere(now, worker):
             endpoints.pop(endpoint_id, None)
@@ -140,22 +158,24 @@ def due_endpoints(now, worker):
 
 def _held_elsewhere(now, worker):
     prefix = worker + ":"  # lease tokens are "<worker>:<claim number>"
-    sql = cached_statement("webhook-held-elsewhere", _held_elsewhere_sql)
-    return {row[0] for row in db.execute_sql(sql, (now, len(prefix), prefix)).fetchall()}
+    return {row[0] for row in HELD_ELSEWHERE.execute((now, len(prefix), prefix)).fetchall()}
 
 
 def _lock_endpoints(endpoint_ids, now, worker):
     """PostgreSQL: lock the endpoints about to be claimed (skipping those another worker is
     claiming right now) and drop any another worker took meanwhile."""
-    marks = ", ".join([db.param] * len(endpoint_ids))
-    rows = db.execute_sql(
-        f"SELECT id FROM webhook_endpoint WHERE id IN ({marks}) FOR UPDATE SKIP LOCKED",
-        list(endpoint_ids),
-    ).fetchall()
+    ids = list(endpoint_ids)
+    rows = LOCK_ENDPOINTS.execute(ids, ids=marks(len(ids))).fetchall()
     return {row[0] for row in rows} - _held_elsewhere(now, worker)
 
 
-def claim(quotas, lease_ms, token, now, make_body):
+def claim(
+    quotas: dict[str, int],
+    lease_ms: int,
+    token: str,
+    now: int,
+    make_body: Callable[..., bytes],
+) -> list[Claimed]:
     """Lease up to ``quotas[endpoint_id]`` due deliveries of each endpoint, in the order
     given; returns them as ``Claimed``, endpoint by endpoint, each in its claim order.
     Call it inside a write transaction, after ``due_endpoints``."""
@@ -166,13 +186,10 @@ def claim(quotas, lease_ms, token, now, make_body):
         worker = token.rsplit(":", 1)[0]
         free = _lock_endpoints(quotas, now, worker)
         quotas = {endpoint_id: n for endpoint_id, n in quotas.items() if endpoint_id in free}
-    sql = cached_statement("webhook-claim", _claim_sql)
     ids = []
     for endpoint_id, limit in quotas.items():
-        due = (endpoint_id, now, now, limit)
-        setting = (now + lease_ms, token)
-        params = due + setting if is_postgres() else setting + due
-        ids += [row[0] for row in db.execute_sql(sql, params).fetchall()]
+        rows = LEASE.claim((endpoint_id, now, now, limit), (now + lease_ms, token))
+        ids += [row[0] for row in rows]
     if not ids:
         return []
     claimed = [_claimed(row, token, now, make_body) for row in _details(ids)]
@@ -182,15 +199,7 @@ def claim(quotas, lease_ms, token, now, make_body):
 
 
 def _details(ids):
-    marks = ", ".join([db.param] * len(ids))
-    return db.execute_sql(
-        "SELECT d.id, d.attempt_count, d.endpoint_id, w.tenant_id, w.url, w.secret,"
-        " w.previous_secret, w.previous_secret_expires_at, w.is_active, d.event_id,"
-        " d.event_type, e.tenant_id, e.created_at, e.data, e.id, d.lease_until"
-        " FROM webhook_delivery d JOIN webhook_endpoint w ON w.id = d.endpoint_id"
-        f" LEFT JOIN event e ON e.id = d.event_id WHERE d.id IN ({marks})",
-        ids,
-    ).fetchall()
+    return DETAILS.execute(ids, ids=marks(len(ids))).fetchall()
 
 
 def _claimed(row, token, now, make_body):
@@ -223,14 +232,61 @@ def _next_delay(attempt_number, schedule, retry_after):
     """Seconds until the next attempt, or None when the schedule is over."""
     if attempt_number > len(schedule):
         return None
-    delay = schedule[attempt_number - 1]
-    if retry_after is not None:
-        # never sooner than the receiver asked (within reason), never faster than the schedule
-        delay = max(delay, min(retry_after, MAX_RETRY_AFTER_SECONDS))
-    return delay
+    # never sooner than the receiver asked (within reason), never faster than the schedule
+    return honour_retry_after(
+        schedule[attempt_number - 1], retry_after, cap=MAX_RETRY_AFTER_SECONDS
+    )
 
 
-def record(outcomes, schedule, now, disable_after_ms=None):
+# an outcome is written only with the token of the claim, while the delivery is pending
+_HELD = (
+    " WHERE {WebhookDelivery.id} = {p} AND {WebhookDelivery.lease_token} = {p}"
+    " AND {WebhookDelivery.status} = 'pending'"
+)
+GIVE_BACK = Statement(
+    "UPDATE {WebhookDelivery} SET " + LEASE.released() + _HELD,
+    WebhookDelivery=WebhookDelivery,
+)
+SUCCEEDED = Statement(
+    "UPDATE {WebhookDelivery} SET {WebhookDelivery.status} = 'succeeded',"
+    " {WebhookDelivery.attempt_count} = {WebhookDelivery.attempt_count} + 1,"
+    " {WebhookDelivery.last_status_code} = {p}, {WebhookDelivery.last_error} = NULL,"
+    " {WebhookDelivery.last_duration_ms} = {p}, {WebhookDelivery.delivered_at} = {p},"
+    " {WebhookDelivery.finished_at} = {p}, {WebhookDelivery.next_attempt_at} = NULL, "
+    + LEASE.released()
+    + _HELD,
+    WebhookDelivery=WebhookDelivery,
+)
+# (``recover_now`` is a column of migration 0036, not a field of the model)
+FAILED_DISABLED = Statement(
+    "UPDATE {WebhookDelivery} SET {WebhookDelivery.status} = {p},"
+    " {WebhookDelivery.attempt_count} = {p}, {WebhookDelivery.last_status_code} = {p},"
+    " {WebhookDelivery.last_error} = {p}, {WebhookDelivery.last_duration_ms} = {p},"
+    " {WebhookDelivery.next_attempt_at} = {p}, {WebhookDelivery.finished_at} = {p},"
+    " recover_now = {p}, " + LEASE.released() + _HELD,
+    WebhookDelivery=WebhookDelivery,
+)
+# a recovery asked for while it was in flight (recovery.py): due at once
+FAILED = Statement(
+    "UPDATE {WebhookDelivery} SET"
+    " {WebhookDelivery.status} = CASE WHEN recover_now THEN 'pending' ELSE {p} END,"
+    " {WebhookDelivery.attempt_count} = {p}, {WebhookDelivery.last_status_code} = {p},"
+    " {WebhookDelivery.last_error} = {p}, {WebhookDelivery.last_duration_ms} = {p},"
+    " {WebhookDelivery.next_attempt_at} = CASE WHEN recover_now"
+    " THEN CAST({p} AS BIGINT) ELSE CAST({p} AS BIGINT) END,"
+    " {WebhookDelivery.finished_at} = CASE WHEN recover_now THEN NULL"
+    " ELSE CAST({p} AS BIGINT) END, recover_now = {p}, " + LEASE.released() + _HELD,
+    WebhookDelivery=WebhookDelivery,
+)
+ATTEMPT_FIELDS = ("delivery_id", "attempted_at", "status_code", "duration_ms", "error")
+
+
+def record(
+    outcomes: list[Outcome],
+    schedule: list[float],
+    now: int,
+    disable_after_ms: int | None = None,
+) -> int:
     """Write the outcomes of attempts in one transaction; returns how many were recorded.
 
     Endpoint changes come first, in id order (the lock order of the API's changes too):
@@ -239,7 +295,6 @@ def record(outcomes, schedule, now, disable_after_ms=None):
     """
     if not outcomes:
         return 0
-    p = db.param
     attempts = []
     recorded = 0
     with write_transaction():
@@ -247,21 +302,15 @@ def record(outcomes, schedule, now, disable_after_ms=None):
         for outcome in outcomes:
             delivery = outcome.delivery
             if outcome.given_back:
-                sql = "UPDATE webhook_delivery SET lease_until = NULL, lease_token = NULL"
-                params = []
+                statement, params = GIVE_BACK, []
             elif outcome.succeeded:
-                sql = (
-                    "UPDATE webhook_delivery SET status = 'succeeded',"
-                    f" attempt_count = attempt_count + 1, last_status_code = {p},"
-                    f" last_error = NULL, last_duration_ms = {p}, delivered_at = {p},"
-                    f" finished_at = {p}, next_attempt_at = NULL, lease_until = NULL,"
-                    " lease_token = NULL"
-                )
+                statement = SUCCEEDED
                 params = [outcome.status_code, outcome.duration_ms, now, now]
             else:
-                sql, params = _failure(outcome, schedule, now, delivery.endpoint_id in disabled)
-            sql += f" WHERE id = {p} AND lease_token = {p} AND status = 'pending'"
-            cursor = db.execute_sql(sql, (*params, delivery.id, delivery.token))
+                statement, params = _failure(
+                    outcome, schedule, now, delivery.endpoint_id in disabled
+                )
+            cursor = statement.execute((*params, delivery.id, delivery.token))
             if cursor.rowcount != 1:
                 continue  # the lease was lost: another worker owns the delivery now
             recorded += 1
@@ -272,11 +321,7 @@ def record(outcomes, schedule, now, disable_after_ms=None):
                      outcome.duration_ms, error)
                 )  # fmt: skip
         if attempts:
-            db.cursor().executemany(
-                "INSERT INTO webhook_attempt (delivery_id, attempted_at, status_code,"
-                f" duration_ms, error) VALUES ({p}, {p}, {p}, {p}, {p})",
-                attempts,
-            )
+            executemany(insert_statement(WebhookAttempt, ATTEMPT_FIELDS), attempts)
         for endpoint_id, reason in disabled.items():
             deliveries.fail_pending(endpoint_id, "The endpoint was disabled: " + reason, now)
     return recorded
@@ -284,7 +329,6 @@ def record(outcomes, schedule, now, disable_after_ms=None):
 
 def _failure(outcome, schedule, now, disabled):
     """The UPDATE of a failed attempt (or a delivery not sent): retried or failed."""
-    p = db.param
     error = (outcome.error or "")[:MAX_ERROR_LENGTH] or None
     if error is None:
         error = f"The endpoint answered HTTP {outcome.status_code}."
@@ -298,24 +342,7 @@ def _failure(outcome, schedule, now, disabled):
         status, next_at, finished = "pending", now + int(delay * 1000), None
     duration = outcome.duration_ms if outcome.sent else None
     if disabled:
-        sql = (
-            f"UPDATE webhook_delivery SET status = {p}, attempt_count = {p},"
-            f" last_status_code = {p}, last_error = {p}, last_duration_ms = {p},"
-            f" next_attempt_at = {p}, finished_at = {p}, recover_now = {p},"
-            " lease_until = NULL, lease_token = NULL"
-        )
         params = [status, number, outcome.status_code, error, duration, next_at, finished]
-        return sql, [*params, False]
-    # a recovery asked for while it was in flight (recovery.py): due at once
-    sql = (
-        "UPDATE webhook_delivery SET"
-        f" status = CASE WHEN recover_now THEN 'pending' ELSE {p} END,"
-        f" attempt_count = {p}, last_status_code = {p}, last_error = {p},"
-        f" last_duration_ms = {p},"
-        " next_attempt_at = CASE WHEN recover_now"
-        f" THEN CAST({p} AS BIGINT) ELSE CAST({p} AS BIGINT) END,"
-        f" finished_at = CASE WHEN recover_now THEN NULL ELSE CAST({p} AS BIGINT) END,"
-        f" recover_now = {p}, lease_until = NULL, lease_token = NULL"
-    )
+        return FAILED_DISABLED, [*params, False]
     params = [status, number, outcome.status_code, error, duration, now, next_at, finished]
-    return sql, [*params, False]
+    return FAILED, [*params, False]

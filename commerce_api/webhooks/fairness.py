@@ -15,10 +15,13 @@ delivery a free sending thread sends next.
 import collections
 import itertools
 import threading
+from collections.abc import Sequence
+
+from .dispatch import Claimed
 
 
 class Slots:
-    def __init__(self, *, threads, capacity, endpoint_limit):
+    def __init__(self, *, threads: int, capacity: int, endpoint_limit: int) -> None:
         self.threads = threads
         self.capacity = capacity
         self.endpoint_limit = max(1, endpoint_limit)
@@ -35,7 +38,7 @@ class Slots:
 
     # Claiming ---------------------------------------------------------------------------
 
-    def plan(self, free, candidates):
+    def plan(self, free: int, candidates: dict[str, str]) -> dict[str, int]:
         """``{endpoint_id: how many to claim}`` for ``free`` slots among ``candidates``
         (``{endpoint_id: tenant_id}`` of endpoints with due deliveries), in turn."""
         with self._cond:
@@ -60,7 +63,7 @@ class Slots:
         # the order of the claim statements: most wanted first
         return dict(quotas.most_common())
 
-    def add(self, claimed):
+    def add(self, claimed: Sequence[Claimed]) -> None:
         """Hold the claimed deliveries for sending."""
         with self._cond:
             for delivery in claimed:
@@ -98,7 +101,7 @@ class Slots:
         self._sending[endpoint_id] += 1
         return delivery
 
-    def take(self):
+    def take(self) -> Claimed | None:
         """The next delivery to send (blocks); None once closed."""
         with self._cond:
             while True:
@@ -109,7 +112,7 @@ class Slots:
                     return delivery
                 self._cond.wait()
 
-    def done(self, delivery):
+    def done(self, delivery: Claimed) -> None:
         """A send has ended (its outcome is on its way to be recorded)."""
         with self._cond:
             for key in (delivery.tenant_id, delivery.endpoint_id):
@@ -125,11 +128,11 @@ class Slots:
                 self._tenant_of.pop(endpoint_id, None)
             self._cond.notify()  # one send more is allowed: one thread may take it
 
-    def queued(self):
+    def queued(self) -> int:
         with self._cond:
             return sum(len(queue) for queue in self._queues.values())
 
-    def unqueue(self):
+    def unqueue(self) -> list[Claimed]:
         """Take out every delivery not being sent (a stopping worker gives them back)."""
         with self._cond:
             left = []
@@ -143,7 +146,7 @@ class Slots:
                             del self._held[key]
             return left
 
-    def close(self):
+    def close(self) -> list[Claimed]:
         """Wake every thread: no more deliveries are taken; returns those left queued."""
         with self._cond:
             self._closed = True

@@ -6,13 +6,13 @@ address; urllib3 directly, at about half the CPU of a requests Session). No redi
 followed; the whole exchange is bounded by the time-out.
 """
 
-import email.utils
 import threading
 import time
 
 import urllib3
 
 from .. import netguard
+from ..retry_after import parse_retry_after
 from .dispatch import Claimed, Outcome
 from .signing import delivery_headers
 
@@ -26,22 +26,6 @@ def _client(allow_private):
     if client is None or client.allow_private != allow_private:
         client = _local.client = netguard.GuardedPoolManager(allow_private=allow_private)
     return client
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or an HTTP date), or None."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        moment = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if moment is None:
-        return None
-    return max(0.0, moment.timestamp() - time.time())
 
 
 def send(delivery: Claimed, *, timeout: float, allow_private: bool) -> Outcome:

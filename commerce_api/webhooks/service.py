@@ -9,11 +9,8 @@ take what the slots choose instead of a pool).
 """
 
 import logging
-import os
-import secrets
-import socket
 import threading
-import time
+from typing import Any
 
 from ..db import write_transaction
 from ..sendloop import SendLoop
@@ -23,13 +20,12 @@ from .fairness import Slots
 from .signing import event_body
 
 log = logging.getLogger("commerce_api.webhooks")
-MAX_CONSECUTIVE_FAILURES = 20
 # a delivery waiting in the process is sent only while its lease outlasts the attempt by
 # this share of the time-out (the lease is at least twice the time-out)
 LEASE_MARGIN = 0.25
 
 
-def parse_schedule(text):
+def parse_schedule(text: str | None) -> tuple[float, ...]:
     """``"5,300,1800"`` -> (5.0, 300.0, 1800.0): seconds between attempts."""
     text = str(text if text is not None else "").strip()
     if not text:
@@ -48,7 +44,7 @@ def parse_schedule(text):
 class DeliveryService(SendLoop):
     thread_name_prefix = "webhook-send"
 
-    def __init__(self, config):
+    def __init__(self, config: dict[str, Any]) -> None:
         self.schedule = parse_schedule(config["WEBHOOK_RETRY_SCHEDULE"])
         self.timeout = float(config["WEBHOOK_TIMEOUT_SECONDS"])
         self.concurrency = max(1, int(config["WEBHOOK_SEND_CONCURRENCY"]))
@@ -64,20 +60,17 @@ class DeliveryService(SendLoop):
             capacity=self.capacity,
             endpoint_limit=int(config["WEBHOOK_ENDPOINT_CONCURRENCY"]),
         )
-        self.worker = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self.inflight = 0
-        self._failures = 0
-        self._claims = 0
         self.stats = {"fanned_out": 0, "sent": 0, "recorded": 0}
 
     # The loop (sendloop.SendLoop.run) ---------------------------------------------------
 
-    def run(self, stop):
+    def run(self, stop: threading.Event) -> dict[str, int]:
         """Deliver until ``stop`` is set; with ``stop`` set on entry, until nothing is due."""
         super().run(stop)
         return self.stats
 
-    def start_senders(self):
+    def start_senders(self) -> list[threading.Thread]:
         threads = [
             threading.Thread(
                 target=self._sending, name=f"{self.thread_name_prefix}-{n}", daemon=True
@@ -88,28 +81,28 @@ class DeliveryService(SendLoop):
             thread.start()
         return threads
 
-    def stopping(self):
+    def stopping(self) -> None:
         # held but not yet sent: given back at once, not sent during shutdown
         for delivery in self.slots.unqueue():
             self.outcomes.put(self._given_back(delivery))
 
-    def stop_senders(self, senders):
+    def stop_senders(self, senders: list[threading.Thread]) -> None:
         for delivery in self.slots.close():  # nothing is queued unless the loop failed
             self.outcomes.put(self._given_back(delivery))
         for thread in senders:
             thread.join()
 
-    def in_flight(self):
+    def in_flight(self) -> int:
         return self.inflight
 
-    def landed(self, outcome):
+    def landed(self, outcome: dispatch.Outcome) -> None:
         self.inflight -= 1
 
     @property
-    def capacity(self):
+    def capacity(self) -> int:
         return self.concurrency * 2  # a few queued per thread keep every thread busy
 
-    def step(self, senders, claim):
+    def step(self, senders: list[threading.Thread], claim: bool) -> bool:
         """Record outcomes, fan out, claim and hand the claimed to the slots (the sending
         threads take them from there); True when there was work."""
         done = self.take_outcomes()
@@ -122,8 +115,7 @@ class DeliveryService(SendLoop):
         claim = claim and free > 0 and dispatch.has_due(now_ms())
         if not (done or claim):
             return busy
-        self._claims += 1
-        token = f"{self.worker}:{self._claims}"
+        token = self.next_token()
         claimed = []
         try:
             # one commit for the outcomes and the next claim
@@ -136,12 +128,11 @@ class DeliveryService(SendLoop):
             # deliveries be sent again (at-least-once)
             log.exception("webhook delivery: recording or claiming failed")
             self.keep_unrecorded(done)
-            self._failures += 1
-            if self._failures >= MAX_CONSECUTIVE_FAILURES:
+            if self.step_failed():
                 raise  # the worker logs it; leases run out and other workers go on
-            time.sleep(min(1.0, self.poll_interval * 5))
+            self.pause_after_failure()
             return True
-        self._failures = 0
+        self.step_succeeded()
         self.inflight += len(claimed)
         self.slots.add(claimed)
         return busy or bool(claimed)
@@ -180,7 +171,7 @@ class DeliveryService(SendLoop):
     def _given_back(delivery):
         return dispatch.Outcome(delivery, now_ms(), 0, sent=False, given_back=True)
 
-    def record(self, outcomes):
+    def record(self, outcomes: list[dispatch.Outcome]) -> None:
         if outcomes:
             self.stats["sent"] += sum(1 for o in outcomes if o.sent)
             self.stats["recorded"] += dispatch.record(
@@ -188,6 +179,6 @@ class DeliveryService(SendLoop):
             )
 
 
-def run_service(config, stop):
+def run_service(config: dict[str, Any], stop: threading.Event) -> dict[str, int]:
     service = DeliveryService(config)
     return service.run(stop)

@@ -17,7 +17,6 @@ from commerce_api.analysis.llm import (
     LlmRejected,
     LlmSettings,
     LlmUnavailable,
-    retry_after_seconds,
 )
 from commerce_api.analysis.results import LlmVisibilityScoreResult
 from commerce_api.analysis.visibility import (
@@ -224,12 +223,6 @@ def test_the_read_timeout_is_cut_to_the_deadline(provider, monkeypatch):
     assert seen["timeout"] == (5.0, 12.0)
     client.complete("model-a", "Hi")
     assert seen["timeout"] == (5.0, 60.0)
-
-
-def test_retry_after_dates_and_garbage():
-    assert retry_after_seconds("7") == 7.0
-    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:10 GMT", now=1445412480.0) == 10.0
-    assert retry_after_seconds("soon") is None and retry_after_seconds(None) is None
 
 
 def test_the_client_needs_a_base_url():

@@ -4,6 +4,7 @@ Each case (accepting, rejecting, answering too slowly, failing, refusing connect
 in the documented status, with nothing written but the attempt in the sync history.
 """
 
+import email.utils
 import json
 import time
 from http.server import BaseHTTPRequestHandler
@@ -92,6 +93,9 @@ class FakeMarketplace(LocalHTTPServer):
                     return self._answer(500, {"error": {"code": "OOPS", "message": "Internal."}})
                 if mode == "busy":
                     return self._answer(429, {}, headers={"Retry-After": "7"})
+                if mode == "busy_until":  # Retry-After as an HTTP date, two minutes on
+                    until = email.utils.formatdate(time.time() + 120, usegmt=True)
+                    return self._answer(429, {}, headers={"Retry-After": until})
                 if mode == "garbage":
                     return self._answer(200, raw=b"<html>maintenance</html>")
                 if key == "shipment":
@@ -171,6 +175,17 @@ def test_accepted_shipment(client, headers, tenant, shop, marketplace):
     assert sent["headers"]["Content-Type"] == "application/json"
     assert levels(tenant.id, "MUG-1") == (8, 0)
     assert attempts(shop["order_id"])[-1].status == "succeeded"
+
+
+def test_retry_after_as_an_http_date_is_passed_on(client, headers, shop, marketplace):
+    marketplace.modes["shipment"] = "busy_until"
+    response = client.post(
+        f"/api/orders/{shop['order_id']}/shipment", json=SHIPMENT, headers=headers
+    )
+    assert response.status_code == 503, response.get_json()
+    assert response.get_json()["error"]["details"]["reason"] == "HTTP_429"
+    # the date is two minutes on (whole seconds, rounded up); not the 30 s default
+    assert 110 <= int(response.headers["Retry-After"]) <= 120
 
 
 @pytest.mark.parametrize(
