@@ -32,6 +32,7 @@ LAYERS = (
             "db_errors",
             "claims",
             "sendloop",
+            "shapes",
             "sql",
             "leases",
             "retry_after",

@@ -4,22 +4,11 @@ import marshmallow as ma
 
 from ..http.lists import FieldsArgsSchema, ListArgsSchema, envelope_schema, fields_arg, list_schema
 from ..http.schemas import StrictInteger, Timestamp
+from ..shapes import field_names
 from .models import ALL_SCOPES, SCOPES
+from .shapes import ApiKeySchema
 
-KEY_FIELDS = (
-    "id",
-    "name",
-    "tenant_id",
-    "prefix",
-    "scopes",
-    "allowed_ips",
-    "expires_at",
-    "revoked_at",
-    "rate_limit_per_minute",
-    "rate_limit_per_hour",
-    "created_at",
-    "last_used_at",
-)
+KEY_FIELDS = field_names(ApiKeySchema)
 SCOPE_VALUES = (*SCOPES, ALL_SCOPES)
 MAX_ALLOWED_IPS = 100
 MAX_RATE_LIMIT = 2**31 - 1  # the columns are 32-bit integers
@@ -114,29 +103,6 @@ class ApiKeyDeleteArgsSchema(ma.Schema):
             "description": "`self` confirms revoking the key that makes this request "
             "(without it: 409 `CONFIRMATION_REQUIRED`)."
         },
-    )
-
-
-class ApiKeySchema(ma.Schema):
-    id = ma.fields.String(metadata={"example": "key_01JD3Q9Z7G0000000000000000"})
-    name = ma.fields.String()
-    tenant_id = ma.fields.String()
-    prefix = ma.fields.String(
-        metadata={"description": "The first characters of the key, to recognise it."}
-    )
-    scopes = ma.fields.List(
-        ma.fields.String(validate=ma.validate.OneOf(SCOPES)),
-        metadata={"description": "What the key grants (`all` is shown as every scope)."},
-    )
-    allowed_ips = ma.fields.List(ma.fields.String())
-    expires_at = ma.fields.String(allow_none=True)
-    revoked_at = ma.fields.String(allow_none=True)
-    rate_limit_per_minute = ma.fields.Integer(allow_none=True)
-    rate_limit_per_hour = ma.fields.Integer(allow_none=True)
-    created_at = ma.fields.String()
-    last_used_at = ma.fields.String(
-        allow_none=True,
-        metadata={"description": "When the key last authenticated a request (to the minute)."},
     )
 
 

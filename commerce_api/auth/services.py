@@ -11,8 +11,10 @@ from ..db import write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
 from ..pagination import paginate_args
-from ..timeutil import format_ms, now_ms
+from ..shapes import compile_serializer
+from ..timeutil import now_ms
 from .models import ALL_SCOPES, PLANS, SCOPES, ApiKey, Tenant
+from .shapes import ApiKeySchema
 
 KEY_PREFIX = "ck_"
 
@@ -270,18 +272,5 @@ def page_keys(tenant_id: str, args: dict[str, Any]) -> tuple[list[dict[str, Any]
     return [serialize_key(row) for row in rows], meta
 
 
-def serialize_key(key):
-    return {
-        "id": key.id,
-        "name": key.name,
-        "tenant_id": key.tenant_id,
-        "prefix": key.key_prefix,
-        "scopes": key_scopes(key.scopes),
-        "allowed_ips": key.allowed_ips or [],
-        "expires_at": format_ms(key.expires_at),
-        "revoked_at": format_ms(key.revoked_at),
-        "rate_limit_per_minute": key.rate_limit_per_minute,
-        "rate_limit_per_hour": key.rate_limit_per_hour,
-        "created_at": format_ms(key.created_at),
-        "last_used_at": format_ms(key.last_used_at),
-    }
+# The stored space-separated scopes are shown as a list (``all`` as every scope).
+serialize_key = compile_serializer(ApiKeySchema, convert={"scopes": key_scopes})

@@ -10,9 +10,11 @@ from peewee import SQL, fn
 
 from ..errors import ApiError
 from ..pagination import paginate_args
+from ..shapes import field_names
 from ..timeutil import now_ms
 from .models import EVENT_TYPES, Event
 from .outbox import serialize_event
+from .shapes import EventSchema
 
 # An event is shown only to a caller holding the read scope of its domain (the part of
 # its type before the first dot).
@@ -26,7 +28,7 @@ DOMAIN_SCOPES = {
     "webhook": "webhooks:read",
 }
 READ_SCOPES = tuple(dict.fromkeys(DOMAIN_SCOPES.values()))
-EVENT_FIELDS = ("id", "type", "created_at", "tenant_id", "data")
+EVENT_FIELDS = field_names(EventSchema)
 # what ``type`` accepts: an event type, or ``<domain>.*`` for every type of a domain
 TYPE_FILTERS = (*EVENT_TYPES, *(f"{domain}.*" for domain in DOMAIN_SCOPES))
 

@@ -5,9 +5,11 @@ from typing import Any
 
 from ..db import db
 from ..ids import new_id
+from ..shapes import compile_serializer
 from ..sql import executemany, insert_statement
-from ..timeutil import format_ms, now_ms
+from ..timeutil import now_ms
 from .models import EVENT_TYPES, Event
+from .shapes import EventSchema
 
 _FIELDS = tuple(Event._meta.sorted_fields)
 
@@ -65,12 +67,5 @@ def emit(
     return row[0]
 
 
-def serialize_event(event):
-    """The delivered body: ``{id, type, created_at, tenant_id, data}``."""
-    return {
-        "id": event.id,
-        "type": event.type,
-        "created_at": format_ms(event.created_at),
-        "tenant_id": event.tenant_id,
-        "data": event.data,
-    }
+# The delivered body: ``{id, type, created_at, tenant_id, data}``.
+serialize_event = compile_serializer(EventSchema)

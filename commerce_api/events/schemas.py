@@ -5,7 +5,7 @@ import marshmallow as ma
 from ..http.lists import FieldsArgsSchema, ListArgsSchema, envelope_schema, fields_arg, list_schema
 from ..http.schemas import Timestamp
 from .feed import EVENT_FIELDS, TYPE_FILTERS
-from .models import EVENT_TYPES
+from .shapes import EventSchema
 
 
 class EventListArgsSchema(ListArgsSchema):
@@ -33,16 +33,6 @@ class EventListArgsSchema(ListArgsSchema):
 
 class EventFieldsArgsSchema(FieldsArgsSchema):
     fields = fields_arg(EVENT_FIELDS)
-
-
-class EventSchema(ma.Schema):
-    """The body a webhook delivery carries, byte for byte the same fields."""
-
-    id = ma.fields.String(metadata={"example": "evt_01JD3Q9Z7G0000000000000000"})
-    type = ma.fields.String(validate=ma.validate.OneOf(EVENT_TYPES))
-    created_at = ma.fields.String(metadata={"example": "2026-11-22T10:04:05.123Z"})
-    tenant_id = ma.fields.String()
-    data = ma.fields.Dict(metadata={"description": "The resource as of the event."})
 
 
 EventEnvelopeSchema = envelope_schema("EventEnvelopeSchema", EventSchema)

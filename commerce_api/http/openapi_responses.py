@@ -10,12 +10,13 @@ exception (DESIGN 12). Timestamps (``*_at``, ``timestamp``, ``shipped_date``) ca
 
 import fnmatch
 
+from ..jobs.shapes import JOB_HEAD
 from ..jobs.store import JOB_FIELDS
 
 # component name (fnmatch pattern) -> properties present only in some states
 SOMETIMES = {
     # jobs: by status (DESIGN 8) and by what the caller may read (redacted)
-    "Job_*": ("params", *JOB_FIELDS[JOB_FIELDS.index("started_at") :]),
+    "Job_*": ("params", *(name for name in JOB_FIELDS if name not in JOB_HEAD)),
     # only with the job's domain read scope
     "JobError": ("details",),
     # a bulk item's error names the item by its key: sku (products, stock), order_id

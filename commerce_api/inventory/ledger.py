@@ -14,14 +14,16 @@ Lock order, the same for every caller so that transactions do not deadlock: ware
 from collections.abc import Iterable
 from typing import Any
 
-from ..db import db, for_update, is_postgres, row_getter
+from ..db import db, for_update, is_postgres
 from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
 from ..products.listings import mark_listings_pending
+from ..shapes import compile_serializer
 from ..sql import executemany, insert_statement, update_statement
-from ..timeutil import format_ms, now_ms
+from ..timeutil import now_ms
 from .models import Adjustment, InventorySummary, Stock, Warehouse
+from .shapes import AdjustmentSchema
 
 _CHUNK = 400  # ids per IN (...) list: far below every engine's parameter limit
 
@@ -38,24 +40,8 @@ def compute_status(available: int, safety_stock: int) -> str:
     return "normal"
 
 
-def serialize_adjustment(row):
-    """An adjustment (model or dict of column values) as the API shows it."""
-    get = row_getter(row)
-    return {
-        "id": get("id"),
-        "sku": get("sku"),
-        "warehouse_id": get("warehouse"),
-        "quantity_type": get("quantity_type"),
-        "before_quantity": get("before_quantity"),
-        "after_quantity": get("after_quantity"),
-        "delta": get("delta"),
-        "reason": get("reason"),
-        "note": get("note"),
-        "reference": get("reference"),
-        "sequence": get("sequence"),
-        "created_by": get("created_by"),
-        "created_at": format_ms(get("created_at")),
-    }
+# An adjustment (model or dict of column values) as the API shows it.
+serialize_adjustment = compile_serializer(AdjustmentSchema)
 
 
 def _chunks(items, size=_CHUNK):

@@ -12,6 +12,7 @@ from ..http.lists import (
 from ..http.schemas import BulkErrorSchema, StrictInteger
 from .models import CALLER_REASONS, INVENTORY_STATUSES, MAX_QUANTITY, REASONS, WAREHOUSE_TYPES
 from .services import ADJUSTMENT_FIELDS, RECORD_FIELDS, WAREHOUSE_FIELDS
+from .shapes import AdjustmentSchema, InventoryRecordSchema, WarehouseSchema
 
 MAX_BULK_ITEMS = 500
 
@@ -182,28 +183,6 @@ class RecordFieldsArgsSchema(FieldsArgsSchema):
 # Response documentation -------------------------------------------------------------
 
 
-class WarehouseEntrySchema(ma.Schema):
-    warehouse_id = ma.fields.String()
-    name = ma.fields.String()
-    type = ma.fields.String(validate=ma.validate.OneOf(WAREHOUSE_TYPES))
-    on_hand = ma.fields.Integer()
-    reserved = ma.fields.Integer()
-    available = ma.fields.Integer()
-
-
-class InventoryRecordSchema(ma.Schema):
-    sku = ma.fields.String()
-    title = ma.fields.String()
-    product_id = ma.fields.String()
-    total_on_hand = ma.fields.Integer()
-    total_reserved = ma.fields.Integer()
-    total_available = ma.fields.Integer()
-    safety_stock = ma.fields.Integer()
-    status = ma.fields.String(validate=ma.validate.OneOf(INVENTORY_STATUSES))
-    warehouses = ma.fields.List(ma.fields.Nested(WarehouseEntrySchema))
-    updated_at = ma.fields.String(metadata={"example": "2026-11-22T10:04:05.123Z"})
-
-
 InventoryRecordEnvelopeSchema = envelope_schema(
     "InventoryRecordEnvelopeSchema", InventoryRecordSchema
 )
@@ -212,40 +191,10 @@ InventoryRecordEnvelopeSchema = envelope_schema(
 InventoryListSchema = list_schema("InventoryListSchema", InventoryRecordSchema)
 
 
-class WarehouseSchema(ma.Schema):
-    id = ma.fields.String(metadata={"example": "wh_01JD3Q9Z7G0000000000000000"})
-    name = ma.fields.String()
-    address = ma.fields.String(allow_none=True)
-    type = ma.fields.String(validate=ma.validate.OneOf(WAREHOUSE_TYPES))
-    marketplace = ma.fields.String(allow_none=True)
-    is_active = ma.fields.Boolean()
-    is_readonly = ma.fields.Boolean()
-    created_at = ma.fields.String()
-    updated_at = ma.fields.String()
-
-
 WarehouseEnvelopeSchema = envelope_schema("WarehouseEnvelopeSchema", WarehouseSchema)
 
 
 WarehouseListSchema = list_schema("WarehouseListSchema", WarehouseSchema)
-
-
-class AdjustmentSchema(ma.Schema):
-    id = ma.fields.String(metadata={"example": "adj_01JD3Q9Z7G0000000000000000"})
-    sku = ma.fields.String()
-    warehouse_id = ma.fields.String()
-    quantity_type = ma.fields.String(validate=ma.validate.OneOf(["on_hand", "reserved"]))
-    before_quantity = ma.fields.Integer()
-    after_quantity = ma.fields.Integer()
-    delta = ma.fields.Integer()
-    reason = ma.fields.String(validate=ma.validate.OneOf(REASONS))
-    note = ma.fields.String(allow_none=True)
-    reference = ma.fields.String(allow_none=True)
-    sequence = ma.fields.Integer(
-        metadata={"description": "Place in its stock row's ledger (1, 2, 3, ...)."}
-    )
-    created_by = ma.fields.String(allow_none=True)
-    created_at = ma.fields.String()
 
 
 AdjustmentListSchema = list_schema("AdjustmentListSchema", AdjustmentSchema)

@@ -12,7 +12,8 @@ from ..ids import new_id
 from ..pagination import filter_equal, paginate_args
 from ..products.models import Product
 from ..products.services import find_product
-from ..timeutil import format_ms, now_ms
+from ..shapes import compile_serializer, field_names
+from ..timeutil import now_ms
 from ..totals import maintained
 from .adjustments import check_warehouse_filter, page_ledger
 from .ledger import StockLedger, compute_status, lock_warehouses
@@ -24,45 +25,11 @@ from .models import (
     Stock,
     Warehouse,
 )
+from .shapes import AdjustmentSchema, InventoryRecordSchema, WarehouseSchema
 
-RECORD_FIELDS = (
-    "sku",
-    "title",
-    "product_id",
-    "total_on_hand",
-    "total_reserved",
-    "total_available",
-    "safety_stock",
-    "status",
-    "warehouses",
-    "updated_at",
-)
-WAREHOUSE_FIELDS = (
-    "id",
-    "name",
-    "address",
-    "type",
-    "marketplace",
-    "is_active",
-    "is_readonly",
-    "created_at",
-    "updated_at",
-)
-ADJUSTMENT_FIELDS = (
-    "id",
-    "sku",
-    "warehouse_id",
-    "quantity_type",
-    "before_quantity",
-    "after_quantity",
-    "delta",
-    "reason",
-    "note",
-    "reference",
-    "sequence",
-    "created_by",
-    "created_at",
-)
+RECORD_FIELDS = field_names(InventoryRecordSchema)
+WAREHOUSE_FIELDS = field_names(WarehouseSchema)
+ADJUSTMENT_FIELDS = field_names(AdjustmentSchema)
 RECORD_SORTS = {
     "sku": InventorySummary.sku,
     "updated_at": InventorySummary.updated_at,
@@ -103,18 +70,12 @@ def _warehouse_not_found(warehouse_id):
 # -- warehouses ------------------------------------------------------------------------
 
 
-def serialize_warehouse(warehouse):
-    return {
-        "id": warehouse.id,
-        "name": warehouse.name,
-        "address": warehouse.address,
-        "type": warehouse.type,
-        "marketplace": warehouse.marketplace,
-        "is_active": bool(warehouse.is_active),
-        "is_readonly": warehouse.is_readonly,
-        "created_at": format_ms(warehouse.created_at),
-        "updated_at": format_ms(warehouse.updated_at),
-    }
+_warehouse = compile_serializer(WarehouseSchema)
+
+
+def serialize_warehouse(warehouse: Warehouse) -> dict[str, Any]:
+    """A warehouse as the API shows it (``is_readonly`` is the model's, not a column)."""
+    return _warehouse(warehouse, is_readonly=warehouse.is_readonly)
 
 
 def tenant_warehouses(tenant_id: str) -> list[Warehouse]:
@@ -271,19 +232,14 @@ def _entries(product_ids):
     return entries
 
 
-def serialize_record(summary, title, entries):
-    return {
-        "sku": summary.sku,
-        "title": title,
-        "product_id": summary.product_id,
-        "total_on_hand": summary.total_on_hand,
-        "total_reserved": summary.total_reserved,
-        "total_available": summary.total_available,
-        "safety_stock": summary.safety_stock,
-        "status": summary.status,
-        "warehouses": entries,
-        "updated_at": format_ms(summary.updated_at),
-    }
+_record = compile_serializer(InventoryRecordSchema)
+
+
+def serialize_record(
+    summary: InventorySummary, title: str | None, entries: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A SKU's stock record: its summary row, its product's title, its warehouse entries."""
+    return _record(summary, title=title, warehouses=entries)
 
 
 def _records():

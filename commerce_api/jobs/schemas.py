@@ -13,6 +13,7 @@ from ..http.lists import (
     list_schema,
 )
 from .models import JOB_STATUSES, PRIORITIES
+from .shapes import JobSchema
 from .store import JOB_FIELDS
 
 MARKETPLACE = ma.validate.Length(min=1, max=64)
@@ -110,46 +111,6 @@ class JobFieldsArgsSchema(FieldsArgsSchema):
 
 
 # Response documentation ---------------------------------------------------------------
-
-
-class JobErrorSchema(ma.Schema):
-    code = ma.fields.String(metadata={"example": "WORKER_TIMEOUT"})
-    message = ma.fields.String()
-    retry_count = ma.fields.Integer()
-    details = ma.fields.Dict()
-
-
-class JobProgressSchema(ma.Schema):
-    done = ma.fields.Integer(metadata={"description": "Items processed so far."})
-    total = ma.fields.Integer(metadata={"description": "Items to process in this attempt."})
-
-
-class JobSchema(ma.Schema):
-    id = ma.fields.String(metadata={"example": "job_01JD3Q9Z7G0000000000000000"})
-    type = ma.fields.String()
-    status = ma.fields.String(validate=ma.validate.OneOf(JOB_STATUSES))
-    priority = ma.fields.String(validate=ma.validate.OneOf(list(PRIORITIES)))
-    params = ma.fields.Dict()
-    attempts = ma.fields.Integer()
-    created_at = ma.fields.String(metadata={"example": "2026-11-22T10:04:05.123Z"})
-    estimated_completion_at = ma.fields.String(allow_none=True)
-    started_at = ma.fields.String()
-    progress = ma.fields.Nested(JobProgressSchema)
-    completed_at = ma.fields.String()
-    duration_seconds = ma.fields.Integer()
-    result = ma.fields.Dict()
-    error = ma.fields.Nested(JobErrorSchema)
-    failed_at = ma.fields.String()
-    cancelled_at = ma.fields.String()
-    cancel_reason = ma.fields.String()
-    batch_id = ma.fields.String()
-    batch_index = ma.fields.Integer()
-    redacted = ma.fields.Boolean(
-        metadata={
-            "description": "Present (true) when `params`, `result` and `error.details` are "
-            "left out: they need `ai-jobs:read` or the job's domain read scope."
-        }
-    )
 
 
 JobEnvelopeSchema = envelope_schema("JobEnvelopeSchema", JobSchema)

@@ -5,39 +5,22 @@ cancellation both sides write. The worker side imports this, never ``services.py
 """
 
 from contextlib import contextmanager
+from typing import Any
 
 from ..config import current_config
 from ..db import db, is_postgres, sqlite_file, write_transaction
 from ..filelock import Turns
+from ..shapes import compile_serializer, field_names
 from ..timeutil import format_ms
 from . import registry
 from .models import Job
+from .shapes import JOB_HEAD, JobSchema
 
 # PostgreSQL workers LISTEN on this channel; dispatch NOTIFYs it (delivered at commit).
 NOTIFY_CHANNEL = "commerce_jobs"
 
-JOB_FIELDS = (
-    "id",
-    "type",
-    "status",
-    "priority",
-    "params",
-    "attempts",
-    "created_at",
-    "estimated_completion_at",
-    "started_at",
-    "progress",
-    "completed_at",
-    "duration_seconds",
-    "result",
-    "error",
-    "failed_at",
-    "cancelled_at",
-    "cancel_reason",
-    "batch_id",
-    "batch_index",
-    "redacted",
-)
+JOB_FIELDS = field_names(JobSchema)
+_job_head = compile_serializer(JobSchema(only=JOB_HEAD))
 
 
 # Settings -------------------------------------------------------------------------------
@@ -127,17 +110,8 @@ def cancel_batch_rest(job, reason, now):
     )
 
 
-def serialize_job(job):
-    data = {
-        "id": job.id,
-        "type": job.type,
-        "status": job.status,
-        "priority": job.priority,
-        "params": job.params,
-        "attempts": job.attempts,
-        "created_at": format_ms(job.created_at),
-        "estimated_completion_at": format_ms(job.estimated_completion_at),
-    }
+def serialize_job(job: Job) -> dict[str, Any]:
+    data = _job_head(job)
     if job.started_at is not None:
         data["started_at"] = format_ms(job.started_at)
     if job.progress is not None and job.status in ("running", "completed"):

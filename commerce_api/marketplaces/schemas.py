@@ -7,6 +7,7 @@ from ..http.schemas import FullMatch, StrictDecimal, StrictInteger
 from ..inventory.models import MAX_QUANTITY
 from .models import ATTEMPT_STATUSES, CONNECTION_STATUSES, CONNECTORS
 from .services import ATTEMPT_FIELDS, CONNECTION_FIELDS, MARKETPLACE_PATTERN
+from .shapes import ATTEMPT_RESOURCE_TYPES, ConnectionSchema, SyncAttemptSchema
 
 
 class _Strict(ma.Schema):
@@ -65,7 +66,7 @@ class ConnectionListArgsSchema(ListArgsSchema):
 
 class SyncHistoryArgsSchema(ListArgsSchema):
     fields = fields_arg(ATTEMPT_FIELDS)
-    resource_type = ma.fields.String(validate=ma.validate.OneOf(("order", "product")))
+    resource_type = ma.fields.String(validate=ma.validate.OneOf(ATTEMPT_RESOURCE_TYPES))
     order_id = ma.fields.String(validate=ma.validate.Length(min=1, max=80))
     sku = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
     marketplace = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
@@ -73,41 +74,10 @@ class SyncHistoryArgsSchema(ListArgsSchema):
     operation = ma.fields.String(validate=ma.validate.Length(min=1, max=32))
 
 
-class ConnectionSchema(ma.Schema):
-    id = ma.fields.String(metadata={"example": "mkc_01JD3Q9Z7G0000000000000000"})
-    marketplace = ma.fields.String()
-    connector = ma.fields.String(validate=ma.validate.OneOf(CONNECTORS))
-    base_url = ma.fields.String(allow_none=True)
-    status = ma.fields.String(validate=ma.validate.OneOf(CONNECTION_STATUSES))
-    settings = ma.fields.Dict()
-    has_api_token = ma.fields.Boolean()
-    last_pull_at = ma.fields.String(allow_none=True)
-    last_pull_status = ma.fields.String(allow_none=True)
-    last_pull_error = ma.fields.String(allow_none=True)
-    created_at = ma.fields.String()
-    updated_at = ma.fields.String()
-
-
 ConnectionEnvelopeSchema = envelope_schema("ConnectionEnvelopeSchema", ConnectionSchema)
 
 
 ConnectionListSchema = list_schema("ConnectionListSchema", ConnectionSchema)
-
-
-class SyncAttemptSchema(ma.Schema):
-    id = ma.fields.String(metadata={"example": "syn_01JD3Q9Z7G0000000000000000"})
-    marketplace = ma.fields.String()
-    resource_type = ma.fields.String()
-    resource_id = ma.fields.String()
-    sku = ma.fields.String(allow_none=True)
-    operation = ma.fields.String()
-    direction = ma.fields.String()
-    status = ma.fields.String(validate=ma.validate.OneOf(ATTEMPT_STATUSES))
-    error = ma.fields.Dict(allow_none=True)
-    details = ma.fields.Dict()
-    duration_ms = ma.fields.Integer(allow_none=True)
-    created_by = ma.fields.String(allow_none=True)
-    created_at = ma.fields.String()
 
 
 SyncHistoryListSchema = list_schema("SyncHistoryListSchema", SyncAttemptSchema)

@@ -14,8 +14,10 @@ from ..errors import ApiError, validation_error
 from ..ids import new_id
 from ..netguard import check_public_host
 from ..pagination import filter_equal, paginate_args
-from ..timeutil import format_ms, now_ms
+from ..shapes import Row, compile_serializer, field_names
+from ..timeutil import now_ms
 from .models import CONNECTORS, MarketplaceConnection, SyncAttempt
+from .shapes import ConnectionSchema, SyncAttemptSchema
 
 log = logging.getLogger("commerce_api.marketplaces")
 
@@ -26,55 +28,14 @@ SANDBOX_SETTINGS = {
     "orders_per_pull": (2, 0, 50),
     "max_orders": (500, 0, 100_000),
 }
-CONNECTION_FIELDS = (
-    "id",
-    "marketplace",
-    "connector",
-    "base_url",
-    "status",
-    "settings",
-    "has_api_token",
-    "last_pull_at",
-    "last_pull_status",
-    "last_pull_error",
-    "created_at",
-    "updated_at",
-)
-ATTEMPT_FIELDS = (
-    "id",
-    "marketplace",
-    "resource_type",
-    "resource_id",
-    "sku",
-    "operation",
-    "direction",
-    "status",
-    "error",
-    "details",
-    "duration_ms",
-    "created_by",
-    "created_at",
-)
+CONNECTION_FIELDS = field_names(ConnectionSchema)
+ATTEMPT_FIELDS = field_names(SyncAttemptSchema)
 
 
 # Connections ----------------------------------------------------------------------------
 
 
-def serialize_connection(connection):
-    return {
-        "id": connection.id,
-        "marketplace": connection.marketplace,
-        "connector": connection.connector,
-        "base_url": connection.base_url,
-        "status": connection.status,
-        "settings": connection.settings or {},
-        "has_api_token": bool(connection.api_token),
-        "last_pull_at": format_ms(connection.last_pull_at),
-        "last_pull_status": connection.last_pull_status,
-        "last_pull_error": connection.last_pull_error,
-        "created_at": format_ms(connection.created_at),
-        "updated_at": format_ms(connection.updated_at),
-    }
+serialize_connection = compile_serializer(ConnectionSchema)
 
 
 def check_base_url(base_url: str, allow_private: bool) -> str:
@@ -319,26 +280,16 @@ def record_attempt(
         )
 
 
-def serialize_attempt(row):
+_attempt = compile_serializer(SyncAttemptSchema)
+
+
+def serialize_attempt(row: Row) -> dict[str, Any]:
+    """A sync attempt as the API shows it; its error code and message as one ``error``."""
     get = row_getter(row)
     error = None
     if get("error_code") or get("error_message"):
         error = {"code": get("error_code"), "message": get("error_message")}
-    return {
-        "id": get("id"),
-        "marketplace": get("marketplace"),
-        "resource_type": get("resource_type"),
-        "resource_id": get("resource_id"),
-        "sku": get("sku"),
-        "operation": get("operation"),
-        "direction": get("direction"),
-        "status": get("status"),
-        "error": error,
-        "details": get("details") or {},
-        "duration_ms": get("duration_ms"),
-        "created_by": get("created_by"),
-        "created_at": format_ms(get("created_at")),
-    }
+    return _attempt(row, error=error)
 
 
 def attempts_for(

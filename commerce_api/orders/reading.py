@@ -8,80 +8,29 @@ from ..db import for_update
 from ..errors import ApiError
 from ..marketplaces.services import attempts_for
 from ..pagination import filter_date_range, filter_equal, paginate_args
-from ..timeutil import format_ms
+from ..shapes import compile_serializer, field_names
 from ..totals import maintained
 from .models import Order, OrderLine, OrderReturn
+from .shapes import LineItemSchema, OrderDetailSchema, OrderSchema, ReturnSchema
 
-ORDER_FIELDS = (
-    "id",
-    "external_order_id",
-    "marketplace",
-    "status",
-    "fulfillment_method",
-    "total_amount",
-    "currency",
-    "created_at",
-    "updated_at",
-    "has_returns",
-    "stock_shortage",
-    "line_items",
-)
-DETAIL_FIELDS = ORDER_FIELDS + (
-    "shipping_address",
-    "shipment",
-    "cancellation",
-    "returns",
-    "sync_history",
-)
+ORDER_FIELDS = field_names(OrderSchema)
+DETAIL_FIELDS = field_names(OrderDetailSchema)
 SORT_FIELDS = {"created_at": Order.placed_at, "updated_at": Order.updated_at}
 
 
 # Serialization --------------------------------------------------------------------------
 
 
-def _money(value):
-    return None if value is None else float(value)
+serialize_line = compile_serializer(LineItemSchema)
+serialize_return = compile_serializer(ReturnSchema)
+_order = compile_serializer(OrderSchema)
+# sync_history comes serialized by attempts_for (a sync attempt's error is two columns)
+_detail = compile_serializer(OrderDetailSchema, convert={"sync_history": None})
 
 
-def serialize_line(line):
-    return {
-        "external_line_item_id": line.external_line_item_id,
-        "sku": line.sku,
-        "title": line.title,
-        "quantity": line.quantity,
-        "unit_price": _money(line.unit_price),
-        "line_total": _money(line.line_total),
-        "shipped_quantity": line.shipped_quantity,
-    }
-
-
-def serialize_return(row):
-    return {
-        "id": row.id,
-        "sku": row.sku,
-        "quantity": row.quantity,
-        "reason": row.reason,
-        "reason_text": row.reason_text,
-        "created_at": format_ms(row.returned_at),
-    }
-
-
-def serialize_order(order, lines):
+def serialize_order(order: Order, lines: Sequence[OrderLine]) -> dict[str, Any]:
     """An order as lists and events show it."""
-    return {
-        "id": order.id,
-        "external_order_id": order.external_order_id,
-        "marketplace": order.marketplace,
-        "status": order.status,
-        "fulfillment_method": order.fulfillment_method,
-        "total_amount": _money(order.total_amount),
-        "currency": order.currency,
-        "created_at": format_ms(order.placed_at),
-        "updated_at": format_ms(order.updated_at),
-        "has_returns": bool(order.has_returns),
-        "stock_shortage": bool(order.stock_shortage),
-        "line_items": [serialize_line(line) for line in lines],
-    }
+    return _order(order, line_items=lines)
 
 
 def event_body(order: Order, lines: Sequence[OrderLine]) -> dict[str, Any]:
@@ -96,21 +45,19 @@ def lines_of(order_id: str) -> list[OrderLine]:
     return list(OrderLine.select().where(OrderLine.order == order_id).order_by(OrderLine.position))
 
 
-def serialize_detail(order, lines=None):
+def serialize_detail(order: Order, lines: Sequence[OrderLine] | None = None) -> dict[str, Any]:
     lines = lines_of(order.id) if lines is None else lines
     returns = (
         OrderReturn.select()
         .where(OrderReturn.order == order.id)
         .order_by(OrderReturn.returned_at, OrderReturn.id)
     )
-    return {
-        **serialize_order(order, lines),
-        "shipping_address": order.shipping_address,
-        "shipment": order.shipment,
-        "cancellation": order.cancellation,
-        "returns": [serialize_return(row) for row in returns],
-        "sync_history": attempts_for(order.tenant_id, "order", order.id),
-    }
+    return _detail(
+        order,
+        line_items=lines,
+        returns=returns,
+        sync_history=attempts_for(order.tenant_id, "order", order.id),
+    )
 
 
 def wire_order(order: Order, lines: Sequence[OrderLine]) -> dict[str, Any]:

@@ -10,9 +10,9 @@ from ..http.lists import (
     list_schema,
 )
 from ..http.schemas import BulkErrorSchema, FullMatch, StrictDecimal, StrictInteger, Timestamp
-from ..marketplaces.schemas import SyncAttemptSchema
 from .models import CANCELLATION_REASONS, FULFILLMENT_METHODS, ORDER_STATUSES
 from .reading import DETAIL_FIELDS, ORDER_FIELDS
+from .shapes import AddressSchema, OrderDetailSchema, OrderSchema
 
 BULK_SHIPMENT_MAX = 100
 
@@ -23,16 +23,6 @@ class _Strict(ma.Schema):
 
 
 # Import shape (orders import, and what connectors deliver) ----------------------------
-
-
-class AddressSchema(_Strict):
-    name = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=200))
-    line1 = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=200))
-    line2 = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=200))
-    city = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=100))
-    region = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=100))
-    postal_code = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=20))
-    country = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=2, min=2))
 
 
 class ImportLineSchema(_Strict):
@@ -198,68 +188,6 @@ class CancelSchema(_Strict):
 
 
 # Responses (documentation) -------------------------------------------------------------
-
-
-class LineItemSchema(ma.Schema):
-    external_line_item_id = ma.fields.String()
-    sku = ma.fields.String()
-    title = ma.fields.String(allow_none=True)
-    quantity = ma.fields.Integer()
-    unit_price = ma.fields.Float()
-    line_total = ma.fields.Float()
-    shipped_quantity = ma.fields.Integer()
-
-
-class ReturnSchema(ma.Schema):
-    id = ma.fields.String(metadata={"example": "ret_01JD3Q9Z7G0000000000000000"})
-    sku = ma.fields.String()
-    quantity = ma.fields.Integer()
-    reason = ma.fields.String(allow_none=True)
-    reason_text = ma.fields.String(allow_none=True)
-    created_at = ma.fields.String()
-
-
-class CancellationSchema(ma.Schema):
-    status = ma.fields.String(validate=ma.validate.OneOf(("requested", "approved", "rejected")))
-    reason = ma.fields.String()
-    requested_at = ma.fields.String()
-    requested_by = ma.fields.String(allow_none=True)
-    decided_at = ma.fields.String(allow_none=True)
-    message = ma.fields.String(allow_none=True)
-    job_id = ma.fields.String(allow_none=True)
-
-
-class ShipmentInfoSchema(ma.Schema):
-    carrier = ma.fields.String()
-    tracking_number = ma.fields.String()
-    shipped_date = ma.fields.String()
-    line_items = ma.fields.List(ma.fields.Nested(ShipmentLineSchema))
-    confirmation_id = ma.fields.String(allow_none=True)
-    confirmed_at = ma.fields.String()
-    confirmed_by = ma.fields.String(allow_none=True)
-
-
-class OrderSchema(ma.Schema):
-    id = ma.fields.String(metadata={"example": "ord_01JD3Q9Z7G0000000000000000"})
-    external_order_id = ma.fields.String()
-    marketplace = ma.fields.String()
-    status = ma.fields.String(validate=ma.validate.OneOf(ORDER_STATUSES))
-    fulfillment_method = ma.fields.String(validate=ma.validate.OneOf(FULFILLMENT_METHODS))
-    total_amount = ma.fields.Float()
-    currency = ma.fields.String()
-    created_at = ma.fields.String(metadata={"description": "Placement time."})
-    updated_at = ma.fields.String()
-    has_returns = ma.fields.Boolean()
-    stock_shortage = ma.fields.Boolean()
-    line_items = ma.fields.List(ma.fields.Nested(LineItemSchema))
-
-
-class OrderDetailSchema(OrderSchema):
-    shipping_address = ma.fields.Nested(AddressSchema, allow_none=True)
-    shipment = ma.fields.Nested(ShipmentInfoSchema, allow_none=True)
-    cancellation = ma.fields.Nested(CancellationSchema, allow_none=True)
-    returns = ma.fields.List(ma.fields.Nested(ReturnSchema))
-    sync_history = ma.fields.List(ma.fields.Nested(SyncAttemptSchema))
 
 
 OrderEnvelopeSchema = envelope_schema("OrderEnvelopeSchema", OrderDetailSchema)

@@ -3,17 +3,19 @@
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ..db import row_getter, write_transaction
+from ..db import write_transaction
 from ..ids import new_id
 from ..marketplaces import gateway
 from ..marketplaces.base import ConnectorError, MarketplaceRejection
 from ..marketplaces.models import MarketplaceConnection
 from ..marketplaces.services import connection_for
 from ..pagination import paginate
+from ..shapes import compile_serializer
 from ..sql import PreparedIn, insert_rows
-from ..timeutil import format_ms, now_ms
+from ..timeutil import now_ms
 from .engine import Offer
 from .models import CompetitorLatest, CompetitorOffer
+from .shapes import CompetitorPriceSchema
 
 OFFER_COLUMNS = (
     "marketplace",
@@ -29,21 +31,7 @@ OFFER_COLUMNS = (
 )
 
 
-def serialize_offer(row):
-    get = row_getter(row)
-    return {
-        "id": get("id"),
-        "sku": get("sku"),
-        "marketplace": get("marketplace"),
-        "competitor": get("competitor"),
-        "price": float(get("price")),
-        "shipping": float(get("shipping")),
-        "landed_price": float(get("landed_price")),
-        "currency": get("currency"),
-        "is_buy_box_winner": bool(get("is_buy_box_winner")),
-        "condition": get("condition"),
-        "observed_at": format_ms(get("observed_at")),
-    }
+serialize_offer = compile_serializer(CompetitorPriceSchema)
 
 
 # Fetching -------------------------------------------------------------------------------

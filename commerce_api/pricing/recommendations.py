@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..claims import Claim, claimed
-from ..db import for_update, row_getter, write_transaction
+from ..db import for_update, write_transaction
 from ..errors import ApiError
 from ..events import emit
 from ..marketplaces.base import ConnectorError
@@ -14,61 +14,19 @@ from ..marketplaces.prices import AcceptedPrice, push_price, record_pushed_price
 from ..marketplaces.services import connection_for
 from ..pagination import paginate
 from ..products.models import Listing, Product
+from ..shapes import compile_serializer, field_names
 from ..sql import PreparedIn
 from ..timeutil import format_ms, now_ms
 from ..totals import maintained
 from .models import Recommendation
+from .shapes import RecommendationSchema
 
 APPLY = "apply_recommendation"  # the operation of a recommendation's claim
 
-RECOMMENDATION_FIELDS = (
-    "id",
-    "sku",
-    "marketplace",
-    "current_price",
-    "recommended_price",
-    "delta",
-    "delta_pct",
-    "buy_box_win_probability",
-    "estimated_margin",
-    "confidence",
-    "reasoning",
-    "status",
-    "reference_price",
-    "rule_ids",
-    "job_id",
-    "created_at",
-    "applied_at",
-    "dismissed_at",
-)
+RECOMMENDATION_FIELDS = field_names(RecommendationSchema)
 
 
-def _number(value):
-    return None if value is None else float(value)
-
-
-def serialize_recommendation(row):
-    get = row_getter(row)
-    return {
-        "id": get("id"),
-        "sku": get("sku"),
-        "marketplace": get("marketplace"),
-        "current_price": _number(get("current_price")),
-        "recommended_price": _number(get("recommended_price")),
-        "delta": _number(get("delta")),
-        "delta_pct": _number(get("delta_pct")),
-        "buy_box_win_probability": get("buy_box_win_probability"),
-        "estimated_margin": _number(get("estimated_margin")),
-        "confidence": get("confidence"),
-        "reasoning": get("reasoning"),
-        "status": get("status"),
-        "reference_price": _number(get("reference_price")),
-        "rule_ids": list(get("rule_ids") or ()),
-        "job_id": get("job_id"),
-        "created_at": format_ms(get("created_at")),
-        "applied_at": format_ms(get("applied_at")),
-        "dismissed_at": format_ms(get("dismissed_at")),
-    }
+serialize_recommendation = compile_serializer(RecommendationSchema)
 
 
 LISTING_COLUMNS = (

@@ -9,26 +9,14 @@ from ..ids import new_id
 from ..jobs.services import lock_tenant
 from ..marketplaces.services import connected_marketplaces
 from ..pagination import paginate
-from ..timeutil import format_ms, now_ms
+from ..shapes import compile_serializer, field_names
+from ..timeutil import now_ms
 from .engine import Rule, find_conflict
 from .models import PricingRule
+from .shapes import RuleSchema
 
 ALL = "all"
-RULE_FIELDS = (
-    "id",
-    "name",
-    "type",
-    "value",
-    "value_type",
-    "applies_to",
-    "category",
-    "skus",
-    "marketplace",
-    "priority",
-    "is_active",
-    "created_at",
-    "updated_at",
-)
+RULE_FIELDS = field_names(RuleSchema)
 WRITABLE = (
     "name",
     "type",
@@ -45,24 +33,7 @@ SORT_FIELDS = {"created_at": PricingRule.created_at, "priority": PricingRule.pri
 HUNDRED = Decimal(100)
 
 
-def serialize_rule(row):
-    get = row_getter(row)
-    value = get("value")
-    return {
-        "id": get("id"),
-        "name": get("name"),
-        "type": get("type"),
-        "value": float(value) if value is not None else None,
-        "value_type": get("value_type"),
-        "applies_to": get("applies_to"),
-        "category": get("category"),
-        "skus": get("skus"),
-        "marketplace": get("marketplace"),
-        "priority": get("priority"),
-        "is_active": bool(get("is_active")),
-        "created_at": format_ms(get("created_at")),
-        "updated_at": format_ms(get("updated_at")),
-    }
+serialize_rule = compile_serializer(RuleSchema)
 
 
 def to_engine_rule(row: PricingRule | dict[str, Any]) -> Rule:

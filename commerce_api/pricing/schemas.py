@@ -5,23 +5,13 @@ import marshmallow as ma
 from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema, fields_arg
 from ..http.schemas import FullMatch, StrictDecimal, StrictInteger
 from ..jobs.schemas import StrictBoolean
+from ..shapes import field_names
 from .models import APPLIES_TO, RECOMMENDATION_STATUSES, RULE_TYPES, VALUE_TYPES
 from .recommendations import RECOMMENDATION_FIELDS
 from .rules import RULE_FIELDS
+from .shapes import CompetitorPriceSchema, RecommendationSchema, RuleSchema
 
-COMPETITOR_FIELDS = (
-    "id",
-    "sku",
-    "marketplace",
-    "competitor",
-    "price",
-    "shipping",
-    "landed_price",
-    "currency",
-    "is_buy_box_winner",
-    "condition",
-    "observed_at",
-)
+COMPETITOR_FIELDS = field_names(CompetitorPriceSchema)
 
 SKU_PATTERN = r"^[A-Za-z0-9._-]{1,64}$"
 MAX_RULE_SKUS = 1000
@@ -108,22 +98,6 @@ class RuleFieldsArgsSchema(FieldsArgsSchema):
     fields = fields_arg(RULE_FIELDS)
 
 
-class RuleSchema(ma.Schema):
-    id = ma.fields.String(metadata={"example": "rule_01JD3Q9Z7G0000000000000000"})
-    name = ma.fields.String()
-    type = ma.fields.String(validate=ma.validate.OneOf(RULE_TYPES))
-    value = ma.fields.Float()
-    value_type = ma.fields.String(validate=ma.validate.OneOf(VALUE_TYPES))
-    applies_to = ma.fields.String(validate=ma.validate.OneOf(APPLIES_TO))
-    category = ma.fields.String(allow_none=True)
-    skus = ma.fields.List(ma.fields.String(), allow_none=True)
-    marketplace = ma.fields.String()
-    priority = ma.fields.Integer()
-    is_active = ma.fields.Boolean()
-    created_at = ma.fields.String(metadata={"example": "2026-11-22T10:04:05.123Z"})
-    updated_at = ma.fields.String()
-
-
 class RuleEnvelopeSchema(ma.Schema):
     data = ma.fields.Nested(RuleSchema)
 
@@ -179,27 +153,6 @@ class RecommendationFieldsArgsSchema(FieldsArgsSchema):
     fields = fields_arg(RECOMMENDATION_FIELDS)
 
 
-class RecommendationSchema(ma.Schema):
-    id = ma.fields.String(metadata={"example": "rec_01JD3Q9Z7G0000000000000000"})
-    sku = ma.fields.String()
-    marketplace = ma.fields.String()
-    current_price = ma.fields.Float()
-    recommended_price = ma.fields.Float()
-    delta = ma.fields.Float()
-    delta_pct = ma.fields.Float()
-    buy_box_win_probability = ma.fields.Float()
-    estimated_margin = ma.fields.Float(allow_none=True)
-    confidence = ma.fields.Float()
-    reasoning = ma.fields.String()
-    status = ma.fields.String(validate=ma.validate.OneOf(RECOMMENDATION_STATUSES))
-    reference_price = ma.fields.Float(allow_none=True)
-    rule_ids = ma.fields.List(ma.fields.String())
-    job_id = ma.fields.String(allow_none=True)
-    created_at = ma.fields.String()
-    applied_at = ma.fields.String(allow_none=True)
-    dismissed_at = ma.fields.String(allow_none=True)
-
-
 class RecommendationEnvelopeSchema(ma.Schema):
     data = ma.fields.Nested(RecommendationSchema)
 
@@ -216,20 +169,6 @@ class CompetitorListArgsSchema(ListArgsSchema):
     fields = fields_arg(COMPETITOR_FIELDS)
     sku = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
     marketplace = ma.fields.String(validate=MARKETPLACE)
-
-
-class CompetitorPriceSchema(ma.Schema):
-    id = ma.fields.String(metadata={"example": "cpr_01JD3Q9Z7G0000000000000000"})
-    sku = ma.fields.String()
-    marketplace = ma.fields.String()
-    competitor = ma.fields.String()
-    price = ma.fields.Float()
-    shipping = ma.fields.Float()
-    landed_price = ma.fields.Float()
-    currency = ma.fields.String()
-    is_buy_box_winner = ma.fields.Boolean()
-    condition = ma.fields.String()
-    observed_at = ma.fields.String()
 
 
 class CompetitorListSchema(ma.Schema):

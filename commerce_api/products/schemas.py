@@ -12,8 +12,10 @@ from ..http.lists import (
     list_schema,
 )
 from ..http.schemas import BulkErrorSchema, FullMatch, StrictDecimal, StrictInteger
-from .models import LISTING_STATUSES, PRODUCT_STATUSES, SYNC_STATUSES
+from ..shapes import field_names
+from .models import LISTING_STATUSES, PRODUCT_STATUSES
 from .services import MAX_SEARCH_WORDS, PRODUCT_FIELDS, search_words
+from .shapes import ListingSchema, ProductDetailSchema, ProductSchema
 
 # A SKU is a path segment (/api/products/:sku, /api/inventory/:sku): it may not be one of
 # the fixed segments beside it, nor a dot segment that clients fold away.
@@ -26,7 +28,7 @@ MAX_STOCK_BUFFER = 1_000_000_000  # inventory's MAX_QUANTITY
 IMAGE_URL_PATTERN = (
     r"^https?://(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,6}(?:/[A-Za-z0-9_.~-]*)*$"
 )
-DETAIL_FIELDS = PRODUCT_FIELDS + ("listings",)
+DETAIL_FIELDS = field_names(ProductDetailSchema)
 
 
 class _Strict(ma.Schema):
@@ -160,48 +162,6 @@ class ProductFieldsArgsSchema(FieldsArgsSchema):
 
 
 # Response documentation -------------------------------------------------------------
-
-
-class ListingSchema(ma.Schema):
-    marketplace = ma.fields.String()
-    external_id = ma.fields.String(allow_none=True)
-    price = ma.fields.Float(allow_none=True, metadata={"description": "The desired price."})
-    currency = ma.fields.String(allow_none=True)
-    quantity = ma.fields.Integer(
-        metadata={"description": "The quantity the marketplace last accepted."}
-    )
-    stock_buffer = ma.fields.Integer(
-        metadata={"description": "Units held back: the listing offers available stock minus this."}
-    )
-    status = ma.fields.String(validate=ma.validate.OneOf(LISTING_STATUSES))
-    sync_status = ma.fields.String(
-        validate=ma.validate.OneOf(SYNC_STATUSES),
-        metadata={
-            "description": "in_sync: the marketplace has the listing's state; pending: a "
-            "change is on its way; error: the marketplace refused the last push."
-        },
-    )
-    last_synced_at = ma.fields.String(allow_none=True)
-    last_sync_error = ma.fields.String(allow_none=True)
-
-
-class ProductSchema(ma.Schema):
-    id = ma.fields.String(metadata={"example": "prod_01JD3Q9Z7G0000000000000000"})
-    sku = ma.fields.String()
-    title = ma.fields.String()
-    description = ma.fields.String(allow_none=True)
-    status = ma.fields.String(validate=ma.validate.OneOf(PRODUCT_STATUSES))
-    gtin = ma.fields.String(allow_none=True)
-    category = ma.fields.String(allow_none=True)
-    cost_price = ma.fields.Float(allow_none=True)
-    weight_kg = ma.fields.Float(allow_none=True)
-    images = ma.fields.List(ma.fields.String())
-    created_at = ma.fields.String(metadata={"example": "2026-11-22T10:04:05.123Z"})
-    updated_at = ma.fields.String()
-
-
-class ProductDetailSchema(ProductSchema):
-    listings = ma.fields.List(ma.fields.Nested(ListingSchema))
 
 
 ProductDetailEnvelopeSchema = envelope_schema("ProductDetailEnvelopeSchema", ProductDetailSchema)

@@ -1,22 +1,24 @@
 """Product rules: create, read, list, update, archive, bulk update."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any
 
 from peewee import IntegrityError
 from stdnum import ean
 
-from ..db import contains_text, for_update, row_getter, write_transaction
+from ..db import contains_text, for_update, write_transaction
 from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
 from ..pagination import paginate_args
+from ..shapes import Row, compile_serializer, field_names
 from ..sql import PreparedQuery
-from ..timeutil import format_ms, now_ms
+from ..timeutil import now_ms
 from ..totals import maintained
 from .listings import mark_listings_pending
 from .models import Listing, Product
+from .shapes import ListingSchema, ProductDetailSchema, ProductSchema
 
 # Each word adds a condition over three columns: bound them (SQLite's parser stack, and cost).
 MAX_SEARCH_WORDS = 10
@@ -27,20 +29,7 @@ def search_words(text: str | None) -> list[str]:
     return list(dict.fromkeys((text or "").split()))
 
 
-PRODUCT_FIELDS = (
-    "id",
-    "sku",
-    "title",
-    "description",
-    "status",
-    "gtin",
-    "category",
-    "cost_price",
-    "weight_kg",
-    "images",
-    "created_at",
-    "updated_at",
-)
+PRODUCT_FIELDS = field_names(ProductSchema)
 SORT_FIELDS = {
     "sku": Product.sku,
     "title": Product.title,
@@ -59,48 +48,16 @@ MUTABLE_FIELDS = (
 )
 
 
-def _number(value):
-    if value is None:
-        return None
-    return float(value) if isinstance(value, Decimal) else value
+_product = compile_serializer(ProductSchema)
+_product_detail = compile_serializer(ProductDetailSchema)
+serialize_listing = compile_serializer(ListingSchema)
 
 
-def serialize_product(row, listings=None):
-    """A product (model or row dict) as the API shows it."""
-    get = row_getter(row)
-    data = {
-        "id": get("id"),
-        "sku": get("sku"),
-        "title": get("title"),
-        "description": get("description"),
-        "status": get("status"),
-        "gtin": get("gtin"),
-        "category": get("category"),
-        "cost_price": _number(get("cost_price")),
-        "weight_kg": _number(get("weight_kg")),
-        "images": get("images") or [],
-        "created_at": format_ms(get("created_at")),
-        "updated_at": format_ms(get("updated_at")),
-    }
-    if listings is not None:
-        data["listings"] = [serialize_listing(item) for item in listings]
-    return data
-
-
-def serialize_listing(row):
-    get = row_getter(row)
-    return {
-        "marketplace": get("marketplace"),
-        "external_id": get("external_id"),
-        "price": _number(get("price")),
-        "currency": get("currency"),
-        "quantity": get("quantity"),
-        "stock_buffer": get("stock_buffer"),
-        "status": get("status"),
-        "sync_status": get("sync_status"),
-        "last_synced_at": format_ms(get("last_synced_at")),
-        "last_sync_error": get("last_sync_error"),
-    }
+def serialize_product(row: Row, listings: Iterable[Row] | None = None) -> dict[str, Any]:
+    """A product (model or row dict) as the API shows it; with its listings on detail."""
+    if listings is None:
+        return _product(row)
+    return _product_detail(row, listings=listings)
 
 
 def check_gtin(gtin: Any) -> str | None:

@@ -1,5 +1,6 @@
 """The delivery log: list, detail with attempts, redeliver. No Flask here."""
 
+from collections.abc import Iterable
 from typing import Any
 
 from ..db import for_update, write_transaction
@@ -7,56 +8,28 @@ from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
 from ..pagination import paginate
-from ..timeutil import format_ms, now_ms
+from ..shapes import compile_serializer, field_names
+from ..timeutil import now_ms
 from .fanout import mark_fanned_out
 from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from .shapes import DeliveryDetailSchema, DeliverySchema
 
 TEST_MESSAGE = "A test event sent by POST /api/webhooks/{id}/test."
 
-DELIVERY_FIELDS = (
-    "id",
-    "event_id",
-    "event_type",
-    "status",
-    "attempt_count",
-    "last_status_code",
-    "last_error",
-    "last_duration_ms",
-    "next_attempt_at",
-    "created_at",
-    "delivered_at",
-    "redelivery_of",
-)
+DELIVERY_FIELDS = field_names(DeliverySchema)
+_delivery_row = compile_serializer(DeliverySchema)
+_delivery_detail = compile_serializer(DeliveryDetailSchema)
 
 
-def serialize_delivery(delivery, attempts=None):
-    data = {
-        "id": delivery.id,
-        "event_id": delivery.event_id,
-        "event_type": delivery.event_type,
-        "status": delivery.status,
-        "attempt_count": delivery.attempt_count,
-        "last_status_code": delivery.last_status_code,
-        "last_error": delivery.last_error,
-        "last_duration_ms": delivery.last_duration_ms,
-        "next_attempt_at": format_ms(delivery.next_attempt_at)
-        if delivery.status == "pending"
-        else None,
-        "created_at": format_ms(delivery.created_at),
-        "delivered_at": format_ms(delivery.delivered_at),
-        "redelivery_of": delivery.redelivery_of,
-    }
-    if attempts is not None:
-        data["attempts"] = [
-            {
-                "attempted_at": format_ms(a.attempted_at),
-                "status_code": a.status_code,
-                "duration_ms": a.duration_ms,
-                "error": a.error,
-            }
-            for a in attempts
-        ]
-    return data
+def serialize_delivery(
+    delivery: WebhookDelivery, attempts: Iterable[WebhookAttempt] | None = None
+) -> dict[str, Any]:
+    """A delivery as the API shows it (the next attempt only while pending); with its
+    attempts on detail."""
+    upcoming = delivery.next_attempt_at if delivery.status == "pending" else None
+    if attempts is None:
+        return _delivery_row(delivery, next_attempt_at=upcoming)
+    return _delivery_detail(delivery, next_attempt_at=upcoming, attempts=attempts)
 
 
 def _endpoint(tenant_id, endpoint_id):

@@ -11,39 +11,27 @@ from ..errors import ApiError, validation_error
 from ..events.catalogue import SUBSCRIBABLE
 from ..ids import new_id
 from ..pagination import paginate
-from ..timeutil import format_ms, now_ms
+from ..shapes import compile_serializer, field_names
+from ..timeutil import now_ms
 from . import deliveries
 from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from .shapes import WebhookSchema, WebhookWithSecretSchema
 from .signing import new_secret
 
 WILDCARD = "*"
-ENDPOINT_FIELDS = (
-    "id",
-    "url",
-    "events",
-    "description",
-    "is_active",
-    "disabled_reason",
-    "created_at",
-    "updated_at",
-)
+ENDPOINT_FIELDS = field_names(WebhookSchema)
 MAX_URL_LENGTH = 2048
 
 
-def serialize_endpoint(endpoint, secret=None):
-    data = {
-        "id": endpoint.id,
-        "url": endpoint.url,
-        "events": endpoint.events,
-        "description": endpoint.description,
-        "is_active": endpoint.is_active,
-        "disabled_reason": endpoint.disabled_reason,
-        "created_at": format_ms(endpoint.created_at),
-        "updated_at": format_ms(endpoint.updated_at),
-    }
-    if secret is not None:
-        data["secret"] = secret  # shown only at creation and rotation
-    return data
+_endpoint = compile_serializer(WebhookSchema)
+_endpoint_with_secret = compile_serializer(WebhookWithSecretSchema)
+
+
+def serialize_endpoint(endpoint: WebhookEndpoint, secret: str | None = None) -> dict[str, Any]:
+    """An endpoint as the API shows it; its secret only at creation and rotation."""
+    if secret is None:
+        return _endpoint(endpoint)
+    return _endpoint_with_secret(endpoint, secret=secret)
 
 
 # Checks -----------------------------------------------------------------------------------

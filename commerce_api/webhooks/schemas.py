@@ -2,15 +2,23 @@
 
 import marshmallow as ma
 
-from ..events.catalogue import CATALOGUE, SUBSCRIBABLE, example_body
+from ..events.catalogue import CATALOGUE, example_body
 from ..events.models import EVENT_TYPES
 from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema, envelope_schema, fields_arg
 from ..http.schemas import Timestamp
+from ..shapes import field_names
 from .deliveries import DELIVERY_FIELDS
 from .endpoints import ENDPOINT_FIELDS
 from .models import DELIVERY_STATUSES
+from .shapes import (
+    DeliveryDetailSchema,
+    DeliverySchema,
+    WebhookSchema,
+    WebhookWithSecretSchema,
+    event_types_field,
+)
 
-DETAIL_DELIVERY_FIELDS = DELIVERY_FIELDS + ("attempts",)
+DETAIL_DELIVERY_FIELDS = field_names(DeliveryDetailSchema)
 
 
 class _Strict(ma.Schema):
@@ -34,15 +42,9 @@ _EVENTS_DOC = {
 }
 
 
-def _event_types(**kwargs):
-    """The ``events`` list: its items are the subscribable types or ``*`` (checked by
-    ``endpoints.check_events``, whose messages say which item is wrong)."""
-    return ma.fields.List(ma.fields.String(metadata={"enum": [*SUBSCRIBABLE, "*"]}), **kwargs)
-
-
 class WebhookCreateSchema(_Strict):
     url = ma.fields.String(required=True, metadata=_URL_DOC)
-    events = _event_types(required=True, metadata=_EVENTS_DOC)
+    events = event_types_field(required=True, metadata=_EVENTS_DOC)
     description = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=500))
 
 
@@ -50,7 +52,7 @@ class WebhookUpdateSchema(_Strict):
     """Only the fields present change."""
 
     url = ma.fields.String(metadata=_URL_DOC)
-    events = _event_types(metadata=_EVENTS_DOC)
+    events = event_types_field(metadata=_EVENTS_DOC)
     description = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=500))
     is_active = _strict_boolean(
         metadata={"description": "false stops deliveries (pending ones fail); true resumes."}
@@ -94,23 +96,6 @@ class DeliveryFieldsArgsSchema(FieldsArgsSchema):
     fields = fields_arg(DETAIL_DELIVERY_FIELDS)
 
 
-class WebhookSchema(ma.Schema):
-    id = ma.fields.String(metadata={"example": "whk_01JD3Q9Z7G0000000000000000"})
-    url = ma.fields.String()
-    events = _event_types()
-    description = ma.fields.String(allow_none=True)
-    is_active = ma.fields.Boolean()
-    disabled_reason = ma.fields.String(allow_none=True)
-    created_at = ma.fields.String()
-    updated_at = ma.fields.String()
-
-
-class WebhookWithSecretSchema(WebhookSchema):
-    secret = ma.fields.String(
-        metadata={"description": "Shown only here: `whsec_` + base64 of 32 random bytes."}
-    )
-
-
 class WebhookEnvelopeSchema(ma.Schema):
     data = ma.fields.Nested(WebhookSchema)
 
@@ -127,32 +112,6 @@ class WebhookListSchema(ma.Schema):
 class DeliveryListArgsSchema(ListArgsSchema):
     fields = fields_arg(DELIVERY_FIELDS)
     status = ma.fields.String(validate=ma.validate.OneOf(DELIVERY_STATUSES))
-
-
-class AttemptSchema(ma.Schema):
-    attempted_at = ma.fields.String()
-    status_code = ma.fields.Integer(allow_none=True)
-    duration_ms = ma.fields.Integer()
-    error = ma.fields.String(allow_none=True)
-
-
-class DeliverySchema(ma.Schema):
-    id = ma.fields.String(metadata={"example": "dlv_01JD3Q9Z7G0000000000000000"})
-    event_id = ma.fields.String()
-    event_type = ma.fields.String()
-    status = ma.fields.String(metadata={"enum": list(DELIVERY_STATUSES)})
-    attempt_count = ma.fields.Integer()
-    last_status_code = ma.fields.Integer(allow_none=True)
-    last_error = ma.fields.String(allow_none=True)
-    last_duration_ms = ma.fields.Integer(allow_none=True)
-    next_attempt_at = ma.fields.String(allow_none=True)
-    created_at = ma.fields.String()
-    delivered_at = ma.fields.String(allow_none=True)
-    redelivery_of = ma.fields.String(allow_none=True)
-
-
-class DeliveryDetailSchema(DeliverySchema):
-    attempts = ma.fields.List(ma.fields.Nested(AttemptSchema))
 
 
 class DeliveryEnvelopeSchema(ma.Schema):

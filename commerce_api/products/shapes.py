@@ -1,0 +1,47 @@
+"""What a product and a listing look like in answers: documented and serialized from here."""
+
+import marshmallow as ma
+
+from .models import LISTING_STATUSES, PRODUCT_STATUSES, SYNC_STATUSES
+
+
+class ListingSchema(ma.Schema):
+    marketplace = ma.fields.String()
+    external_id = ma.fields.String(allow_none=True)
+    price = ma.fields.Float(allow_none=True, metadata={"description": "The desired price."})
+    currency = ma.fields.String(allow_none=True)
+    quantity = ma.fields.Integer(
+        metadata={"description": "The quantity the marketplace last accepted."}
+    )
+    stock_buffer = ma.fields.Integer(
+        metadata={"description": "Units held back: the listing offers available stock minus this."}
+    )
+    status = ma.fields.String(validate=ma.validate.OneOf(LISTING_STATUSES))
+    sync_status = ma.fields.String(
+        validate=ma.validate.OneOf(SYNC_STATUSES),
+        metadata={
+            "description": "in_sync: the marketplace has the listing's state; pending: a "
+            "change is on its way; error: the marketplace refused the last push."
+        },
+    )
+    last_synced_at = ma.fields.DateTime(allow_none=True)
+    last_sync_error = ma.fields.String(allow_none=True)
+
+
+class ProductSchema(ma.Schema):
+    id = ma.fields.String(metadata={"example": "prod_01JD3Q9Z7G0000000000000000"})
+    sku = ma.fields.String()
+    title = ma.fields.String()
+    description = ma.fields.String(allow_none=True)
+    status = ma.fields.String(validate=ma.validate.OneOf(PRODUCT_STATUSES))
+    gtin = ma.fields.String(allow_none=True)
+    category = ma.fields.String(allow_none=True)
+    cost_price = ma.fields.Float(allow_none=True)
+    weight_kg = ma.fields.Float(allow_none=True)
+    images = ma.fields.List(ma.fields.String())
+    created_at = ma.fields.DateTime(metadata={"example": "2026-11-22T10:04:05.123Z"})
+    updated_at = ma.fields.DateTime()
+
+
+class ProductDetailSchema(ProductSchema):
+    listings = ma.fields.List(ma.fields.Nested(ListingSchema))
