@@ -5,42 +5,51 @@ import logging
 import threading
 import time
 import traceback
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..db import db
 from . import queue as jobqueue
 from . import registry
 
+if TYPE_CHECKING:
+    from .worker import Worker
+
 log = logging.getLogger("commerce_api.jobs")
 
 
 class PeriodicRuns:
-    def __init__(self, worker):
+    """The periodic tasks of one worker: it reads the worker's ``id``, ``app`` and
+    ``lease_ms``, runs its database steps through ``worker.guard`` and calls
+    ``worker.wake()`` when a run ends."""
+
+    def __init__(self, worker: "Worker") -> None:
         self.worker = worker
-        self.tasks = {}  # name -> (interval_seconds, func), read at start
+        self.tasks: dict[str, tuple[float, Callable]] = {}  # name -> (interval, func), at start
         self._threads = {}  # task name -> thread, for runs of this process
 
-    def load(self):
+    def load(self) -> None:
         """Read the registry and make sure every task has its row."""
         self.tasks = dict(registry.PERIODIC_TASKS)
         if self.tasks:
             jobqueue.ensure_periodic_rows(self.tasks)
 
-    def lock_ms(self):
+    def lock_ms(self) -> int:
         return max(self.worker.lease_ms, 1000)
 
-    def alive(self):
+    def alive(self) -> bool:
         return any(thread.is_alive() for thread in self._threads.values())
 
-    def running(self):
+    def running(self) -> list[str]:
         """Names of the tasks this process is running now."""
         return [name for name, thread in self._threads.items() if thread.is_alive()]
 
-    def any_due(self):
+    def any_due(self) -> bool:
         return bool(self.tasks and jobqueue.due_periodic_tasks(list(self.tasks)))
 
-    def start_due(self):
+    def start_due(self) -> None:
         """Start each due task this process can take (claimed through its lock row)."""
-        guard = self.worker._guard
+        guard = self.worker.guard
         names = [
             name
             for name in self.tasks
@@ -56,10 +65,10 @@ class PeriodicRuns:
             self._threads[name] = thread
             thread.start()
 
-    def release_interrupted(self):
+    def release_interrupted(self) -> None:
         """At shutdown: release the locks of the runs still going (they run again)."""
         for name in self.running():
-            self.worker._guard(
+            self.worker.guard(
                 jobqueue.finish_periodic,
                 name,
                 self.worker.id,
@@ -86,4 +95,4 @@ class PeriodicRuns:
                     log.exception("periodic %s: could not release its lock", name)
                 if not db.is_closed():
                     db.close()
-        self.worker._wake()
+        self.worker.wake()

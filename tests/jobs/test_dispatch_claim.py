@@ -5,9 +5,9 @@ are fenced per job; a runner writes a full batch's outcomes with its next claim.
 from commerce_api.db import db, is_postgres, write_transaction
 from commerce_api.events.models import Event
 from commerce_api.jobs import queue as jobqueue
-from commerce_api.jobs import worker as worker_module
+from commerce_api.jobs import runners
 from commerce_api.jobs.models import HELD, Job
-from commerce_api.jobs.runtime import Runner
+from commerce_api.jobs.runners import Runner
 from commerce_api.jobs.services import dispatch_batch, enqueue_job
 from commerce_api.jobs.worker import Worker
 from commerce_api.timeutil import now_ms
@@ -92,7 +92,7 @@ def test_a_batch_of_completions_is_fenced_by_attempt(jobs_app, tenant):
 
 
 def test_a_full_batch_of_outcomes_goes_with_the_next_claim(jobs_app, tenant, monkeypatch):
-    monkeypatch.setattr(worker_module, "BATCH_SIZE", 4)
+    monkeypatch.setattr(runners, "BATCH_SIZE", 4)
     steps = []
     real_step = jobqueue.step
 
@@ -105,7 +105,7 @@ def test_a_full_batch_of_outcomes_goes_with_the_next_claim(jobs_app, tenant, mon
     with jobs_app.app_context():
         ids = [enqueue_job(tenant.id, "test_noop", {}).id for _ in range(8)]
     worker = Worker(jobs_app, concurrency=1, once=True, install_signals=False)
-    worker._durations["test_noop"] = 0.0001  # known to be short: claimed in batches
+    worker.runners.record_duration("test_noop", 0.0001)  # known to be short: claimed in batches
     worker.run()
     with jobs_app.app_context():
         assert {Job.get_by_id(i).status for i in ids} == {"completed"}
@@ -126,13 +126,13 @@ def test_a_runner_woken_with_nothing_due_opens_no_write_transaction(jobs_app, te
 
     monkeypatch.setattr(jobqueue, "step", recording_step)
     worker = Worker(jobs_app, concurrency=1, once=True, install_signals=False)
-    runner = Runner(worker, 1)
+    runner = Runner(1, main=lambda runner: None)  # not started: driven by hand
     with jobs_app.app_context():
         # another runner took what was due: a read-only look, no claim
-        assert worker._write_and_claim(runner, claim=True) is False
+        assert worker.runners.write_and_claim(runner, claim=True) is False
         assert steps == []
         job = enqueue_job(tenant.id, "test_noop", {})
-        assert worker._write_and_claim(runner, claim=True) is True
+        assert worker.runners.write_and_claim(runner, claim=True) is True
         assert steps == [(0, 1)]
         assert [entry.job.id for entry in runner.local] == [job.id]
         assert Job.get_by_id(job.id).status == "running"

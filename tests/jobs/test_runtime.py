@@ -11,9 +11,8 @@ import pytest
 from commerce_api.db import write_transaction as db_transaction
 from commerce_api.events.models import Event
 from commerce_api.jobs import queue as jobqueue
-from commerce_api.jobs import registry
+from commerce_api.jobs import registry, runners
 from commerce_api.jobs import services as jobservices
-from commerce_api.jobs import worker as worker_module
 from commerce_api.jobs.errors import JobFailed, JobLost
 from commerce_api.jobs.models import Job, PeriodicTask, WorkerProcess
 from commerce_api.jobs.services import enqueue_job
@@ -495,19 +494,20 @@ def test_stop_gives_back_unfinished_jobs_without_spending_an_attempt(client, hea
 
 
 def test_a_signal_that_arrives_while_the_worker_holds_its_lock_stops_it(jobs_app):
-    """A signal handler runs in the main thread wherever that thread is, even inside
-    ``with worker._lock`` (waking runners when a NOTIFY came): it must not take the lock."""
+    """A signal handler runs in the main thread wherever that thread is, even while it
+    holds the runners' lock (waking runners when a NOTIFY came): it must not take the
+    lock."""
     worker = Worker(jobs_app, concurrency=1, install_signals=False)
     done = threading.Event()
 
     def main_thread_at_the_wrong_moment():
-        with worker._lock:
+        with worker.runners._lock:
             worker._on_signal(signal.SIGTERM, None)
         done.set()
 
     threading.Thread(target=main_thread_at_the_wrong_moment, daemon=True).start()
     assert done.wait(5), "the signal handler waited for the lock its own thread held"
-    assert worker._stopping.is_set()
+    assert worker.stopping.is_set()
     worker._wakeup.close()
 
 
@@ -723,17 +723,17 @@ class Overlap:
 def test_sub_millisecond_jobs_are_run_by_one_runner_at_a_time(jobs_app, tenant, monkeypatch):
     # what counts as sub-millisecond is widened: a GIL hand-over on a busy machine can
     # make one run of the handler take milliseconds, and the lane is what is tested here
-    monkeypatch.setattr(worker_module, "LANE_JOB_SECONDS", 0.5)
-    monkeypatch.setattr(worker_module, "SHORT_JOB_SECONDS", 0.5)
+    monkeypatch.setattr(runners, "LANE_JOB_SECONDS", 0.5)
+    monkeypatch.setattr(runners, "SHORT_JOB_SECONDS", 0.5)
     overlap = Overlap()
     register_handler("tiny", overlap)
     with running_worker(jobs_app, concurrency=4) as worker, jobs_app.app_context():
         warm = 0
-        while not worker._lane_mode() and warm < 50:  # its runs are timed first
+        while not worker.runners.lane_mode() and warm < 50:  # its runs are timed first
             warm += 1
             job_id = enqueue_job(tenant.id, "tiny", {}).id
             assert wait_for(lambda job_id=job_id: job_row(job_id).status == "completed")
-        assert worker._lane_mode()
+        assert worker.runners.lane_mode()
         overlap.most, overlap.threads = 0, set()
         ids = [enqueue_job(tenant.id, "tiny", {}).id for _ in range(300)]
         assert wait_for(lambda: overlap.runs >= warm + 300, timeout=30)
@@ -749,8 +749,8 @@ def test_a_stuck_lane_holder_hands_the_lane_and_its_claimed_jobs_on(jobs_app, te
     heartbeat hands its unstarted jobs back and frees the lane, and another runner runs
     them while the first is still stuck."""
     monkeypatch.setitem(jobs_app.config, "WORKER_LEASE_SECONDS", 3)  # heartbeat every 1 s
-    monkeypatch.setattr(worker_module, "LANE_JOB_SECONDS", 0.5)
-    monkeypatch.setattr(worker_module, "SHORT_JOB_SECONDS", 0.5)
+    monkeypatch.setattr(runners, "LANE_JOB_SECONDS", 0.5)
+    monkeypatch.setattr(runners, "SHORT_JOB_SECONDS", 0.5)
     gate = Gate()
 
     class Tiny:
@@ -761,7 +761,7 @@ def test_a_stuck_lane_holder_hands_the_lane_and_its_claimed_jobs_on(jobs_app, te
     with running_worker(jobs_app, concurrency=2) as worker, jobs_app.app_context():
         warm = [enqueue_job(tenant.id, "tiny", {}).id for _ in range(3)]
         assert wait_for(lambda: all(job_row(i).status == "completed" for i in warm))
-        assert worker._lane_mode()
+        assert worker.runners.lane_mode()
         blocker = enqueue_job(tenant.id, "tiny", {"block": True}).id
         assert gate.started.wait(10)  # the holder claimed it alone: nothing else it holds
         rest = [enqueue_job(tenant.id, "tiny", {}).id for _ in range(20)]

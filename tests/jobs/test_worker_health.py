@@ -13,9 +13,8 @@ import requests
 
 from commerce_api.jobs import queue as jobqueue
 from commerce_api.jobs.models import Job
-from commerce_api.jobs.runtime import EXIT_HUNG
 from commerce_api.jobs.services import enqueue_job
-from commerce_api.jobs.worker import Worker
+from commerce_api.jobs.worker import EXIT_HUNG, Worker
 from commerce_api.orders.ingest import upsert_order
 from tests.support import jobs_support
 from tests.support.factories import make_tenant
