@@ -17,31 +17,9 @@ from ..events import emit
 from ..leases import Lease, backoff_seconds, delay_ms
 from ..sql import Statement
 from ..timeutil import now_ms
-from .completion import (
-    EVENT_PAYLOAD_LIMIT,
-    complete_job,
-    emits_events,
-    encode_result,
-    event_job,
-    jsonable_result,
-    prepare_completion,
-    release_next,
-    write_completions,
-)
+from .completion import emits_events, event_job, write_completions
 from .models import RUNNING, Job, PeriodicTask, WorkerProcess
 from .store import aging_ms, cancel_batch_rest, job_write, notify_workers
-
-# the completion side, re-exported: the worker and the tests reach it as queue.<name>
-__all__ = [
-    "EVENT_PAYLOAD_LIMIT",
-    "complete_job",
-    "encode_result",
-    "event_job",
-    "jsonable_result",
-    "prepare_completion",
-    "release_next",
-    "write_completions",
-]
 
 log = logging.getLogger("commerce_api.jobs")
 

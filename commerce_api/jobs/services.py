@@ -16,7 +16,7 @@ from ..pagination import filter_date_range, filter_equal, paginate_args
 from ..timeutil import format_ms, now_ms
 from ..totals import maintained
 from . import registry
-from .enqueue import estimate_completion, insert_job, insert_sql, job_row, reset_estimates
+from .enqueue import estimate_completion, insert_job, insert_sql, job_row
 from .models import HELD, PRIORITIES, QUEUED, Job
 from .store import (
     cancel_batch_rest,
@@ -26,8 +26,6 @@ from .store import (
     serialize_job,
     typical_ms,
 )
-
-__all__ = ["estimate_completion", "reset_estimates"]  # re-exported (tests, callers)
 
 # Dispatch -------------------------------------------------------------------------------
 

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
+from commerce_api.jobs import completion, registry
 from commerce_api.jobs import queue as jobqueue
-from commerce_api.jobs import registry
 from commerce_api.jobs.models import Job
 from commerce_api.jobs.services import enqueue_job
 from commerce_api.timeutil import now_ms, parse_timestamp
@@ -393,7 +393,7 @@ def test_running_and_finished_jobs_are_not_cancellable(client, headers, jobs_app
     running = client.get(f"/api/ai-jobs/{job['id']}", headers=headers).get_json()["data"]
     assert running["status"] == "running" and running["attempts"] == 1 and running["started_at"]
     with jobs_app.app_context():
-        assert jobqueue.complete_job(claimed, "test-worker", {"ok": True})
+        assert completion.complete_job(claimed, "test-worker", {"ok": True})
     response = client.delete(f"/api/ai-jobs/{job['id']}", headers=headers)
     assert response.status_code == 409
     assert response.get_json()["error"]["details"]["status"] == "completed"
@@ -464,7 +464,7 @@ def test_sequential_batch_holds_all_but_the_first(client, headers, jobs_app):
     with jobs_app.app_context():
         claimed = jobqueue.claim_jobs("w", 10, 30_000)
         assert [j.id for j in claimed] == [batch["jobs"][0]["id"]]
-        assert jobqueue.complete_job(claimed[0], "w", {})
+        assert completion.complete_job(claimed[0], "w", {})
         claimed = jobqueue.claim_jobs("w", 10, 30_000)
         assert [j.id for j in claimed] == [batch["jobs"][1]["id"]]
 

@@ -4,8 +4,8 @@ are fenced per job; a runner writes a full batch's outcomes with its next claim.
 
 from commerce_api.db import db, is_postgres, write_transaction
 from commerce_api.events.models import Event
+from commerce_api.jobs import completion, runners
 from commerce_api.jobs import queue as jobqueue
-from commerce_api.jobs import runners
 from commerce_api.jobs.models import HELD, Job
 from commerce_api.jobs.runners import Runner
 from commerce_api.jobs.services import dispatch_batch, enqueue_job
@@ -81,9 +81,9 @@ def test_a_batch_of_completions_is_fenced_by_attempt(jobs_app, tenant):
         jobs = jobqueue.claim_jobs("worker-a", 3, 30_000)
         # the worker's view of the second job is of an older attempt: its outcome is void
         Job.update(attempts=Job.attempts + 1).where(Job.id == ids[1]).execute()
-        prepared = [jobqueue.prepare_completion(j, "worker-a", {"n": 1}) for j in jobs]
+        prepared = [completion.prepare_completion(j, "worker-a", {"n": 1}) for j in jobs]
         with write_transaction():
-            assert jobqueue.write_completions(prepared) == [True, False, True]
+            assert completion.write_completions(prepared) == [True, False, True]
         statuses = [Job.get_by_id(i).status for i in ids]
         assert statuses == ["completed", "running", "completed"]
         assert Job.get_by_id(ids[0]).result == {"n": 1}

@@ -10,12 +10,14 @@ import pytest
 
 from commerce_api.db import write_transaction as db_transaction
 from commerce_api.events.models import Event
+from commerce_api.jobs import completion, registry, runners
 from commerce_api.jobs import queue as jobqueue
-from commerce_api.jobs import registry, runners
 from commerce_api.jobs import services as jobservices
+from commerce_api.jobs.enqueue import reset_estimates
 from commerce_api.jobs.errors import JobFailed, JobLost
 from commerce_api.jobs.models import Job, PeriodicTask, WorkerProcess
 from commerce_api.jobs.services import enqueue_job
+from commerce_api.jobs.store import serialize_job
 from commerce_api.jobs.worker import Worker
 from commerce_api.timeutil import now_ms, parse_timestamp
 from tests.support import jobs_support
@@ -304,11 +306,11 @@ def test_a_late_worker_cannot_overwrite_the_result(jobs_app, tenant):
         (fresh,) = jobqueue.claim_jobs("worker-b", 1, 30_000)
         assert fresh.attempts == 2
         # worker A wakes up: neither its result nor its failure lands
-        assert jobqueue.complete_job(stale, "worker-a", {"from": "a"}) is False
+        assert completion.complete_job(stale, "worker-a", {"from": "a"}) is False
         assert jobqueue.fail_attempt(stale, "worker-a", "X", "late", retryable=False) is None
         assert jobqueue.renew_leases("worker-a", [(job_id, 1)], 30_000) == set()
-        assert jobqueue.complete_job(fresh, "worker-b", {"from": "b"}) is True
-        assert jobqueue.complete_job(fresh, "worker-b", {"from": "b2"}) is False
+        assert completion.complete_job(fresh, "worker-b", {"from": "b"}) is True
+        assert completion.complete_job(fresh, "worker-b", {"from": "b2"}) is False
         done = job_row(job_id)
         assert done.status == "completed" and done.result == {"from": "b"}
         assert [e.type for e in job_events(job_id)] == ["ai_job.completed"]
@@ -325,8 +327,8 @@ def test_same_worker_reclaiming_fences_by_attempt(jobs_app, tenant):
         assert jobqueue.renew_leases("worker-a", [(job_id, 1), (job_id, 2)], 30_000) == {
             (job_id, 2)
         }
-        assert jobqueue.complete_job(first, "worker-a", {"attempt": 1}) is False
-        assert jobqueue.complete_job(second, "worker-a", {"attempt": 2}) is True
+        assert completion.complete_job(first, "worker-a", {"attempt": 1}) is False
+        assert completion.complete_job(second, "worker-a", {"attempt": 2}) is True
         assert job_row(job_id).result == {"attempt": 2}
 
 
@@ -559,7 +561,7 @@ def test_live_slots_shorten_the_estimate(client, headers, jobs_app):
     # a live worker with eight slots: the three queued and three more all start at once
     with jobs_app.app_context():
         jobqueue.register_worker("w1", "host", 1, 8)
-    jobservices.reset_estimates()
+    reset_estimates()
     assert waits(3) == [typical] * 3
 
 
@@ -640,7 +642,7 @@ def test_completion_event_row_matches_emit(jobs_app, tenant):
     with jobs_app.app_context():
         job_id = enqueue_job(tenant.id, "test_noop", {}).id
         (job,) = jobqueue.claim_jobs("worker-a", 1, 30_000)
-        _, _, row = jobqueue.prepare_completion(job, "worker-a", {"ok": 1}, now_ms())
+        _, _, row = completion.prepare_completion(job, "worker-a", {"ok": 1}, now_ms())
         fields = Event._meta.sorted_fields
         assert {f.name for f in fields} == {
             "id",
@@ -653,9 +655,7 @@ def test_completion_event_row_matches_emit(jobs_app, tenant):
         }, "Event changed: check event_params() writes what the model expects"
         with db_transaction():
             write_events([row])
-            emit(
-                job.tenant_id, "ai_job.completed", "ai_job", job.id, jobservices.serialize_job(job)
-            )
+            emit(job.tenant_id, "ai_job.completed", "ai_job", job.id, serialize_job(job))
         fast, reference = Event.select().where(Event.resource_id == job_id).order_by(Event.id)
         for field in fields:
             if field.name not in ("id", "created_at"):
@@ -782,9 +782,9 @@ def test_a_batch_of_completions_skips_the_one_whose_lease_was_lost(jobs_app, ten
         Job.update(run_at=now_ms()).where(Job.id == ids[1]).execute()
         (taken,) = jobqueue.claim_jobs("worker-b", 1, 30_000)
         assert taken.id == ids[1]
-        prepared = [jobqueue.prepare_completion(j, "worker-a", {"by": "a"}) for j in jobs]
+        prepared = [completion.prepare_completion(j, "worker-a", {"by": "a"}) for j in jobs]
         with db_transaction():
-            assert jobqueue.write_completions(prepared) == [True, False, True]
+            assert completion.write_completions(prepared) == [True, False, True]
         assert [job_row(i).status for i in ids] == ["completed", "running", "completed"]
         assert job_row(ids[1]).worker_id == "worker-b"
         completed = {e.resource_id for e in Event.select().where(Event.type == "ai_job.completed")}

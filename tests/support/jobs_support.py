@@ -7,8 +7,8 @@ import pytest
 
 from commerce_api.events.models import Event
 from commerce_api.jobs import registry
+from commerce_api.jobs.enqueue import reset_estimates
 from commerce_api.jobs.models import Job
-from commerce_api.jobs.services import reset_estimates
 from commerce_api.jobs.worker import Worker
 
 
