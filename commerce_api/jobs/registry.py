@@ -15,8 +15,8 @@ worker no longer holds the job), ``ctx.progress(done, total)``, ``ctx.worker_id`
 thread with an app context and their own database connection.
 
 ``@periodic(name, seconds)`` registers a task one worker of the fleet runs when due;
-``@service(name)`` a loop every worker process runs beside its job runners (webhook
-delivery, for example).
+``@background_loop(name)`` a loop every worker process runs beside its job runners
+(webhook delivery, for example).
 
 A public type that is not built yet is registered with ``declare_job_type`` (its params
 are still checked at dispatch) and fails with ``JOB_TYPE_NOT_IMPLEMENTED`` when it runs.
@@ -26,7 +26,7 @@ modules to import, plus the ``EXTRA_TASK_MODULES`` setting (the tests' own job t
 """
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 DEFAULT_TYPICAL_SECONDS = 60
@@ -48,28 +48,36 @@ class JobType:
     result: type | None = None
 
     @property
-    def read_scope(self):
+    def read_scope(self) -> str | None:
         """The domain's read scope (``pricing:write`` -> ``pricing:read``), or None."""
         return self.scope.partition(":")[0] + ":read" if self.scope else None
 
 
 _TYPES: dict[str, JobType] = {}
 PERIODIC_TASKS: dict[str, tuple[float, Callable]] = {}  # name -> (interval_seconds, func)
-SERVICES: dict[str, Callable] = {}  # name -> func(stop): a loop every worker process runs
+BACKGROUND_LOOPS: dict[str, Callable] = {}  # name -> func(stop): every worker process runs it
 
 
-def register(spec):
+def register(spec: JobType) -> JobType:
     """Add (or replace) a job type."""
     _TYPES[spec.name] = spec
     return spec
 
 
-def unregister(name):
+def unregister(name: str) -> None:
     _TYPES.pop(name, None)
 
 
-def job_type(name, *, scope, params=None, typical_seconds=DEFAULT_TYPICAL_SECONDS,
-             timeout=None, internal=False, result=None):  # fmt: skip
+def job_type(
+    name: str,
+    *,
+    scope: str | None,
+    params: type | None = None,
+    typical_seconds: int = DEFAULT_TYPICAL_SECONDS,
+    timeout: int | None = None,
+    internal: bool = False,
+    result: type | None = None,
+) -> Callable[[Callable], Callable]:
     """Register the decorated ``run(job, ctx)`` as the handler of job type ``name``;
     ``scope`` is the scope of what it touches (``JobType.scope``); ``result`` documents
     what it returns."""
@@ -81,13 +89,19 @@ def job_type(name, *, scope, params=None, typical_seconds=DEFAULT_TYPICAL_SECOND
     return decorator
 
 
-def declare_job_type(name, *, params, scope=None, typical_seconds=DEFAULT_TYPICAL_SECONDS,
-                     timeout=None):  # fmt: skip
+def declare_job_type(
+    name: str,
+    *,
+    params: type | None,
+    scope: str | None = None,
+    typical_seconds: int = DEFAULT_TYPICAL_SECONDS,
+    timeout: int | None = None,
+) -> JobType:
     """A public type whose handler is not built yet: dispatch checks its params."""
     return register(JobType(name, None, params, typical_seconds, timeout, False, scope))
 
 
-def periodic(name, interval_seconds):
+def periodic(name: str, interval_seconds: float) -> Callable[[Callable], Callable]:
     """Register ``func()`` to run about every ``interval_seconds`` across the whole fleet."""
 
     def decorator(func):
@@ -97,7 +111,7 @@ def periodic(name, interval_seconds):
     return decorator
 
 
-def service(name):
+def background_loop(name: str) -> Callable[[Callable], Callable]:
     """Register ``func(stop)``, a loop each worker process runs in a thread of its own.
 
     It runs until the ``threading.Event`` ``stop`` is set (worker shutdown), and makes at
@@ -106,33 +120,33 @@ def service(name):
     """
 
     def decorator(func):
-        SERVICES[name] = func
+        BACKGROUND_LOOPS[name] = func
         return func
 
     return decorator
 
 
-def get(name):
+def get(name: str) -> JobType | None:
     """The JobType called ``name``, or None."""
     return _TYPES.get(name)
 
 
-def public_types():
+def public_types() -> tuple[str, ...]:
     """The types ``POST /api/ai-jobs`` accepts, in registration order."""
     return tuple(name for name, spec in _TYPES.items() if not spec.internal)
 
 
-def known_types():
+def known_types() -> tuple[str, ...]:
     """Every type a job row may have (the list filter accepts these)."""
     return tuple(_TYPES)
 
 
-def typical_seconds(name):
+def typical_seconds(name: str) -> int:
     spec = _TYPES.get(name)
     return spec.typical_seconds if spec is not None else DEFAULT_TYPICAL_SECONDS
 
 
-def load_modules(names):
+def load_modules(names: Iterable[str]) -> None:
     """Import the modules that register job types and periodic tasks (idempotent)."""
     for name in names:
         importlib.import_module(name)

@@ -8,8 +8,8 @@
 - The heartbeat thread renews the leases of the jobs held (and of running periodic tasks)
   every third of the lease. A job the renewal no longer finds was taken away: its runner
   is abandoned (its late outcome would be refused by the fence anyway) and replaced.
-- The registry's services (``registry.service``) run in threads of their own beside the
-  runners.
+- The registry's background loops (``registry.background_loop``) run in threads of their
+  own beside the runners.
 - SIGTERM/SIGINT: claim nothing new, let running jobs finish within the grace period,
   give the rest back without spending an attempt, exit 0. A second signal exits at once.
 """
@@ -160,7 +160,7 @@ class Worker:
         for _ in range(self.concurrency):
             self.runners.add_runner()
         if not self.once:
-            for name, func in registry.SERVICES.items():
+            for name, func in registry.BACKGROUND_LOOPS.items():
                 thread = threading.Thread(
                     target=self._loop_main, args=(name, func), name=name, daemon=True
                 )
@@ -223,7 +223,7 @@ class Worker:
         """``--once``: one pass of every background loop, after the queue is drained."""
         done = threading.Event()
         done.set()
-        for name, func in registry.SERVICES.items():
+        for name, func in registry.BACKGROUND_LOOPS.items():
             self._loop_main(name, func, stop=done)
 
     # The main loop --------------------------------------------------------------------

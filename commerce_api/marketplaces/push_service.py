@@ -1,4 +1,4 @@
-"""The listing push loop each worker process runs (``@service("listing_push")``).
+"""The listing push loop each worker process runs (``@background_loop("listing_push")``).
 
 One thread (the service's own) records outcomes and claims due listings; a pool of pushing
 threads only calls the gateway (the loop itself: ``sendloop.SendLoop``). Connections take
@@ -178,5 +178,5 @@ class PushService(SendLoop):
         return True
 
 
-def run_service(config: dict[str, Any], stop: threading.Event) -> dict[str, int]:
+def run_loop(config: dict[str, Any], stop: threading.Event) -> dict[str, int]:
     return PushService(config).run(stop)

@@ -6,16 +6,16 @@ from ..config import current_config
 from ..errors import ApiError
 from ..jobs.errors import JobFailed
 from ..jobs.models import Job
-from ..jobs.registry import job_type, service
+from ..jobs.registry import background_loop, job_type
 from ..jobs.runtime import JobContext
 from .listings import sync_product
-from .push_service import run_service
+from .push_service import run_loop
 
 
-@service("listing_push")
+@background_loop("listing_push")
 def listing_push(stop):
     """Push pending listings (coalesced, connections in turn) until ``stop``."""
-    run_service(current_config(), stop)
+    run_loop(current_config(), stop)
 
 
 @job_type("marketplace_sync", scope="products:read", internal=True, typical_seconds=5, timeout=120)

@@ -1,4 +1,4 @@
-"""The delivery loop each worker process runs (``@service("webhook_delivery")``).
+"""The delivery loop each worker process runs (``@background_loop("webhook_delivery")``).
 
 One thread (the service's own, with the database connection) fans events out, claims due
 deliveries and records outcomes; a small pool of sending threads only does HTTP. Which
@@ -179,6 +179,6 @@ class DeliveryService(SendLoop):
             )
 
 
-def run_service(config: dict[str, Any], stop: threading.Event) -> dict[str, int]:
+def run_loop(config: dict[str, Any], stop: threading.Event) -> dict[str, int]:
     service = DeliveryService(config)
     return service.run(stop)

@@ -1,17 +1,17 @@
 """Background work of webhooks: the delivery loop of every worker, and outbox retention."""
 
 from ..config import current_config
-from ..jobs.registry import periodic, service
+from ..jobs.registry import background_loop, periodic
 from . import retention
-from .service import run_service
+from .service import run_loop
 
 PURGE_INTERVAL_SECONDS = 3600
 
 
-@service("webhook_delivery")
+@background_loop("webhook_delivery")
 def webhook_delivery(stop):
     """Fan outbox events out to endpoints and send due deliveries until ``stop``."""
-    run_service(current_config(), stop)
+    run_loop(current_config(), stop)
 
 
 @periodic("webhook_retention", PURGE_INTERVAL_SECONDS)

@@ -810,7 +810,7 @@ def test_a_running_job_reports_progress(client, headers, jobs_app):
     assert job["status"] == "completed" and job["progress"] == {"done": 3, "total": 3}
 
 
-def test_services_run_beside_the_runners_and_stop_with_the_worker(jobs_app):
+def test_background_loops_run_beside_the_runners_and_stop_with_the_worker(jobs_app):
     passes = []
     started = threading.Event()
 
@@ -821,7 +821,7 @@ def test_services_run_beside_the_runners_and_stop_with_the_worker(jobs_app):
             if stop.wait(0.01):
                 return
 
-    registry.SERVICES["probe"] = loop
+    registry.BACKGROUND_LOOPS["probe"] = loop
     try:
         run_worker(jobs_app, concurrency=1)  # --once: a single pass, stop already set
         assert passes == [True]
@@ -836,7 +836,7 @@ def test_services_run_beside_the_runners_and_stop_with_the_worker(jobs_app):
         assert not thread.is_alive()
         assert len(passes) >= 1 and not passes[0]
     finally:
-        registry.SERVICES.pop("probe", None)
+        registry.BACKGROUND_LOOPS.pop("probe", None)
 
 
 def test_events_leave_out_a_huge_result_and_say_so(client, headers, jobs_app):

@@ -13,7 +13,7 @@ from commerce_api.events.models import Event
 from commerce_api.inventory.services import create_warehouse
 from commerce_api.marketplaces import listing_sync
 from commerce_api.marketplaces.listings import sync_product
-from commerce_api.marketplaces.push_service import in_turn, run_service
+from commerce_api.marketplaces.push_service import in_turn, run_loop
 from commerce_api.products.models import Listing
 from tests.support.factories import headers_for
 from tests.support.listing_marketplace import ListingMarketplace
@@ -44,7 +44,7 @@ def push_pending(app):
     stop = threading.Event()
     stop.set()
     with app.app_context():
-        return run_service(app.config, stop)
+        return run_loop(app.config, stop)
 
 
 def set_stock(client, headers, warehouse, quantity, sku="MUG-1"):

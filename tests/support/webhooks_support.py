@@ -16,7 +16,7 @@ import standardwebhooks
 
 from commerce_api.db import db, write_transaction
 from commerce_api.events import emit
-from commerce_api.webhooks.service import run_service
+from commerce_api.webhooks.service import run_loop
 
 HANG = "hang"  # an answer of ``respond``: answer nothing until the sender hangs up
 
@@ -198,7 +198,7 @@ def deliver(app):
     stop = threading.Event()
     stop.set()
     with app.app_context():
-        return run_service(app.config, stop)
+        return run_loop(app.config, stop)
 
 
 @contextlib.contextmanager
@@ -210,7 +210,7 @@ def delivering(app):
     def main():
         with app.app_context():
             try:
-                run_service(app.config, stop)
+                run_loop(app.config, stop)
             except Exception as exc:  # surfaced by the test
                 errors.append(exc)
             finally:
