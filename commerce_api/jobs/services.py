@@ -4,6 +4,7 @@ sides share in store.py)."""
 import contextlib
 import contextvars
 import math
+from collections.abc import Callable, Iterator, Sequence
 
 import marshmallow as ma
 
@@ -27,18 +28,20 @@ from .store import (
     typical_ms,
 )
 
+Holds = Callable[[str], bool]  # the caller's scope test: holds("orders:read")
+
 # Dispatch -------------------------------------------------------------------------------
 
 
 def enqueue_job(
-    tenant_id,
-    job_type,
-    params,
-    priority="normal",
-    created_by=None,
-    internal=False,
-    check_capacity=False,
-):
+    tenant_id: str,
+    job_type: str,
+    params: dict,
+    priority: str = "normal",
+    created_by: str | None = None,
+    internal: bool = False,
+    check_capacity: bool = False,
+) -> Job:
     """Insert a queued job; call inside the caller's transaction when it has one.
 
     No type or params checks: this is for the service's own (internal) jobs. With
@@ -71,7 +74,7 @@ def enqueue_job(
     return job
 
 
-def _check_public_type(job_type, config, index=None):
+def _check_public_type(job_type, index=None):
     allowed = registry.public_types()
     if job_type not in allowed:
         details = {"type": job_type, "allowed": list(allowed)}
@@ -80,7 +83,7 @@ def _check_public_type(job_type, config, index=None):
         raise ApiError("INVALID_JOB_TYPE", f"Unknown job type: {job_type!r}.", details=details)
 
 
-def check_dispatch_scopes(job_types, holds):
+def check_dispatch_scopes(job_types: Sequence[str], holds: Holds | None) -> None:
     """INSUFFICIENT_SCOPE unless the caller holds the scope of what each job touches
     (``JobType.scope``; DESIGN 3: scopes follow the data). ``holds(scope) -> bool`` is the
     caller's; None means the caller was authorized for the job already (a domain route)."""
@@ -99,14 +102,15 @@ def check_dispatch_scopes(job_types, holds):
             )
 
 
-def params_schema_for(job_type, config=None):
+def params_schema_for(job_type: str) -> type | ma.Schema | None:
+    """The marshmallow schema (class or instance) checking the type's params, or None."""
     spec = registry.get(job_type)
     return spec.params if spec is not None else None
 
 
-def validate_params(job_type, params, config=None):
+def validate_params(job_type: str, params: dict) -> dict:
     """The params as stored (defaults filled in), or raise ma.ValidationError."""
-    schema_class = params_schema_for(job_type, config)
+    schema_class = params_schema_for(job_type)
     if schema_class is None:
         return params
     schema = schema_class() if isinstance(schema_class, type) else schema_class
@@ -146,7 +150,7 @@ def _retry_after(tenant_id, now, config):
 _tenant_locked = contextvars.ContextVar("tenant_locked", default=None)
 
 
-def lock_tenant(tenant_id):
+def lock_tenant(tenant_id: str) -> None:
     """Serialize the tenant's capacity checks and rule writes on its row (PostgreSQL;
     SQLite's immediate transaction serializes already). ``FOR NO KEY UPDATE``: inserts
     that reference the tenant (``FOR KEY SHARE``) are never blocked by it."""
@@ -157,7 +161,7 @@ def lock_tenant(tenant_id):
 
 
 @contextlib.contextmanager
-def tenant_first(tenant_id):
+def tenant_first(tenant_id: str) -> Iterator[None]:
     """A write transaction that locks the tenant row before anything else, for a change
     that will lock domain rows and then queue a job with ``check_capacity``."""
     with job_write():
@@ -230,14 +234,16 @@ def _check_internal_capacity(tenant_id, config):
         )
 
 
-def dispatch_job(tenant_id, data, created_by=None, holds=None):
+def dispatch_job(
+    tenant_id: str, data: dict, created_by: str | None = None, holds: Holds | None = None
+) -> dict:
     """``POST /api/ai-jobs``: check type, scope, params and capacity, then queue the job."""
     config = current_config()
     job_type = data["type"]
-    _check_public_type(job_type, config)
+    _check_public_type(job_type)
     check_dispatch_scopes([job_type], holds)
     try:
-        params = validate_params(job_type, data.get("params") or {}, config)
+        params = validate_params(job_type, data.get("params") or {})
     except ma.ValidationError as exc:
         raise validation_error({"params": exc.messages}, "The job params are not valid.") from None
     now = now_ms()
@@ -257,16 +263,22 @@ def dispatch_job(tenant_id, data, created_by=None, holds=None):
     return serialize_job(job)
 
 
-def dispatch_batch(tenant_id, items, sequential=False, created_by=None, holds=None):
+def dispatch_batch(
+    tenant_id: str,
+    items: list[dict],
+    sequential: bool = False,
+    created_by: str | None = None,
+    holds: Holds | None = None,
+) -> dict:
     """``POST /api/ai-jobs/batch``: all jobs are queued, or none (one transaction)."""
     config = current_config()
     for index, item in enumerate(items):
-        _check_public_type(item["type"], config, index)
+        _check_public_type(item["type"], index)
     check_dispatch_scopes([item["type"] for item in items], holds)
     loaded, errors = [], {}
     for index, item in enumerate(items):
         try:
-            loaded.append(validate_params(item["type"], item.get("params") or {}, config))
+            loaded.append(validate_params(item["type"], item.get("params") or {}))
         except ma.ValidationError as exc:
             errors[str(index)] = {"params": exc.messages}
     if errors:
@@ -339,7 +351,7 @@ def _check_internal_read(job_type, holds):
         )
 
 
-def shown_job(job, holds):
+def shown_job(job: Job, holds: Holds) -> dict:
     """The job as this caller may see it: ``params``, ``result`` and ``error.details``
     only with ``ai-jobs:read`` or the job's domain read scope, else ``redacted: true``."""
     data = serialize_job(job)
@@ -357,7 +369,7 @@ def shown_job(job, holds):
     return data
 
 
-def get_job(tenant_id, job_id, holds):
+def get_job(tenant_id: str, job_id: str, holds: Holds) -> dict:
     """A job of the tenant (internal jobs included), or JOB_NOT_FOUND; shown as ``holds``
     (the caller's scope test) allows."""
     job = _job_of_tenant(tenant_id, job_id)
@@ -365,7 +377,7 @@ def get_job(tenant_id, job_id, holds):
     return shown_job(job, holds)
 
 
-def list_jobs(tenant_id, holds, args):
+def list_jobs(tenant_id: str, holds: Holds, args: dict) -> tuple[list[dict], dict]:
     """The tenant's jobs, newest first; internal jobs only when ``type`` names them."""
     query = Job.select().where(Job.tenant_id == tenant_id)
     job_type = args.get("type")
@@ -391,7 +403,7 @@ def list_jobs(tenant_id, holds, args):
     return [shown_job(row, holds) for row in rows], meta
 
 
-def cancel_job(tenant_id, job_id):
+def cancel_job(tenant_id: str, job_id: str) -> None:
     """Cancel a queued job (``DELETE /api/ai-jobs/:jobId``); running or finished: 409."""
     now = now_ms()
     with job_write():
