@@ -19,7 +19,7 @@ import tempfile
 
 import click
 
-from .cli_output import emit, fail
+from .cli_output import fail, print_result
 from .config import load_config
 from .db import sqlite_path
 from .migrations import TABLE
@@ -129,7 +129,7 @@ def register(cli):
             fail("--to names the database itself")
         size = backup_sqlite(source, target)
         payload = {"source": source, "backup": target, "bytes": size}
-        emit(payload, as_json, f"backed up {source} to {target} ({size} bytes)")
+        print_result(payload, as_json, f"backed up {source} to {target} ({size} bytes)")
 
     @cli.command("restore", with_appcontext=False)
     @click.option("--from", "backup", required=True, type=click.Path(exists=True, dir_okay=False))
@@ -153,4 +153,4 @@ def register(cli):
             f"restored {target} from {backup} ({size} bytes); run `commerce-api init-db`"
             " if the backup comes from an older version"
         )
-        emit(payload, as_json, text)
+        print_result(payload, as_json, text)

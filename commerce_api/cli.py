@@ -16,7 +16,7 @@ from .auth.services import (
     serialize_key,
     set_plan,
 )
-from .cli_output import emit, emit_json, emit_rows, fail, run_service, stop
+from .cli_output import call_service, fail, print_json, print_result, print_rows, stop
 from .config import ConfigError, check_drivers, load_config
 from .db import db
 from .health.routes import VERSION
@@ -83,9 +83,9 @@ def tenants():
 @with_appcontext
 def tenants_create(name, plan, as_json):
     """Create a tenant; prints its id (a UUID)."""
-    tenant = run_service(create_tenant, name, plan)
+    tenant = call_service(create_tenant, name, plan)
     payload = {"id": tenant.id, "name": tenant.name, "plan": tenant.plan}
-    emit_json(payload) if as_json else click.echo(f"tenant {tenant.id} ({name}, {plan})")
+    print_json(payload) if as_json else click.echo(f"tenant {tenant.id} ({name}, {plan})")
 
 
 @tenants.command("set-plan")
@@ -95,9 +95,9 @@ def tenants_create(name, plan, as_json):
 @with_appcontext
 def tenants_set_plan(tenant_id, plan, as_json):
     """Change a tenant's plan."""
-    tenant = run_service(set_plan, tenant_id, plan)
+    tenant = call_service(set_plan, tenant_id, plan)
     payload = {"id": tenant.id, "name": tenant.name, "plan": tenant.plan}
-    emit_json(payload) if as_json else click.echo(f"tenant {tenant.id} is now on {plan}")
+    print_json(payload) if as_json else click.echo(f"tenant {tenant.id} is now on {plan}")
 
 
 @cli.group()
@@ -133,18 +133,20 @@ def keys_create(
             expires_ms = parse_timestamp(expires_at)
         except ValueError:
             fail(f"--expires-at is not an ISO 8601 timestamp: {expires_at}")
-    key, secret = run_service(
+    key, secret = call_service(
         create_key,
         tenant_id,
         name,
-        run_service(parse_scopes, scopes),
+        call_service(parse_scopes, scopes),
         expires_at=expires_ms,
         allowed_ips=list(allow_ips),
         rate_limit_per_minute=rate_limit_per_minute,
         rate_limit_per_hour=rate_limit_per_hour,
     )
     payload = {**serialize_key(key), "key": secret}
-    emit(payload, as_json, f"key id: {key.id}\nsecret: {secret}\n(the secret is not shown again)")
+    print_result(
+        payload, as_json, f"key id: {key.id}\nsecret: {secret}\n(the secret is not shown again)"
+    )
 
 
 @keys.command("list")
@@ -153,8 +155,8 @@ def keys_create(
 @with_appcontext
 def keys_list(tenant_id, as_json):
     """List a tenant's keys (never their secrets)."""
-    run_service(get_tenant, tenant_id)
-    emit_rows([serialize_key(k) for k in list_keys(tenant_id)], as_json, _key_line)
+    call_service(get_tenant, tenant_id)
+    print_rows([serialize_key(k) for k in list_keys(tenant_id)], as_json, _key_line)
 
 
 def _key_line(row):
@@ -168,8 +170,8 @@ def _key_line(row):
 @with_appcontext
 def keys_revoke(key_id, as_json):
     """Revoke a key (takes effect within the auth cache time, 5 s by default)."""
-    key = run_service(revoke_key, key_id)
-    emit_json(serialize_key(key)) if as_json else click.echo(f"revoked {key_id}")
+    key = call_service(revoke_key, key_id)
+    print_json(serialize_key(key)) if as_json else click.echo(f"revoked {key_id}")
 
 
 @cli.group()
@@ -189,7 +191,7 @@ def secrets_rotate(as_json):
         fail(f"{error} Nothing after the unreadable value was re-encrypted.")
     total = sum(counts.values())
     text = f"re-encrypted {total} stored secret(s) with the first key; the others may go"
-    emit({"rotated": counts, "total": total}, as_json, text)
+    print_result({"rotated": counts, "total": total}, as_json, text)
 
 
 # no app in the master: each gunicorn process builds its own (after the metrics folder is set)

@@ -4,7 +4,7 @@ import click
 from flask.cli import with_appcontext
 
 from ..auth.services import get_tenant
-from ..cli_output import emit, emit_rows, run_service
+from ..cli_output import call_service, print_result, print_rows
 from .services import create_warehouse, serialize_warehouse, tenant_warehouses
 
 
@@ -26,9 +26,9 @@ def register(cli):
         """Create a warehouse (own, or marketplace-operated and read-only); prints its id."""
         data = {"name": name, "type": kind, "marketplace": marketplace, "address": address}
         data["is_active"] = not inactive
-        warehouse = run_service(create_warehouse, tenant_id, data)
+        warehouse = call_service(create_warehouse, tenant_id, data)
         text = f"warehouse {warehouse['id']} ({warehouse['name']}, {warehouse['type']})"
-        emit(warehouse, as_json, text)
+        print_result(warehouse, as_json, text)
 
     @warehouses.command("list")
     @click.option("--tenant", "tenant_id", required=True)
@@ -36,9 +36,9 @@ def register(cli):
     @with_appcontext
     def warehouses_list(tenant_id, as_json):
         """List a tenant's warehouses."""
-        run_service(get_tenant, tenant_id)
+        call_service(get_tenant, tenant_id)
         rows = [serialize_warehouse(w) for w in tenant_warehouses(tenant_id)]
-        emit_rows(rows, as_json, _warehouse_line)
+        print_rows(rows, as_json, _warehouse_line)
 
 
 def _warehouse_line(row):

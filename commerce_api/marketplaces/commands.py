@@ -4,7 +4,7 @@ import click
 from flask.cli import with_appcontext
 
 from ..auth.services import get_tenant
-from ..cli_output import emit, emit_rows, fail, run_service
+from ..cli_output import call_service, fail, print_result, print_rows
 from ..orders.pulls import pull_connection
 from .connections import delete_connection, update_connection
 from .services import connect_marketplace, serialize_connection, tenant_connections
@@ -90,7 +90,7 @@ def register(cli):
     ):
         """Connect a marketplace for a tenant (the operator may use private addresses)."""
         api_token = _read_token(api_token, api_token_file)
-        connection = run_service(
+        connection = call_service(
             connect_marketplace,
             tenant_id,
             marketplace,
@@ -102,7 +102,7 @@ def register(cli):
             allow_private=True,
         )
         text = f"connection {connection.id} ({marketplace}, {connector})"
-        emit(serialize_connection(connection), as_json, text)
+        print_result(serialize_connection(connection), as_json, text)
 
     @marketplaces.command("update")
     @click.option("--tenant", "tenant_id", required=True)
@@ -130,10 +130,12 @@ def register(cli):
             changes["settings"] = _parse_settings(settings)
         if not changes:
             fail("nothing to change: give --base-url, --api-token, --setting or --status")
-        connection = run_service(
+        connection = call_service(
             update_connection, tenant_id, connection.id, changes, allow_private=True
         )
-        emit(serialize_connection(connection), as_json, f"connection {connection.id} updated")
+        print_result(
+            serialize_connection(connection), as_json, f"connection {connection.id} updated"
+        )
 
     @marketplaces.command("disconnect")
     @click.option("--tenant", "tenant_id", required=True)
@@ -143,8 +145,8 @@ def register(cli):
     def marketplaces_disconnect(tenant_id, marketplace, as_json):
         """Remove a connection: pulls and pushes stop; listings and sync history stay."""
         connection = _connection_of(tenant_id, marketplace)
-        run_service(delete_connection, tenant_id, connection.id)
-        emit(
+        call_service(delete_connection, tenant_id, connection.id)
+        print_result(
             {"id": connection.id, "marketplace": marketplace, "deleted": True},
             as_json,
             f"connection {connection.id} ({marketplace}) removed",
@@ -156,9 +158,9 @@ def register(cli):
     @with_appcontext
     def marketplaces_list(tenant_id, as_json):
         """List a tenant's marketplace connections."""
-        run_service(get_tenant, tenant_id)
+        call_service(get_tenant, tenant_id)
         rows = [serialize_connection(row) for row in tenant_connections(tenant_id)]
-        emit_rows(rows, as_json, _connection_line)
+        print_rows(rows, as_json, _connection_line)
 
     @marketplaces.command("pull")
     @click.option("--tenant", "tenant_id", required=True)
@@ -167,7 +169,7 @@ def register(cli):
     @with_appcontext
     def marketplaces_pull(tenant_id, marketplace, as_json):
         """Pull new and changed orders now (the worker does it periodically)."""
-        run_service(get_tenant, tenant_id)
+        call_service(get_tenant, tenant_id)
         connections = [
             row
             for row in tenant_connections(tenant_id, active_only=True)
@@ -176,11 +178,11 @@ def register(cli):
         if not connections:
             fail("MARKETPLACE_NOT_CONNECTED: no active connection to pull")
         results = [pull_connection(connection) for connection in connections]
-        emit_rows(results, as_json, _pull_line)
+        print_rows(results, as_json, _pull_line)
 
 
 def _connection_of(tenant_id, marketplace):
-    run_service(get_tenant, tenant_id)
+    call_service(get_tenant, tenant_id)
     for row in tenant_connections(tenant_id):
         if row.marketplace == marketplace:
             return row

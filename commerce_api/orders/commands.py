@@ -6,7 +6,7 @@ import click
 from flask.cli import with_appcontext
 
 from ..auth.services import get_tenant
-from ..cli_output import emit_json, fail, run_service
+from ..cli_output import call_service, fail, print_json
 from ..marketplaces.services import connected_marketplaces
 from .ingest import import_orders
 
@@ -29,7 +29,7 @@ def register(cli):
     @with_appcontext
     def orders_import(tenant_id, path, as_json):
         """Import orders (upsert by marketplace and external_order_id; never duplicates)."""
-        run_service(get_tenant, tenant_id)
+        call_service(get_tenant, tenant_id)
         try:
             with click.open_file(path, encoding="utf-8") as handle:
                 items = json.load(handle)
@@ -37,14 +37,14 @@ def register(cli):
             fail(f"cannot read {path}: {exc.strerror or exc}")
         except (ValueError, UnicodeDecodeError) as exc:
             fail(f"INVALID_JSON: {path} is not valid JSON ({exc})")
-        summary = run_service(import_orders, tenant_id, items)
+        summary = call_service(import_orders, tenant_id, items)
         connected = set(connected_marketplaces(tenant_id))
         unconnected = sorted(
             {item["marketplace"] for item in items if item["marketplace"] not in connected}
         )
         summary["unconnected_marketplaces"] = unconnected
         if as_json:
-            emit_json(summary)
+            print_json(summary)
             return
         click.echo(
             f"{summary['created']} created, {summary['updated']} updated, "
