@@ -298,3 +298,151 @@ def test_a_table_named_in_sql_text_is_found(tmp_path):
     )
     found = tables_named_in_strings(root, {"job", "listing"})
     assert found == {"a.py": [(1, "job")], "b.py": [(1, "listing")]}
+
+
+# The underscore rule (issue 26; STYLE.md: parts call each other's public methods only): a
+# module uses its own private names only. ``self._x``, ``cls._x`` and ``super()._x`` are
+# the object's own; any other ``obj._x`` (or ``getattr(obj, "_x")``) where ``commerce_api``
+# defines ``_x`` (a function, class, assignment or attribute), and any
+# ``from commerce_api... import _x``, reaches into another module or object. The
+# libraries' conventions below are not ours to rename.
+LIBRARY_PRIVATES = {
+    "_meta",  # peewee: Model._meta
+    "_exit",  # os._exit
+    "_apidoc",  # flask-smorest: the documentation a decorator leaves on a view
+    "_get_current_object",  # werkzeug: the object behind a proxy
+}
+OWN_OBJECTS = {"self", "cls"}
+NAME_FUNCTIONS = {"getattr", "setattr", "hasattr", "delattr"}
+
+
+def _private(name):
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _parsed(root):
+    for path in sorted(root.rglob("*.py")):
+        yield module_name(path, root), ast.parse(path.read_text(), filename=str(path))
+
+
+def private_names(root):
+    """Every private name ``commerce_api`` defines: defs, classes, assigned names and
+    attributes (minus the libraries' conventions)."""
+    names = set()
+    for _, tree in _parsed(root):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+    return {name for name in names if _private(name)} - LIBRARY_PRIVATES
+
+
+def _own(node):
+    """``self``, ``cls`` or ``super()``: the object's own attributes."""
+    if isinstance(node, ast.Name):
+        return node.id in OWN_OBJECTS
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+    )
+
+
+def _foreign_use(node, ours):
+    """The private name ``node`` imports or reaches on another object, or None."""
+    if isinstance(node, ast.ImportFrom):
+        if node.level or (node.module or "").split(".")[0] == "commerce_api":
+            names = [alias.name for alias in node.names if _private(alias.name)]
+            return ", ".join(names) or None
+    elif isinstance(node, ast.Attribute):
+        if node.attr in ours and not _own(node.value):
+            return node.attr
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in NAME_FUNCTIONS
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and node.args[1].value in ours
+        and not _own(node.args[0])
+    ):
+        return node.args[1].value
+    return None
+
+
+def foreign_privates(root):
+    """``module:line name`` for each private name used outside its module or object."""
+    ours = private_names(root)
+    found = []
+    for module, tree in _parsed(root):
+        for node in ast.walk(tree):
+            name = _foreign_use(node, ours)
+            if name:
+                found.append((module, node.lineno, name))
+    return [f"{module}:{line} {name}" for module, line, name in sorted(found)]
+
+
+def test_no_module_uses_another_modules_private_names():
+    assert foreign_privates(PACKAGE) == []
+
+
+@pytest.mark.parametrize(
+    "files, expected",
+    [
+        # a part calling another part's private method
+        (
+            {
+                "jobs/worker.py": "class Worker:\n    def _mark_lost(self, entry): ...\n",
+                "jobs/runtime.py": "def heartbeat(worker, entry):\n    worker._mark_lost(entry)\n",
+            },
+            ["commerce_api.jobs.runtime:2 _mark_lost"],
+        ),
+        # importing another module's private function
+        (
+            {
+                "jobs/queue.py": "def _fence(job): ...\n",
+                "jobs/worker.py": "from .queue import _fence\n",
+                "tasks.py": "from commerce_api.jobs.queue import _fence\n",
+            },
+            ["commerce_api.jobs.worker:1 _fence", "commerce_api.tasks:1 _fence"],
+        ),
+        # a decorator's mark read by name on a view
+        (
+            {
+                "auth/middleware.py": "def public(view):\n    view._public = True\n",
+                "http/spec.py": "def is_open(view):\n    return getattr(view, '_public', 0)\n",
+            },
+            ["commerce_api.auth.middleware:2 _public", "commerce_api.http.spec:2 _public"],
+        ),
+    ],
+)
+def test_a_foreign_private_name_is_found(tmp_path, files, expected):
+    assert foreign_privates(_tree(tmp_path, files)) == expected
+
+
+def test_own_privates_and_library_conventions_pass(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "jobs/worker.py": """\
+                import os
+
+                from peewee import Model
+
+
+                class Worker(Base):
+                    _lock = None
+
+                    def _wake(self):
+                        self._lock = 1
+                        super()._wake()
+                        os._exit(getattr(self, "_lock"))
+
+                    @classmethod
+                    def _make(cls):
+                        return cls._make, Model._meta, view._apidoc, proxy._get_current_object()
+                """,
+        },
+    )
+    assert foreign_privates(root) == []

@@ -163,7 +163,7 @@ def test_a_key_of_a_with_the_tenant_header_of_b_is_403_everywhere(app, client, t
     checked = 0
     for rule, method in api_rules(app):
         if getattr(app.view_functions[rule.endpoint], "view_class", None) and getattr(
-            app.view_functions[rule.endpoint].view_class, "_public", False
+            app.view_functions[rule.endpoint].view_class, "is_public", False
         ):
             continue
         path = concrete_path(rule).replace("X-1", "SHARED")

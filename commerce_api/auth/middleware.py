@@ -272,14 +272,14 @@ def is_public_endpoint() -> bool:
     view = current_app.view_functions.get(request.endpoint)
     return (
         view is None
-        or getattr(view, "_public", False)
-        or getattr(getattr(view, "view_class", None), "_public", False)
+        or getattr(view, "is_public", False)
+        or getattr(getattr(view, "view_class", None), "is_public", False)
     )
 
 
 def public(view: _View) -> _View:
     """Mark a view (function or MethodView class) as needing no authentication."""
-    view._public = True
+    view.is_public = True
     return view
 
 
@@ -302,7 +302,7 @@ def require_scope(*scopes: str) -> Callable[[Callable[..., Any]], Callable[..., 
         doc.setdefault("manual_doc", {}).setdefault(
             "security", [{"bearerAuth": [], "tenantId": []}]
         )
-        wrapper._required_scopes = scopes
+        wrapper.required_scopes = scopes
         return wrapper
 
     return decorator

@@ -172,7 +172,7 @@ def _scopes_by_operation(app):
         path = re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule)
         for method in rule.methods - {"HEAD", "OPTIONS"}:
             func = getattr(view_class, method.lower(), None)
-            scopes = getattr(func, "_required_scopes", None)
+            scopes = getattr(func, "required_scopes", None)
             if scopes:
                 found[(method.lower(), path)] = scopes
     return found

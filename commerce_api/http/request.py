@@ -126,11 +126,11 @@ def check_query_args():
         raise validation_error({name: ["Must not contain the NUL character."] for name in nul})
     view = current_app.view_functions.get(request.endpoint)
     # decided once per view and method (views do not change once the app is built)
-    decided = getattr(view, "_refuses_query_args", None)
+    decided = getattr(view, "refuses_query_args", None)
     if decided is None:
         decided = {}
         try:
-            view._refuses_query_args = decided
+            view.refuses_query_args = decided
         except AttributeError:
             pass
     refuses = decided.get(request.method)
