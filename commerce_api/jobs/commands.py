@@ -1,6 +1,7 @@
 """``commerce-api worker``: run the job worker."""
 
 import sys
+from typing import NoReturn
 
 import click
 from flask import current_app
@@ -17,7 +18,9 @@ from .worker import Worker
 SWITCH_INTERVAL_SECONDS = 0.0002
 
 
-def register(cli):
+def register(cli: click.Group) -> None:
+    """Add ``commerce-api worker`` to ``cli``."""
+
     @cli.command("worker")
     @click.option("--once", is_flag=True, help="Run what is due now, then exit.")
     @click.option(
@@ -34,7 +37,9 @@ def register(cli):
         "(default COMMERCE_WORKER_POLL_INTERVAL, 0.5).",
     )
     @with_appcontext
-    def worker_command(once, concurrency, poll_interval):
+    def worker_command(
+        once: bool, concurrency: int | None, poll_interval: float | None
+    ) -> NoReturn:
         """Run the job worker (SIGTERM: finish running jobs, then exit)."""
         app = current_app._get_current_object()
         worker = Worker(app, concurrency=concurrency, poll_interval=poll_interval, once=once)

@@ -8,7 +8,9 @@ Either way a self-pipe lets the worker's own threads cut a sleep short.
 import logging
 import os
 import select
+import threading
 import time
+from collections.abc import Callable
 
 from ..db import db, is_postgres
 from .store import NOTIFY_CHANNEL
@@ -19,7 +21,7 @@ SQLITE_PROBE_SECONDS = 0.01  # how often an idle SQLite worker checks data_versi
 
 
 class WakeUp:
-    def __init__(self, worker_id, poll_interval):
+    def __init__(self, worker_id: str, poll_interval: float) -> None:
         self.worker_id = worker_id
         self.poll_interval = poll_interval
         self._read, self._write = os.pipe()
@@ -29,7 +31,7 @@ class WakeUp:
         self._notified = False
         self._data_version = None
 
-    def wake(self):
+    def wake(self) -> None:
         """Cut the main loop's current sleep short."""
         try:
             os.write(self._write, b"x")
@@ -43,7 +45,7 @@ class WakeUp:
         except OSError:
             pass
 
-    def wait(self, timeout):
+    def wait(self, timeout: float) -> None:
         """Sleep up to ``timeout`` or until woken."""
         try:
             select.select([self._read], [], [], timeout)
@@ -51,7 +53,13 @@ class WakeUp:
             time.sleep(timeout)
         self._drain()
 
-    def wait_for_work(self, timeout, stopping, any_idle, probe):
+    def wait_for_work(
+        self,
+        timeout: float,
+        stopping: threading.Event,
+        any_idle: Callable[[], bool],
+        probe: Callable[[], object],
+    ) -> bool:
         """Sleep up to ``timeout``; True when new work may have arrived meanwhile.
 
         ``stopping`` is the worker's stop event, ``any_idle()`` whether a runner could take
@@ -110,7 +118,7 @@ class WakeUp:
             self._listen.notifies.clear()
             self._notified = True
 
-    def open_listener(self):
+    def open_listener(self) -> None:
         """PostgreSQL: LISTEN on a connection of its own (else poll)."""
         if not is_postgres():
             return
@@ -129,7 +137,7 @@ class WakeUp:
             )
             self._listen = None
 
-    def close(self):
+    def close(self) -> None:
         if self._listen is not None:
             try:
                 self._listen.close()
