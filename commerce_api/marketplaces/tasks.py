@@ -1,5 +1,6 @@
 """Marketplace background work: the ``marketplace_sync`` job and the listing push loop."""
 
+import threading
 from typing import Any
 
 from ..config import current_config
@@ -13,7 +14,7 @@ from .push_service import run_loop
 
 
 @background_loop("listing_push")
-def listing_push(stop):
+def listing_push(stop: threading.Event) -> None:
     """Push pending listings (coalesced, connections in turn) until ``stop``."""
     run_loop(current_config(), stop)
 

@@ -1,5 +1,7 @@
 """Background work of webhooks: the delivery loop of every worker, and outbox retention."""
 
+import threading
+
 from ..config import current_config
 from ..jobs.registry import background_loop, periodic
 from . import retention
@@ -9,7 +11,7 @@ PURGE_INTERVAL_SECONDS = 3600
 
 
 @background_loop("webhook_delivery")
-def webhook_delivery(stop):
+def webhook_delivery(stop: threading.Event) -> None:
     """Fan outbox events out to endpoints and send due deliveries until ``stop``."""
     run_loop(current_config(), stop)
 
