@@ -1,6 +1,7 @@
 """JSON encoding and the ``{data}`` / ``{data, meta}`` envelopes."""
 
 import json
+from collections.abc import Callable
 
 from flask import Response
 from flask.json.provider import DefaultJSONProvider
@@ -44,16 +45,21 @@ def no_content():
     return Response(status=204)
 
 
-def resource_page(args, allowed, get_item, *params):
+def resource_page(
+    args: dict, allowed, get_item: Callable, *params, always: tuple[str, ...] = ("id",)
+) -> Response:
     """A single-resource response: ``get_item(*params)``, cut to the ``fields`` asked for
-    (checked first: an unknown field is a 422 before any lookup)."""
-    fields = parse_fields(args.get("fields"), allowed)
+    (checked first: an unknown field is a 422 before any lookup; ``always`` as in
+    ``parse_fields``)."""
+    fields = parse_fields(args.get("fields"), allowed, always)
     return one(select_fields(get_item(*params), fields))
 
 
-def list_page(args, allowed, list_items, *params):
+def list_page(
+    args: dict, allowed, list_items: Callable, *params, always: tuple[str, ...] = ("id",)
+) -> Response:
     """The list response: ``list_items(*params, args) -> (items, meta)``, each item cut
-    to the ``fields`` asked for."""
-    fields = parse_fields(args.get("fields"), allowed)
+    to the ``fields`` asked for (checked first, before any lookup)."""
+    fields = parse_fields(args.get("fields"), allowed, always)
     data, meta = list_items(*params, args)
     return many([select_fields(item, fields) for item in data], meta)

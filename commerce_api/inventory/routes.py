@@ -6,8 +6,7 @@ from flask.views import MethodView
 from ..auth.middleware import require_scope
 from ..http.blueprint import Blueprint
 from ..http.bulk import load_items
-from ..http.envelope import list_page, many, one
-from ..http.lists import parse_fields, select_fields
+from ..http.envelope import list_page, one, resource_page
 from . import adjustments, services
 from .schemas import (
     AdjustmentListArgsSchema,
@@ -39,10 +38,6 @@ blp = Blueprint(
 _bulk_item_schema = BulkStockItemSchema()
 
 
-def _record_fields(args):
-    return parse_fields(args.get("fields"), services.RECORD_FIELDS, always=("sku",))
-
-
 @blp.route("")
 class InventoryViews(MethodView):
     @require_scope("inventory:read")
@@ -51,9 +46,9 @@ class InventoryViews(MethodView):
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR", "WAREHOUSE_NOT_FOUND")
     def get(self, args):
         """List inventory records"""
-        fields = _record_fields(args)
-        data, meta = services.list_records(g.auth.tenant_id, args)
-        return many([select_fields(item, fields) for item in data], meta)
+        return list_page(
+            args, services.RECORD_FIELDS, services.list_records, g.auth.tenant_id, always=("sku",)
+        )
 
 
 @blp.route("/adjustments")
@@ -132,8 +127,9 @@ class InventoryBySkuViews(MethodView):
     @blp.errors("PRODUCT_NOT_FOUND", "INVENTORY_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, sku):
         """Get a SKU's inventory record with its per-warehouse stock"""
-        fields = _record_fields(args)
-        return one(select_fields(services.get_record(g.auth.tenant_id, sku), fields))
+        return resource_page(
+            args, services.RECORD_FIELDS, services.get_record, g.auth.tenant_id, sku, always=("sku",)
+        )
 
     @require_scope("inventory:write")
     @blp.arguments(StockSetSchema)

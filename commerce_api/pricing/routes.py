@@ -5,8 +5,7 @@ from flask.views import MethodView
 
 from ..auth.middleware import require_scope
 from ..http.blueprint import Blueprint
-from ..http.envelope import many, no_content, one, resource_page
-from ..http.lists import parse_fields, select_fields
+from ..http.envelope import list_page, no_content, one, resource_page
 from . import competitors, recalculate, recommendations, rules
 from .schemas import (
     COMPETITOR_FIELDS,
@@ -45,9 +44,7 @@ class RuleViews(MethodView):
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List pricing rules"""
-        fields = parse_fields(args.get("fields"), rules.RULE_FIELDS)
-        data, meta = rules.list_rules(g.auth.tenant_id, args)
-        return many([select_fields(item, fields) for item in data], meta)
+        return list_page(args, rules.RULE_FIELDS, rules.list_rules, g.auth.tenant_id)
 
     @require_scope("pricing:write")
     @blp.arguments(RuleCreateSchema)
@@ -111,9 +108,12 @@ class RecommendationViews(MethodView):
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List price recommendations, newest first"""
-        fields = parse_fields(args.get("fields"), recommendations.RECOMMENDATION_FIELDS)
-        data, meta = recommendations.list_recommendations(g.auth.tenant_id, args)
-        return many([select_fields(item, fields) for item in data], meta)
+        return list_page(
+            args,
+            recommendations.RECOMMENDATION_FIELDS,
+            recommendations.list_recommendations,
+            g.auth.tenant_id,
+        )
 
 
 @blp.route("/recommendations/<string:recommendation_id>")
@@ -124,9 +124,13 @@ class RecommendationByIdViews(MethodView):
     @blp.errors("RECOMMENDATION_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, recommendation_id):
         """Get a price recommendation"""
-        fields = parse_fields(args.get("fields"), recommendations.RECOMMENDATION_FIELDS)
-        item = recommendations.get_recommendation(g.auth.tenant_id, recommendation_id)
-        return one(select_fields(item, fields))
+        return resource_page(
+            args,
+            recommendations.RECOMMENDATION_FIELDS,
+            recommendations.get_recommendation,
+            g.auth.tenant_id,
+            recommendation_id,
+        )
 
 
 @blp.route("/recommendations/<string:recommendation_id>/apply")
@@ -173,6 +177,6 @@ class CompetitorViews(MethodView):
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List the latest offer of each competitor"""
-        fields = parse_fields(args.get("fields"), COMPETITOR_FIELDS)
-        data, meta = competitors.list_competitor_prices(g.auth.tenant_id, args)
-        return many([select_fields(item, fields) for item in data], meta)
+        return list_page(
+            args, COMPETITOR_FIELDS, competitors.list_competitor_prices, g.auth.tenant_id
+        )

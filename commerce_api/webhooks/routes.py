@@ -5,8 +5,7 @@ from flask.views import MethodView
 
 from ..auth.middleware import require_scope
 from ..http.blueprint import Blueprint
-from ..http.envelope import many, no_content, one, resource_page
-from ..http.lists import parse_fields, select_fields
+from ..http.envelope import list_page, no_content, one, resource_page
 from . import deliveries, endpoints, recovery
 from .schemas import (
     DETAIL_DELIVERY_FIELDS,
@@ -43,9 +42,9 @@ class WebhookViews(MethodView):
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List webhook endpoints"""
-        fields = parse_fields(args.get("fields"), endpoints.ENDPOINT_FIELDS)
-        data, meta = endpoints.list_endpoints(g.auth.tenant_id, args)
-        return many([select_fields(item, fields) for item in data], meta)
+        return list_page(
+            args, endpoints.ENDPOINT_FIELDS, endpoints.list_endpoints, g.auth.tenant_id
+        )
 
     @require_scope("webhooks:write")
     @blp.arguments(WebhookCreateSchema)
@@ -128,9 +127,13 @@ class DeliveryViews(MethodView):
     @blp.errors("WEBHOOK_NOT_FOUND", "INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args, webhook_id):
         """List an endpoint's deliveries, newest first"""
-        fields = parse_fields(args.get("fields"), deliveries.DELIVERY_FIELDS)
-        data, meta = deliveries.list_deliveries(g.auth.tenant_id, webhook_id, args)
-        return many([select_fields(item, fields) for item in data], meta)
+        return list_page(
+            args,
+            deliveries.DELIVERY_FIELDS,
+            deliveries.list_deliveries,
+            g.auth.tenant_id,
+            webhook_id,
+        )
 
 
 @blp.route("/<string:webhook_id>/deliveries/<string:delivery_id>")
@@ -141,9 +144,14 @@ class DeliveryByIdViews(MethodView):
     @blp.errors("WEBHOOK_NOT_FOUND", "DELIVERY_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, webhook_id, delivery_id):
         """Get a delivery with its attempts"""
-        fields = parse_fields(args.get("fields"), DETAIL_DELIVERY_FIELDS)
-        data = deliveries.get_delivery(g.auth.tenant_id, webhook_id, delivery_id)
-        return one(select_fields(data, fields))
+        return resource_page(
+            args,
+            DETAIL_DELIVERY_FIELDS,
+            deliveries.get_delivery,
+            g.auth.tenant_id,
+            webhook_id,
+            delivery_id,
+        )
 
 
 @blp.route("/<string:webhook_id>/deliveries/<string:delivery_id>/redeliver")
