@@ -1,18 +1,11 @@
 """The worker fleet's tables: periodic task schedules/locks and live worker processes."""
 
-from peewee import BigIntegerField, BooleanField, CharField, IntegerField, Model, TextField
+from peewee import BigIntegerField, BooleanField, CharField, IntegerField, TextField
 
-# The tables as this migration creates them on a new database, frozen here (no live
-# model is imported): see migrations/__init__.py.
-# JSON and encrypted fields are TEXT columns, money a DECIMAL(14, 2) (the live fields'
-# column types); defaults are the code's, not the database's, and are left out.
+from commerce_api.migrations.frozen import Frozen
 
 
-class Frozen(Model):
-    class Meta:
-        legacy_table_names = False  # index names start with the table name, as the models'
-
-
+# The tables as this migration creates them, frozen: see migrations/frozen.py.
 class PeriodicTask(Frozen):
     name = CharField(max_length=100, primary_key=True)
     interval_seconds = IntegerField()

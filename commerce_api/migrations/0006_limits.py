@@ -1,6 +1,8 @@
 """Rate-limit counters and idempotency records."""
 
-from peewee import BigIntegerField, CharField, CompositeKey, IntegerField, Model, TextField
+from peewee import BigIntegerField, CharField, CompositeKey, IntegerField, TextField
+
+from commerce_api.migrations.frozen import Frozen
 
 # One row per caller, rewritten by every request: on SQLite without a rowid (one b-tree,
 # one page per write); on PostgreSQL UNLOGGED (no WAL, so commits don't wait for a flush;
@@ -15,13 +17,7 @@ COUNTER_COLUMNS = """(
 )"""
 
 
-# The table as this migration creates it on a new database, frozen here (no live model is
-# imported): see migrations/__init__.py.
-# JSON and encrypted fields are TEXT columns, money a DECIMAL(14, 2) (the live fields'
-# column types); defaults are the code's, not the database's, and are left out.
-class Frozen(Model):
-    class Meta:
-        legacy_table_names = False  # index names start with the table name, as the models'
+# The table as this migration creates it, frozen: see migrations/frozen.py.
 
 
 class IdempotencyRecord(Frozen):

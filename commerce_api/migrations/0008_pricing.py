@@ -8,26 +8,15 @@ from peewee import (
     FloatField,
     ForeignKeyField,
     IntegerField,
-    Model,
     TextField,
 )
 
-# The tables as this migration creates them on a new database, frozen here (no live
-# model is imported): see migrations/__init__.py.
-# JSON and encrypted fields are TEXT columns, money a DECIMAL(14, 2) (the live fields'
-# column types); defaults are the code's, not the database's, and are left out.
+from commerce_api.migrations.frozen import Frozen, stub
 
+# The tables as this migration creates them, frozen: see migrations/frozen.py.
 
-class Frozen(Model):
-    class Meta:
-        legacy_table_names = False  # index names start with the table name, as the models'
-
-
-class Tenant(Frozen):  # created by an earlier migration; only its key is referenced
-    id = CharField(max_length=36, primary_key=True)
-
-    class Meta:
-        table_name = "tenant"
+# Created by an earlier migration; only the key is referenced:
+Tenant = stub("tenant", 36)
 
 
 class PricingRule(Frozen):

@@ -14,21 +14,13 @@ from peewee import (
     BooleanField,
     CharField,
     IntegerField,
-    Model,
     TextField,
 )
 
-# The tables as this migration creates them on a new database, frozen here (no live
-# model is imported): see migrations/__init__.py.
-# JSON and encrypted fields are TEXT columns, money a DECIMAL(14, 2) (the live fields'
-# column types); defaults are the code's, not the database's, and are left out.
+from commerce_api.migrations.frozen import Frozen
 
 
-class Frozen(Model):
-    class Meta:
-        legacy_table_names = False  # index names start with the table name, as the models'
-
-
+# The tables as this migration creates them, frozen: see migrations/frozen.py.
 class WebhookEndpoint(Frozen):
     id = CharField(max_length=40, primary_key=True)
     tenant_id = CharField(max_length=36)
