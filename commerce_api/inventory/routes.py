@@ -128,7 +128,12 @@ class InventoryBySkuViews(MethodView):
     def get(self, args, sku):
         """Get a SKU's inventory record with its per-warehouse stock"""
         return resource_page(
-            args, services.RECORD_FIELDS, services.get_record, g.auth.tenant_id, sku, always=("sku",)
+            args,
+            services.RECORD_FIELDS,
+            services.get_record,
+            g.auth.tenant_id,
+            sku,
+            always=("sku",),
         )
 
     @require_scope("inventory:write")
