@@ -9,7 +9,7 @@ from ..marketplaces import gateway
 from ..marketplaces.base import ConnectorError, MarketplaceRejection
 from ..marketplaces.models import MarketplaceConnection
 from ..marketplaces.services import connection_for
-from ..pagination import paginate
+from ..pagination import filter_equal, paginate_args
 from ..shapes import compile_serializer
 from ..sql import PreparedIn, insert_rows
 from ..timeutil import now_ms
@@ -204,17 +204,12 @@ def list_competitor_prices(
     tenant_id: str, args: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     query = CompetitorLatest.select().where(CompetitorLatest.tenant == tenant_id).dicts()
-    if args.get("sku"):
-        query = query.where(CompetitorLatest.sku == args["sku"])
-    if args.get("marketplace"):
-        query = query.where(CompetitorLatest.marketplace == args["marketplace"])
-    rows, meta = paginate(
+    query = filter_equal(query, CompetitorLatest, args, ("sku", "marketplace"))
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=CompetitorLatest.observed_at,
         tiebreak=CompetitorLatest.id,
-        order=args.get("order") or "desc",
-        limit=args["limit"],
-        cursor=args.get("cursor"),
         kind="competitor_prices",
         scope=[tenant_id, args.get("sku"), args.get("marketplace")],
     )

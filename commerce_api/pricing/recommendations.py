@@ -12,7 +12,7 @@ from ..marketplaces.calls import api_error
 from ..marketplaces.models import MarketplaceConnection
 from ..marketplaces.prices import AcceptedPrice, push_price, record_pushed_prices
 from ..marketplaces.services import connection_for
-from ..pagination import paginate
+from ..pagination import filter_equal, paginate_args
 from ..products.models import Listing, Product
 from ..shapes import compile_serializer, field_names
 from ..sql import PreparedIn
@@ -113,18 +113,14 @@ def list_recommendations(
     tenant_id: str, args: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     query = Recommendation.select().where(Recommendation.tenant == tenant_id).dicts()
-    for name in ("status", "marketplace", "sku"):
-        if args.get(name):
-            query = query.where(getattr(Recommendation, name) == args[name])
+    query = filter_equal(query, Recommendation, args, ("status", "marketplace", "sku"))
     if args.get("min_confidence") is not None:
         query = query.where(Recommendation.confidence >= args["min_confidence"])
-    rows, meta = paginate(
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=Recommendation.created_at,
         tiebreak=Recommendation.id,
-        order=args.get("order") or "desc",
-        limit=args["limit"],
-        cursor=args.get("cursor"),
         kind="pricing_recommendations",
         total=None
         if args.get("marketplace") or args.get("sku") or args.get("min_confidence") is not None

@@ -8,7 +8,7 @@ from ..errors import ApiError, validation_error
 from ..ids import new_id
 from ..jobs.services import lock_tenant
 from ..marketplaces.services import connected_marketplaces
-from ..pagination import paginate
+from ..pagination import filter_equal, paginate_args
 from ..shapes import compile_serializer, field_names
 from ..timeutil import now_ms
 from .engine import Rule, find_conflict
@@ -201,19 +201,14 @@ def delete_rule(tenant_id: str, rule_id: str) -> None:
 
 def list_rules(tenant_id: str, args: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     query = PricingRule.select().where(PricingRule.tenant == tenant_id).dicts()
-    if args.get("type"):
-        query = query.where(PricingRule.type == args["type"])
-    if args.get("marketplace"):
-        query = query.where(PricingRule.marketplace == args["marketplace"])
+    query = filter_equal(query, PricingRule, args, ("type", "marketplace"))
     if args.get("is_active") is not None:
         query = query.where(PricingRule.is_active == args["is_active"])
-    rows, meta = paginate(
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=SORT_FIELDS[args.get("sort") or "created_at"],
         tiebreak=PricingRule.id,
-        order=args.get("order") or "desc",
-        limit=args["limit"],
-        cursor=args.get("cursor"),
         kind="pricing_rules",
         scope=[tenant_id, args.get("type"), args.get("marketplace"), args.get("is_active")],
     )

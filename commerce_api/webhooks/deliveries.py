@@ -7,7 +7,7 @@ from ..db import for_update, write_transaction
 from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
-from ..pagination import paginate
+from ..pagination import filter_equal, paginate_args
 from ..shapes import compile_serializer, field_names
 from ..timeutil import now_ms
 from .fanout import mark_fanned_out
@@ -60,15 +60,12 @@ def list_deliveries(
     query = WebhookDelivery.select().where(
         (WebhookDelivery.endpoint_id == endpoint_id) & (WebhookDelivery.tenant_id == tenant_id)
     )
-    if args.get("status"):
-        query = query.where(WebhookDelivery.status == args["status"])
-    rows, meta = paginate(
+    query = filter_equal(query, WebhookDelivery, args, ("status",))
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=WebhookDelivery.created_at,
         tiebreak=WebhookDelivery.id,
-        order=args.get("order", "desc"),
-        limit=args.get("limit", 50),
-        cursor=args.get("cursor"),
         kind="webhook_deliveries",
         scope={"tenant": tenant_id, "endpoint": endpoint_id, "status": args.get("status")},
     )

@@ -10,7 +10,7 @@ from ..db import for_update, write_transaction
 from ..errors import ApiError, validation_error
 from ..events.catalogue import SUBSCRIBABLE
 from ..ids import new_id
-from ..pagination import paginate
+from ..pagination import paginate_args
 from ..shapes import compile_serializer, field_names
 from ..timeutil import now_ms
 from . import deliveries
@@ -114,13 +114,11 @@ def list_endpoints(
     query = WebhookEndpoint.select().where(WebhookEndpoint.tenant_id == tenant_id)
     if args.get("is_active") is not None:
         query = query.where(WebhookEndpoint.is_active == args["is_active"])
-    rows, meta = paginate(
+    rows, meta = paginate_args(
         query,
+        args,
         sort_field=WebhookEndpoint.created_at,
         tiebreak=WebhookEndpoint.id,
-        order=args.get("order", "desc"),
-        limit=args.get("limit", 50),
-        cursor=args.get("cursor"),
         kind="webhooks",
         scope={"tenant": tenant_id, "is_active": args.get("is_active")},
     )
