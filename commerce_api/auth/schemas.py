@@ -3,7 +3,7 @@
 import marshmallow as ma
 
 from ..http.lists import FieldsArgsSchema, ListArgsSchema, envelope_schema, fields_arg, list_schema
-from ..http.schemas import StrictInteger, Timestamp
+from ..http.schemas import StrictInteger, StrictSchema, Timestamp
 from ..shapes import field_names
 from .models import ALL_SCOPES, SCOPES
 from .shapes import ApiKeySchema
@@ -12,11 +12,6 @@ KEY_FIELDS = field_names(ApiKeySchema)
 SCOPE_VALUES = (*SCOPES, ALL_SCOPES)
 MAX_ALLOWED_IPS = 100
 MAX_RATE_LIMIT = 2**31 - 1  # the columns are 32-bit integers
-
-
-class _Strict(ma.Schema):
-    class Meta:
-        unknown = ma.RAISE
 
 
 _NAME = {"validate": ma.validate.Length(min=1, max=200), "metadata": {"example": "ERP sync"}}
@@ -62,7 +57,7 @@ def _rate_limit(window):
     )
 
 
-class ApiKeyCreateSchema(_Strict):
+class ApiKeyCreateSchema(StrictSchema):
     name = ma.fields.String(required=True, **_NAME)
     scopes = _scopes(required=True)
     expires_at = Timestamp(allow_none=True, metadata=_EXPIRES_DOC)
@@ -71,7 +66,7 @@ class ApiKeyCreateSchema(_Strict):
     rate_limit_per_hour = _rate_limit("hour")
 
 
-class ApiKeyUpdateSchema(_Strict):
+class ApiKeyUpdateSchema(StrictSchema):
     """Only the fields present change; ``scopes`` may only narrow."""
 
     name = ma.fields.String(**_NAME)

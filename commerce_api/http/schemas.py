@@ -1,4 +1,5 @@
-"""Schemas shared by every resource: strict number fields and the error envelope."""
+"""Schemas shared by every resource: the strict schema base, strict fields and the error
+envelope."""
 
 import math
 from decimal import Decimal, InvalidOperation
@@ -18,6 +19,22 @@ class FullMatch(ma.validate.Regexp):
     def __call__(self, value):
         if self.regex.fullmatch(value) is None:
             raise ma.ValidationError(self._format_error(value))
+        return value
+
+
+class StrictSchema(ma.Schema):
+    """Unknown fields are errors."""
+
+    class Meta:
+        unknown = ma.RAISE
+
+
+class StrictBoolean(ma.fields.Boolean):
+    """A JSON ``true``/``false`` only (not 1, "yes" or "true")."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
         return value
 
 

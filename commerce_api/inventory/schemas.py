@@ -9,26 +9,12 @@ from ..http.lists import (
     fields_arg,
     list_schema,
 )
-from ..http.schemas import BulkErrorSchema, StrictInteger
+from ..http.schemas import BulkErrorSchema, StrictBoolean, StrictInteger, StrictSchema
 from .models import CALLER_REASONS, INVENTORY_STATUSES, MAX_QUANTITY, REASONS, WAREHOUSE_TYPES
 from .services import ADJUSTMENT_FIELDS, RECORD_FIELDS, WAREHOUSE_FIELDS
 from .shapes import AdjustmentSchema, InventoryRecordSchema, WarehouseSchema
 
 MAX_BULK_ITEMS = 500
-
-
-class _Strict(ma.Schema):
-    class Meta:
-        unknown = ma.RAISE
-
-
-class StrictBoolean(ma.fields.Boolean):
-    """A JSON ``true``/``false`` only (not 1, "yes" or "true")."""
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        if not isinstance(value, bool):
-            raise self.make_error("invalid", input=value)
-        return value
 
 
 def _quantity(**kwargs):
@@ -44,7 +30,7 @@ def _quantity(**kwargs):
     )
 
 
-class StockSetSchema(_Strict):
+class StockSetSchema(StrictSchema):
     """``PUT /api/inventory/:sku``."""
 
     warehouse_id = ma.fields.String(
@@ -65,7 +51,7 @@ class BulkStockItemSchema(StockSetSchema):
     sku = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=64))
 
 
-class BulkStockSchema(_Strict):
+class BulkStockSchema(StrictSchema):
     updates = ma.fields.List(
         ma.fields.Raw(
             allow_none=True,  # like any item that is not an object: that item fails
@@ -83,7 +69,7 @@ class BulkStockSchema(_Strict):
     )
 
 
-class SafetyStockSchema(_Strict):
+class SafetyStockSchema(StrictSchema):
     """``PATCH /api/inventory/:sku``."""
 
     safety_stock = StrictInteger(
@@ -93,7 +79,7 @@ class SafetyStockSchema(_Strict):
     )
 
 
-class WarehouseCreateSchema(_Strict):
+class WarehouseCreateSchema(StrictSchema):
     name = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=200))
     address = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=500))
     type = ma.fields.String(
@@ -107,7 +93,7 @@ class WarehouseCreateSchema(_Strict):
     is_active = StrictBoolean(load_default=True)
 
 
-class WarehouseUpdateSchema(_Strict):
+class WarehouseUpdateSchema(StrictSchema):
     name = ma.fields.String(validate=ma.validate.Length(min=1, max=200))
     address = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=500))
     is_active = StrictBoolean(

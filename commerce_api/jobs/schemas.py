@@ -12,27 +12,12 @@ from ..http.lists import (
     fields_arg,
     list_schema,
 )
+from ..http.schemas import StrictBoolean, StrictSchema
 from .models import JOB_STATUSES, PRIORITIES
 from .shapes import JobSchema
 from .store import JOB_FIELDS
 
 MARKETPLACE = ma.validate.Length(min=1, max=64)
-
-
-class StrictSchema(ma.Schema):
-    """Unknown fields are errors."""
-
-    class Meta:
-        unknown = ma.RAISE
-
-
-class StrictBoolean(ma.fields.Boolean):
-    """JSON true or false only (not "yes", 1 or "true")."""
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        if not isinstance(value, bool):
-            raise self.make_error("invalid", input=value)
-        return value
 
 
 def skus_field(required, maximum):

@@ -3,19 +3,14 @@
 import marshmallow as ma
 
 from ..http.lists import ListArgsSchema, envelope_schema, fields_arg, list_schema
-from ..http.schemas import FullMatch, StrictDecimal, StrictInteger
+from ..http.schemas import FullMatch, StrictDecimal, StrictInteger, StrictSchema
 from ..inventory.models import MAX_QUANTITY
 from .models import ATTEMPT_STATUSES, CONNECTION_STATUSES, CONNECTORS
 from .services import ATTEMPT_FIELDS, CONNECTION_FIELDS, MARKETPLACE_PATTERN
 from .shapes import ATTEMPT_RESOURCE_TYPES, ConnectionSchema, SyncAttemptSchema
 
 
-class _Strict(ma.Schema):
-    class Meta:
-        unknown = ma.RAISE
-
-
-class ConnectionCreateSchema(_Strict):
+class ConnectionCreateSchema(StrictSchema):
     marketplace = ma.fields.String(
         required=True,
         validate=FullMatch(MARKETPLACE_PATTERN, error="1-64 of A-Z a-z 0-9 . _ -"),
@@ -36,7 +31,7 @@ class ConnectionCreateSchema(_Strict):
     )
 
 
-class ConnectionUpdateSchema(_Strict):
+class ConnectionUpdateSchema(StrictSchema):
     """Only the fields present change."""
 
     base_url = ma.fields.String(

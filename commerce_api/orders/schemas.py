@@ -9,7 +9,14 @@ from ..http.lists import (
     fields_arg,
     list_schema,
 )
-from ..http.schemas import BulkErrorSchema, FullMatch, StrictDecimal, StrictInteger, Timestamp
+from ..http.schemas import (
+    BulkErrorSchema,
+    FullMatch,
+    StrictDecimal,
+    StrictInteger,
+    StrictSchema,
+    Timestamp,
+)
 from .models import CANCELLATION_REASONS, FULFILLMENT_METHODS, ORDER_STATUSES
 from .reading import DETAIL_FIELDS, ORDER_FIELDS
 from .shapes import AddressSchema, OrderDetailSchema, OrderSchema
@@ -17,15 +24,10 @@ from .shapes import AddressSchema, OrderDetailSchema, OrderSchema
 BULK_SHIPMENT_MAX = 100
 
 
-class _Strict(ma.Schema):
-    class Meta:
-        unknown = ma.RAISE
-
-
 # Import shape (orders import, and what connectors deliver) ----------------------------
 
 
-class ImportLineSchema(_Strict):
+class ImportLineSchema(StrictSchema):
     external_line_item_id = ma.fields.String(validate=ma.validate.Length(min=1, max=200))
     sku = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=64))
     title = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=500))
@@ -36,7 +38,7 @@ class ImportLineSchema(_Strict):
     shipped_quantity = ma.fields.Raw(load_only=True)
 
 
-class ImportReturnSchema(_Strict):
+class ImportReturnSchema(StrictSchema):
     sku = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=64))
     quantity = StrictInteger(required=True, validate=ma.validate.Range(min=1, max=100_000))
     reason = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=64))
@@ -45,7 +47,7 @@ class ImportReturnSchema(_Strict):
     id = ma.fields.Raw(load_only=True)  # ignored: ours are assigned
 
 
-class ImportOrderSchema(_Strict):
+class ImportOrderSchema(StrictSchema):
     """One order as a file or a marketplace delivers it."""
 
     external_order_id = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=200))
@@ -141,14 +143,14 @@ class OrderFieldsArgsSchema(FieldsArgsSchema):
     fields = fields_arg(DETAIL_FIELDS)
 
 
-class ShipmentLineSchema(_Strict):
+class ShipmentLineSchema(StrictSchema):
     external_line_item_id = ma.fields.String(
         required=True, validate=ma.validate.Length(min=1, max=200)
     )
     quantity = StrictInteger(required=True, validate=ma.validate.Range(min=1))
 
 
-class ShipmentSchema(_Strict):
+class ShipmentSchema(StrictSchema):
     carrier = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=100))
     tracking_number = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=100))
     shipped_date = Timestamp(
@@ -168,7 +170,7 @@ class BulkShipmentItemSchema(ShipmentSchema):
     order_id = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=80))
 
 
-class BulkShipmentSchema(_Strict):
+class BulkShipmentSchema(StrictSchema):
     shipments = ma.fields.List(
         ma.fields.Raw(
             allow_none=True,  # like any item that is not an object: that item fails
@@ -183,7 +185,7 @@ class BulkShipmentSchema(_Strict):
     )
 
 
-class CancelSchema(_Strict):
+class CancelSchema(StrictSchema):
     reason = ma.fields.String(required=True, validate=ma.validate.OneOf(CANCELLATION_REASONS))
 
 

@@ -3,8 +3,7 @@
 import marshmallow as ma
 
 from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema, fields_arg
-from ..http.schemas import FullMatch, StrictDecimal, StrictInteger
-from ..jobs.schemas import StrictBoolean
+from ..http.schemas import FullMatch, StrictBoolean, StrictDecimal, StrictInteger, StrictSchema
 from ..shapes import field_names
 from .models import APPLIES_TO, RECOMMENDATION_STATUSES, RULE_TYPES, VALUE_TYPES
 from .recommendations import RECOMMENDATION_FIELDS
@@ -23,15 +22,10 @@ SKU = ma.fields.String(
 MARKETPLACE = ma.validate.Length(min=1, max=64)
 
 
-class _Strict(ma.Schema):
-    class Meta:
-        unknown = ma.RAISE
-
-
 # Rules ----------------------------------------------------------------------------------
 
 
-class RuleWritableFields(_Strict):
+class RuleWritableFields(StrictSchema):
     name = ma.fields.String(validate=ma.validate.Length(min=1, max=200))
     type = ma.fields.String(validate=ma.validate.OneOf(RULE_TYPES))
     value = StrictDecimal(
@@ -110,7 +104,7 @@ class RuleListSchema(ma.Schema):
 # Recalculation --------------------------------------------------------------------------
 
 
-class RecalculateSchema(_Strict):
+class RecalculateSchema(StrictSchema):
     skus = ma.fields.List(
         SKU,
         validate=ma.validate.Length(min=1, max=MAX_RECALCULATE_SKUS),

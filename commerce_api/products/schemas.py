@@ -11,7 +11,7 @@ from ..http.lists import (
     fields_arg,
     list_schema,
 )
-from ..http.schemas import BulkErrorSchema, FullMatch, StrictDecimal, StrictInteger
+from ..http.schemas import BulkErrorSchema, FullMatch, StrictDecimal, StrictInteger, StrictSchema
 from ..shapes import field_names
 from .models import LISTING_STATUSES, PRODUCT_STATUSES
 from .services import MAX_SEARCH_WORDS, PRODUCT_FIELDS, search_words
@@ -31,12 +31,7 @@ IMAGE_URL_PATTERN = (
 DETAIL_FIELDS = field_names(ProductDetailSchema)
 
 
-class _Strict(ma.Schema):
-    class Meta:
-        unknown = ma.RAISE
-
-
-class ProductWritableFields(_Strict):
+class ProductWritableFields(StrictSchema):
     title = ma.fields.String(validate=ma.validate.Length(min=1, max=500))
     description = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=10_000))
     status = ma.fields.String(validate=ma.validate.OneOf(PRODUCT_STATUSES))
@@ -79,7 +74,7 @@ class ProductUpdateSchema(ProductWritableFields):
     """Only the fields present change; ``sku`` cannot change."""
 
 
-class ListingUpdateSchema(_Strict):
+class ListingUpdateSchema(StrictSchema):
     """Only the fields present change; the worker pushes the change to the marketplace."""
 
     price = StrictDecimal(
@@ -105,7 +100,7 @@ class BulkItemSchema(ProductWritableFields):
     sku = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=64))
 
 
-class BulkUpdateSchema(_Strict):
+class BulkUpdateSchema(StrictSchema):
     updates = ma.fields.List(
         ma.fields.Raw(
             allow_none=True,  # like any item that is not an object: that item fails
@@ -120,7 +115,7 @@ class BulkUpdateSchema(_Strict):
     )
 
 
-class SyncRequestSchema(_Strict):
+class SyncRequestSchema(StrictSchema):
     marketplaces = ma.fields.List(
         ma.fields.String(validate=ma.validate.Length(min=1, max=64)),
         validate=ma.validate.Length(min=1, max=20),

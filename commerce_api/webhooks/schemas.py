@@ -5,7 +5,7 @@ import marshmallow as ma
 from ..events.catalogue import CATALOGUE, example_body
 from ..events.models import EVENT_TYPES
 from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema, envelope_schema, fields_arg
-from ..http.schemas import Timestamp
+from ..http.schemas import StrictSchema, Timestamp
 from ..shapes import field_names
 from .deliveries import DELIVERY_FIELDS
 from .endpoints import ENDPOINT_FIELDS
@@ -19,11 +19,6 @@ from .shapes import (
 )
 
 DETAIL_DELIVERY_FIELDS = field_names(DeliveryDetailSchema)
-
-
-class _Strict(ma.Schema):
-    class Meta:
-        unknown = ma.RAISE
 
 
 def _strict_boolean(**kwargs):
@@ -42,13 +37,13 @@ _EVENTS_DOC = {
 }
 
 
-class WebhookCreateSchema(_Strict):
+class WebhookCreateSchema(StrictSchema):
     url = ma.fields.String(required=True, metadata=_URL_DOC)
     events = event_types_field(required=True, metadata=_EVENTS_DOC)
     description = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=500))
 
 
-class WebhookUpdateSchema(_Strict):
+class WebhookUpdateSchema(StrictSchema):
     """Only the fields present change."""
 
     url = ma.fields.String(metadata=_URL_DOC)
@@ -59,7 +54,7 @@ class WebhookUpdateSchema(_Strict):
     )
 
 
-class RecoverSchema(_Strict):
+class RecoverSchema(StrictSchema):
     since = Timestamp(
         required=True,
         metadata={

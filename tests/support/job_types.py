@@ -14,9 +14,9 @@ import time
 
 import marshmallow as ma
 
+from commerce_api.http.schemas import StrictBoolean, StrictSchema
 from commerce_api.jobs.errors import JobFailed
 from commerce_api.jobs.registry import job_type
-from commerce_api.jobs.schemas import StrictBoolean, StrictSchema
 
 
 class NoopParams(StrictSchema):
