@@ -6,6 +6,7 @@ import click
 from flask.cli import FlaskGroup, with_appcontext
 
 from . import backup, create_app, crypto, demo
+from .auth.models import Tenant
 from .auth.services import (
     create_key,
     create_tenant,
@@ -16,7 +17,7 @@ from .auth.services import (
     serialize_key,
     set_plan,
 )
-from .cli_output import call_service, fail, print_json, print_result, print_rows, stop
+from .cli_output import call_service, fail, print_result, print_rows, stop
 from .config import ConfigError, check_drivers, load_config
 from .db import db
 from .health.routes import VERSION
@@ -76,6 +77,10 @@ def tenants():
     """Manage tenants."""
 
 
+def _tenant_payload(tenant: Tenant) -> dict[str, str]:
+    return {"id": tenant.id, "name": tenant.name, "plan": tenant.plan}
+
+
 @tenants.command("create")
 @click.option("--name", required=True)
 @click.option("--plan", type=click.Choice(["starter", "growth", "enterprise"]), default="starter")
@@ -84,8 +89,7 @@ def tenants():
 def tenants_create(name, plan, as_json):
     """Create a tenant; prints its id (a UUID)."""
     tenant = call_service(create_tenant, name, plan)
-    payload = {"id": tenant.id, "name": tenant.name, "plan": tenant.plan}
-    print_json(payload) if as_json else click.echo(f"tenant {tenant.id} ({name}, {plan})")
+    print_result(_tenant_payload(tenant), as_json, f"tenant {tenant.id} ({name}, {plan})")
 
 
 @tenants.command("set-plan")
@@ -96,8 +100,7 @@ def tenants_create(name, plan, as_json):
 def tenants_set_plan(tenant_id, plan, as_json):
     """Change a tenant's plan."""
     tenant = call_service(set_plan, tenant_id, plan)
-    payload = {"id": tenant.id, "name": tenant.name, "plan": tenant.plan}
-    print_json(payload) if as_json else click.echo(f"tenant {tenant.id} is now on {plan}")
+    print_result(_tenant_payload(tenant), as_json, f"tenant {tenant.id} is now on {plan}")
 
 
 @cli.group()
@@ -171,7 +174,7 @@ def _key_line(row):
 def keys_revoke(key_id, as_json):
     """Revoke a key (takes effect within the auth cache time, 5 s by default)."""
     key = call_service(revoke_key, key_id)
-    print_json(serialize_key(key)) if as_json else click.echo(f"revoked {key_id}")
+    print_result(serialize_key(key), as_json, f"revoked {key_id}")
 
 
 @cli.group()
