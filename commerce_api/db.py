@@ -3,10 +3,13 @@
 import json
 import os
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
 import peewee
 from playhouse.pool import PooledPostgresqlDatabase
+
+from .errors import ApiError
 
 # Models bind to the proxy; create_app() (or the CLI, or a worker) decides the engine.
 db = peewee.DatabaseProxy()
@@ -148,6 +151,17 @@ def write_transaction():
 def for_update(query):
     """Add ``FOR UPDATE`` on PostgreSQL (SQLite's immediate transaction already serializes)."""
     return query.for_update() if is_postgres() else query
+
+
+def first_or_error(
+    query: peewee.SelectQuery, code: str, details: dict[str, Any], lock: bool = False
+) -> Any:
+    """The first row of ``query`` (``for_update`` when ``lock``), or ``ApiError(code,
+    details=details)`` when there is none: a tenant's resource by its id."""
+    row = (for_update(query) if lock else query).first()
+    if row is None:
+        raise ApiError(code, details=details)
+    return row
 
 
 def quantize_money(value):

@@ -4,8 +4,7 @@ the order reads and list."""
 from collections.abc import Sequence
 from typing import Any
 
-from ..db import for_update
-from ..errors import ApiError
+from ..db import first_or_error
 from ..marketplaces.services import attempts_for
 from ..pagination import filter_date_range, filter_equal, paginate_args
 from ..shapes import compile_serializer, field_names
@@ -84,10 +83,7 @@ def wire_order(order: Order, lines: Sequence[OrderLine]) -> dict[str, Any]:
 
 def find_order(tenant_id: str, order_id: str, lock: bool = False) -> Order:
     query = Order.select().where((Order.id == order_id) & (Order.tenant == tenant_id))
-    order = (for_update(query) if lock else query).first()
-    if order is None:
-        raise ApiError("ORDER_NOT_FOUND", details={"order_id": order_id})
-    return order
+    return first_or_error(query, "ORDER_NOT_FOUND", {"order_id": order_id}, lock)
 
 
 def get_order(tenant_id: str, order_id: str) -> dict[str, Any]:

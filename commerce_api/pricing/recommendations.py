@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..claims import Claim, claimed
-from ..db import for_update, write_transaction
+from ..db import first_or_error, write_transaction
 from ..errors import ApiError
 from ..events import emit
 from ..marketplaces.base import ConnectorError
@@ -85,10 +85,8 @@ def _recommendation_of(tenant_id, recommendation_id, lock=False):
     query = Recommendation.select().where(
         (Recommendation.id == recommendation_id) & (Recommendation.tenant == tenant_id)
     )
-    row = (for_update(query) if lock else query).dicts().first()
-    if row is None:
-        raise ApiError("RECOMMENDATION_NOT_FOUND", details={"recommendation_id": recommendation_id})
-    return row
+    details = {"recommendation_id": recommendation_id}
+    return first_or_error(query.dicts(), "RECOMMENDATION_NOT_FOUND", details, lock)
 
 
 def _check_pending(row):

@@ -3,7 +3,7 @@
 from decimal import Decimal
 from typing import Any
 
-from ..db import for_update, row_getter, write_transaction
+from ..db import first_or_error, row_getter, write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
 from ..jobs.services import lock_tenant
@@ -155,10 +155,7 @@ def _rule_of(tenant_id, rule_id, lock=False):
     query = PricingRule.select().where(
         (PricingRule.id == rule_id) & (PricingRule.tenant == tenant_id)
     )
-    row = (for_update(query) if lock else query).dicts().first()
-    if row is None:
-        raise ApiError("RULE_NOT_FOUND", details={"rule_id": rule_id})
-    return row
+    return first_or_error(query.dicts(), "RULE_NOT_FOUND", {"rule_id": rule_id}, lock)
 
 
 def get_rule(tenant_id: str, rule_id: str) -> dict[str, Any]:

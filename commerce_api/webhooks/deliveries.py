@@ -3,7 +3,7 @@
 from collections.abc import Iterable
 from typing import Any
 
-from ..db import for_update, write_transaction
+from ..db import first_or_error, write_transaction
 from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
@@ -47,10 +47,7 @@ def _delivery(tenant_id, endpoint_id, delivery_id, lock=False):
         & (WebhookDelivery.endpoint_id == endpoint_id)
         & (WebhookDelivery.tenant_id == tenant_id)
     )
-    delivery = (for_update(query) if lock else query).first()
-    if delivery is None:
-        raise ApiError("DELIVERY_NOT_FOUND", details={"id": delivery_id})
-    return delivery
+    return first_or_error(query, "DELIVERY_NOT_FOUND", {"id": delivery_id}, lock)
 
 
 def list_deliveries(

@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 from .. import netguard
 from ..config import current_config
-from ..db import for_update, write_transaction
+from ..db import first_or_error, write_transaction
 from ..errors import ApiError, validation_error
 from ..events.catalogue import SUBSCRIBABLE
 from ..ids import new_id
@@ -98,10 +98,7 @@ def _get(tenant_id, endpoint_id, lock=False):
     query = WebhookEndpoint.select().where(
         (WebhookEndpoint.id == endpoint_id) & (WebhookEndpoint.tenant_id == tenant_id)
     )
-    endpoint = (for_update(query) if lock else query).first()
-    if endpoint is None:
-        raise ApiError("WEBHOOK_NOT_FOUND", details={"id": endpoint_id})
-    return endpoint
+    return first_or_error(query, "WEBHOOK_NOT_FOUND", {"id": endpoint_id}, lock)
 
 
 def get_endpoint(tenant_id: str, endpoint_id: str) -> dict[str, Any]:
