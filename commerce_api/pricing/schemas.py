@@ -2,7 +2,13 @@
 
 import marshmallow as ma
 
-from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema, fields_arg
+from ..http.lists import (
+    FieldsArgsSchema,
+    ListArgsSchema,
+    envelope_schema,
+    fields_arg,
+    list_schema,
+)
 from ..http.schemas import FullMatch, StrictBoolean, StrictDecimal, StrictInteger, StrictSchema
 from ..shapes import field_names
 from .models import APPLIES_TO, RECOMMENDATION_STATUSES, RULE_TYPES, VALUE_TYPES
@@ -92,13 +98,10 @@ class RuleFieldsArgsSchema(FieldsArgsSchema):
     fields = fields_arg(RULE_FIELDS)
 
 
-class RuleEnvelopeSchema(ma.Schema):
-    data = ma.fields.Nested(RuleSchema)
+RuleEnvelopeSchema = envelope_schema("RuleEnvelopeSchema", RuleSchema)
 
 
-class RuleListSchema(ma.Schema):
-    data = ma.fields.List(ma.fields.Nested(RuleSchema))
-    meta = ma.fields.Nested(MetaSchema)
+RuleListSchema = list_schema("RuleListSchema", RuleSchema)
 
 
 # Recalculation --------------------------------------------------------------------------
@@ -124,8 +127,7 @@ class RecalculateResultSchema(ma.Schema):
     estimated_completion_seconds = ma.fields.Integer()
 
 
-class RecalculateEnvelopeSchema(ma.Schema):
-    data = ma.fields.Nested(RecalculateResultSchema)
+RecalculateEnvelopeSchema = envelope_schema("RecalculateEnvelopeSchema", RecalculateResultSchema)
 
 
 # Recommendations ------------------------------------------------------------------------
@@ -147,13 +149,10 @@ class RecommendationFieldsArgsSchema(FieldsArgsSchema):
     fields = fields_arg(RECOMMENDATION_FIELDS)
 
 
-class RecommendationEnvelopeSchema(ma.Schema):
-    data = ma.fields.Nested(RecommendationSchema)
+RecommendationEnvelopeSchema = envelope_schema("RecommendationEnvelopeSchema", RecommendationSchema)
 
 
-class RecommendationListSchema(ma.Schema):
-    data = ma.fields.List(ma.fields.Nested(RecommendationSchema))
-    meta = ma.fields.Nested(MetaSchema)
+RecommendationListSchema = list_schema("RecommendationListSchema", RecommendationSchema)
 
 
 # Competitor prices ----------------------------------------------------------------------
@@ -165,6 +164,4 @@ class CompetitorListArgsSchema(ListArgsSchema):
     marketplace = ma.fields.String(validate=MARKETPLACE)
 
 
-class CompetitorListSchema(ma.Schema):
-    data = ma.fields.List(ma.fields.Nested(CompetitorPriceSchema))
-    meta = ma.fields.Nested(MetaSchema)
+CompetitorListSchema = list_schema("CompetitorListSchema", CompetitorPriceSchema)

@@ -4,7 +4,13 @@ import marshmallow as ma
 
 from ..events.catalogue import CATALOGUE, example_body
 from ..events.models import EVENT_TYPES
-from ..http.lists import FieldsArgsSchema, ListArgsSchema, MetaSchema, envelope_schema, fields_arg
+from ..http.lists import (
+    FieldsArgsSchema,
+    ListArgsSchema,
+    envelope_schema,
+    fields_arg,
+    list_schema,
+)
 from ..http.schemas import StrictSchema, Timestamp
 from ..shapes import field_names
 from .deliveries import DELIVERY_FIELDS
@@ -91,17 +97,15 @@ class DeliveryFieldsArgsSchema(FieldsArgsSchema):
     fields = fields_arg(DETAIL_DELIVERY_FIELDS)
 
 
-class WebhookEnvelopeSchema(ma.Schema):
-    data = ma.fields.Nested(WebhookSchema)
+WebhookEnvelopeSchema = envelope_schema("WebhookEnvelopeSchema", WebhookSchema)
 
 
-class WebhookWithSecretEnvelopeSchema(ma.Schema):
-    data = ma.fields.Nested(WebhookWithSecretSchema)
+WebhookWithSecretEnvelopeSchema = envelope_schema(
+    "WebhookWithSecretEnvelopeSchema", WebhookWithSecretSchema
+)
 
 
-class WebhookListSchema(ma.Schema):
-    data = ma.fields.List(ma.fields.Nested(WebhookSchema))
-    meta = ma.fields.Nested(MetaSchema)
+WebhookListSchema = list_schema("WebhookListSchema", WebhookSchema)
 
 
 class DeliveryListArgsSchema(ListArgsSchema):
@@ -109,8 +113,7 @@ class DeliveryListArgsSchema(ListArgsSchema):
     status = ma.fields.String(validate=ma.validate.OneOf(DELIVERY_STATUSES))
 
 
-class DeliveryEnvelopeSchema(ma.Schema):
-    data = ma.fields.Nested(DeliveryDetailSchema)
+DeliveryEnvelopeSchema = envelope_schema("DeliveryEnvelopeSchema", DeliveryDetailSchema)
 
 
 class WebhookTestSchema(ma.Schema):
@@ -124,13 +127,10 @@ class WebhookTestSchema(ma.Schema):
     )
 
 
-class WebhookTestEnvelopeSchema(ma.Schema):
-    data = ma.fields.Nested(WebhookTestSchema)
+WebhookTestEnvelopeSchema = envelope_schema("WebhookTestEnvelopeSchema", WebhookTestSchema)
 
 
-class DeliveryListSchema(ma.Schema):
-    data = ma.fields.List(ma.fields.Nested(DeliverySchema))
-    meta = ma.fields.Nested(MetaSchema)
+DeliveryListSchema = list_schema("DeliveryListSchema", DeliverySchema)
 
 
 def event_callbacks():
