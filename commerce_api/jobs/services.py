@@ -10,7 +10,7 @@ import marshmallow as ma
 
 from ..auth.models import Tenant
 from ..config import current_config
-from ..db import db, for_update, is_postgres
+from ..db import db, first_or_error, is_postgres
 from ..errors import ApiError, validation_error
 from ..ids import new_id
 from ..pagination import filter_date_range, filter_equal, paginate_args
@@ -333,10 +333,7 @@ def dispatch_batch(
 
 def _job_of_tenant(tenant_id, job_id, lock=False):
     query = Job.select().where((Job.id == job_id) & (Job.tenant_id == tenant_id))
-    job = (for_update(query) if lock else query).first()
-    if job is None:
-        raise ApiError("JOB_NOT_FOUND", details={"job_id": job_id})
-    return job
+    return first_or_error(query, "JOB_NOT_FOUND", {"job_id": job_id}, lock)
 
 
 def _check_internal_read(job_type, holds):

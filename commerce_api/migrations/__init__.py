@@ -5,7 +5,7 @@ Each file defines ``up(migrator, db)`` and is recorded by its name (the file nam
 runner), so an applied file is never renamed. Every change after a release is a new file
 that alters the schema with ``migrator`` operations or SQL and never edits an applied one.
 
-A migration imports no live model (``tests/test_migrations_frozen.py``): a file that
+A migration imports no live model (``tests/migrations/test_frozen.py``): a file that
 creates tables defines them itself, as minimal peewee models bound to the migrated
 database for the call, so a later change to a domain model cannot change or break it. The
 tables of the first files are frozen as those files created them on a new database when
