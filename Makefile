@@ -26,10 +26,10 @@ run: $(RUN_STAMP)
 	$(BIN)/commerce-api serve --bind 127.0.0.1:8000 --workers 2 --with-worker
 
 test: $(STAMP)
-	$(BIN)/pytest -n 4
+	$(BIN)/pytest -n 8
 
 test-pg: $(STAMP)
-	COMMERCE_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test $(BIN)/pytest -n 4
+	COMMERCE_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test $(BIN)/pytest -n 8
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
