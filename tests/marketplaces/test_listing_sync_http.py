@@ -175,14 +175,14 @@ def test_a_burst_of_changes_is_coalesced(app, headers, shop):
     client = app.test_client()
     final = available(client, headers, "MUG-1")
     assert _settles(client, headers, marketplace, "MUG-1")
+    settled = time.monotonic() - started
     assert marketplace.last_quantity("MUG-1") == final
     pushes = len(marketplace.pushes_of("MUG-1")) - before
-    print(f"1,000 changes in {burst:.1f} s: {pushes} pushes")
-    # a listing changing all the time is pushed once per spacing (0.6 s) at most, plus the
-    # push that carries the final state: 1,000 changes within 10 s give at most 18 pushes
-    # (counted until the listing settled: the push of the final state, up to one spacing
-    # after the burst, is one more)
-    assert 1 <= pushes <= (burst + SPACING) / SPACING + 2
+    print(f"1,000 changes in {burst:.1f} s, settled at {settled:.1f} s: {pushes} pushes")
+    # a listing changing all the time is pushed once per spacing (0.6 s) at most: pushes are
+    # counted until the listing settled (the push of the final state comes after the burst,
+    # later than one spacing on a loaded machine), so the bound is over that whole time
+    assert 1 <= pushes <= settled / SPACING + 2
     if burst <= 10.0:
         assert pushes <= 20
     else:  # a loaded machine: the bar's premise (10 s) did not hold, the spacing did
