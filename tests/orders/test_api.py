@@ -7,29 +7,15 @@ from commerce_api.orders.models import Order
 from tests.support.factories import headers_for
 from tests.support.orders_support import (
     attempts,
-    connect,
     events_of,
     import_orders,
     ledger_totals,
     levels,
-    make_own_warehouse,
-    make_products,
     open_reserved,
     order_body,
     run_job,
     snapshot,
-    stock_up,
 )
-
-
-@pytest.fixture
-def shop(client, headers, tenant):
-    """Products MUG-1 (10 on hand) and TOWEL-1 (5), a quiet sandbox connection 'amazon'."""
-    make_products(client, headers, "MUG-1", "TOWEL-1")
-    warehouse = make_own_warehouse(tenant)
-    stock_up(tenant, warehouse, {"MUG-1": 10, "TOWEL-1": 5})
-    connect(tenant, "amazon", settings={"initial_orders": 0, "orders_per_pull": 0})
-    return warehouse
 
 
 @pytest.fixture

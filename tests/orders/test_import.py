@@ -10,29 +10,17 @@ from commerce_api.inventory.models import Adjustment, Reservation
 from commerce_api.orders.models import Order, OrderLine, OrderReturn
 from tests.support.orders_support import (
     assert_ledger_matches_stock,
-    connect,
     events_of,
     find_order,
     import_orders,
     ledger_totals,
     levels,
-    make_own_warehouse,
-    make_products,
     open_reserved,
     order_body,
     snapshot,
     stock_up,
     write_orders,
 )
-
-
-@pytest.fixture
-def shop(client, headers, tenant):
-    make_products(client, headers, "MUG-1", "TOWEL-1")
-    warehouse = make_own_warehouse(tenant)
-    stock_up(tenant, warehouse, {"MUG-1": 10, "TOWEL-1": 5})
-    connect(tenant, "amazon", settings={"initial_orders": 0, "orders_per_pull": 0})
-    return warehouse
 
 
 def _file(n=5):
