@@ -29,7 +29,7 @@ test: $(STAMP)
 	$(BIN)/pytest -n 8
 
 test-pg: $(STAMP)
-	COMMERCE_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test $(BIN)/pytest -n 8
+	COMMERCE_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test $(BIN)/pytest -n 4
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
