@@ -20,6 +20,8 @@ from commerce_api.analysis.visibility_match import CatalogueMatcher
 from commerce_api.analysis.visibility_match import Product as Known
 from commerce_api.demo import DEMO_PRODUCTS
 
+from .labelled import DEV_KEYWORDS, keyword_scores
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
@@ -77,6 +79,16 @@ def test_keyword_suggestions_are_of_the_same_kind_and_material_and_not_in_the_ti
     # products here have two neighbours of their kind and material to learn from)
     assert wrong == []
     assert total >= 1
+
+
+def test_keyword_suggestions_from_descriptions_cover_the_development_catalogue():
+    scores = keyword_scores(DEV_KEYWORDS)
+    print(f"\nkeyword suggestions (development set): {scores}")
+    assert scores["categories"] >= 5
+    # a right suggestion for at least half of the products whose title lacks a term most
+    # of its category uses (and that is true of them), and not one wrong suggestion
+    assert scores["coverage"] >= 0.5 and scores["eligible"] >= 10
+    assert scores["wrong"] == []
 
 
 # Mention detection ----------------------------------------------------------------------
