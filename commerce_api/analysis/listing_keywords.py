@@ -95,10 +95,23 @@ def _phrase_words(text):
     """The lower-case words of ``text`` (hyphens and punctuation split words) with their
     spans, a ``None`` between clauses, and promotional words dropped."""
     words = []
-    for clause in _CLAUSE_END.split(strip_promotional(text or "")):
+    for clause in _CLAUSE_END.split(" ".join(unpromoted_tokens(text))):
         words.append(None)
         words.extend(m.group().casefold() for m in _PHRASE_TOKEN.finditer(clause))
     return words
+
+
+_STEMS: dict[str, str] = {}
+
+
+def _stem(word):
+    """``stem(word)``, remembered for the most frequent words (the first 200,000 seen)."""
+    found = _STEMS.get(word)
+    if found is None:
+        found = stem(word)
+        if len(_STEMS) < 200_000:
+            _STEMS[word] = found
+    return found
 
 
 def _usable(word):
@@ -131,7 +144,7 @@ def phrases_of(text: str | None, negated: bool = True) -> dict[tuple[str, ...], 
             run = words[start:end]
             if len(run) == 1 and (len(run[0]) < 3 or not run[0].isalpha()):
                 continue
-            phrase = tuple(stem(w) for w in run)
+            phrase = tuple(_stem(w) for w in run)
             found.setdefault(phrase, " ".join(run))
     return found
 
@@ -149,9 +162,9 @@ class KeywordCorpus:
         # category key -> {term stem -> [the term stems of each title that has it]}
         self.by_category = {}
         self.spelling = {}  # term stem -> the spelling first seen
-        # category key -> [titles, {phrase -> titles that have it}]; phrases of all titles
-        self.phrases = {}
-        self.phrase_titles = Counter()
+        # category key -> its titles; their phrases are counted when first asked for
+        self.category_titles = {}
+        self.phrases = {}  # category key -> (titles, {phrase -> titles that have it})
         self.phrase_spelling = {}
         for category, title in rows:
             self.add(category, title)
@@ -164,14 +177,9 @@ class KeywordCorpus:
         for term in terms:
             self.spelling.setdefault(stem(term), term)
         name = category_key(category)
-        phrases = phrases_of(title)
-        self.phrase_titles.update(phrases.keys())
         if name:
-            entry = self.phrases.setdefault(name, [0, Counter()])
-            entry[0] += 1
-            entry[1].update(phrases.keys())
-            for phrase, spelling in phrases.items():
-                self.phrase_spelling.setdefault(phrase, spelling)
+            self.category_titles.setdefault(name, []).append(title)
+            self.phrases.pop(name, None)
         if name:
             titles_with = self.by_category.setdefault(name, {})
             for term in stems:
@@ -226,9 +234,21 @@ class KeywordCorpus:
             for neg, term, share in scored[:limit]
         ]
 
+    def _category_phrases(self, name):
+        """``(titles, {phrase: titles that have it})`` of a category, counted once."""
+        if name not in self.phrases and name in self.category_titles:
+            counts = Counter()
+            for title in self.category_titles[name]:
+                phrases = phrases_of(title)
+                counts.update(phrases.keys())
+                for phrase, spelling in phrases.items():
+                    self.phrase_spelling.setdefault(phrase, spelling)
+            self.phrases[name] = (len(self.category_titles[name]), counts)
+        return self.phrases.get(name)
+
     def _described(self, category, title, description, included, limit):
         """The suggestions the product's description bears out (module docstring)."""
-        entry = self.phrases.get(category_key(category))
+        entry = self._category_phrases(category_key(category))
         if entry is None:
             return []
         own = phrases_of(title)
@@ -246,7 +266,8 @@ class KeywordCorpus:
             share = with_it / others
             if with_it < MIN_TITLES or share < MIN_SHARE:
                 continue
-            if self.phrase_titles[phrase] > SHOP_WIDE_SHARE * everywhere and everywhere > others:
+            shop_wide = min(self.document_frequency.get(word, 0) for word in phrase)
+            if shop_wide > SHOP_WIDE_SHARE * everywhere and everywhere > others:
                 continue  # most titles of the whole shop carry it: its brand, not this product
             candidates.append((-len(phrase), -share, phrase))
         candidates.sort()

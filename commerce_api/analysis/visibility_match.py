@@ -158,8 +158,9 @@ class CatalogueMatcher:
         )
         self.products = {}
         self.words = {}
-        self.kinds = {}  # sku -> the stem of its head noun, when a word of its title
-        self.exact = {}  # the first two exact tokens -> [(tokens, sku)]
+        self.kinds = {}  # sku -> the stem of its head noun when a word of its title, or None
+        self.exact = {}  # a title's exact tokens -> the SKUs with that title
+        self.exact_lengths = set()  # the lengths (in tokens) of those titles
         self.holding = {}  # word -> SKUs whose title has it
         self.gtins = {}
         self.skus = {}  # the SKU case-folded -> the SKU
@@ -169,15 +170,13 @@ class CatalogueMatcher:
             # (promotional words are no title words; phrases such as "best seller" are
             # left in: cutting them out costs more than they can confuse)
             self.words[sku] = frozenset(words_of(product.title)) - brand_words
-            kind = kind_of(product.title)
-            if kind in self.words[sku]:
-                self.kinds[sku] = kind
-            tokens = exact_tokens(product.title)
             if (
                 len(_keys(product.title)) >= EXACT_MIN_TOKENS
                 and len(self.words[sku]) >= EXACT_MIN_WORDS
             ):
-                self.exact.setdefault(tokens[:2], []).append((tokens, sku))
+                tokens = exact_tokens(product.title)
+                self.exact.setdefault(tokens, []).append(sku)
+                self.exact_lengths.add(len(tokens))
             for word in self.words[sku]:
                 self.holding.setdefault(word, set()).add(sku)
             gtin = (product.gtin or "").strip().lstrip("0")
@@ -233,10 +232,10 @@ class CatalogueMatcher:
         """The SKUs whose whole title ``text`` says (module docstring)."""
         tokens = exact_tokens(text)
         spans = []
-        for start in range(len(tokens) - 1):
-            for title, sku in self.exact.get(tokens[start : start + 2], ()):
-                if tokens[start : start + len(title)] == title:
-                    spans.append((start, start + len(title), sku))
+        for length in self.exact_lengths:
+            for start in range(len(tokens) - length + 1):
+                for sku in self.exact.get(tokens[start : start + length], ()):
+                    spans.append((start, start + length, sku))
         return {
             sku
             for start, end, sku in spans
@@ -267,13 +266,16 @@ class CatalogueMatcher:
 
     def _said_of_it(self, sku, found, keys, names, colours):
         """The checks of a title match said of our brand (module docstring)."""
-        kind = self.kinds.get(sku)
+        if sku not in self.kinds:
+            kind = kind_of(self.products[sku].title)
+            self.kinds[sku] = kind if kind in self.words[sku] else None
+        kind = self.kinds[sku]
         if kind is not None and kind not in found:
             return False  # the unit does not say what the product is
         title = self.words[sku]
         if any(name - title for name in names if name & title):
             return False  # another product of the brand
-        if self._of_any(keys, {kind, *self.brand} - {None}):
+        if self._of_any(keys, {kind, *(stem(word) for word in self.brand)} - {None}):
             return False
         title_colours = title & _COLOUR_STEMS
         return not (colours and title_colours and not colours & title_colours)
