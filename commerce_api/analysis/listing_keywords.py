@@ -19,8 +19,8 @@ product has a description, the description is the evidence instead: a *phrase* (
 three words, "leak-proof", "dishwasher safe", "soy wax") that at least ``MIN_TITLES``
 other titles of the category and ``MIN_SHARE`` of them use, that the description says of
 the product (not after "not", "no", "without"...), and that shares no word with the title
-is suggested; a longer phrase is preferred to its parts, and a phrase most titles of the
-whole catalogue carry (the shop's brand) is not. A description that does not say it
+is suggested; a longer phrase is preferred to its parts, and a phrase with a word most
+titles of the whole catalogue carry (the shop's brand) is not. A description that does not say it
 suggests nothing: a term common in the category is not true of every product in it.
 """
 
@@ -266,9 +266,9 @@ class KeywordCorpus:
             share = with_it / others
             if with_it < MIN_TITLES or share < MIN_SHARE:
                 continue
-            shop_wide = min(self.document_frequency.get(word, 0) for word in phrase)
+            shop_wide = max(self.document_frequency.get(word, 0) for word in phrase)
             if shop_wide > SHOP_WIDE_SHARE * everywhere and everywhere > others:
-                continue  # most titles of the whole shop carry it: its brand, not this product
+                continue  # most titles of the whole shop carry a word of it: the brand
             candidates.append((-len(phrase), -share, phrase))
         candidates.sort()
         chosen = []

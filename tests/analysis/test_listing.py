@@ -318,6 +318,32 @@ def test_the_category_word_is_never_tacked_on_to_a_title():
 # Keyword suggestions ----------------------------------------------------------------------
 
 
+def test_keywords_from_a_description_are_phrases_it_says_of_the_product():
+    corpus = KeywordCorpus(
+        [
+            ("mats", "Acme Non-Slip Yoga Mat 6 mm, TPE"),
+            ("mats", "Acme Non-Slip Yoga Mat 4 mm, Natural Rubber"),
+            ("mats", "Acme Extra Thick Yoga Mat, Non-Slip"),
+            ("mats", "Acme Travel Yoga Mat, Foldable"),
+            ("cups", "Acme Enamel Cup"),
+            ("cups", "Acme Steel Cup"),
+        ]
+    )
+
+    def terms(title, description, included=True):
+        found = corpus.suggest("mats", title, included, description=description)
+        return [k["term"] for k in found]
+
+    # the phrase, not its parts; the shop's brand in every title is no keyword
+    assert terms("Acme Travel Yoga Mat, Foldable", "Acme's non-slip travel mat.") == ["non slip"]
+    assert terms("Cork yoga mat", "An Acme non-slip cork mat.", included=False) == ["non slip"]
+    # said with a negation, or not said: nothing (common in the category is not true of it)
+    assert terms("Acme Travel Yoga Mat, Foldable", "Light, but not non-slip.") == []
+    assert terms("Acme Travel Yoga Mat, Foldable", "Folds into a bag.") == []
+    # a phrase sharing a word with the title adds nothing to it
+    assert terms("Acme Non-Slip Yoga Mat 4 mm, Natural Rubber", "Non-slip natural rubber.") == []
+
+
 def test_keywords_are_common_in_the_category_and_missing_from_the_title():
     corpus = KeywordCorpus(
         [
