@@ -1,6 +1,7 @@
 """Applying a chunk of rows through the domains' own services, one class per file type."""
 
 import marshmallow as ma
+from peewee import IntegrityError
 
 from ..db import write_transaction
 from ..errors import ApiError
@@ -10,48 +11,80 @@ from ..inventory.services import bulk_set_stock, set_safety_stock
 from ..marketplaces.listings import update_listing
 from ..products.models import Listing, Product
 from ..products.schemas import ListingUpdateSchema, ProductCreateSchema, ProductUpdateSchema
-from ..products.services import create_product, update_product
-from ..timeutil import format_ms
+from ..products.services import (
+    changed_fields,
+    check_gtin,
+    create_product,
+    create_products,
+    update_product,
+)
 from .rows import Outcome, Row, api_error, row_error, validation_errors
 
 DEFAULT_REASON = "cycle_count"  # a level from a spreadsheet is a count
 
 
 class ProductRows:
+    """New products go in one INSERT per chunk; a row equal to its product is not
+    written at all; a changed one goes through ``update_product`` (events, pushes)."""
+
     def __init__(self, tenant_id, created_by):
         self.tenant_id = tenant_id
+        self.create_schema = ProductCreateSchema()
+        self.update_schema = ProductUpdateSchema()
 
     def apply(self, rows: list[Row], outcome: Outcome) -> None:
         skus = [row.values["sku"] for row in rows]
-        before = dict(
-            Product.select(Product.sku, Product.updated_at)
+        existing = {
+            product["sku"]: product
+            for product in Product.select()
             .where((Product.tenant == self.tenant_id) & Product.sku.in_(skus))
-            .tuples()
-        )
+            .dicts()
+        }
+        new = []
         for row in rows:
             sku = row.values["sku"]
-            exists = sku in before
-            schema = ProductUpdateSchema() if exists else ProductCreateSchema()
-            data = {k: v for k, v in row.values.items() if not (exists and k == "sku")}
+            stored = existing.get(sku)
+            schema = self.create_schema if stored is None else self.update_schema
+            data = {k: v for k, v in row.values.items() if not (stored and k == "sku")}
             try:
                 loaded = schema.load(data)
+                check_gtin(loaded.get("gtin"))
             except ma.ValidationError as error:
                 outcome.fail(*validation_errors(row.number, error.messages))
                 continue
-            try:
-                if exists:
-                    body = update_product(self.tenant_id, sku, loaded)
-                else:
-                    body = create_product(self.tenant_id, loaded)
             except ApiError as error:
-                outcome.fail(api_error(row.number, error))
+                outcome.fail(api_error(row.number, error, "gtin"))
                 continue
-            if not exists:
-                outcome.created += 1
-            elif body["updated_at"] != format_ms(before[sku]):
-                outcome.updated += 1
-            else:
+            if stored is None:
+                new.append((row, loaded))
+            elif not changed_fields(stored, loaded):
                 outcome.unchanged += 1
+            else:
+                try:
+                    update_product(self.tenant_id, sku, loaded)
+                except ApiError as error:
+                    outcome.fail(api_error(row.number, error))
+                    continue
+                outcome.updated += 1
+        self._create(new, outcome)
+
+    def _create(self, new, outcome):
+        if not new:
+            return
+        try:
+            with write_transaction():  # a savepoint: on a race, one by one instead
+                create_products(self.tenant_id, [loaded for _, loaded in new])
+            outcome.created += len(new)
+            return
+        except IntegrityError:
+            pass
+        for row, loaded in new:
+            try:
+                create_product(self.tenant_id, loaded)
+            except ApiError as error:
+                outcome.fail(api_error(row.number, error, "sku"))
+                continue
+            outcome.created += 1
 
 
 class InventoryRows:

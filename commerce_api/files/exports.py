@@ -57,8 +57,6 @@ class Export:
     page: Page
     schema: type[ma.Schema]
     explode: str | None = None
-    # filters of the list endpoint the export takes no notice of (paging, shape, sort)
-    sort: str | None = None
 
     def paths(self) -> list[tuple[str, ...]]:
         return _columns(self.schema(), self.explode)
@@ -115,16 +113,25 @@ def iter_items(
 
 
 def stream_csv(
-    export: Export, tenant_id: str, args: dict[str, Any], page_size: int = PAGE_SIZE
+    export: Export,
+    tenant_id: str,
+    args: dict[str, Any],
+    page_size: int = PAGE_SIZE,
+    on_rows: Callable[[int], None] | None = None,
 ) -> Iterator[str]:
-    """The export's CSV text: the header, then the rows, in chunks of about a page."""
+    """The export's CSV text: the header, then the rows, in chunks of about a page;
+    ``on_rows(n)`` hears of each chunk's rows."""
     paths = export.paths()
     yield csv_line(".".join(path) for path in paths)
     chunk = []
     for item in iter_items(export, tenant_id, args, page_size):
         chunk += [csv_line(row) for row in _rows(item, paths, export.explode)]
         if len(chunk) >= page_size:
+            if on_rows is not None:
+                on_rows(len(chunk))
             yield "".join(chunk)
             chunk = []
     if chunk:
+        if on_rows is not None:
+            on_rows(len(chunk))
         yield "".join(chunk)

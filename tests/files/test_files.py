@@ -335,3 +335,48 @@ def test_cells_round_trip():
     assert cell_text(-5) == "-5" and cell_text(2.0) == "2" and cell_text(0.1) == "0.1"
     records = list(iter_records([b'a;b\r\n1;"x', b'\r\ny"\r\n']))
     assert records == [["a", "b"], ["1", "x\r\ny"]]
+
+
+# The command line -------------------------------------------------------------------------
+
+
+def test_the_cli_imports_and_exports(app, runner, client, headers, tenant, tmp_path):
+    from commerce_api.cli import cli
+
+    path = tmp_path / "products.csv"
+    path.write_text(PRODUCTS)
+    result = runner.invoke(cli, ["import", "--tenant", tenant.id, "--type", "products", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "2 rows: 2 created, 0 updated, 0 unchanged, 0 failed" in result.output
+    result = runner.invoke(
+        cli, ["import", "--tenant", tenant.id, "--type", "products", "--json", str(path)]
+    )
+    assert result.exit_code == 0 and '"unchanged": 2' in result.output
+    out = tmp_path / "out.csv"
+    result = runner.invoke(
+        cli,
+        ["export", "products", "--tenant", tenant.id, "-o", str(out), "--filter", "status=active"],
+    )
+    assert result.exit_code == 0, result.output
+    assert [row["sku"] for row in rows_of(out.read_text())] == ["MUG-1"]
+    assert out.read_bytes().decode() == export(client, headers, "products", "?status=active")
+
+
+def test_the_cli_says_what_is_wrong(app, runner, tenant, tmp_path):
+    from commerce_api.cli import cli
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("sku,colour\nA,red\n")
+    result = runner.invoke(cli, ["import", "--tenant", tenant.id, "--type", "products", str(bad)])
+    assert result.exit_code == 1 and "CSV_UNKNOWN_COLUMN" in result.output
+    rows = tmp_path / "rows.csv"
+    rows.write_text("sku,title\nA,\n")
+    result = runner.invoke(cli, ["import", "--tenant", tenant.id, "--type", "products", str(rows)])
+    assert result.exit_code == 1 and "row 2 title: VALIDATION_ERROR" in result.output
+    result = runner.invoke(cli, ["export", "products", "--tenant", tenant.id, "--filter", "x"])
+    assert result.exit_code == 1 and "NAME=VALUE" in result.output
+    result = runner.invoke(
+        cli, ["export", "products", "--tenant", tenant.id, "--filter", "status=nope"]
+    )
+    assert result.exit_code == 1 and "VALIDATION_ERROR" in result.output
+    assert "Traceback" not in result.output
