@@ -155,4 +155,3 @@ class _Null:
 
     def isatty(self):
         return False
-
