@@ -91,6 +91,8 @@ class InventoryRows:
     def __init__(self, tenant_id, created_by):
         self.tenant_id = tenant_id
         self.created_by = created_by
+        self.item_schema = BulkStockItemSchema()
+        self.safety_schema = SafetyStockSchema()
         warehouses = list(Warehouse.select().where(Warehouse.tenant == tenant_id))
         self.by_id = {w.id: w for w in warehouses}
         self.by_name = {}
@@ -135,7 +137,7 @@ class InventoryRows:
                 item = self._stock_item(row, products[sku], levels)
                 safety_stock = row.values.get("safety_stock")
                 if safety_stock is not None:
-                    SafetyStockSchema().load({"safety_stock": safety_stock})
+                    self.safety_schema.load({"safety_stock": safety_stock})
             except ma.ValidationError as error:
                 outcome.fail(*validation_errors(row.number, error.messages))
                 continue
@@ -181,7 +183,7 @@ class InventoryRows:
             return None
         item = {k: v for k, v in row.values.items() if k in ("note", "reason")}
         item.setdefault("reason", DEFAULT_REASON)
-        return BulkStockItemSchema().load(
+        return self.item_schema.load(
             {**item, "sku": row.values["sku"], "warehouse_id": warehouse.id, "quantity": level}
         )
 
@@ -200,6 +202,7 @@ class InventoryRows:
 class ListingRows:
     def __init__(self, tenant_id, created_by):
         self.tenant_id = tenant_id
+        self.schema = ListingUpdateSchema()
 
     def apply(self, rows: list[Row], outcome: Outcome) -> None:
         skus = sorted({row.values["sku"] for row in rows})
@@ -216,7 +219,7 @@ class ListingRows:
             sku, marketplace = row.values["sku"], row.values["marketplace"]
             changes = {k: v for k, v in row.values.items() if k not in ("sku", "marketplace")}
             try:
-                loaded = ListingUpdateSchema().load(changes)
+                loaded = self.schema.load(changes)
             except ma.ValidationError as error:
                 outcome.fail(*validation_errors(row.number, error.messages))
                 continue
