@@ -70,7 +70,9 @@ class ImportViews(MethodView):
         upload = files.get("file")
         if upload is None:
             problems["file"] = ["Missing file."]
-        unknown = sorted(set(form) - {"type", "dry_run"}) + sorted(set(files) - {"file"})
+        # a part without a readable name comes as None: an unknown field all the same
+        unknown = sorted(str(name or "") for name in set(form) - {"type", "dry_run"})
+        unknown += sorted(str(name or "") for name in set(files) - {"file"})
         for name in unknown:
             problems[name] = ["Unknown field."]
         if problems:

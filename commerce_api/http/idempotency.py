@@ -35,6 +35,7 @@ from ..db import BaseModel, JSONField
 from ..errors import ApiError
 from ..sql import Statement
 from ..timeutil import now_ms
+from .request import upload_form, upload_limit
 
 log = logging.getLogger(__name__)
 
@@ -235,11 +236,31 @@ def _valid_key(raw):
     raise ApiError("INVALID_IDEMPOTENCY_KEY", reason, details={"header": HEADER})
 
 
+def _upload_identity(limit):
+    """A file upload's body as its fields and its files' digests: the multipart boundary
+    differs on every send, the fields and the files do not (read as werkzeug spooled them)."""
+    form, files = upload_form(limit)
+    fields = sorted(form.items(multi=True), key=lambda item: (str(item[0]), str(item[1])))
+    parts = [["field", str(name), str(value)] for name, value in fields]
+    for name, upload in sorted(files.items(multi=True), key=lambda item: str(item[0])):
+        content = hashlib.sha256()
+        while chunk := upload.stream.read(1024 * 1024):
+            content.update(chunk)
+        upload.stream.seek(0)
+        parts.append(["file", str(name), upload.filename or "", content.hexdigest()])
+    return json.dumps(parts, separators=(",", ":"))
+
+
 def fingerprint() -> str:
-    """The request's identity: method, path, query string and the body as canonical JSON."""
-    raw = request.get_data(cache=True)
-    # the body checks ran first, so a non-empty body is valid JSON
-    body = json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":")) if raw else ""
+    """The request's identity: method, path, query string and the body as canonical JSON
+    (a file upload: its fields and its files' digests)."""
+    limit = upload_limit()
+    if limit is not None:
+        body = _upload_identity(limit)
+    else:
+        raw = request.get_data(cache=True)
+        # the body checks ran first, so a non-empty body is valid JSON
+        body = json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":")) if raw else ""
     digest = hashlib.sha256()
     for part in (request.method, request.path, request.query_string.decode("latin-1"), body):
         digest.update(part.encode())

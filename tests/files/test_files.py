@@ -380,3 +380,38 @@ def test_the_cli_says_what_is_wrong(app, runner, tenant, tmp_path):
     )
     assert result.exit_code == 1 and "VALIDATION_ERROR" in result.output
     assert "Traceback" not in result.output
+
+
+def test_an_upload_with_an_idempotency_key_is_queued_once(jobs_app, client, headers):
+    def send(boundary_file_name="products.csv"):
+        data = {"type": "products", "file": (io.BytesIO(PRODUCTS.encode()), boundary_file_name)}
+        return client.post(
+            "/api/imports",
+            headers={**headers, "Idempotency-Key": "import-1"},
+            data=data,
+            content_type="multipart/form-data",
+        )
+
+    first, again = send(), send()  # a new multipart boundary each time: the same request
+    assert first.status_code == again.status_code == 202
+    assert again.get_json() == first.get_json()
+    assert Job.select().count() == 1
+    other = send("other.csv")
+    assert other.status_code == 422
+    assert other.get_json()["error"]["code"] == "IDEMPOTENCY_KEY_REUSED"
+
+
+def test_a_form_that_is_not_one_is_refused_not_failed(app, client, headers):
+    answer = client.post(
+        "/api/imports",
+        headers={
+            **headers,
+            "Content-Type": "multipart/form-data; boundary=b",
+            "Idempotency-Key": "k",
+        },
+        data=b'--b\r\nContent-Disposition: form-data; name="\xc3\xb7\'\\"\r\n\r\nx\r\n'
+        b'--b\r\nContent-Disposition: form-data; name=""\r\n\r\n{}\r\n'
+        b'--b\r\nContent-Disposition: form-data; name="file"\r\n\r\n0m\x0c\r\n'
+        b'--b\r\nContent-Disposition: form-data; name="type"\r\n\r\nlistings\r\n--b--\r\n',
+    )
+    assert answer.status_code == 422, answer.get_json()
