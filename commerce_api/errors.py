@@ -77,6 +77,11 @@ CATALOGUE = {
     "API_KEY_NOT_FOUND": (404, "The API key does not exist."),
     "API_KEY_REVOKED": (409, "The API key is revoked and cannot be changed."),
     "SCOPE_ESCALATION": (403, "A key cannot be given scopes the caller does not hold."),
+    "RESTRICTION_ESCALATION": (
+        403,
+        "A key cannot be given a later expiry, more IP ranges or a higher rate limit than"
+        " the caller's own.",
+    ),
     "PLAN_REQUIRED": (422, "The tenant's plan does not include this feature."),
     "CONFIRMATION_REQUIRED": (409, "This request revokes the calling key; confirm it."),
     "EVENT_NOT_FOUND": (404, "The event does not exist."),

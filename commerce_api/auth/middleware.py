@@ -36,6 +36,9 @@ class AuthContext:
     rate_limit_per_minute: int | None = None
     rate_limit_per_hour: int | None = None
     extra: dict = field(default_factory=dict)
+    # an API key's own restrictions (a key it makes or changes must stay within them)
+    expires_at: int | None = None
+    networks: tuple[str, ...] | None = None
 
     def has_scope(self, scope: str) -> bool:
         return scope in self.scopes or ALL_SCOPES in self.scopes
@@ -197,6 +200,8 @@ def _authenticate_key(token, config):
         created_by=f"key:{row['id']}",
         rate_limit_per_minute=row["rate_limit_per_minute"],
         rate_limit_per_hour=row["rate_limit_per_hour"],
+        expires_at=row["expires_at"],
+        networks=tuple(str(n) for n in row["networks"]) if row["networks"] else None,
     )
 
 
