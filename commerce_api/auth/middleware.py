@@ -288,19 +288,32 @@ def public(view: _View) -> _View:
     return view
 
 
+def _check_scopes(auth, scopes):
+    if ALL_SCOPES not in auth.scopes and not any(s in auth.scopes for s in scopes):
+        raise ApiError(
+            "INSUFFICIENT_SCOPE",
+            f"This request needs the {scopes[0]} scope.",
+            details={"required_scope": scopes[0]},
+        )
+
+
+def check_view_scope() -> None:
+    """The scope check of the request's view (``require_scope``), for an answer given
+    without running the view (an idempotent replay): 403 when the caller lacks it now."""
+    view = current_app.view_functions.get(request.endpoint)
+    handler = getattr(getattr(view, "view_class", None), request.method.lower(), None)
+    scopes = getattr(handler or view, "required_scopes", None)
+    if scopes:
+        _check_scopes(g.auth, scopes)
+
+
 def require_scope(*scopes: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Allow the request when the caller holds any of ``scopes``; else 403."""
 
     def decorator(func):
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            auth = g.auth
-            if ALL_SCOPES not in auth.scopes and not any(s in auth.scopes for s in scopes):
-                raise ApiError(
-                    "INSUFFICIENT_SCOPE",
-                    f"This request needs the {scopes[0]} scope.",
-                    details={"required_scope": scopes[0]},
-                )
+            _check_scopes(g.auth, scopes)
             return func(*args, **kwargs)
 
         doc = wrapper.__dict__.setdefault("_apidoc", {})

@@ -6,6 +6,7 @@ from flask.views import MethodView
 from ..errors import ApiError
 from ..http.blueprint import Blueprint
 from ..http.envelope import list_page, no_content, one, resource_page
+from ..http.idempotency import shown_once
 from ..http.ratelimit import PLAN_LIMITS, limits_for
 from . import services
 from .middleware import require_scope
@@ -81,6 +82,7 @@ class ApiKeyViews(MethodView):
             plan_limits=_plan_limits(),
         )
         body = {**services.serialize_key(key), "key": secret}
+        shown_once("key")  # an idempotent replay of this answer shows ``key`` null
         return one(body, 201, headers={"Location": f"/api/api-keys/{key.id}"})
 
 

@@ -6,6 +6,7 @@ from flask.views import MethodView
 from ..auth.middleware import require_scope
 from ..http.blueprint import Blueprint
 from ..http.envelope import list_page, no_content, one, resource_page
+from ..http.idempotency import shown_once
 from . import deliveries, endpoints, recovery
 from .schemas import (
     DETAIL_DELIVERY_FIELDS,
@@ -54,6 +55,7 @@ class WebhookViews(MethodView):
     def post(self, data):
         """Create a webhook endpoint (its secret is shown only in this answer)"""
         endpoint = endpoints.create_endpoint(g.auth.tenant_id, data, g.auth.has_scope)
+        shown_once("secret")  # an idempotent replay of this answer shows ``secret`` null
         return one(endpoint, 201, headers={"Location": f"/api/webhooks/{endpoint['id']}"})
 
 
@@ -93,7 +95,9 @@ class WebhookRotateViews(MethodView):
     @blp.errors("WEBHOOK_NOT_FOUND")
     def post(self, webhook_id):
         """Replace the signing secret (the new one is shown only in this answer)"""
-        return one(endpoints.rotate_secret(g.auth.tenant_id, webhook_id))
+        rotated = endpoints.rotate_secret(g.auth.tenant_id, webhook_id)
+        shown_once("secret")  # an idempotent replay of this answer shows ``secret`` null
+        return one(rotated)
 
 
 @blp.route("/<string:webhook_id>/test")
