@@ -66,6 +66,10 @@ CATALOGUE = {
     "RECOMMENDATION_NOT_FOUND": (404, "The recommendation does not exist."),
     "RECOMMENDATION_ALREADY_APPLIED": (409, "The recommendation has already been applied."),
     "RECOMMENDATION_NOT_PENDING": (409, "The recommendation is not pending."),
+    "RECOMMENDATION_OUTDATED": (
+        409,
+        "The listing took a newer price since the recommendation was computed.",
+    ),
     "LISTING_NOT_FOUND": (404, "The product is not listed on that marketplace."),
     # webhooks
     "WEBHOOK_NOT_FOUND": (404, "The webhook endpoint does not exist."),
