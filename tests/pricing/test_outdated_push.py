@@ -107,3 +107,25 @@ def test_a_push_with_no_newer_price_is_applied(app, client, headers, tenant, mar
     assert item["applied"] is True, item
     assert market.accepted[SKU] == item["recommended_price"]
     assert _listing().price == Decimal(str(item["recommended_price"]))
+
+
+def test_a_retried_try_after_a_newer_price_is_not_sent(app, client, headers, tenant, market):
+    _priced(client, headers, tenant, market)
+    market.retry_after = "0.2"
+    market.busy_times["products"] = 1  # the first try is answered 429: it is tried again
+    seen = []
+
+    def newer_price_meanwhile(record):
+        if record["method"] == "PUT" and not seen:
+            seen.append(record)
+            update_listing(tenant.id, SKU, "shop", {"price": NEWER})
+
+    market.before_answer = newer_price_meanwhile
+    job = recalculate(client, headers, app, marketplace="shop", apply=True)
+    market.before_answer = None
+    item = recommendation_for(job, SKU)
+    assert item["error"]["code"] == "RECOMMENDATION_OUTDATED"
+    assert len(_pushes_of(market, item["id"])) == 1  # the retry was never sent
+    assert _listing().price == NEWER
+    run_worker(app, concurrency=1)
+    assert market.accepted[SKU] == float(NEWER)
