@@ -66,6 +66,10 @@ CATALOGUE = {
     "RECOMMENDATION_NOT_FOUND": (404, "The recommendation does not exist."),
     "RECOMMENDATION_ALREADY_APPLIED": (409, "The recommendation has already been applied."),
     "RECOMMENDATION_NOT_PENDING": (409, "The recommendation is not pending."),
+    "RECOMMENDATION_OUTDATED": (
+        409,
+        "The listing took a newer price since the recommendation was computed.",
+    ),
     "LISTING_NOT_FOUND": (404, "The product is not listed on that marketplace."),
     # webhooks
     "WEBHOOK_NOT_FOUND": (404, "The webhook endpoint does not exist."),
@@ -77,6 +81,11 @@ CATALOGUE = {
     "API_KEY_NOT_FOUND": (404, "The API key does not exist."),
     "API_KEY_REVOKED": (409, "The API key is revoked and cannot be changed."),
     "SCOPE_ESCALATION": (403, "A key cannot be given scopes the caller does not hold."),
+    "RESTRICTION_ESCALATION": (
+        403,
+        "A key cannot be given a later expiry, more IP ranges or a higher rate limit than"
+        " the caller's own.",
+    ),
     "PLAN_REQUIRED": (422, "The tenant's plan does not include this feature."),
     "CONFIRMATION_REQUIRED": (409, "This request revokes the calling key; confirm it."),
     "EVENT_NOT_FOUND": (404, "The event does not exist."),

@@ -29,7 +29,7 @@ from peewee import (
     IntegerField,
 )
 
-from ..auth.middleware import AuthContext
+from ..auth.middleware import AuthContext, check_view_scope
 from ..crypto import EncryptedTextField
 from ..db import BaseModel, JSONField
 from ..errors import ApiError
@@ -268,6 +268,27 @@ def fingerprint() -> str:
     return digest.hexdigest()
 
 
+def shown_once(*fields: str) -> None:
+    """Called by a view whose answer carries a secret in ``data``'s ``fields``: the
+    stored response has them null, so a replay never shows the secret a second time."""
+    g.idempotency_secret_fields = fields
+
+
+def _without_secrets(body, fields):
+    """The JSON ``body`` with ``data``'s secret ``fields`` set to null."""
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return body
+    data = document.get("data") if isinstance(document, dict) else None
+    if not isinstance(data, dict):
+        return body
+    for name in fields:
+        if name in data:
+            data[name] = None
+    return json.dumps(document, separators=(",", ":"))
+
+
 def _replay(record):
     headers = [tuple(pair) for pair in record.response_headers or []]
     body = record.response_body or ""
@@ -305,6 +326,9 @@ def begin_idempotent_request() -> Response | None:
             )
         if record.state != "done":
             break
+        # the answer is given without running the view: its scope check runs here (a
+        # caller that lost the scope since gets 403, as a new request would)
+        check_view_scope()
         return _replay(record)
     raise ApiError(
         "IDEMPOTENCY_KEY_IN_USE",
@@ -352,6 +376,9 @@ def finish_idempotent_request(response: Response) -> Response:
         return response
     try:
         body = response.get_data(as_text=True)  # encrypted by its field
+        secrets_shown = g.pop("idempotency_secret_fields", None)
+        if secrets_shown:
+            body = _without_secrets(body, secrets_shown)
         store.complete(claim, response.status_code, _stored_headers(response), body)
     except DatabaseError:
         # The work is done and its response goes out; the claim stays until LOCK_MS passes.
