@@ -22,6 +22,10 @@ DEV_MENTIONS = (HERE / "fixtures" / "eval_mentions.json", HERE / "fixtures" / "d
 DEV_KEYWORDS = HERE / "fixtures" / "dev_keywords.json"
 HELDOUT_MENTIONS = HERE / "heldout" / "mentions.json"
 HELDOUT_KEYWORDS = HERE / "heldout" / "keywords.json"
+# the second held-out set, written by someone who never read the detector's or the
+# suggester's code (heldout2/README.md)
+HELDOUT2_MENTIONS = HERE / "heldout2" / "mentions.json"
+HELDOUT2_KEYWORDS = HERE / "heldout2" / "keywords.json"
 
 
 def load_mention_shops(*paths: Path) -> list[dict[str, Any]]:
