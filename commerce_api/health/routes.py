@@ -51,6 +51,17 @@ class ReadinessChecksSchema(ma.Schema):
             "example": {"status": "ok"},
         },
     )
+    workers = ma.fields.Dict(
+        required=True,
+        metadata={
+            "description": "The job workers' loops (main loop, runners, heartbeat, webhook"
+            " delivery, listing push): `status` ok, stalled (`stalled` lists each loop of a"
+            " running worker without a successful pass for `COMMERCE_WORKER_STALL_SECONDS`:"
+            " `worker`, `loop`, `seconds_since_pass`), none (no worker running) or unknown"
+            " (the database did not answer). A stalled loop does not make this host unready.",
+            "example": {"status": "ok", "stalled": []},
+        },
+    )
 
 
 class ReadinessSchema(ma.Schema):
