@@ -6,6 +6,7 @@ runs at a time per process: while a hung one is still waiting, later checks wait
 it and report the database unavailable after their second as well.
 """
 
+import contextvars
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 import peewee
 from flask import current_app
 
+from .. import crypto
 from ..db import db
 from ..jobs.models import WorkerProcess
 from ..migrations import pending
@@ -84,10 +86,12 @@ def _probe():
         waiting = pending(db.obj)
         heartbeat = None
         loops = []
+        keys = None
         if not waiting:
             heartbeat = _NEWEST_HEARTBEAT.execute().fetchone()[0]
             loops = worker_loops()
-    return latency_ms, waiting, heartbeat, loops
+            keys = crypto.key_check()
+    return latency_ms, waiting, heartbeat, loops, keys
 
 
 def check_readiness() -> Readiness:
@@ -95,9 +99,10 @@ def check_readiness() -> Readiness:
     the worker loops not making progress (reported; they do not make this host unready:
     it can still serve requests)."""
     stall_seconds = float(current_app.config["WORKER_STALL_SECONDS"])
-    future = _probe_thread.submit(_probe)
+    # the probe runs in this request's context (the app's settings: COMMERCE_SECRET_KEY)
+    future = _probe_thread.submit(contextvars.copy_context().run, _probe)
     try:
-        latency_ms, waiting, heartbeat, loops = future.result(timeout=TIMEOUT_SECONDS)
+        latency_ms, waiting, heartbeat, loops, keys = future.result(timeout=TIMEOUT_SECONDS)
     except FutureTimeout:
         return _unavailable(f"no answer within {TIMEOUT_SECONDS:g} s")
     except peewee.PeeweeException as error:  # refused, shut down, no such file, ...
@@ -108,15 +113,27 @@ def check_readiness() -> Readiness:
     checks = {
         "database": database,
         "migrations": migrations,
+        "secrets": _secrets_check(keys),
         "workers": _workers_check(loops, stall_seconds),
     }
-    return Readiness(not waiting, checks, age)
+    return Readiness(not waiting and not (keys and keys.reads_none), checks, age)
+
+
+def _secrets_check(keys):
+    """Does COMMERCE_SECRET_KEY read the stored secrets? (A host whose key reads none of
+    them is not ready: it would fail every secret it uses and must write none.)"""
+    if keys is None:
+        return {"status": "unknown"}
+    if keys.reads_none:
+        return {"status": "unreadable", "error": keys.message()}
+    return {"status": "ok", "sampled": keys.sampled, "readable": keys.readable}
 
 
 def _unavailable(reason):
     checks = {
         "database": {"status": "unavailable", "error": reason},
         "migrations": {"status": "unknown"},
+        "secrets": {"status": "unknown"},
         "workers": {"status": "unknown", "stalled": []},
     }
     return Readiness(False, checks, None)
