@@ -253,6 +253,12 @@ class UnreadableSecret:
     def __repr__(self) -> str:
         return "<unreadable secret>"
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UnreadableSecret) and other.stored == self.stored
+
+    def __hash__(self) -> int:
+        return hash(self.stored)
+
     def reveal(self) -> str:
         raise _unreadable()
 
