@@ -147,11 +147,7 @@ class Worker:
         except Exception as error:
             log.exception("worker %s: %s failed", self.id, getattr(func, "__name__", func))
             self._main_failed = True
-            if threading.current_thread() is threading.main_thread() or self.once:
-                loophealth.after_failure(MAIN_LOOP, self._main_backoff, error, self.stopping)
-            else:
-                loophealth.drop_connection(error)
-                time.sleep(min(1.0, self.poll_interval))
+            loophealth.after_failure(MAIN_LOOP, self._main_backoff, error, self.stopping)
             return None
 
     # Start and stop -------------------------------------------------------------------
