@@ -104,6 +104,7 @@ class RunnerPool:
         self._runners = []
         self._runner_count = 0
         self._backoff = loophealth.Backoff()  # shared: the runners fail together
+        self.failing = False  # the runners' last database step failed
         self.stats = {"completed": 0, "failed": 0, "retried": 0, "lost": 0, "given_back": 0}
 
     def _count(self, name: str, n: int = 1) -> None:
@@ -406,11 +407,13 @@ class RunnerPool:
         return self._accept(runner, jobs)
 
     def _passed(self):
+        self.failing = False
         loophealth.passed(RUNNERS)
         self._backoff.reset()
 
     def _failed(self, error):
         """A runner's database step failed: drop a broken connection, wait (backoff)."""
+        self.failing = True
         loophealth.failed(RUNNERS)
         loophealth.drop_connection(error)
         self._stopping.wait(min(self._backoff.next_delay(), max(1.0, self.worker.poll_interval)))
@@ -428,6 +431,7 @@ class RunnerPool:
             log.exception("worker %s: writing %s outcome(s) failed", worker.id, len(pending))
             for finished in pending:
                 self._release(finished.entry)
+            self.failing = True
             loophealth.failed(RUNNERS)
             loophealth.drop_connection(error)
             return

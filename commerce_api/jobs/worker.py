@@ -330,8 +330,11 @@ class Worker:
 
     def _heartbeat_once(self):
         self.runners.flush_stuck(BUSY_SECONDS)
-        if self.runners.renew_leases():
-            loophealth.passed(RUNNERS)  # jobs running (and their leases held) is progress
+        renewed = self.runners.renew_leases()
+        if renewed or (self.runners.all_idle() and not self.runners.failing):
+            # running jobs whose leases hold, or runners waiting for work after steps that
+            # worked: progress (an idle runner touches the database only when woken)
+            loophealth.passed(RUNNERS)
         running = self._periodic.running()
         if running:
             jobqueue.renew_periodic_locks(running, self.id, self._periodic.lock_ms())

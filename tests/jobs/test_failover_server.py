@@ -115,7 +115,7 @@ def warm_up(client, headers, shop):
     assert response.status_code == 202, response.get_json()
     assert wait_for(lambda: shop["marketplace"].pushes_of("MUG-1"), timeout=30)
     done = work_after(client, headers, shop, 7)
-    assert wait_for(done, timeout=30), done.parts()
+    assert wait_for(done, timeout=60), done.parts()
 
 
 def workers_check(client):

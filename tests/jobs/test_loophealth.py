@@ -95,3 +95,35 @@ def test_the_delivery_loop_goes_on_after_many_failed_steps(
         assert wait_for(lambda: receiver.requests, timeout=20)
     assert len(failures) == 25
     assert loophealth.snapshot().get("webhook_delivery", 0) > 0
+
+
+def test_readiness_and_metrics_name_a_stalled_loop(app, base_config, monkeypatch):
+    from commerce_api import create_app
+    from commerce_api.jobs.models import WorkerProcess
+    from commerce_api.timeutil import now_ms
+    from tests.support.health_support import scrape
+
+    now = now_ms()
+    loops = {"main": now - 1_000, "webhook_delivery": now - 90_000, "listing_push": now - 2_000}
+    WorkerProcess.create(id="h:41:aa", hostname="h", pid=41, concurrency=1, loops=loops)
+    # a stopping worker is not reported
+    WorkerProcess.create(
+        id="h:42:bb", hostname="h", pid=42, concurrency=1, stopping=True, loops={"main": 1}
+    )
+    ready = app.test_client().get("/api/health/ready")
+    assert ready.status_code == 200  # a stuck worker does not take the API host out
+    workers = ready.get_json()["checks"]["workers"]
+    assert workers["status"] == "stalled"
+    ((stalled),) = workers["stalled"]
+    assert (stalled["worker"], stalled["loop"]) == ("h:41:aa", "webhook_delivery")
+    assert 89 <= stalled["seconds_since_pass"] < 120
+
+    metrics_app = create_app({**base_config, "METRICS_ENABLED": True})
+    try:
+        text = metrics_app.test_client().get("/metrics").get_data(as_text=True)
+    finally:
+        db.initialize(app.extensions["commerce"]["database"])
+    ages = scrape(text)["commerce_worker_loop_last_pass_age_seconds"]
+    by_loop = {dict(labels)["loop"]: value for (_, labels), value in ages.items()}
+    assert set(by_loop) == {"main", "webhook_delivery", "listing_push"}
+    assert by_loop["webhook_delivery"] >= 89 and by_loop["main"] < 30
