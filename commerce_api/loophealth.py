@@ -89,10 +89,11 @@ def drop_connection(error: BaseException | None = None) -> None:
         return  # a bug in the pass, not the connection
     if is_postgres():
         _forget_connection()
-        try:
-            db.obj.close_idle()  # idle pooled ones may be as dead (the pool checks them too)
-        except Exception:
-            log.debug("closing idle connections failed", exc_info=True)
+        if error is None or db_errors.classify(error) == db_errors.UNAVAILABLE:
+            try:
+                db.obj.close_idle()  # as dead, after an outage (the pool checks them too)
+            except Exception:
+                log.debug("closing idle connections failed", exc_info=True)
         return
     if error is not None and db_errors.classify(error) == db_errors.BUSY:
         return
