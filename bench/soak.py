@@ -9,13 +9,23 @@ marketplaces bring, cancel some, sync products and change listing buffers; befor
 worker kill (SIGKILL, every ``--kill-every`` seconds, the worker restarted at once) a
 ``pricing_recalculate`` with ``apply: true`` is started, so a kill lands during one.
 
+A database-failover phase follows the load (``--failover-seconds``; no worker is killed
+in it): the load goes on while, twice, every connection to the database is cut, as a
+failover or a restart does (PostgreSQL: ``pg_terminate_backend`` of every backend of the
+service; SQLite: the file held under an exclusive lock past the busy time-out). The
+workers must go on without a restart: none may exit, webhooks and listing pushes must go
+out after the last cut, and readiness must report no stalled loop of a live worker once
+the service settled.
+
 Then it lets the service settle and checks:
   - every listing's last pushed quantity equals its available stock minus its buffer,
     and its price the marketplace's last accepted price (the listing is not in error);
   - stock equals the ledger (every stock row's on_hand and reserved);
   - no job is left running or queued (but the periodic order pulls), no claim is left;
   - every product sync job completed;
-  - no answer was a 500.
+  - no answer was a 500;
+  - the failover phase: no worker exited, webhooks were delivered after the last cut,
+    no loop of a live worker is stalled at the end.
 It prints a summary per engine with a violations count; exit status 1 when any.
 """
 
@@ -68,6 +78,12 @@ def parse_args(argv=None):
     parser.add_argument("--clients", type=int, default=2, help="client threads per tenant")
     parser.add_argument("--settle", type=float, default=180, help="seconds to settle at most")
     parser.add_argument("--seed", type=int, default=19)
+    parser.add_argument(
+        "--failover-seconds",
+        type=float,
+        default=60,
+        help="seconds of load with two database cuts and no worker kill (0: no phase)",
+    )
     return parser.parse_args(argv)
 
 
@@ -207,9 +223,13 @@ class Workers:
         self.procs[index] = self._start()
 
     def revive(self):
+        """Restart a worker that exited; returns how many did."""
+        exited = 0
         for index, proc in enumerate(self.procs):
             if proc.poll() is not None:
                 self.procs[index] = self._start()
+                exited += 1
+        return exited
 
     def stop(self):
         for proc in self.procs:
@@ -217,10 +237,35 @@ class Workers:
         self.log.close()
 
 
-def log_errors(path):
-    """What the workers logged: tracebacks, deadlocks, "database is locked"."""
-    with open(path, errors="replace") as log:
-        text = log.read()
+def log_errors(path, window=None):
+    """What the workers logged: tracebacks, deadlocks, "database is locked" (not within
+    ``window``, the failover phase's byte range of the log, where they are the point)."""
+    with open(path, "rb") as log:
+        data = log.read()
+    if window:
+        data = data[: window[0]] + data[window[1] :]
+    return _log_counts(data.decode(errors="replace"))
+
+
+def failover_log(path, window):
+    """What the workers logged during the failover phase (lost connections, locks)."""
+    if not window:
+        return {}
+    with open(path, "rb") as log:
+        text = log.read()[window[0] : window[1]].decode(errors="replace")
+    counts = _log_counts(text)
+    counts["connection_lost"] = sum(
+        text.count(s)
+        for s in (
+            "connection already closed",
+            "server closed the connection",
+            "terminating connection",
+        )
+    )
+    return counts
+
+
+def _log_counts(text):
     return {
         "tracebacks": text.count("Traceback (most recent call last)"),
         "deadlocks": text.count("deadlock detected"),
@@ -317,6 +362,107 @@ def recalculate(base, tenant, statuses):
     )
     statuses[response.status_code] += 1
     return response.json()["data"]["job_id"] if response.status_code == 200 else None
+
+
+# The database-failover phase ---------------------------------------------------------------
+
+SQLITE_LOCK_SECONDS = 17  # past the service's busy time-out (15 s): its writes fail meanwhile
+
+
+def cut_database(engine, url):
+    """Cut every connection of the service to the database, as a failover does; returns
+    what was done (PostgreSQL: backends terminated; SQLite: the lock's thread)."""
+    if engine == "postgres":
+        import psycopg2
+
+        admin = psycopg2.connect(PG_ADMIN_URL)
+        admin.autocommit = True
+        try:
+            with admin.cursor() as cursor:
+                cursor.execute(
+                    "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                    " WHERE datname = %s AND pid <> pg_backend_pid()",
+                    (url.rsplit("/", 1)[1],),
+                )
+                return {"terminated": cursor.fetchone()[0]}
+        finally:
+            admin.close()
+    from commerce_api.db import sqlite_path
+
+    def hold():
+        import sqlite3
+
+        holder = sqlite3.connect(sqlite_path(url), timeout=60, isolation_level=None)
+        try:
+            holder.execute("BEGIN EXCLUSIVE")
+            time.sleep(SQLITE_LOCK_SECONDS)
+            holder.execute("ROLLBACK")
+        finally:
+            holder.close()
+
+    thread = threading.Thread(target=hold, daemon=True)
+    thread.start()
+    return {"locked_seconds": SQLITE_LOCK_SECONDS, "thread": thread}
+
+
+def failover_phase(args, engine, url, base, tenants, workers, receivers, statuses):
+    """Load for ``--failover-seconds`` with two cuts and no kill; returns its record."""
+    record = {"cuts": [], "worker_exits": 0, "webhooks_before_last_cut": 0}
+    if args.failover_seconds <= 0:
+        return record
+    started = time.monotonic()
+    log_start = os.path.getsize(workers.log.name)  # (the workers append to it themselves)
+    cuts = [started + args.failover_seconds / 6, started + args.failover_seconds / 2]
+    threads = []
+    next_order = started
+    while time.monotonic() < started + args.failover_seconds:
+        if time.monotonic() >= next_order:
+            for tenant in tenants:
+                tenant.market.new_order()
+            next_order += 2.0
+        if cuts and time.monotonic() >= cuts[0]:
+            cuts.pop(0)
+            if not cuts:  # the last cut: what was delivered before it
+                record["webhooks_before_last_cut"] = sum(
+                    sum(r.received.values()) for r in receivers
+                )
+            done = cut_database(engine, url)
+            if "thread" in done:
+                threads.append(done.pop("thread"))
+            record["cuts"].append(done)
+            # a recalculation with apply right after the cut (its job runs after it)
+            recalculate(base, tenants[0], statuses)
+        record["worker_exits"] += workers.revive()
+        time.sleep(0.2)
+    for thread in threads:
+        thread.join(SQLITE_LOCK_SECONDS + 5)
+    time.sleep(2)  # a write that waited out the lock logs its failure just after it
+    workers.log.flush()
+    record["log_window"] = (log_start, os.path.getsize(workers.log.name))
+    record["worker_pids"] = [proc.pid for proc in workers.procs]
+    return record
+
+
+def failover_violations(record, base, receivers):
+    """What the failover phase left wrong (checked after settling)."""
+    violations = []
+    if not record["cuts"]:
+        return violations
+    if record["worker_exits"]:
+        violations.append(("worker_exited_during_failover", record["worker_exits"]))
+    delivered = sum(sum(r.received.values()) for r in receivers)
+    if delivered <= record["webhooks_before_last_cut"]:
+        violations.append(("no_webhook_after_failover", delivered))
+    ready = requests.get(base + "/api/health/ready", timeout=10).json()
+    pids = {str(pid) for pid in record["worker_pids"]}
+    stalled = [
+        item
+        for item in ready["checks"]["workers"]["stalled"]
+        if item["worker"].split(":")[1] in pids  # killed workers' rows linger a while
+    ]
+    if stalled:
+        violations.append(("worker_loops_stalled", stalled))
+    return violations
 
 
 # Settling and checking ---------------------------------------------------------------------
@@ -458,6 +604,9 @@ def run_engine(engine, args):
                         next_kill += args.kill_every
                     workers.revive()
                     time.sleep(0.2)
+                phase = failover_phase(
+                    args, engine, url, base, tenants, workers, receivers, statuses
+                )
                 # one last recalculation with apply after the load
                 recalcs += sum(1 for t in tenants if recalculate(base, t, statuses))
                 stop.set()
@@ -467,16 +616,19 @@ def run_engine(engine, args):
                 settle_started = time.monotonic()
                 left = busy_work()
                 while time.monotonic() - settle_started < args.settle:
-                    workers.revive()
+                    phase["worker_exits"] += workers.revive()
                     left = busy_work()
                     if not any(left.values()):
                         break
                     time.sleep(1)
                 settle_seconds = time.monotonic() - settle_started
+                # before the workers stop: readiness reads their loops
+                failover_found = failover_violations(phase, base, receivers)
             finally:
                 workers.stop()
         violations, counts = check(tenants, statuses)
-        logged = log_errors(worker_log)
+        violations += failover_found
+        logged = log_errors(worker_log, phase.get("log_window"))
         if logged["deadlocks"] or logged["database_locked"]:
             violations.append(("worker_log", logged))
         for receiver in receivers:
@@ -490,11 +642,14 @@ def run_engine(engine, args):
         "settle_seconds": round(settle_seconds, 1),
         "left_after_settling": left,
         "worker_kills": workers.kills,
+        "failover_cuts": phase["cuts"],
+        "worker_exits_during_failover": phase["worker_exits"],
         "recalculations_apply": recalcs,
         "marketplace_faults": dict(faults),
         "webhook_receipts": [dict(r.received) for r in receivers],
         "http_statuses": {str(k): v for k, v in sorted(statuses.items(), key=str)},
         "worker_log": logged,
+        "worker_log_during_failover": failover_log(worker_log, phase.get("log_window")),
         "checked": dict(counts),
         "violations": len(violations),
         "violation_samples": violations[:20],

@@ -53,7 +53,7 @@ def _same_file(a, b):
         return False
 
 
-def _in_use(path):
+def _held_open(path):
     """Whether the existing file ``path`` is a database in use: in WAL mode, or with a
     ``-wal`` or ``-shm`` beside it (a backup is written in rollback mode, without them)."""
     if any(os.path.exists(path + suffix) for suffix in ("-wal", "-shm")):
@@ -72,7 +72,7 @@ def check_backup_target(target: str, source: str) -> None:
     for suffix in DATABASE_SUFFIXES:
         if _same_file(target, source + suffix):
             fail(f"--to names the database itself ({source}{suffix}): choose another file")
-    if os.path.exists(target) and _in_use(target):
+    if os.path.exists(target) and _held_open(target):
         fail(
             f"{target} is a database in use (WAL mode or a -wal/-shm beside it): a backup"
             " never writes over a database; choose a new file or an earlier backup"

@@ -41,6 +41,9 @@ DEFAULTS = {
     "WORKER_CONCURRENCY": 4,  # jobs one worker process runs at once (threads)
     "WORKER_MAX_HUNG_RUNNERS": 0,  # hung runner threads before the worker exits; 0: 4 x conc.
     "WORKER_RETRY_BACKOFF_SECONDS": 5.0,  # first retry delay; doubles per attempt
+    # a worker loop with no successful pass for this long is reported stalled (readiness,
+    # /metrics, the worker's log)
+    "WORKER_STALL_SECONDS": 60.0,
     "JOB_FAIR_SPACING_MS": 1000,  # claim-key gap between one tenant's queued jobs (fairness)
     "JOB_PRIORITY_AGING_SECONDS": 300,  # a waiting job gains one priority level per this
     "JOB_DEFAULT_TIMEOUT_SECONDS": 600,  # for job types registered without a timeout
@@ -123,6 +126,7 @@ _FLOAT_KEYS = {
     "AUTH_CACHE_SECONDS",
     "WORKER_POLL_INTERVAL",
     "WORKER_RETRY_BACKOFF_SECONDS",
+    "WORKER_STALL_SECONDS",
     "MARKETPLACE_CONNECT_TIMEOUT",
     "MARKETPLACE_READ_TIMEOUT",
     "MARKETPLACE_DEADLINE_SECONDS",

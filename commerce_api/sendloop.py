@@ -19,16 +19,15 @@ from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from . import loophealth
 from .db import db, is_postgres, write_transaction
 
 log = logging.getLogger("commerce_api.sendloop")
-# steps failing in a row (a busy database, a lost connection) before the loop gives up
-# and the worker logs it; meanwhile the leases run out and other workers go on
-MAX_CONSECUTIVE_FAILURES = 20
 
 
 class SendLoop(ABC):
     thread_name_prefix = "send"
+    loop_name = "send"  # as reported by the heartbeat (loophealth)
 
     def __init__(self, threads: int, poll_interval: float) -> None:
         self.threads = max(1, int(threads))
@@ -38,7 +37,10 @@ class SendLoop(ABC):
         # who holds the leases this loop claims: every claim's token starts with it
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self._claims = 0
-        self._failures = 0
+        # a failed step (a busy or lost database) drops a broken connection and waits,
+        # longer each time in a row; the loop never gives up (loophealth)
+        self._backoff = loophealth.Backoff(first=min(1.0, self.poll_interval * 5))
+        self._step_failed = False
 
     # what a subclass provides -------------------------------------------------------------
 
@@ -85,17 +87,18 @@ class SendLoop(ABC):
         self._claims += 1
         return f"{self.worker}:{self._claims}"
 
-    def step_failed(self) -> bool:
-        """A step failed (the caller logged it): True when that makes too many in a row
-        (the caller then raises)."""
-        self._failures += 1
-        return self._failures >= MAX_CONSECUTIVE_FAILURES
+    def step_failed(self, error: BaseException | None = None) -> None:
+        """A step failed (the caller logged it): recorded, and a connection it may have
+        broken is dropped; the caller then pauses (``pause_after_failure``)."""
+        self._step_failed = True
+        loophealth.failed(self.loop_name)
+        loophealth.drop_connection(error)
 
     def step_succeeded(self) -> None:
-        self._failures = 0
+        self._backoff.reset()
 
     def pause_after_failure(self) -> None:
-        time.sleep(min(1.0, self.poll_interval * 5))
+        time.sleep(self._backoff.next_delay())
 
     # the loop -----------------------------------------------------------------------------
 
@@ -110,7 +113,7 @@ class SendLoop(ABC):
                 if stopping and not told:
                     self.stopping()
                     told = True
-                busy = self.step(senders, claim=not stopping)
+                busy = self._step(senders, claim=not stopping)
                 if stopping and self.in_flight() == 0:
                     break
                 if once and not busy and self.in_flight() == 0:
@@ -122,6 +125,20 @@ class SendLoop(ABC):
             self.record_left()  # outcomes of sends still running at shutdown
             if is_postgres() and not db.is_closed():
                 db.close()
+
+    def _step(self, senders, claim):
+        """One step; a failure anywhere in it is logged and waited out, never fatal."""
+        self._step_failed = False
+        try:
+            busy = self.step(senders, claim)
+        except Exception as error:
+            log.exception("%s: a step failed", self.loop_name)
+            self.step_failed(error)
+            self.pause_after_failure()
+            return True
+        if not self._step_failed:
+            loophealth.passed(self.loop_name)
+        return busy
 
     def wait(self, seconds: float) -> None:
         """Sleep until an outcome arrives or ``seconds`` pass."""

@@ -30,6 +30,7 @@ LAYERS = (
             "filelock",
             "checkpoint",
             "db_errors",
+            "loophealth",
             "claims",
             "sendloop",
             "shapes",

@@ -49,9 +49,14 @@ def test_a_secret_key_setting_is_used_and_another_key_cannot_read_it(app, tenant
         )
         assert MarketplaceConnection.get_by_id(connection.id).api_token == "tok-1"
         monkeypatch.setitem(app.config, "SECRET_KEY", "another key")
-        # never a silent None: the operator changed a key that is still needed
+        # never a silent None: the operator changed a key that is still needed (the row
+        # reads; its token fails where it is used)
+        token = MarketplaceConnection.get_by_id(connection.id).api_token
+        assert isinstance(token, crypto.UnreadableSecret) and token
         with pytest.raises(crypto.SecretUnreadable):
-            MarketplaceConnection.get_by_id(connection.id)
+            crypto.readable(token)
+        with pytest.raises(crypto.SecretUnreadable):
+            f"Bearer {token}"
         assert crypto.decrypt("plain-old-token") == "plain-old-token"
 
 

@@ -119,10 +119,11 @@ def test_rotating_the_secret_key_end_to_end(app, client, tenant, monkeypatch):
     assert (found, token) == (secret, "tok-rot")
     assert replay.status_code == 201 and replay.get_json()["data"]["secret"] is None
 
-    # without the old key before the rotation: a clear failure, never a silent null
+    # without the old key before the rotation: a clear failure where the secret is used,
+    # never a silent null (the row itself still reads)
     _with_keys(app, monkeypatch, "new key")
     with app.app_context(), pytest.raises(crypto.SecretUnreadable):
-        WebhookEndpoint.get()
+        crypto.readable(WebhookEndpoint.get().secret)
     refused = _idempotent_post(client, headers, "/api/webhooks", "k1", BODY)
     assert refused.status_code == 503
     assert refused.get_json()["error"]["code"] == "SECRET_KEY_MISMATCH"
@@ -143,7 +144,7 @@ def test_rotating_the_secret_key_end_to_end(app, client, tenant, monkeypatch):
     # and the old key alone no longer reads anything: every value was re-encrypted
     _with_keys(app, monkeypatch, "old key")
     with app.app_context(), pytest.raises(crypto.SecretUnreadable):
-        WebhookEndpoint.get()
+        crypto.readable(WebhookEndpoint.get().secret)
 
 
 def test_rotate_fails_clearly_when_a_value_has_no_key(app, tenant, monkeypatch):

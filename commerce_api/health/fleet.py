@@ -19,6 +19,7 @@ from ..products.models import Listing
 from ..sql import Statement
 from ..timeutil import now_ms
 from ..webhooks.models import WebhookDelivery
+from .readiness import worker_loops
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +104,14 @@ def _workers(now):
     return count, age
 
 
+def _loops(_now):
+    """{loop name: the longest time since a pass of that loop among running workers}."""
+    oldest = {}
+    for age in worker_loops():
+        oldest[age.loop] = max(oldest.get(age.loop, 0.0), age.seconds_since_pass)
+    return oldest
+
+
 class FleetCollector:
     """A prometheus_client collector; ``collect()`` runs the queries of one scrape."""
 
@@ -141,10 +150,11 @@ class FleetCollector:
                 listings = run(_listing_rows)
                 calls = run(_marketplace_rows)
                 workers = run(_workers)
+                loops = run(_loops)
         except Exception:  # could not even connect
             log.warning("metrics: the database did not answer", exc_info=True)
             up = 0
-            jobs = oldest = deliveries = listings = calls = workers = None
+            jobs = oldest = deliveries = listings = calls = workers = loops = None
         g = gauge("commerce_database_up", "1 when the database answered this scrape.")
         g.add_metric([], up)
         if jobs is not None:
@@ -187,6 +197,15 @@ class FleetCollector:
                 "commerce_worker_heartbeat_age_seconds",
                 "Seconds since the newest worker heartbeat (+Inf: no worker).",
             ).add_metric([], age)
+        if loops is not None:
+            g = gauge(
+                "commerce_worker_loop_last_pass_age_seconds",
+                "Seconds since the last successful pass of a worker loop (the longest among"
+                " running workers), as their heartbeats last wrote it.",
+                ["loop"],
+            )
+            for name, age in sorted(loops.items()):
+                g.add_metric([name], age)
         gauge(
             "commerce_metrics_query_errors", "Fleet queries that failed in this scrape."
         ).add_metric([], errors)

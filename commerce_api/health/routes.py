@@ -51,6 +51,27 @@ class ReadinessChecksSchema(ma.Schema):
             "example": {"status": "ok"},
         },
     )
+    secrets = ma.fields.Dict(
+        required=True,
+        metadata={
+            "description": "Whether `COMMERCE_SECRET_KEY` decrypts the stored secrets"
+            " (the newest of each kind are tried): `status` ok (with `sampled` and"
+            " `readable`), unreadable (with `error`: it reads none of them; the host is"
+            " not ready and writes no secret) or unknown.",
+            "example": {"status": "ok", "sampled": 3, "readable": 3},
+        },
+    )
+    workers = ma.fields.Dict(
+        required=True,
+        metadata={
+            "description": "The job workers' loops (main loop, runners, heartbeat, webhook"
+            " delivery, listing push): `status` ok, stalled (`stalled` lists each loop of a"
+            " running worker without a successful pass for `COMMERCE_WORKER_STALL_SECONDS`:"
+            " `worker`, `loop`, `seconds_since_pass`), none (no worker running) or unknown"
+            " (the database did not answer). A stalled loop does not make this host unready.",
+            "example": {"status": "ok", "stalled": []},
+        },
+    )
 
 
 class ReadinessSchema(ma.Schema):
@@ -71,8 +92,9 @@ class ReadinessViews(MethodView):
     @blp.alt_response(
         503,
         schema=ReadinessSchema,
-        description="The database did not answer within 1 s, or its schema is not at the"
-        " latest migration; `checks` names which. Not the error envelope: a load balancer"
+        description="The database did not answer within 1 s, its schema is not at the"
+        " latest migration, or `COMMERCE_SECRET_KEY` reads none of the stored secrets;"
+        " `checks` names which. Not the error envelope: a load balancer"
         " reads the same shape either way.",
     )
     @blp.doc(security=[])

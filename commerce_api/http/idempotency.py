@@ -30,7 +30,7 @@ from peewee import (
 )
 
 from ..auth.middleware import AuthContext, check_view_scope
-from ..crypto import EncryptedTextField
+from ..crypto import EncryptedTextField, SecretUnreadable, readable, require_readable_keys
 from ..db import BaseModel, JSONField
 from ..errors import ApiError
 from ..sql import Statement
@@ -291,7 +291,7 @@ def _without_secrets(body, fields):
 
 def _replay(record):
     headers = [tuple(pair) for pair in record.response_headers or []]
-    body = record.response_body or ""
+    body = readable(record.response_body) or ""  # SecretUnreadable: 503, nothing replayed
     response = Response(body, status=record.status_code, headers=headers)
     response.headers[REPLAYED_HEADER] = "true"
     return response
@@ -306,6 +306,9 @@ def begin_idempotent_request() -> Response | None:
     if raw is None or auth is None:
         return None
     key = _valid_key(raw)
+    # its response is stored encrypted: with keys that read no stored secret, refused
+    # before anything runs (503 SECRET_KEY_MISMATCH), never a response it cannot store
+    require_readable_keys()
     store = current_app.extensions["commerce"]["idempotency"]
     store.release_pending()
     principal = principal_of(auth)
@@ -380,6 +383,10 @@ def finish_idempotent_request(response: Response) -> Response:
         if secrets_shown:
             body = _without_secrets(body, secrets_shown)
         store.complete(claim, response.status_code, _stored_headers(response), body)
+    except SecretUnreadable:
+        # the keys stopped reading the stored secrets since the request began: nothing
+        # is written with them; the key may be used again after LOCK_MS
+        log.error("idempotent response not stored: no readable key (request %s)", g.request_id)
     except DatabaseError:
         # The work is done and its response goes out; the claim stays until LOCK_MS passes.
         log.exception("could not store the idempotent response (request %s)", g.request_id)

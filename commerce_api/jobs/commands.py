@@ -7,6 +7,9 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
+from .. import crypto
+from ..cli_output import stop
+from ..db import db
 from .worker import Worker
 
 # The worker process's GIL hand-over interval, seconds (Python's default: 0.005). A runner
@@ -42,6 +45,10 @@ def register(cli: click.Group) -> None:
     ) -> NoReturn:
         """Run the job worker (SIGTERM: finish running jobs, then exit)."""
         app = current_app._get_current_object()
+        with db.connection_context():
+            keys = crypto.key_check(max_age=0)
+        if keys.reads_none:  # it would fail every secret it uses, and write none
+            stop(f"SECRET_KEY_MISMATCH: {keys.message()}")
         worker = Worker(app, concurrency=concurrency, poll_interval=poll_interval, once=once)
         previous = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)

@@ -96,3 +96,5 @@ class WorkerProcess(BaseModel):
     started_at = BigIntegerField(default=now_ms)
     last_seen_at = BigIntegerField(default=now_ms, index=True)
     stopping = BooleanField(default=False)
+    # {loop name: epoch ms of its last successful pass}, written by the heartbeat (0051)
+    loops = JSONField(null=True)

@@ -8,6 +8,7 @@ import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .. import loophealth
 from ..db import db
 from . import queue as jobqueue
 from . import registry
@@ -85,14 +86,17 @@ class PeriodicRuns:
                 started = time.monotonic()
                 func()
                 log.info("periodic %s done in %.2fs", name, time.monotonic() - started)
-            except Exception:
+            except Exception as exc:
                 error = traceback.format_exc()
                 log.error("periodic %s failed:\n%s", name, error)
+                loophealth.drop_connection(exc)  # a lost database: release on a new one
             finally:
                 try:
                     jobqueue.finish_periodic(name, self.worker.id, error)
-                except Exception:
+                except Exception as exc:
+                    # its lock runs out and the task is due again (on any worker)
                     log.exception("periodic %s: could not release its lock", name)
+                    loophealth.drop_connection(exc)
                 if not db.is_closed():
                     db.close()
         self.worker.wake()

@@ -340,12 +340,32 @@ def register_worker(
         ).execute()
 
 
-def touch_worker(worker_id: str, stopping: bool = False, now: int | None = None) -> None:
+def touch_worker(
+    worker_id: str,
+    stopping: bool = False,
+    now: int | None = None,
+    loops: dict[str, int] | None = None,
+    registration: tuple[str, int, int] | None = None,
+) -> None:
+    """The heartbeat: the worker is alive (with each loop's last successful pass). With
+    ``registration`` (hostname, pid, concurrency), a row pruned meanwhile (the worker was
+    cut off from the database for a while) is made again."""
     now = now_ms() if now is None else now
+    fields = {"last_seen_at": now, "stopping": stopping}
+    if loops is not None:
+        fields["loops"] = loops
     with job_write():
-        WorkerProcess.update(last_seen_at=now, stopping=stopping).where(
-            WorkerProcess.id == worker_id
-        ).execute()
+        touched = WorkerProcess.update(**fields).where(WorkerProcess.id == worker_id).execute()
+        if not touched and registration is not None:
+            hostname, pid, concurrency = registration
+            WorkerProcess.insert(
+                id=worker_id,
+                hostname=hostname[:255],
+                pid=pid,
+                concurrency=concurrency,
+                started_at=now,
+                **fields,
+            ).on_conflict_ignore().execute()
 
 
 def deregister_worker(worker_id: str) -> None:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .. import loophealth
 from ..db import db, is_postgres
 from . import queue as jobqueue
 from .models import Job
@@ -32,6 +33,7 @@ SHORT_JOB_SECONDS = 0.005
 BATCH_SIZE = 32
 LANE_JOB_SECONDS = 0.001  # jobs this short are claimed and run by one runner (Lane)
 BUSY_SECONDS = 1.0  # a runner busy this long hands its unstarted jobs and outcomes back
+RUNNERS = "runners"  # the runners' name as the heartbeat reports them (loophealth)
 
 
 class Runner:
@@ -101,6 +103,8 @@ class RunnerPool:
         self._durations = {}  # job type -> recent duration in seconds (moving average)
         self._runners = []
         self._runner_count = 0
+        self._backoff = loophealth.Backoff()  # shared: the runners fail together
+        self.failing = False  # the runners' last database step failed
         self.stats = {"completed": 0, "failed": 0, "retried": 0, "lost": 0, "given_back": 0}
 
     def _count(self, name: str, n: int = 1) -> None:
@@ -211,16 +215,18 @@ class RunnerPool:
                 del self._inflight[entry.key]
         self._give_back(leftovers)
 
-    def renew_leases(self) -> None:
-        """Renew the leases of the jobs held; a job the renewal no longer finds is lost."""
+    def renew_leases(self) -> bool:
+        """Renew the leases of the jobs held; a job the renewal no longer finds is lost.
+        True when some were held and renewed (the runners are busy, not stalled)."""
         entries = self.held()
         if not entries:
-            return
+            return False
         worker = self.worker
         held = jobqueue.renew_leases(worker.id, [e.key for e in entries], worker.lease_ms)
         for entry in entries:
             if entry.key not in held:
                 self.mark_lost(entry)
+        return bool(held)
 
     def mark_lost(self, entry: Entry) -> None:
         """The job was taken from us: refuse its outcome, and replace its runner if stuck."""
@@ -266,9 +272,16 @@ class RunnerPool:
     def _runner_main(self, runner):
         with self.worker.app.app_context():
             try:
-                self._runner_loop(runner)
-            except Exception:
-                log.exception("worker %s: a runner failed", self.worker.id)
+                while True:
+                    try:
+                        self._runner_loop(runner)
+                        return
+                    except Exception as error:
+                        # never a runner short for good: it goes on after a pause
+                        log.exception("worker %s: a runner failed", self.worker.id)
+                        if self._stopping.is_set() or runner.abandoned:
+                            return
+                        self._failed(error)
             finally:
                 self._flush_runner(runner)
                 if not db.is_closed():
@@ -370,26 +383,40 @@ class RunnerPool:
             limit = 0  # the lane's holder claims these
         if not pending and not limit:
             return False
-        if not pending and not jobqueue.has_due_jobs():
-            # woken with nothing to write, and another runner took what was due: a
-            # read-only look instead of a write transaction that claims nothing
-            return False
         worker = self.worker
         try:
+            if not pending and not jobqueue.has_due_jobs():
+                # woken with nothing to write, and another runner took what was due: a
+                # read-only look instead of a write transaction that claims nothing
+                self._passed()
+                return False
             results, jobs = jobqueue.step(
                 worker.id, [f.step_item() for f in pending], limit, worker.lease_ms
             )
-        except Exception:
+        except Exception as error:
             log.exception("worker %s: writing outcomes or claiming failed", worker.id)
             for finished in pending:  # their leases run out and the sweeper retries them
                 self._release(finished.entry)
-            time.sleep(min(1.0, worker.poll_interval))
+            self._failed(error)
             return False
+        self._passed()
         self._report(pending, results)
         if limit and len(jobs) == limit and self._lane.holder is not runner:
             self.notify()  # more may be waiting: wake the next runner
         runner.drained = bool(limit) and 0 < len(jobs) < limit
         return self._accept(runner, jobs)
+
+    def _passed(self):
+        self.failing = False
+        loophealth.passed(RUNNERS)
+        self._backoff.reset()
+
+    def _failed(self, error):
+        """A runner's database step failed: drop a broken connection, wait (backoff)."""
+        self.failing = True
+        loophealth.failed(RUNNERS)
+        loophealth.drop_connection(error)
+        self._stopping.wait(min(self._backoff.next_delay(), max(1.0, self.worker.poll_interval)))
 
     def _write_pending(self, runner):
         pending = self._take_pending(runner)
@@ -400,11 +427,15 @@ class RunnerPool:
             results, _ = jobqueue.step(
                 worker.id, [f.step_item() for f in pending], 0, worker.lease_ms
             )
-        except Exception:
+        except Exception as error:
             log.exception("worker %s: writing %s outcome(s) failed", worker.id, len(pending))
             for finished in pending:
                 self._release(finished.entry)
+            self.failing = True
+            loophealth.failed(RUNNERS)
+            loophealth.drop_connection(error)
             return
+        self._passed()
         self._report(pending, results)
 
     def _flush_runner(self, runner):

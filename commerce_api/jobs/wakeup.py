@@ -5,6 +5,7 @@ of ``PRAGMA data_version`` (a commit by any connection) followed by a read-only 
 Either way a self-pipe lets the worker's own threads cut a sleep short.
 """
 
+import contextlib
 import logging
 import os
 import select
@@ -18,6 +19,7 @@ from .store import NOTIFY_CHANNEL
 log = logging.getLogger("commerce_api.jobs")
 
 SQLITE_PROBE_SECONDS = 0.01  # how often an idle SQLite worker checks data_version
+RELISTEN_SECONDS = 5.0  # a lost LISTEN connection is opened again this often (meanwhile: poll)
 
 
 class WakeUp:
@@ -28,6 +30,8 @@ class WakeUp:
         os.set_blocking(self._read, False)
         os.set_blocking(self._write, False)
         self._listen = None
+        self._listening = False  # LISTEN was wanted (PostgreSQL): a lost one is reopened
+        self._relisten_at = 0.0
         self._notified = False
         self._data_version = None
 
@@ -79,6 +83,10 @@ class WakeUp:
             notified, self._notified = self._notified, False
             return notified
         if is_postgres():  # no LISTEN connection: the poll interval decides
+            if self._listening and time.monotonic() >= self._relisten_at:
+                self._relisten_at = time.monotonic() + RELISTEN_SECONDS
+                self.open_listener()  # (the database failed over, or restarted)
+                return self._listen is not None  # what was NOTIFYed meanwhile is lost
             self.wait(timeout)
             return False
         # SQLite: watch data_version (a pragma, microseconds) until something commits
@@ -111,7 +119,10 @@ class WakeUp:
             self._listen.poll()
         except Exception:
             log.exception("worker %s: LISTEN connection failed; polling", self.worker_id)
+            with contextlib.suppress(Exception):
+                self._listen.close()
             self._listen = None
+            self._relisten_at = time.monotonic() + RELISTEN_SECONDS
             self._notified = True
             return
         if self._listen.notifies:
@@ -122,10 +133,12 @@ class WakeUp:
         """PostgreSQL: LISTEN on a connection of its own (else poll)."""
         if not is_postgres():
             return
+        self._listening = True
         import psycopg2  # the optional PostgreSQL driver (the "postgres" extra)
 
         try:
             params = dict(db.obj.connect_params)
+            params.setdefault("connect_timeout", 5)
             connection = psycopg2.connect(dbname=db.obj.database, **params)
             connection.autocommit = True
             with connection.cursor() as cursor:

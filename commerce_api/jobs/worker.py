@@ -27,8 +27,9 @@ from typing import Any
 
 from flask import Flask
 
-from .. import checkpoint
+from .. import checkpoint, loophealth
 from ..db import db, is_postgres
+from ..timeutil import now_ms
 from . import queue as jobqueue
 from . import registry
 from .periodic_runs import PeriodicRuns
@@ -38,6 +39,9 @@ from .wakeup import WakeUp
 log = logging.getLogger("commerce_api.worker")
 
 EXIT_HUNG = 3  # the exit status of a worker that stopped because its runners hung
+MAIN_LOOP = "main"  # the loops' names as the heartbeat reports them (loophealth)
+RUNNERS = "runners"
+HEARTBEAT = "heartbeat"
 PERIODIC_CHECK_SECONDS = 1.0
 PRUNE_WORKERS_SECONDS = 60.0
 
@@ -82,6 +86,9 @@ class Worker:
         self._previous_handlers = {}
         self._opened_connection = False
         self._heartbeat_thread = self._checkpointer = None
+        cap = min(loophealth.BACKOFF_MAX_SECONDS, max(0.5, self.lease_seconds / 3))
+        self._main_backoff = loophealth.Backoff(cap=cap)
+        self._main_failed = False  # a step of the main loop's current pass failed
 
     @property
     def stats(self) -> dict[str, int]:
@@ -133,12 +140,14 @@ class Worker:
         self._wakeup.wake()
 
     def guard(self, func: Callable[..., Any], *args: Any) -> Any:
-        """Run a maintenance step; a database error is logged, never fatal (None)."""
+        """Run a step of the main loop; a failure is logged, never fatal (None): a broken
+        connection is dropped and the loop waits out a growing backoff (loophealth)."""
         try:
             return func(*args)
-        except Exception:
+        except Exception as error:
             log.exception("worker %s: %s failed", self.id, getattr(func, "__name__", func))
-            time.sleep(min(1.0, self.poll_interval))
+            self._main_failed = True
+            loophealth.after_failure(MAIN_LOOP, self._main_backoff, error, self.stopping)
             return None
 
     # Start and stop -------------------------------------------------------------------
@@ -148,6 +157,7 @@ class Worker:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 self._previous_handlers[signum] = signal.signal(signum, self._on_signal)
         self._opened_connection = db.connect(reuse_if_open=True)
+        loophealth.forget()
         jobqueue.register_worker(self.id, socket.gethostname(), os.getpid(), self.concurrency)
         self._periodic.load()
         self._wakeup.open_listener()
@@ -210,12 +220,26 @@ class Worker:
         log.info("worker %s stopped: %s", self.id, self.stats)
 
     def _loop_main(self, name, func, stop=None):
+        """Run background loop ``name`` until the worker stops: a loop that ends with an
+        error is started again after a backoff, never left dead (``--once``: one run)."""
+        stop = stop or self.stopping
+        once = stop.is_set()
+        backoff = loophealth.Backoff(cap=loophealth.BACKOFF_MAX_SECONDS)
         with self.app.app_context():
             try:
-                func(stop or self.stopping)
-            except Exception:
-                log.exception("worker %s: background loop %s failed", self.id, name)
+                while True:
+                    try:
+                        func(stop)
+                    except Exception as error:
+                        log.exception("worker %s: background loop %s failed", self.id, name)
+                        if once or stop.is_set():
+                            return
+                        loophealth.after_failure(name, backoff, error, stop)
+                        continue
+                    return
             finally:
+                if not once:
+                    loophealth.forget(name)
                 if not db.is_closed() and threading.current_thread() is not threading.main_thread():
                     db.close()
 
@@ -234,6 +258,11 @@ class Worker:
         next_prune = time.monotonic() + PRUNE_WORKERS_SECONDS
         next_poll = time.monotonic() + self.poll_interval
         while not self.stopping.is_set():
+            if self._main_failed:
+                self._main_failed = False
+            else:
+                loophealth.passed(MAIN_LOOP)
+                self._main_backoff.reset()
             now = time.monotonic()
             if now >= next_sweep:
                 swept = self.guard(jobqueue.sweep_expired_leases)
@@ -284,23 +313,45 @@ class Worker:
     # Heartbeat ------------------------------------------------------------------------
 
     def _heartbeat_main(self):
+        backoff = loophealth.Backoff(cap=self.heartbeat_seconds)
         with self.app.app_context():
             try:
                 while not self._stop_heartbeat.wait(self.heartbeat_seconds):
                     try:
                         self._heartbeat_once()
-                    except Exception:
+                    except Exception as error:
                         log.exception("worker %s: heartbeat failed", self.id)
+                        loophealth.after_failure(HEARTBEAT, backoff, error, self._stop_heartbeat)
+                    else:
+                        backoff.reset()
             finally:
                 if not db.is_closed():
                     db.close()
 
     def _heartbeat_once(self):
         self.runners.flush_stuck(BUSY_SECONDS)
-        self.runners.renew_leases()
+        renewed = self.runners.renew_leases()
+        if renewed or (self.runners.all_idle() and not self.runners.failing):
+            # running jobs whose leases hold, or runners waiting for work after steps that
+            # worked: progress (an idle runner touches the database only when woken)
+            loophealth.passed(RUNNERS)
         running = self._periodic.running()
         if running:
             jobqueue.renew_periodic_locks(running, self.id, self._periodic.lock_ms())
-        jobqueue.touch_worker(self.id, self.stopping.is_set())
+        loophealth.passed(HEARTBEAT)
+        jobqueue.touch_worker(
+            self.id,
+            self.stopping.is_set(),
+            loops=loophealth.snapshot(),
+            registration=(socket.gethostname(), os.getpid(), self.concurrency),
+        )
+        self._report_stalled()
         if is_postgres() and not db.is_closed():
             db.close()
+
+    def _report_stalled(self):
+        stall_ms = int(float(self.app.config["WORKER_STALL_SECONDS"]) * 1000)
+        stalled = loophealth.stalled(loophealth.snapshot(), now_ms(), stall_ms)
+        if stalled:
+            log.warning("worker %s: loops not making progress (seconds since their last"
+                        " pass): %s", self.id, stalled)  # fmt: skip

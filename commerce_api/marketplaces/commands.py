@@ -198,8 +198,10 @@ def _connection_line(row):
 
 
 def _pull_line(result):
-    return (
+    line = (
         f"{result['marketplace']}: {result['status']}, {result['created']} new, "
         f"{result['updated']} updated, {result['unchanged']} unchanged, "
         f"{result['failed']} failed"
     )
+    error = result.get("error")
+    return f"{line} ({error['code']}: {error['message']})" if error else line

@@ -41,7 +41,8 @@ import requests
 
 from .. import netguard
 from ..config import current_config
-from ..db import db
+from ..crypto import SecretUnreadable, readable
+from ..db import db, write_transaction
 from .answers import CheckedConnector
 from .base import ConnectorError, MarketplaceRejection, MarketplaceUnavailable
 from .limits import TenantBusy, serving, tenant_slot
@@ -50,6 +51,8 @@ from .registry import get_connector
 from .services import record_attempt
 
 BUSY_RETRY_AFTER = 2  # seconds, when the tenant's outbound calls are at their cap
+SECRET_RETRY_SECONDS = 10  # a connection whose token cannot be decrypted, tried again after
+SECRET_REASON = "SECRET_KEY_MISMATCH: the connection's API token cannot be decrypted"
 BY_SCOPE = object()  # ``slot_wait`` default: refuse while serving a request, else wait
 SESSION_POOL_SIZE = 16  # keep-alive sockets per connection and process
 
@@ -69,7 +72,7 @@ _sessions = {}  # connection id -> (fingerprint, requests.Session)
 
 
 def _fingerprint(connection):
-    token = connection.api_token or ""
+    token = readable(connection.api_token) or ""  # SecretUnreadable: this connection fails
     return (
         connection.base_url,
         bool(connection.allow_private),
@@ -115,6 +118,19 @@ def connector_for(connection: MarketplaceConnection) -> CheckedConnector:
 # The call ---------------------------------------------------------------------------------
 
 
+def _set_status_reason(connection, reason):
+    """Show (or clear) why an active connection cannot be used (``status_reason``)."""
+    if connection.status_reason == reason:
+        return
+    with write_transaction():
+        (
+            MarketplaceConnection.update(status_reason=reason)
+            .where(MarketplaceConnection.id == connection.id)
+            .execute()
+        )
+    connection.status_reason = reason
+
+
 def slot_wait_seconds() -> float | None:
     """How long this thread may wait for a tenant slot: None (refuse at once) while it
     serves an API request, else ``MARKETPLACE_SLOT_WAIT_SECONDS``."""
@@ -157,7 +173,6 @@ def call(
             f"The connection to {connection.marketplace} is {connection.status}.",
             code="CONNECTION_DISABLED",
         )
-    connector = connector_for(connection)
     recorded = resource_type is not None and resource_id is not None
     started = time.monotonic()
 
@@ -178,6 +193,21 @@ def call(
             error_message=error_message,
         )
 
+    try:
+        connector = connector_for(connection)
+    except SecretUnreadable as exc:
+        # this connection's token was written with a key the service no longer has: this
+        # connection fails, visibly (sync history, the listing's error), and no other
+        message = f"The connection's API token cannot be decrypted: {exc.message}"
+        _set_status_reason(connection, SECRET_REASON)
+        attempt = record("unavailable", "SECRET_KEY_MISMATCH", message)
+        error = MarketplaceUnavailable(
+            message, code="SECRET_KEY_MISMATCH", retry_after=SECRET_RETRY_SECONDS
+        )
+        error.attempt_id = attempt.id if attempt is not None else None
+        raise error from None
+    if connection.status_reason is not None:
+        _set_status_reason(connection, None)  # it works again (the key is back, or a new token)
     slot = contextlib.nullcontext()
     if connector.remote:  # the sandbox answers in-process: nothing leaves it
         cap = int(current_config()["MARKETPLACE_TENANT_CONCURRENCY"])

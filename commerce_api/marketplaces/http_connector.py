@@ -15,6 +15,7 @@ import requests
 
 from .. import netguard
 from ..config import current_config
+from ..crypto import readable
 from ..retry_after import parse_retry_after
 from .answers import has_unstorable_text
 from .base import Connector, MarketplaceRejection, MarketplaceUnavailable, OrderPage
@@ -44,8 +45,9 @@ class HttpConnector(Connector):
             "X-Commerce-Connection": self.connection.id,
             "X-Commerce-Marketplace": self.connection.marketplace,
         }
-        if self.connection.api_token:
-            headers["Authorization"] = f"Bearer {self.connection.api_token}"
+        token = readable(self.connection.api_token)
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
         if idempotency_key:
             headers["Idempotency-Key"] = idempotency_key
         return headers

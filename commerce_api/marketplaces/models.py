@@ -33,6 +33,8 @@ class MarketplaceConnection(BaseModel):
     # those made through the API may not (a tenant must not reach our internal network).
     allow_private = BooleanField(default=False)
     status = CharField(max_length=16, default="active")
+    # why an active connection cannot be used now (its token is unreadable); 0052
+    status_reason = TextField(null=True)
     settings = JSONField(default=dict)
     state = JSONField(default=dict)  # connector-private state (the sandbox's counters)
     pull_cursor = TextField(null=True)  # where the next order pull continues

@@ -48,6 +48,7 @@ def in_turn(due: list[tuple[str, str]], turn: int) -> list[tuple[str, str]]:
 
 class PushService(SendLoop):
     thread_name_prefix = "listing-push"
+    loop_name = "listing_push"
 
     def __init__(self, config: dict[str, Any]) -> None:
         self.per_connection = max(1, int(config["MARKETPLACE_CONNECTION_CONCURRENCY"]))
@@ -92,12 +93,11 @@ class PushService(SendLoop):
             return busy
         try:
             claimed = self._claim(pool)
-        except Exception:
+        except Exception as error:
             # a busy database, a lost connection: the loop goes on (a claim that failed
             # took nothing; one that committed is pushed, or its lease runs out)
             log.exception("listing push: looking for or claiming pending listings failed")
-            if self.step_failed():
-                raise
+            self.step_failed(error)
             self._due = []
             self.pause_after_failure()
             return True
@@ -168,11 +168,10 @@ class PushService(SendLoop):
         try:
             with write_transaction():
                 self.record(outcomes)
-        except Exception:
+        except Exception as error:
             log.exception("listing push: recording outcomes failed")
             self.keep_unrecorded(outcomes)
-            if self.step_failed():
-                raise  # the worker logs it; the leases run out and other workers go on
+            self.step_failed(error)
             return False
         self.step_succeeded()
         return True

@@ -20,6 +20,14 @@ class ConnectionSchema(ma.Schema):
     settings = ma.fields.Dict()
     # whether a token is stored; the token itself is never shown
     has_api_token = ma.fields.Boolean(attribute="api_token")
+    status_reason = ma.fields.String(
+        allow_none=True,
+        metadata={
+            "description": "Why the service cannot use this connection now although it is"
+            " active (`SECRET_KEY_MISMATCH: ...`: its stored API token cannot be decrypted with the"
+            " service's keys; the operator must put the key back); null when it works."
+        },
+    )
     last_pull_at = ma.fields.DateTime(allow_none=True)
     last_pull_status = ma.fields.String(allow_none=True)
     last_pull_error = ma.fields.String(allow_none=True)

@@ -15,7 +15,7 @@ while an earlier one is retried, and go on once it succeeded or failed for good.
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..crypto import decrypt
+from ..crypto import SecretUnreadable, decrypt
 from ..db import is_postgres, write_transaction
 from ..events.models import Event
 from ..leases import Lease, honour_retry_after, lease_free
@@ -25,6 +25,10 @@ from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 MAX_RETRY_AFTER_SECONDS = 86_400
 MAX_ERROR_LENGTH = 500
+# a delivery whose endpoint secret cannot be decrypted waits this long, spending no
+# attempt, and goes out once the secret reads again (the key put back, the secret rotated)
+SECRET_RETRY_MS = 5_000
+SECRET_REASON = "SECRET_KEY_MISMATCH: the endpoint's signing secret cannot be decrypted"
 
 
 @dataclass
@@ -44,6 +48,7 @@ class Claimed:
     event_type: str
     body: bytes | None  # None: the event is gone (purged)
     lease_until: int  # epoch ms: not sent after this less one attempt's time-out
+    unreadable: bool = False  # its endpoint's secret cannot be decrypted: not sent
 
 
 @dataclass
@@ -65,6 +70,12 @@ class Outcome:
 
 
 # Claiming -----------------------------------------------------------------------------------
+
+# an outcome is written only with the token of the claim, while the delivery is pending
+_HELD_CLAUSE = (
+    " WHERE {WebhookDelivery.id} = {p} AND {WebhookDelivery.lease_token} = {p}"
+    " AND {WebhookDelivery.status} = 'pending'"
+)
 
 # A due delivery of one endpoint, free, and not behind an earlier pending one of its
 # resource; leased with the claim's token, in the order due, then event order.
@@ -193,9 +204,50 @@ def claim(
     if not ids:
         return []
     claimed = [_claimed(row, token, now, make_body) for row in _details(ids)]
+    # secrets are decrypted per row: one unreadable secret holds back its own endpoint's
+    # deliveries (visibly) and no other's
+    unreadable = [item for item in claimed if item.unreadable]
+    if unreadable:
+        _hold_back(unreadable, now)
+    _mark_readable({item.endpoint_id for item in claimed} - {i.endpoint_id for i in unreadable})
     order = {delivery_id: index for index, delivery_id in enumerate(ids)}
+    claimed = [item for item in claimed if not item.unreadable]
     claimed.sort(key=lambda item: order[item.id])
     return claimed
+
+
+HOLD_BACK = Statement(
+    "UPDATE {WebhookDelivery} SET {WebhookDelivery.next_attempt_at} = {p},"
+    " {WebhookDelivery.last_error} = {p}, " + LEASE.released() + _HELD_CLAUSE,
+    WebhookDelivery=WebhookDelivery,
+)
+UNREADABLE_ENDPOINT = Statement(
+    "UPDATE {WebhookEndpoint} SET {WebhookEndpoint.status_reason} = {p}"
+    " WHERE {WebhookEndpoint.id} = {p}"
+    " AND ({WebhookEndpoint.status_reason} IS NULL OR {WebhookEndpoint.status_reason} <> {p})",
+    WebhookEndpoint=WebhookEndpoint,
+)
+READABLE_ENDPOINTS = Statement(
+    "UPDATE {WebhookEndpoint} SET {WebhookEndpoint.status_reason} = NULL"
+    " WHERE {WebhookEndpoint.id} IN ({ids}) AND {WebhookEndpoint.status_reason} IS NOT NULL",
+    WebhookEndpoint=WebhookEndpoint,
+)
+
+
+def _hold_back(items, now):
+    """Deliveries whose endpoint secret cannot be decrypted: given back unsent, due again
+    in ``SECRET_RETRY_MS`` (no attempt spent), the reason on the delivery and endpoint."""
+    message = SECRET_REASON + " with the service's keys (COMMERCE_SECRET_KEY)."
+    for item in items:
+        HOLD_BACK.execute((now + SECRET_RETRY_MS, message, item.id, item.token))
+    for endpoint_id in sorted({item.endpoint_id for item in items}):
+        UNREADABLE_ENDPOINT.execute((SECRET_REASON, endpoint_id, SECRET_REASON))
+
+
+def _mark_readable(endpoint_ids):
+    if endpoint_ids:
+        ids = sorted(endpoint_ids)
+        READABLE_ENDPOINTS.execute(ids, ids=marks(len(ids)))
 
 
 def _details(ids):
@@ -207,9 +259,14 @@ def _claimed(row, token, now, make_body):
      event_id, event_type, event_tenant, created_at, data, found, lease_until) = row  # fmt: skip
     if old_until is None or old_until <= now:
         old_secret = None
-    secret, old_secret = decrypt(secret), decrypt(old_secret)  # encrypted at rest
+    unreadable = False
+    try:
+        secret, old_secret = decrypt(secret, quiet=True), decrypt(old_secret, quiet=True)
+    except SecretUnreadable:  # encrypted at rest, with a key the service no longer has
+        secret = old_secret = None
+        unreadable = bool(active)  # a disabled endpoint's delivery fails unsent anyway
     body = None
-    if found is not None:
+    if found is not None and not unreadable:
         body = make_body(event_id, event_type, created_at, event_tenant, data)
     return Claimed(
         delivery_id,
@@ -225,6 +282,7 @@ def _claimed(row, token, now, make_body):
         event_type,
         body,
         lease_until,
+        unreadable,
     )
 
 
@@ -238,11 +296,7 @@ def _next_delay(attempt_number, schedule, retry_after):
     )
 
 
-# an outcome is written only with the token of the claim, while the delivery is pending
-_HELD = (
-    " WHERE {WebhookDelivery.id} = {p} AND {WebhookDelivery.lease_token} = {p}"
-    " AND {WebhookDelivery.status} = 'pending'"
-)
+_HELD = _HELD_CLAUSE
 GIVE_BACK = Statement(
     "UPDATE {WebhookDelivery} SET " + LEASE.released() + _HELD,
     WebhookDelivery=WebhookDelivery,

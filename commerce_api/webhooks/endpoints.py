@@ -6,6 +6,7 @@ from urllib.parse import urlsplit
 
 from .. import netguard
 from ..config import current_config
+from ..crypto import UnreadableSecret
 from ..db import first_or_error, write_transaction
 from ..errors import ApiError, validation_error
 from ..events.catalogue import SUBSCRIBABLE
@@ -240,11 +241,13 @@ def rotate_secret(tenant_id: str, endpoint_id: str) -> dict[str, Any]:
     grace_ms = int(current_config()["WEBHOOK_SECRET_GRACE_SECONDS"]) * 1000
     with write_transaction():
         endpoint = _get(tenant_id, endpoint_id, lock=True)
+        # an old secret no key decrypts cannot sign: the new one alone (the repair)
+        keep_old = grace_ms > 0 and not isinstance(endpoint.secret, UnreadableSecret)
         (
             WebhookEndpoint.update(
                 secret=secret,
-                previous_secret=endpoint.secret if grace_ms > 0 else None,
-                previous_secret_expires_at=now + grace_ms if grace_ms > 0 else None,
+                previous_secret=endpoint.secret if keep_old else None,
+                previous_secret_expires_at=now + grace_ms if keep_old else None,
                 updated_at=now,
             )
             .where(WebhookEndpoint.id == endpoint.id)

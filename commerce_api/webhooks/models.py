@@ -23,6 +23,8 @@ class WebhookEndpoint(BaseModel):
     description = TextField(null=True)
     is_active = BooleanField(default=True)
     disabled_reason = TextField(null=True)
+    # why an active endpoint cannot be sent to now (its secret is unreadable); 0052
+    status_reason = TextField(null=True)
     # Encrypted at rest (crypto.py), decrypted to sign each delivery. Shown once, at
     # creation and rotation.
     secret = EncryptedTextField()

@@ -43,6 +43,7 @@ def parse_schedule(text: str | None) -> tuple[float, ...]:
 
 class DeliveryService(SendLoop):
     thread_name_prefix = "webhook-send"
+    loop_name = "webhook_delivery"
 
     def __init__(self, config: dict[str, Any]) -> None:
         self.schedule = parse_schedule(config["WEBHOOK_RETRY_SCHEDULE"])
@@ -123,13 +124,12 @@ class DeliveryService(SendLoop):
                 self.record(done)
                 if claim:
                     claimed = self._claim(min(free, self.batch_size), token)
-        except Exception:
+        except Exception as error:
             # the outcomes are tried again; unrecorded, their leases would run out and the
             # deliveries be sent again (at-least-once)
             log.exception("webhook delivery: recording or claiming failed")
             self.keep_unrecorded(done)
-            if self.step_failed():
-                raise  # the worker logs it; leases run out and other workers go on
+            self.step_failed(error)
             self.pause_after_failure()
             return True
         self.step_succeeded()

@@ -30,6 +30,14 @@ class WebhookSchema(ma.Schema):
             "every attempt failed for too long (`failing`); null otherwise."
         },
     )
+    status_reason = ma.fields.String(
+        allow_none=True,
+        metadata={
+            "description": "Why the service cannot use this endpoint now although it is"
+            " active (`SECRET_KEY_MISMATCH: ...`: its stored secret cannot be decrypted with the"
+            " service's keys; the operator must put the key back); null when it works."
+        },
+    )
     created_at = ma.fields.DateTime()
     updated_at = ma.fields.DateTime()
 
