@@ -22,6 +22,8 @@ PREFIXES = {
     "request": "req",
     "competitor_price": "cpr",
     "sync": "syn",
+    "transfer": "trf",
+    "transfer_line": "trl",
 }
 
 
