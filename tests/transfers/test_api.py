@@ -4,6 +4,7 @@ nothing, listings of the SKUs go pending with the quantities."""
 
 import pytest
 
+from commerce_api.events.catalogue import CATALOGUE
 from commerce_api.events.models import Event
 from commerce_api.inventory.reservations import reserve_stock
 from commerce_api.products.models import Listing, Product
@@ -119,6 +120,9 @@ def test_a_transfer_never_counts_stock_twice_or_loses_it(client, headers, two):
         "transfer.received",
         "transfer.received",
     ]
+    for event in Event.select().where(Event.type.startswith("transfer.")):
+        assert set(event.data) == set(CATALOGUE[event.type][1]), event.type
+        assert event.resource_id == transfer["id"]
     receipts = [
         e.data["receipt"]
         for e in Event.select().where(Event.type == "transfer.received").order_by(Event.created_at)
