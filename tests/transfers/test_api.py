@@ -6,6 +6,7 @@ import pytest
 
 from commerce_api.events.catalogue import CATALOGUE
 from commerce_api.events.models import Event
+from commerce_api.inventory.models import Stock
 from commerce_api.inventory.reservations import reserve_stock
 from commerce_api.products.models import Listing, Product
 from commerce_api.transfers.models import Transfer, TransferLine
@@ -46,6 +47,7 @@ def _state():
             ).tuples()
         ),
         "all_events": Event.select().count(),
+        "incoming": sorted(Stock.select(Stock.id, Stock.incoming).tuples()),
     }
 
 
@@ -436,3 +438,40 @@ def test_the_list_filters_and_pages(client, headers, two):
     next_cursor = cursor.get_json()["meta"]["nextCursor"]
     other = client.get(TRANSFERS, query_string={"limit": 1, "cursor": next_cursor}, headers=headers)
     assert other.get_json()["error"]["code"] == "INVALID_CURSOR"  # bound to its filters
+
+
+@pytest.mark.parametrize("step", ["ship", "receive", "cancel"])
+def test_a_step_that_dies_at_its_last_write_leaves_the_previous_state_whole(
+    client, headers, tenant, two, monkeypatch, step
+):
+    """Each step is one transaction: a process dying inside it (here: its event write, the
+    last statement, fails) leaves the state of the step before, consistent."""
+    from commerce_api.transfers import services
+
+    transfer = make_transfer(
+        client, headers, two["source"], two["destination"], [{"sku": "MUG-1", "quantity": 40}]
+    )
+    if step != "ship":
+        assert act(client, headers, transfer["id"], "ship").status_code == 200
+    if step == "cancel":
+        body = {"lines": [{"sku": "MUG-1", "quantity": 15}]}
+        assert act(client, headers, transfer["id"], "receive", body).status_code == 200
+    before = _state()
+
+    def die(*args, **kwargs):
+        raise SystemExit("killed")
+
+    monkeypatch.setattr(services, "emit", die)
+    calls = {
+        "ship": lambda: services.ship_transfer(tenant.id, transfer["id"], "test"),
+        "receive": lambda: services.receive_transfer(tenant.id, transfer["id"], None, "test"),
+        "cancel": lambda: services.cancel_transfer(tenant.id, transfer["id"], "test"),
+    }
+    with pytest.raises(SystemExit):
+        calls[step]()
+    assert _state() == before
+    check_conserved(client, headers, STOCK)
+    monkeypatch.undo()
+    # and the step can then be done
+    assert act(client, headers, transfer["id"], step).status_code == 200
+    check_conserved(client, headers, STOCK)
