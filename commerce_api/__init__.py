@@ -32,6 +32,7 @@ from .pricing.routes import blp as pricing
 from .products import services as product_services
 from .products.routes import blp as products
 from .tasks import load_task_modules
+from .transfers.routes import blp as transfers
 from .webhooks.routes import blp as webhooks
 
 API_DESCRIPTION = """A multi-tenant, multi-marketplace commerce API.
@@ -54,6 +55,7 @@ def _blueprints():
         health,
         products,
         inventory,
+        transfers,
         orders,
         marketplaces,
         pricing,

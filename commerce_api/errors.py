@@ -50,6 +50,12 @@ CATALOGUE = {
     "INSUFFICIENT_STOCK": (409, "Not enough available stock."),
     "WAREHOUSE_INACTIVE": (409, "The warehouse is inactive."),
     "WAREHOUSE_NOT_EMPTY": (409, "The warehouse still holds stock."),
+    # transfers between warehouses
+    "TRANSFER_NOT_FOUND": (404, "The transfer does not exist."),
+    "SAME_WAREHOUSE_TRANSFER": (422, "A transfer moves stock between two different warehouses."),
+    "INVALID_TRANSFER_STATUS": (409, "The transfer's status does not allow this action."),
+    "TRANSFER_LINE_NOT_FOUND": (422, "The transfer has no line for that SKU."),
+    "RECEIPT_EXCEEDS_SHIPPED": (422, "More would be received than is in transit."),
     # jobs
     "JOB_NOT_FOUND": (404, "The job does not exist."),
     "INVALID_JOB_TYPE": (422, "Unknown job type."),

@@ -23,6 +23,8 @@ PREFIXES = {
     "competitor_price": "cpr",
     "sync": "syn",
     "import": "imp",
+    "transfer": "trf",
+    "transfer_line": "trl",
 }
 
 

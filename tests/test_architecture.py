@@ -44,6 +44,7 @@ LAYERS = (
     ("jobs", ("jobs",)),  # queue, worker, registry: knows no domain
     ("products", ("products",)),
     ("inventory", ("inventory",)),
+    ("transfers", ("transfers",)),  # knows inventory, products
     ("marketplaces", ("marketplaces",)),
     ("orders", ("orders",)),
     ("pricing", ("pricing",)),

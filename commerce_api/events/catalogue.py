@@ -119,6 +119,29 @@ _FAILED_JOB = {
     "failed_at": "2026-11-22T10:09:41.007Z",
 }
 _FAILED_JOB.pop("duration_seconds")
+_TRANSFER = {
+    "id": "trf_01JD3QN9P0Q1R2S3T4V5W6X7YZ",
+    "status": "draft",
+    "from_warehouse_id": "wh_01JD3QH5J6K7M8N9P0Q1R2S3TV",
+    "to_warehouse_id": "wh_01JD3QP0Q1R2S3T4V5W6X7Y8Z0",
+    "reference": "DN-2026-118",
+    "lines": [
+        {
+            "sku": "MUG-ENAMEL-WHT",
+            "quantity": 40,
+            "received_quantity": 0,
+            "returned_quantity": 0,
+            "in_transit_quantity": 0,
+        }
+    ],
+    "created_by": "key:key_01JD3QJ6K7M8N9P0Q1R2S3T4VW",
+    "created_at": AT,
+    "updated_at": AT,
+    "shipped_at": None,
+    "received_at": None,
+    "cancelled_at": None,
+}
+_TRANSFER_LINE = _TRANSFER["lines"][0]
 
 CATALOGUE = {
     "order.created": (
@@ -195,6 +218,43 @@ CATALOGUE = {
             "total_reserved": 0,
             "total_available": 140,
             "safety_stock": 0,
+        },
+    ),
+    "transfer.created": (
+        "A transfer between two own warehouses was created (a draft: nothing moved yet).",
+        _TRANSFER,
+    ),
+    "transfer.shipped": (
+        "A transfer was shipped: its stock left the source (`transfer_out`) and is in"
+        " transit (`incoming` of the destination).",
+        _TRANSFER
+        | {
+            "status": "in_transit",
+            "lines": [_TRANSFER_LINE | {"in_transit_quantity": 40}],
+            "shipped_at": AT,
+        },
+    ),
+    "transfer.received": (
+        "Stock of a transfer was received into the destination (`transfer_in`), whole or"
+        " partly; `receipt` lists what this receipt brought, `status` is `received` once"
+        " every line is in.",
+        _TRANSFER
+        | {
+            "status": "in_transit",
+            "lines": [_TRANSFER_LINE | {"received_quantity": 25, "in_transit_quantity": 15}],
+            "shipped_at": AT,
+            "receipt": [{"sku": "MUG-ENAMEL-WHT", "quantity": 25}],
+        },
+    ),
+    "transfer.cancelled": (
+        "A transfer was cancelled; what was in transit went back to the source"
+        " (`returned_quantity`).",
+        _TRANSFER
+        | {
+            "status": "cancelled",
+            "lines": [_TRANSFER_LINE | {"received_quantity": 25, "returned_quantity": 15}],
+            "shipped_at": AT,
+            "cancelled_at": AT,
         },
     ),
     "ai_job.completed": (

@@ -23,6 +23,7 @@ DOMAIN_SCOPES = {
     "product": "products:read",
     "listing": "products:read",
     "inventory": "inventory:read",
+    "transfer": "inventory:read",
     "pricing": "pricing:read",
     "ai_job": "ai-jobs:read",
     "webhook": "webhooks:read",

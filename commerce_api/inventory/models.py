@@ -91,6 +91,9 @@ class Stock(BaseModel):
     warehouse = ForeignKeyField(Warehouse, on_delete="CASCADE")
     on_hand = BigIntegerField(default=0)
     reserved = BigIntegerField(default=0)
+    # in transit into this warehouse (transfers shipped, not yet received or returned);
+    # not part of on_hand, so not in the ledger: the transfer lines account for it
+    incoming = BigIntegerField(default=0)
     version = BigIntegerField(default=0)  # the number of adjustments of this row
     last_adjusted_at = BigIntegerField(default=0)
     created_at = BigIntegerField(default=now_ms)

@@ -160,14 +160,16 @@ def update_warehouse(tenant_id: str, warehouse_id: str, changes: dict[str, Any])
             holding = (
                 Stock.select(Stock.id)
                 .where(
-                    (Stock.warehouse == warehouse_id) & ((Stock.on_hand > 0) | (Stock.reserved > 0))
+                    (Stock.warehouse == warehouse_id)
+                    & ((Stock.on_hand > 0) | (Stock.reserved > 0) | (Stock.incoming > 0))
                 )
                 .exists()
             )
             if holding:
                 raise ApiError(
                     "WAREHOUSE_NOT_EMPTY",
-                    "Set its stock to zero before deactivating the warehouse.",
+                    "Set its stock to zero and receive or cancel the transfers into it before "
+                    "deactivating the warehouse.",
                     details={"warehouse_id": warehouse_id},
                 )
         changed["updated_at"] = now_ms()
@@ -212,13 +214,14 @@ def _entries(product_ids):
             Warehouse.type,
             Stock.on_hand,
             Stock.reserved,
+            Stock.incoming,
         )
         .join(Warehouse)
         .where(Stock.product.in_(list(product_ids)))
         .order_by(Warehouse.created_at, Warehouse.id)
         .tuples()
     )
-    for product_id, warehouse_id, name, kind, on_hand, reserved in query:
+    for product_id, warehouse_id, name, kind, on_hand, reserved, incoming in query:
         entries[product_id].append(
             {
                 "warehouse_id": warehouse_id,
@@ -227,6 +230,7 @@ def _entries(product_ids):
                 "on_hand": on_hand,
                 "reserved": reserved,
                 "available": on_hand - reserved,
+                "incoming": incoming,
             }
         )
     return entries
@@ -238,8 +242,10 @@ _record = compile_serializer(InventoryRecordSchema)
 def serialize_record(
     summary: InventorySummary, title: str | None, entries: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    """A SKU's stock record: its summary row, its product's title, its warehouse entries."""
-    return _record(summary, title=title, warehouses=entries)
+    """A SKU's stock record: its summary row, its product's title, its warehouse entries
+    (``total_incoming`` is theirs: in transit is not stock of the record's totals)."""
+    total_incoming = sum(entry["incoming"] for entry in entries)
+    return _record(summary, title=title, warehouses=entries, total_incoming=total_incoming)
 
 
 def _records():

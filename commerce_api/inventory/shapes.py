@@ -13,6 +13,9 @@ class WarehouseEntrySchema(ma.Schema):
     on_hand = ma.fields.Integer()
     reserved = ma.fields.Integer()
     available = ma.fields.Integer()
+    incoming = ma.fields.Integer(
+        metadata={"description": "In transit into this warehouse (shipped transfers)."}
+    )
 
 
 class InventoryRecordSchema(ma.Schema):
@@ -22,6 +25,9 @@ class InventoryRecordSchema(ma.Schema):
     total_on_hand = ma.fields.Integer()
     total_reserved = ma.fields.Integer()
     total_available = ma.fields.Integer()
+    total_incoming = ma.fields.Integer(
+        metadata={"description": "In transit into the SKU's warehouses (shipped transfers)."}
+    )
     safety_stock = ma.fields.Integer()
     status = ma.fields.String(validate=ma.validate.OneOf(INVENTORY_STATUSES))
     warehouses = ma.fields.List(ma.fields.Nested(WarehouseEntrySchema))

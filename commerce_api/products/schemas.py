@@ -19,7 +19,7 @@ from .shapes import ListingSchema, ProductDetailSchema, ProductSchema
 
 # A SKU is a path segment (/api/products/:sku, /api/inventory/:sku): it may not be one of
 # the fixed segments beside it, nor a dot segment that clients fold away.
-RESERVED_SKUS = ("bulk", "warehouses", "adjustments", ".", "..")
+RESERVED_SKUS = ("bulk", "warehouses", "adjustments", "transfers", ".", "..")
 SKU_PATTERN = r"^(?!(bulk|warehouses|adjustments|\.|\.\.)$)[A-Za-z0-9._-]{1,64}$"
 SKU_RULE = "1-64 of A-Z a-z 0-9 . _ -, and not bulk, warehouses, adjustments, . or .."
 MAX_WEIGHT_KG = Decimal("999999999.999")

@@ -121,6 +121,17 @@ def test_each_resource_and_its_schema_have_the_same_fields(
     bulk = {"updates": [{"sku": "MUG-1", "warehouse_id": warehouse, "quantity": 30,
                          "reason": "correction"}, {"sku": "NONE"}]}  # fmt: skip
     post("/api/inventory/bulk", bulk)
+    spare = make_own_warehouse(tenant)
+    moving = {"from_warehouse_id": warehouse, "to_warehouse_id": spare,
+              "lines": [{"sku": "MUG-1", "quantity": 2}]}  # fmt: skip
+    transfer = post("/api/inventory/transfers", moving)
+    transfer_path = "/api/inventory/transfers/{transfer_id}"
+    post(f"/api/inventory/transfers/{transfer['id']}/ship", None, transfer_path + "/ship")
+    post(f"/api/inventory/transfers/{transfer['id']}/receive",
+         {"lines": [{"sku": "MUG-1", "quantity": 1}]}, transfer_path + "/receive")  # fmt: skip
+    post(f"/api/inventory/transfers/{transfer['id']}/cancel", None, transfer_path + "/cancel")
+    get("/api/inventory/transfers")
+    get(f"/api/inventory/transfers/{transfer['id']}", transfer_path)
 
     shipped_id = upsert_order(tenant.id, order_body("R-1", **RETURNED), source="import",
                               created_by="test")[1]  # fmt: skip

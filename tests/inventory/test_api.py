@@ -50,6 +50,7 @@ def test_put_creates_stock_record_and_adjustment(client, headers, stocked):
         "total_on_hand": 40,
         "total_reserved": 0,
         "total_available": 40,
+        "total_incoming": 0,
         "safety_stock": 0,
         "status": "normal",
         "warehouses": [
@@ -60,6 +61,7 @@ def test_put_creates_stock_record_and_adjustment(client, headers, stocked):
                 "on_hand": 40,
                 "reserved": 0,
                 "available": 40,
+                "incoming": 0,
             }
         ],
         "updated_at": record["updated_at"],

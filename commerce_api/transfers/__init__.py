@@ -1,0 +1,1 @@
+"""Transfers of stock between a tenant's own warehouses (DESIGN 14)."""
