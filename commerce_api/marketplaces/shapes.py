@@ -20,6 +20,12 @@ class ConnectionSchema(ma.Schema):
     settings = ma.fields.Dict()
     # whether a token is stored; the token itself is never shown
     has_api_token = ma.fields.Boolean(attribute="api_token")
+    # whether the connector's secrets (amazon) are stored; they are never shown
+    has_credentials = ma.fields.Boolean(attribute="credentials")
+    status_reason = ma.fields.String(
+        allow_none=True,
+        metadata={"description": "Why the connection does not work now (AUTH: ...), or null."},
+    )
     last_pull_at = ma.fields.DateTime(allow_none=True)
     last_pull_status = ma.fields.String(allow_none=True)
     last_pull_error = ma.fields.String(allow_none=True)
@@ -41,3 +47,9 @@ class SyncAttemptSchema(ma.Schema):
     duration_ms = ma.fields.Integer(allow_none=True)
     created_by = ma.fields.String(allow_none=True)
     created_at = ma.fields.DateTime()
+
+
+class ConnectionCheckSchema(ma.Schema):
+    ok = ma.fields.Boolean(metadata={"description": "The authenticated call succeeded."})
+    detail = ma.fields.String(metadata={"description": "What was checked, or what failed."})
+    code = ma.fields.String(allow_none=True, metadata={"description": "The failure's code."})

@@ -43,7 +43,7 @@ class Product(BaseModel):
 
 
 LISTING_STATUSES = ("active", "inactive")
-SYNC_STATUSES = ("in_sync", "pending", "error")
+SYNC_STATUSES = ("in_sync", "pending", "submitted", "error")
 
 
 class Listing(BaseModel):
@@ -78,6 +78,9 @@ class Listing(BaseModel):
     lease_until = BigIntegerField(null=True)  # a push is under way until then
     lease_token = CharField(max_length=80, null=True)
     pushing_version = IntegerField(null=True)  # the intent: the version being pushed
+    # sync_status ``submitted``: a push the marketplace accepted for processing, whose
+    # result is read later ({id, version, payload, ...}; marketplaces.submissions)
+    submission = JSONField(null=True)
 
     class Meta:
         indexes = (

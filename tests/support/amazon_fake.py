@@ -57,6 +57,7 @@ CLIENT_SECRET = "fake-client-secret"
 REFRESH_TOKEN = "Atzr|fake-refresh-token"
 SELLER_ID = "A2FAKESELLER01"
 MARKETPLACE_ID = "ATVPDKIKX0DER"
+DATE_PARAMS = ("LastUpdatedAfter", "CreatedAfter", "startDateTime")
 PLAN = re.compile(r"\|\s*([\d.]+)\s*\|\s*(\d+)\s*\|")
 
 
@@ -190,8 +191,10 @@ class AmazonFake(LocalHTTPServer):
                 status, payload, headers = outer.handle(
                     self.command, self.path, dict(self.headers.items()), raw
                 )
-                body = b"" if payload is None else (
-                    payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                body = (
+                    b""
+                    if payload is None
+                    else (payload if isinstance(payload, bytes) else json.dumps(payload).encode())
                 )
                 self.send_response(status)
                 if body:
@@ -261,8 +264,18 @@ class AmazonFake(LocalHTTPServer):
         with self.lock:
             return self.calls.get(operation, 0)
 
-    def add_order(self, order_id, items, *, status="Unshipped", channel="MFN", currency="USD",
-                  purchased_ms=None, updated_ms=None, address=None):
+    def add_order(
+        self,
+        order_id,
+        items,
+        *,
+        status="Unshipped",
+        channel="MFN",
+        currency="USD",
+        purchased_ms=None,
+        updated_ms=None,
+        address=None,
+    ):
         """An order as Amazon holds it; ``items``: [(sku, quantity, unit price str)]."""
         now = int(time.time() * 1000)
         purchased_ms = purchased_ms or now
@@ -332,9 +345,11 @@ class AmazonFake(LocalHTTPServer):
                     )
                     if not bucket.take():
                         self.throttled += 1
-                        return 429, _errors("QuotaExceeded", "You exceeded your quota."), {
-                            "x-amzn-RateLimit-Limit": str(operation.rate)
-                        }
+                        return (
+                            429,
+                            _errors("QuotaExceeded", "You exceeded your quota."),
+                            {"x-amzn-RateLimit-Limit": str(operation.rate)},
+                        )
             body = self._check_request(operation, path_params, query, headers, raw)
             with self.lock:
                 self.requests.append((operation.id, path, query, body, time.monotonic()))
@@ -431,11 +446,8 @@ class AmazonFake(LocalHTTPServer):
         elif kind == "boolean":
             if text not in ("true", "false"):
                 raise Refused(400, "InvalidInput", f"{name} is not a boolean.")
-        elif param.get("format") == "date-time" or name in (
-            "LastUpdatedAfter", "CreatedAfter", "startDateTime"
-        ):
-            if not _is_datetime(text):
-                raise Refused(400, "InvalidInput", f"{name} is not an ISO 8601 time.")
+        elif (param.get("format") == "date-time" or name in DATE_PARAMS) and not _is_datetime(text):
+            raise Refused(400, "InvalidInput", f"{name} is not an ISO 8601 time.")
         if "enum" in param and text not in param["enum"]:
             raise Refused(400, "InvalidInput", f"{name}: {text!r} is not one of the enum.")
         if "maxLength" in param and len(text) > param["maxLength"]:
@@ -480,12 +492,16 @@ class AmazonFake(LocalHTTPServer):
         token = "Atza|" + secrets.token_urlsafe(24)
         with self.lock:
             self.tokens[token] = time.time() + self.token_lifetime
-        return 200, {
-            "access_token": token,
-            "refresh_token": REFRESH_TOKEN,
-            "token_type": "bearer",
-            "expires_in": self.token_lifetime,
-        }, {}
+        return (
+            200,
+            {
+                "access_token": token,
+                "refresh_token": REFRESH_TOKEN,
+                "token_type": "bearer",
+                "expires_in": self.token_lifetime,
+            },
+            {},
+        )
 
     # feed documents (the presigned upload and download URLs) ------------------------------
 
@@ -526,14 +542,26 @@ class AmazonFake(LocalHTTPServer):
         with self.lock:
             self.patches.append((sku, body["patches"], time.time()))
             if sku not in self.listings:
-                issue = {"code": "4000001", "message": "The SKU is not listed.", "severity": "ERROR"}
-                return 200, {"sku": sku, "status": "INVALID", "submissionId": submission,
-                             "issues": [issue]}
+                issue = {
+                    "code": "4000001",
+                    "message": "The SKU is not listed.",
+                    "severity": "ERROR",
+                }
+                return 200, {
+                    "sku": sku,
+                    "status": "INVALID",
+                    "submissionId": submission,
+                    "issues": [issue],
+                }
             if sku in self.invalid_skus:
                 code, message = self.invalid_skus[sku]
                 issue = {"code": code, "message": message, "severity": "ERROR"}
-                return 200, {"sku": sku, "status": "INVALID", "submissionId": submission,
-                             "issues": [issue]}
+                return 200, {
+                    "sku": sku,
+                    "status": "INVALID",
+                    "submissionId": submission,
+                    "issues": [issue],
+                }
             self._apply(sku, {p["path"].split("/")[-1]: p.get("value") for p in body["patches"]})
         return 200, {"sku": sku, "status": "ACCEPTED", "submissionId": submission, "issues": []}
 
@@ -586,7 +614,10 @@ class AmazonFake(LocalHTTPServer):
         document_id = "amzn1.tortuga.4." + uuid.uuid4().hex
         with self.lock:
             self.documents[document_id] = {"content_type": body["contentType"], "content": None}
-        return 201, {"feedDocumentId": document_id, "url": f"{self.url}/documents/upload/{document_id}"}
+        return 201, {
+            "feedDocumentId": document_id,
+            "url": f"{self.url}/documents/upload/{document_id}",
+        }
 
     def _op_createFeed(self, params, query, body):
         with self.lock:
@@ -643,24 +674,45 @@ class AmazonFake(LocalHTTPServer):
                 problem = self.invalid_skus[sku]
             if problem:
                 invalid += 1
-                issues.append({"messageId": message["messageId"], "sku": sku, "code": problem[0],
-                               "severity": "ERROR", "message": problem[1]})
+                issues.append(
+                    {
+                        "messageId": message["messageId"],
+                        "sku": sku,
+                        "code": problem[0],
+                        "severity": "ERROR",
+                        "message": problem[1],
+                    }
+                )
                 continue
             accepted += 1
             if message["operationType"] == "PATCH":
-                self._apply(sku, {p["path"].split("/")[-1]: p.get("value")
-                                  for p in message["patches"]})
+                self._apply(
+                    sku, {p["path"].split("/")[-1]: p.get("value") for p in message["patches"]}
+                )
         if self.extra_report_sku:
-            issues.append({"messageId": len(document["messages"]) + 1,
-                           "sku": self.extra_report_sku, "code": "99999",
-                           "severity": "ERROR", "message": "Unknown message."})
+            issues.append(
+                {
+                    "messageId": len(document["messages"]) + 1,
+                    "sku": self.extra_report_sku,
+                    "code": "99999",
+                    "severity": "ERROR",
+                    "message": "Unknown message.",
+                }
+            )
         report = {
-            "header": {"sellerId": document["header"]["sellerId"], "version": "2.0",
-                       "feedId": feed["feedId"]},
+            "header": {
+                "sellerId": document["header"]["sellerId"],
+                "version": "2.0",
+                "feedId": feed["feedId"],
+            },
             "issues": issues,
-            "summary": {"errors": len(issues), "warnings": 0,
-                        "messagesProcessed": accepted + invalid,
-                        "messagesAccepted": accepted, "messagesInvalid": invalid},
+            "summary": {
+                "errors": len(issues),
+                "warnings": 0,
+                "messagesProcessed": accepted + invalid,
+                "messagesAccepted": accepted,
+                "messagesInvalid": invalid,
+            },
         }
         for error in self.report_validator.iter_errors(report):
             self.answer_problems.append(f"report: {error.message}"[:300])
@@ -673,8 +725,10 @@ class AmazonFake(LocalHTTPServer):
         with self.lock:
             if document_id not in self.documents:
                 return 404, _errors("NotFound", "No such document.")
-        return 200, {"feedDocumentId": document_id,
-                     "url": f"{self.url}/documents/download/{document_id}"}
+        return 200, {
+            "feedDocumentId": document_id,
+            "url": f"{self.url}/documents/download/{document_id}",
+        }
 
     def _op_getOrders(self, params, query, body):
         page_size = int(query.get("MaxResultsPerPage", ["100"])[0])
@@ -703,8 +757,12 @@ class AmazonFake(LocalHTTPServer):
             order = self.orders.get(params["orderId"])
         if order is None:
             return 404, _errors("NotFound", "No such order.")
-        return 200, {"payload": {"AmazonOrderId": params["orderId"],
-                                 "OrderItems": copy.deepcopy(order["items"])}}
+        return 200, {
+            "payload": {
+                "AmazonOrderId": params["orderId"],
+                "OrderItems": copy.deepcopy(order["items"]),
+            }
+        }
 
     def _op_getOrderAddress(self, params, query, body):
         with self.lock:
