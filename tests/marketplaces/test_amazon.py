@@ -329,11 +329,13 @@ def test_two_workers_with_a_shared_budget_stay_within_the_usage_plan(
     connect_amazon(tenant, fake)
     config = {"MARKETPLACE_RATE_BUDGETS": int(budgets_on), "MARKETPLACE_CONNECTION_CONCURRENCY": 4}
     with running_worker(database_url, **config), running_worker(database_url, **config):
-        for _ in range(6):
+        # a change every 0.1 s for 5 s: coalesced, about 8 patches a second against a plan
+        # of 5 a second (burst 5)
+        for _ in range(50):
             with write_transaction():
                 mark_listings_pending(listing_ids=[row.id for row in Listing.select(Listing.id)])
-            time.sleep(0.4)
-        wait_for(lambda: Listing.select().where(Listing.sync_status != "in_sync").count() == 0, 30)
+            time.sleep(0.1)
+        wait_for(lambda: Listing.select().where(Listing.sync_status != "in_sync").count() == 0, 60)
     if budgets_on:
         assert fake.throttled == 0
         assert Listing.select().where(Listing.sync_status == "in_sync").count() == 5
