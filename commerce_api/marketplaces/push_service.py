@@ -140,6 +140,8 @@ class PushService(SendLoop):
             self._turn += 1
         busy = self._claim_batches(pool, now) or busy
         for key in list(self._due):
+            if self._batch_size(self._connections[key]) > 1:
+                continue  # pushed in batches (_claim_batches)
             free = min(
                 self.per_connection - self.inflight.get(key, 0),
                 self.threads - self.in_flight(),
