@@ -91,6 +91,17 @@ def pull_connection(
                 connection, "fetch_orders", lambda connector, at=cursor: connector.fetch_orders(at)
             ).result
             check_page_orders(connection, page.orders)  # the whole page, before any of it
+            for problem in page.errors:  # orders the connector could not map: not dropped
+                summary["failed"] += 1
+                if len(summary["errors"]) < MAX_ERRORS_KEPT and isinstance(problem, dict):
+                    summary["errors"].append(
+                        {
+                            "external_order_id": problem.get("external_order_id"),
+                            "code": problem.get("code"),
+                            "message": problem.get("message"),
+                            "details": {},
+                        }
+                    )
             for raw in page.orders:
                 try:
                     outcome, _ = upsert_order(

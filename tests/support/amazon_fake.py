@@ -170,6 +170,10 @@ class AmazonFake(LocalHTTPServer):
         # the seller's catalogue: sku -> {asin, quantity, price, currency, status}
         self.listings = {}
         self.patches = []  # (sku, patches, time.time())
+        # every listing change that reached the fake, as the http fake keeps them (benches):
+        # {sku, body: {quantity, price}, at}: a patch when it arrived, a feed's messages
+        # when the document was uploaded
+        self.pushes = []
         self.documents = {}  # id -> {content_type, content}
         self.feeds = {}  # id -> {...}
         self.orders = {}  # AmazonOrderId -> {order, items, address}
@@ -255,6 +259,27 @@ class AmazonFake(LocalHTTPServer):
         with self.lock:
             for token in self.tokens:
                 self.tokens[token] = 0
+
+    def _received(self, sku, patches):
+        body = {}
+        for patch in patches:
+            name = patch["path"].split("/")[-1]
+            for value in patch.get("value") or []:
+                if name == "fulfillment_availability" and "quantity" in value:
+                    body["quantity"] = value["quantity"]
+                if name == "purchasable_offer":
+                    for price in value.get("our_price") or []:
+                        for schedule in price.get("schedule") or []:
+                            body["price"] = schedule.get("value_with_tax")
+        self.pushes.append({"sku": sku, "body": body, "at": time.time()})
+
+    def pushes_of(self, sku):
+        with self.lock:
+            return [push for push in self.pushes if push["sku"] == sku]
+
+    def last_quantity(self, sku):
+        pushes = [p for p in self.pushes_of(sku) if "quantity" in p["body"]]
+        return pushes[-1]["body"]["quantity"] if pushes else None
 
     def refused_count(self):
         with self.lock:
@@ -524,6 +549,9 @@ class AmazonFake(LocalHTTPServer):
                 raise Refused(400, "InvalidInput", f"feed {where}: {error.message}"[:500])
             with self.lock:
                 document["content"] = feed
+                for message in feed["messages"]:
+                    if message["sku"] in self.listings:
+                        self._received(message["sku"], message.get("patches") or [])
             return 200, None, {}
         if kind == "download" and method == "GET":
             return 200, document["content"], {}
@@ -541,6 +569,7 @@ class AmazonFake(LocalHTTPServer):
         submission = str(uuid.uuid4())
         with self.lock:
             self.patches.append((sku, body["patches"], time.time()))
+            self._received(sku, body["patches"])
             if sku not in self.listings:
                 issue = {
                     "code": "4000001",
