@@ -414,13 +414,17 @@ def _matches(sent, shown):
 
 
 def _answer(sku, sent, shown=None):
-    """The listing answer (``check_listing``'s shape) for a confirmed value."""
+    """The listing answer (``check_listing``'s shape) for a confirmed value: what was sent,
+    and what Amazon shows where nothing was sent (a price the service never set)."""
     shown = shown or {}
+    price, currency = sent.get("price"), sent.get("currency")
+    if price is None and shown.get("price") is not None:
+        price, currency = shown["price"], shown.get("currency")
     return {
         "external_id": str(shown.get("asin") or sku)[:200],
         "status": sent.get("status") or "active",
-        "price": sent.get("price"),
-        "currency": sent.get("currency"),
+        "price": price,
+        "currency": currency,
         "quantity": sent.get("quantity"),
     }
 
