@@ -447,3 +447,81 @@ def test_cancellation_is_refused_plainly(app, tenant, fake):
     with pytest.raises(MarketplaceRejection) as caught:
         call(connection, "request_cancellation", lambda c: c.request_cancellation({}, "other"))
     assert caught.value.code == "CANCELLATION_NOT_SUPPORTED"
+
+
+def test_orders_fba_stock_shipments_and_offers_through_a_running_worker(
+    app, client, headers, tenant, database_url, fake
+):
+    """The order pull, the FBA stock and a competitor scan run in the worker; the shipment
+    is confirmed through HTTP, once under 4 racing requests."""
+    from commerce_api.inventory.services import create_warehouse
+
+    make_products(client, headers, "MUG-1", "TOWEL-1")
+    fake.add_listing("MUG-1", asin="B0MUG00001")
+    fake.add_listing("TOWEL-1", asin="B0TOWEL001")
+    warehouse = make_own_warehouse(tenant)
+    stock_up(tenant, warehouse, {"MUG-1": 10, "TOWEL-1": 5})
+    create_warehouse(tenant.id, {"name": "FBA US", "type": "FBA", "marketplace": MARKETPLACE})
+    connect_amazon(tenant, fake)
+    fake.add_order("113-0000001-0000001", [("MUG-1", 2, "9.99"), ("TOWEL-1", 1, "5.05")])
+    fake.fba.update({"TOWEL-1": 6})
+    fake.add_offer("MUG-1", "SELLER-A", "11.50", shipping="1.00", buy_box=True)
+    with running_worker(database_url, ORDER_PULL_INTERVAL_SECONDS=1):
+        for sku in ("MUG-1", "TOWEL-1"):
+            assert client.post(f"/api/products/{sku}/sync", headers=headers).status_code == 202
+
+        def pulled():
+            return client.get("/api/orders", headers=headers).get_json()["data"]
+
+        assert wait_for(lambda: len(pulled()) == 1, 30)
+        (order,) = pulled()
+        assert order["external_order_id"] == "113-0000001-0000001"
+        detail = client.get(f"/api/orders/{order['id']}", headers=headers).get_json()["data"]
+        assert {(line["sku"], line["quantity"]) for line in detail["line_items"]} == {
+            ("MUG-1", 2),
+            ("TOWEL-1", 1),
+        }
+        # FBA stock in the read-only warehouse
+        fba = Warehouse.get(Warehouse.type == "FBA")
+        assert wait_for(
+            lambda: (
+                Stock.select().where((Stock.warehouse == fba.id) & (Stock.on_hand == 6)).exists()
+            ),
+            30,
+        )
+        # a shipment, 4 requests racing
+        statuses = []
+
+        def ship():
+            with app.test_client() as other:
+                response = other.post(
+                    f"/api/orders/{order['id']}/shipment",
+                    json={"carrier": "UPS", "tracking_number": "1Z999AA10123456784"},
+                    headers=headers,
+                )
+                statuses.append(response.status_code)
+
+        threads = [threading.Thread(target=ship) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert len(fake.shipments) == 1 and fake.count("confirmShipment") == 1, statuses
+        assert statuses.count(200) + statuses.count(201) == 1
+        # a competitor scan job
+        response = client.post(
+            "/api/ai-jobs",
+            json={"type": "competitor_scan", "params": {"marketplace": MARKETPLACE}},
+            headers=headers,
+        )
+        assert response.status_code == 201, response.get_json()
+        job_id = response.get_json()["data"]["id"]
+
+        def scanned():
+            job = client.get(f"/api/ai-jobs/{job_id}", headers=headers).get_json()["data"]
+            return job["status"] == "completed"
+
+        assert wait_for(scanned, 30)
+        offers = client.get("/api/pricing/competitors", headers=headers).get_json()["data"]
+        assert any(o["competitor"] == "SELLER-A" and o["sku"] == "MUG-1" for o in offers), offers
+    assert_contract_kept(fake)
