@@ -525,3 +525,41 @@ def test_orders_fba_stock_shipments_and_offers_through_a_running_worker(
         offers = client.get("/api/pricing/competitors", headers=headers).get_json()["data"]
         assert any(o["competitor"] == "SELLER-A" and o["sku"] == "MUG-1" for o in offers), offers
     assert_contract_kept(fake)
+
+
+def test_an_expired_token_is_exchanged_again_once(app, tenant, fake):
+    connection = connect_amazon(tenant, fake)
+    connector = amazon.AmazonConnector(connection, connection.settings)
+    assert connector.check()["ok"] is True
+    fake.expire_tokens()
+    assert connector.check()["ok"] is True
+    assert fake.token_requests == 2
+    assert_contract_kept(fake)
+
+
+def test_a_429_waits_and_a_5xx_leaves_the_listing_to_try_again(app, tenant, fake):
+    from commerce_api.db import write_transaction
+    from commerce_api.marketplaces import batches, listing_sync
+    from commerce_api.products.listings import mark_listings_pending
+
+    (sku,) = _listed(tenant, fake, 1, prefix="FAULT")
+    fake.listings[sku]["quantity"] = 3
+    connection = connect_amazon(tenant, fake)
+    with write_transaction():
+        mark_listings_pending(listing_ids=[row.id for row in Listing.select(Listing.id)])
+    now = int(time.time() * 1000)
+    fake.fail_next(1, 503)
+    claimed = listing_sync.claim(tenant.id, MARKETPLACE, 5, 60_000, "t1", now)
+    outcome = batches.push_batch(connection, claimed, slot_wait=None)
+    assert [o.status for o in outcome.outcomes] == ["unavailable"]
+    with write_transaction():
+        batches.record([outcome], 0)
+    listing = Listing.get()
+    assert listing.sync_status == "pending" and listing.last_sync_error.startswith("InternalF")
+    # a 429 beyond the plan: the call waits and goes again, the push is not failed
+    fake.throttle_next(1)
+    claimed = listing_sync.claim(tenant.id, MARKETPLACE, 5, 60_000, "t2", now + 600_000)
+    outcome = batches.push_batch(connection, claimed, slot_wait=None)
+    assert [o.status for o in outcome.outcomes] == ["submitted"]
+    assert fake.listings[sku]["quantity"] == 0
+    assert_contract_kept(fake)
