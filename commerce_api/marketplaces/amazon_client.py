@@ -97,6 +97,12 @@ class _TokenCache:
                 }
             return entry
 
+    def forget(self, connection_id: str) -> None:
+        """Drop a connection's tokens and remembered failures (its credentials changed)."""
+        with self.lock:
+            for key in [key for key in self.entries if key[0] == connection_id]:
+                del self.entries[key]
+
     def clear(self) -> None:
         with self.lock:
             self.entries.clear()

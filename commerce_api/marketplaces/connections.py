@@ -6,6 +6,7 @@ from ..db import for_update, write_transaction
 from ..errors import ApiError, validation_error
 from ..timeutil import now_ms
 from . import gateway
+from .amazon_client import TOKENS
 from .models import CONNECTION_STATUSES, MarketplaceConnection
 from .services import check_base_url, check_credentials, check_settings
 
@@ -76,10 +77,17 @@ def update_connection(
             ).execute()
             for name, value in fields.items():
                 setattr(connection, name, value)
-    if {"base_url", "api_token", "allow_private", "status", "settings", "credentials"} & set(
-        fields
-    ):
+    if {
+        "base_url",
+        "api_token",
+        "allow_private",
+        "status",
+        "settings",
+        "credentials",
+        "status_reason",
+    } & set(fields):
         gateway.forget_session(connection.id)
+        TOKENS.forget(connection.id)  # new credentials are tried at once
     return connection
 
 

@@ -563,3 +563,20 @@ def test_a_429_waits_and_a_5xx_leaves_the_listing_to_try_again(app, tenant, fake
     assert [o.status for o in outcome.outcomes] == ["submitted"]
     assert fake.listings[sku]["quantity"] == 0
     assert_contract_kept(fake)
+
+
+def test_new_credentials_through_patch_clear_the_status_reason(client, headers, tenant, fake):
+    connection = connect_amazon(tenant, fake)
+    amazon.TOKENS.clear()
+    fake.token_fails = True
+    path = f"/api/marketplaces/{connection.id}"
+    assert client.get(path + "/check", headers=headers).get_json()["data"]["ok"] is False
+    assert client.get(path, headers=headers).get_json()["data"]["status_reason"].startswith("AUTH")
+    response = client.patch(path, json={"credentials": {"lwa_client_id": "x"}}, headers=headers)
+    assert response.status_code == 422
+    fake.token_fails = False
+    response = client.patch(path, json={"credentials": fake.credentials()}, headers=headers)
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["data"]["status_reason"] is None
+    assert client.get(path + "/check", headers=headers).get_json()["data"]["ok"] is True
+    assert_contract_kept(fake)
