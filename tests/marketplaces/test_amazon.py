@@ -373,11 +373,14 @@ def test_orders_are_pulled_with_their_items(client, headers, tenant, fake):
     detail = client.get(f"/api/orders/{first['id']}", headers=headers).get_json()["data"]
     lines = {line["sku"]: line for line in detail["line_items"]}
     assert lines["MUG-1"]["quantity"] == 2 and lines["MUG-1"]["line_total"] == 19.98
-    # an unknown SKU is never a silent drop: imported and flagged, or a recorded failure
-    ghost = orders.get("111-0000001-0000003")
-    assert ghost is not None or any(
-        e["external_order_id"] == "111-0000001-0000003" for e in summary["errors"]
-    )
+    # an unknown SKU is never a silent drop: the order is imported and the sync history
+    # says which SKUs are unknown
+    ghost = orders["111-0000001-0000003"]
+    history = client.get(
+        "/api/marketplaces/sync-history", query_string={"order_id": ghost["id"]}, headers=headers
+    ).get_json()["data"]
+    (note,) = [h for h in history if h["operation"] == "order_import"]
+    assert note["error"]["code"] == "UNKNOWN_SKU" and "GHOST-1" in note["error"]["message"]
     assert_contract_kept(fake)
 
 
