@@ -17,6 +17,10 @@ workers must go on without a restart: none may exit, webhooks and listing pushes
 out after the last cut, and readiness must report no stalled loop of a live worker once
 the service settled.
 
+``--amazon-tenants`` (1) more tenants use the ``amazon`` connector against the SP-API
+contract fake (answering in 30 ms, a 503 and an unplanned 429 now and then): the fake
+must refuse no request and answer no 429 from its usage plans (the rate budgets).
+
 Then it lets the service settle and checks:
   - every listing's last pushed quantity equals its available stock minus its buffer,
     and its price the marketplace's last accepted price (the listing is not in error);
@@ -46,7 +50,7 @@ import requests
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import common  # noqa: E402
-from soak_fakes import MARKETPLACE, Marketplace, Receiver  # noqa: E402
+from soak_fakes import MARKETPLACE, AmazonMarket, Marketplace, Receiver  # noqa: E402
 
 PG_ADMIN_URL = os.environ.get("SOAK_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 DEADLINE = 2.0  # MARKETPLACE_DEADLINE_SECONDS of the service
@@ -74,6 +78,9 @@ def parse_args(argv=None):
     parser.add_argument("--duration", type=float, default=240, help="seconds of load")
     parser.add_argument("--kill-every", type=float, default=60, help="seconds between kills")
     parser.add_argument("--tenants", type=int, default=3)
+    parser.add_argument(
+        "--amazon-tenants", type=int, default=1, help="tenants on the SP-API contract fake"
+    )
     parser.add_argument("--skus", type=int, default=12, help="SKUs per tenant")
     parser.add_argument("--clients", type=int, default=2, help="client threads per tenant")
     parser.add_argument("--settle", type=float, default=180, help="seconds to settle at most")
@@ -143,6 +150,21 @@ def set_up_tenants(args, rng):
                 "http",
                 base_url=market.url,
                 api_token=f"token-{t}",
+                created_by="soak",
+                allow_private=True,
+            )
+            tenants.append(Tenant(tenant_id, secret, skus, market, None))
+        for t in range(args.amazon_tenants):
+            # the amazon connector against the SP-API contract fake, under the same load
+            tenant_id, secret = common.create_tenant_and_key()
+            skus = [f"AMZ-{t}-{n:02d}" for n in range(args.skus)]
+            market = AmazonMarket(skus, random.Random(rng.random()))
+            connect_marketplace(
+                tenant_id,
+                MARKETPLACE,
+                "amazon",
+                settings=market.fake.settings(),
+                credentials=market.fake.credentials(),
                 created_by="soak",
                 allow_private=True,
             )
@@ -525,6 +547,12 @@ def check(tenants, statuses):
         for sku in tenant.skus:
             if sku not in {row["sku"] for row in rows}:
                 violations.append(("never_listed", sku))
+        if isinstance(tenant.market, AmazonMarket):
+            # the contract: nothing refused, no 429 from the usage plans (budgets on)
+            for fault, count in tenant.market.faults.items():
+                counts[f"amazon {fault}"] = count
+                if count:
+                    violations.append((fault, count))
     for stock in Stock.select():
         counts["stock_rows"] += 1
         sums = collections.Counter()

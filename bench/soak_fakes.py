@@ -227,3 +227,51 @@ class Receiver:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+class AmazonMarket:
+    """An Amazon tenant's marketplace: the SP-API contract fake (tests/support/amazon_fake.py)
+    answering in 30 ms, with a 503 and an unplanned 429 now and then, seen as the soak sees
+    the other fakes (``listings``, ``history``, ``new_order``, ``faults``)."""
+
+    def __init__(self, skus, rng):
+        from tests.support.amazon_fake import AmazonFake
+
+        self.fake = AmazonFake(delay=0.03, feed_seconds=1.0).start()
+        for sku in skus:
+            self.fake.add_listing(sku)
+        self.skus = skus
+        self.rng = rng
+        self.orders = 0
+        self.url = self.fake.url
+
+    @property
+    def listings(self):
+        return self.fake.listings
+
+    @property
+    def history(self):
+        return collections.defaultdict(list, {sku: self.fake.pushes_of(sku) for sku in self.skus})
+
+    def new_order(self):
+        self.orders += 1
+        sku = self.rng.choice(self.skus)
+        quantity = self.rng.randint(1, 2)
+        self.fake.add_order(f"114-{self.orders:07d}-0000001", [(sku, quantity, "9.99")])
+        if self.orders % 7 == 0:
+            self.fake.fail_next(1, 503)
+        if self.orders % 11 == 0:
+            self.fake.throttle_next(1)
+
+    @property
+    def faults(self):
+        return collections.Counter(
+            {
+                "refused_by_contract": self.fake.refused_count(),
+                "throttled_by_plan": self.fake.throttled,
+                "fake_answer_problems": len(self.fake.answer_problems),
+            }
+        )
+
+    def close(self):
+        self.fake.close()

@@ -61,6 +61,9 @@ DEFAULTS = {
     "MARKETPLACE_CONNECTION_CONCURRENCY": 4,  # listing pushes in flight per connection
     "MARKETPLACE_PUSH_POLL_INTERVAL": 0.2,  # seconds between looks for pending listings
     "MARKETPLACE_LISTING_PUSH_SPACING_SECONDS": 0.6,  # a listing changing on is pushed this often
+    # real marketplaces' usage plans kept fleet-wide (database, or Redis when REDIS_URL)
+    "MARKETPLACE_RATE_BUDGETS": True,
+    "MARKETPLACE_BUDGET_WAIT_SECONDS": 60.0,  # how long background work waits for a budget
     "COMPETITOR_MAX_AGE_SECONDS": 86400,  # older competitor offers are stale (pricing)
     "PRICING_CHUNK_SIZE": 500,  # SKUs per chunk of a repricing job (fixed queries per chunk)
     "PRICING_MIN_CHANGE": "0.5%",  # smaller changes are not recommended; or an amount: 0.05
@@ -135,13 +138,19 @@ _FLOAT_KEYS = {
     "MARKETPLACE_SLOT_WAIT_SECONDS",
     "MARKETPLACE_PUSH_POLL_INTERVAL",
     "MARKETPLACE_LISTING_PUSH_SPACING_SECONDS",
+    "MARKETPLACE_BUDGET_WAIT_SECONDS",
     "WEBHOOK_TIMEOUT_SECONDS",
     "WEBHOOK_POLL_INTERVAL",
     "WEBHOOK_DISABLE_AFTER_DAYS",
     "LLM_TIMEOUT_SECONDS",
     "LLM_RETRY_MAX_WAIT_SECONDS",
 }
-_BOOL_KEYS = {"RATE_LIMIT_ENABLED", "WEBHOOK_ALLOW_PRIVATE_TARGETS", "METRICS_ENABLED"}
+_BOOL_KEYS = {
+    "RATE_LIMIT_ENABLED",
+    "WEBHOOK_ALLOW_PRIVATE_TARGETS",
+    "METRICS_ENABLED",
+    "MARKETPLACE_RATE_BUDGETS",
+}
 
 
 def _coerce(key, raw):

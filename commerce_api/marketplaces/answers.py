@@ -18,7 +18,7 @@ from typing import Any
 
 import marshmallow as ma
 
-from .base import MarketplaceUnavailable, OrderPage
+from .base import ListingResult, MarketplaceUnavailable, OrderPage, SubmissionCheck
 from .schemas import InventoryItemSchema, ListingAnswerSchema, unstorable
 
 MAX_CURSOR_LENGTH = 1000
@@ -153,3 +153,37 @@ class CheckedConnector:
 
     def fetch_inventory(self) -> list[dict[str, Any]]:
         return check_inventory(self._connector.fetch_inventory())
+
+    def push_listings(self, items: list[dict[str, Any]]) -> list[ListingResult]:
+        results = self._connector.push_listings(items)
+        return _checked_results(results, len(items), "push_listings")
+
+    def check_submissions(self, items: list[dict[str, Any]]) -> SubmissionCheck:
+        check = self._connector.check_submissions(items)
+        if not isinstance(check, SubmissionCheck):
+            raise invalid_answer("check_submissions", "not a SubmissionCheck.")
+        check.results = _checked_results(check.results, len(items), "check_submissions")
+        return check
+
+
+RESULT_STATUSES = ("accepted", "submitted", "rejected", "unavailable")
+
+
+def _checked_results(results: Any, count: int, operation: str) -> list[ListingResult]:
+    """One result per item; an accepted one's listing checked as ``push_product``'s (a bad
+    one makes that listing unavailable, not the batch)."""
+    if not isinstance(results, list) or len(results) != count:
+        raise invalid_answer(operation, f"not one result for each of the {count} listings.")
+    checked = []
+    for result in results:
+        if not isinstance(result, ListingResult) or result.status not in RESULT_STATUSES:
+            raise invalid_answer(operation, "a result is not a listing result.")
+        if result.status == "accepted":
+            try:
+                result.answer = check_listing(result.answer, operation)
+            except MarketplaceUnavailable as exc:
+                result = ListingResult(
+                    "unavailable", error_code=exc.code, error_message=exc.message
+                )
+        checked.append(result)
+    return checked

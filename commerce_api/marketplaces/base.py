@@ -49,12 +49,42 @@ class OrderPage:
     errors: list = field(default_factory=list)
 
 
+@dataclass
+class ListingResult:
+    """One listing's outcome of a batch push or of a submission check.
+
+    ``status``: ``accepted`` (the marketplace shows the values: ``answer`` is the listing
+    as ``push_product`` returns it), ``submitted`` (accepted for processing, the result is
+    read later: ``submission`` is what to read it by; in a check: not processed yet),
+    ``rejected`` (a final no, with the marketplace's code and message) or ``unavailable``
+    (try again later).
+    """
+
+    status: str
+    answer: dict | None = None
+    submission: dict | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    retry_after: float | None = None
+
+
+@dataclass
+class SubmissionCheck:
+    """What ``check_submissions`` found: a result per item, and ``notes`` on what the
+    marketplace reported that names nothing we sent (``{sku, code, message, ...}``)."""
+
+    results: list
+    notes: list = field(default_factory=list)
+
+
 class Connector(ABC):
     """What a marketplace adapter does. Every method may raise the two errors above."""
 
     name = "base"
     # calls leave the process (counted against the tenant's cap of outbound calls)
     remote = True
+    # listings one ``push_listings`` call takes (1: one ``push_product`` per listing)
+    batch_size = 1
 
     def __init__(self, connection, settings=None):
         self.connection = connection
@@ -87,6 +117,44 @@ class Connector(ABC):
         """Set the listing's price: ``product`` is the ``push_product`` payload carrying the
         new ``price``; returns what ``push_product`` returns."""
         return self.push_product(product, idempotency_key=idempotency_key)
+
+    def push_listings(self, items: Sequence[dict[str, Any]]) -> list[ListingResult]:
+        """Push many listings of this connection at once: ``items`` are ``{payload,
+        idempotency_key}`` (``payload`` the ``push_product`` body); one ``ListingResult``
+        per item, in order. Only an answer about the whole batch (the marketplace is
+        unreachable) raises. The default pushes them one by one."""
+        results = []
+        for item in items:
+            try:
+                answer = self.push_product(item["payload"], item.get("idempotency_key"))
+            except MarketplaceRejection as exc:
+                results.append(
+                    ListingResult("rejected", error_code=exc.code, error_message=exc.message)
+                )
+            except MarketplaceUnavailable as exc:
+                results.append(
+                    ListingResult(
+                        "unavailable",
+                        error_code=exc.code,
+                        error_message=exc.message,
+                        retry_after=exc.retry_after,
+                    )
+                )
+            else:
+                results.append(ListingResult("accepted", answer=answer))
+        return results
+
+    def check_submissions(self, items: Sequence[dict[str, Any]]) -> SubmissionCheck:
+        """Read the results of listings ``submitted`` earlier: ``items`` are ``{sku,
+        submission}``; one ``ListingResult`` per item (``submitted``: not processed yet)."""
+        raise MarketplaceUnavailable(
+            f"The {self.name} connector submits nothing for later processing.",
+            code="NOT_SUPPORTED",
+        )
+
+    def check(self) -> dict[str, Any]:
+        """One cheap authenticated call: ``{ok, detail}`` (raises the two errors above)."""
+        return {"ok": True, "detail": f"The {self.name} connector has nothing to check."}
 
     @abstractmethod
     def fetch_competitor_prices(self, skus: Sequence[str]) -> list[dict[str, Any]]:

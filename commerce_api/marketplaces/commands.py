@@ -6,8 +6,11 @@ from flask.cli import with_appcontext
 from ..auth.services import get_tenant
 from ..cli_output import call_service, fail, print_result, print_rows
 from ..orders.pulls import pull_connection
+from .checks import check_connection
 from .connections import delete_connection, update_connection
 from .services import connect_marketplace, serialize_connection, tenant_connections
+
+TEXT_SETTINGS = {"region", "marketplace_id", "seller_id", "endpoint", "token_endpoint"}
 
 
 def _parse_settings(pairs):
@@ -16,11 +19,42 @@ def _parse_settings(pairs):
         name, sep, value = pair.partition("=")
         if not sep or not name:
             raise click.BadParameter(f"expected NAME=VALUE, got {pair!r}", param_hint="--setting")
+        if name in TEXT_SETTINGS:  # amazon's settings are text; the others integers
+            settings[name] = value
+            continue
         try:
             settings[name] = int(value)
         except ValueError:
             raise click.BadParameter(f"{name} takes an integer", param_hint="--setting") from None
     return settings
+
+
+def _parse_credentials(pairs, files):
+    """``--credential NAME=VALUE`` and ``--credential-file NAME=PATH`` (``-``: standard
+    input; the file's content less surrounding white space): None when neither is given."""
+    if not pairs and not files:
+        return None
+    credentials = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(
+                f"expected NAME=VALUE, got {pair!r}", param_hint="--credential"
+            )
+        credentials[name] = value
+    for pair in files:
+        name, sep, path = pair.partition("=")
+        if not sep or not name or not path:
+            raise click.BadParameter(
+                f"expected NAME=PATH, got {pair!r}", param_hint="--credential-file"
+            )
+        try:
+            with click.open_file(path, "r", encoding="utf-8") as handle:
+                value = handle.read(MAX_TOKEN_LENGTH * 4 + 1).strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise click.BadParameter(f"{path}: {exc}", param_hint="--credential-file") from None
+        credentials[name] = value
+    return credentials
 
 
 MAX_TOKEN_LENGTH = 2000  # as the API's api_token
@@ -68,7 +102,7 @@ def register(cli):
     @click.option(
         "--marketplace", required=True, help="The marketplace's identifier, e.g. amazon_us."
     )
-    @click.option("--connector", type=click.Choice(["sandbox", "http"]), required=True)
+    @click.option("--connector", type=click.Choice(["sandbox", "http", "amazon"]), required=True)
     @click.option("--base-url", help="http connector: the marketplace adapter's base URL.")
     @click.option("--api-token", help="http connector: sent as 'Authorization: Bearer <token>'.")
     @click.option(
@@ -81,12 +115,36 @@ def register(cli):
         "settings",
         multiple=True,
         metavar="NAME=VALUE",
-        help="sandbox connector: initial_orders, orders_per_pull, max_orders.",
+        help="sandbox: initial_orders, orders_per_pull, max_orders; amazon: region, "
+        "marketplace_id, seller_id, endpoint, token_endpoint; http: batch_size.",
+    )
+    @click.option(
+        "--credential",
+        "credential_pairs",
+        multiple=True,
+        metavar="NAME=VALUE",
+        help="amazon: lwa_client_id, lwa_client_secret, refresh_token.",
+    )
+    @click.option(
+        "--credential-file",
+        "credential_files",
+        multiple=True,
+        metavar="NAME=PATH",
+        help="A credential read from a file ('-': standard input).",
     )
     @click.option("--json", "as_json", is_flag=True)
     @with_appcontext
     def marketplaces_connect(
-        tenant_id, marketplace, connector, base_url, api_token, api_token_file, settings, as_json
+        tenant_id,
+        marketplace,
+        connector,
+        base_url,
+        api_token,
+        api_token_file,
+        settings,
+        credential_pairs,
+        credential_files,
+        as_json,
     ):
         """Connect a marketplace for a tenant (the operator may use private addresses)."""
         api_token = _read_token(api_token, api_token_file)
@@ -98,6 +156,7 @@ def register(cli):
             base_url=base_url,
             api_token=api_token,
             settings=_parse_settings(settings),
+            credentials=_parse_credentials(credential_pairs, credential_files),
             created_by="cli",
             allow_private=True,
         )
@@ -115,11 +174,22 @@ def register(cli):
         help="http connector: read the new token from this file ('-': standard input).",
     )
     @click.option("--setting", "settings", multiple=True, metavar="NAME=VALUE")
+    @click.option("--credential", "credential_pairs", multiple=True, metavar="NAME=VALUE")
+    @click.option("--credential-file", "credential_files", multiple=True, metavar="NAME=PATH")
     @click.option("--status", type=click.Choice(["active", "disabled"]))
     @click.option("--json", "as_json", is_flag=True)
     @with_appcontext
     def marketplaces_update(
-        tenant_id, marketplace, base_url, api_token, api_token_file, settings, status, as_json
+        tenant_id,
+        marketplace,
+        base_url,
+        api_token,
+        api_token_file,
+        settings,
+        credential_pairs,
+        credential_files,
+        status,
+        as_json,
     ):
         """Change a connection: URL, token, settings, or pause it (--status disabled)."""
         connection = _connection_of(tenant_id, marketplace)
@@ -128,6 +198,9 @@ def register(cli):
         changes = {name: value for name, value in changes.items() if value is not None}
         if settings:
             changes["settings"] = _parse_settings(settings)
+        credentials = _parse_credentials(credential_pairs, credential_files)
+        if credentials is not None:
+            changes["credentials"] = credentials
         if not changes:
             fail("nothing to change: give --base-url, --api-token, --setting or --status")
         connection = call_service(
@@ -151,6 +224,20 @@ def register(cli):
             as_json,
             f"connection {connection.id} ({marketplace}) removed",
         )
+
+    @marketplaces.command("check")
+    @click.option("--tenant", "tenant_id", required=True)
+    @click.option("--marketplace", required=True, help="The connected marketplace to check.")
+    @click.option("--json", "as_json", is_flag=True)
+    @with_appcontext
+    def marketplaces_check(tenant_id, marketplace, as_json):
+        """Make one cheap authenticated call to the marketplace: ok, or what is wrong."""
+        connection = _connection_of(tenant_id, marketplace)
+        result = check_connection(connection)
+        text = f"{marketplace}: {'ok' if result['ok'] else 'FAILED'}: {result['detail']}"
+        print_result(result, as_json, text)
+        if not result["ok"]:
+            raise SystemExit(1)
 
     @marketplaces.command("list")
     @click.option("--tenant", "tenant_id", required=True)

@@ -6,8 +6,9 @@ from ..db import for_update, write_transaction
 from ..errors import ApiError, validation_error
 from ..timeutil import now_ms
 from . import gateway
+from .amazon_client import TOKENS
 from .models import CONNECTION_STATUSES, MarketplaceConnection
-from .services import check_base_url, check_settings
+from .services import check_base_url, check_credentials, check_settings
 
 
 def _locked(tenant_id, connection_id):
@@ -51,12 +52,21 @@ def update_connection(
         else:
             for name in ("base_url", "api_token"):
                 if changes.get(name):
-                    raise validation_error({name: ["The sandbox connector takes none."]})
+                    raise validation_error(
+                        {name: [f"The {connection.connector} connector takes none."]}
+                    )
         if "settings" in changes:
             settings = dict(changes["settings"] or {})
-            if connection.connector == "sandbox":  # only the named settings change
+            if connection.connector in ("sandbox", "amazon"):  # only the named settings change
                 settings = {**(connection.settings or {}), **settings}
-            fields["settings"] = check_settings(connection.connector, settings)
+            fields["settings"] = check_settings(connection.connector, settings, allow_private)
+            if connection.connector == "amazon":
+                # endpoints are checked as the caller may set them (a private one kept from
+                # the operator is refused through the API); the new ones are the caller's
+                fields["allow_private"] = allow_private
+        if changes.get("credentials") is not None:
+            fields["credentials"] = check_credentials(connection.connector, changes["credentials"])
+            fields["status_reason"] = None
         fields = {
             name: value for name, value in fields.items() if getattr(connection, name) != value
         }
@@ -67,8 +77,17 @@ def update_connection(
             ).execute()
             for name, value in fields.items():
                 setattr(connection, name, value)
-    if {"base_url", "api_token", "allow_private", "status"} & set(fields):
+    if {
+        "base_url",
+        "api_token",
+        "allow_private",
+        "status",
+        "settings",
+        "credentials",
+        "status_reason",
+    } & set(fields):
         gateway.forget_session(connection.id)
+        TOKENS.forget(connection.id)  # new credentials are tried at once
     return connection
 
 

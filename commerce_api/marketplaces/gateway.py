@@ -31,6 +31,7 @@ pending is the one exception: ``products.listings``).
 
 import contextlib
 import hashlib
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -49,6 +50,8 @@ from .limits import TenantBusy, serving, tenant_slot
 from .models import MarketplaceConnection
 from .registry import get_connector
 from .services import record_attempt
+
+log = logging.getLogger("commerce_api.marketplaces")
 
 BUSY_RETRY_AFTER = 2  # seconds, when the tenant's outbound calls are at their cap
 SECRET_RETRY_SECONDS = 10  # a connection whose token cannot be decrypted, tried again after
@@ -111,7 +114,7 @@ def forget_session(connection_id: str) -> None:
 
 def connector_for(connection: MarketplaceConnection) -> CheckedConnector:
     """The checked connector of ``connection``, on the connection's keep-alive pool."""
-    session = session_for(connection) if connection.connector == "http" else None
+    session = session_for(connection) if connection.connector in ("http", "amazon") else None
     return get_connector(connection, session=session)
 
 
@@ -230,10 +233,28 @@ def call(
             status = "rejected"
         elif isinstance(exc, MarketplaceUnavailable):
             status = "unavailable"
+            if exc.code == "AUTH":
+                _set_status_reason(connection, f"AUTH: {exc.message}"[:2000])
         attempt = record(status, exc.code, exc.message)
         exc.attempt_id = attempt.id if attempt is not None else None
         raise
     except Exception as exc:
         record("failed", "INTERNAL_ERROR", type(exc).__name__)
         raise
+    if getattr(connection, "status_reason", None):
+        _set_status_reason(connection, None)  # it works again
     return Answer(result, record("succeeded"))
+
+
+def _set_status_reason(connection: MarketplaceConnection, reason: str | None) -> None:
+    """Why the connection does not work now (credentials), shown on the connection."""
+    if getattr(connection, "status_reason", None) == reason:
+        return
+    try:
+        with write_transaction():
+            MarketplaceConnection.update(status_reason=reason).where(
+                MarketplaceConnection.id == connection.id
+            ).execute()
+        connection.status_reason = reason
+    except Exception:  # a busy database must not turn the call's outcome into another error
+        log.exception("connection %s: recording status_reason failed", connection.id)

@@ -18,7 +18,13 @@ from ..config import current_config
 from ..crypto import readable
 from ..retry_after import parse_retry_after
 from .answers import has_unstorable_text
-from .base import Connector, MarketplaceRejection, MarketplaceUnavailable, OrderPage
+from .base import (
+    Connector,
+    ListingResult,
+    MarketplaceRejection,
+    MarketplaceUnavailable,
+    OrderPage,
+)
 from .limits import remaining
 from .offers import normalize_offers
 
@@ -169,6 +175,66 @@ class HttpConnector(Connector):
             "currency": _given(answer, "currency", product.get("currency")),
             "quantity": _given(answer, "quantity", product.get("quantity")),
         }
+
+    @property
+    def batch_size(self) -> int:
+        """Listings per ``POST /products/batch`` (``settings.batch_size``; 1: none)."""
+        return max(1, int(self.settings.get("batch_size") or 1))
+
+    def push_listings(self, items: Sequence[dict[str, Any]]) -> list[ListingResult]:
+        """Many listings as one ``POST /products/batch`` (docs/connector-http.md), when
+        the connection has a ``batch_size``; else one ``PUT /products/{sku}`` each."""
+        if self.batch_size == 1 or len(items) == 1:
+            return super().push_listings(items)
+        answer = self._request(
+            "POST",
+            "/products/batch",
+            body={
+                "listings": [
+                    {**item["payload"], "idempotency_key": item.get("idempotency_key")}
+                    for item in items
+                ]
+            },
+        )
+        results = answer.get("results")
+        if not isinstance(results, list) or len(results) != len(items):
+            raise MarketplaceUnavailable(
+                "The answer has no result for each listing.", code="INVALID_RESPONSE"
+            )
+        outcomes = []
+        for item, result in zip(items, results, strict=True):
+            payload = item["payload"]
+            if not isinstance(result, dict) or result.get("sku") != payload["sku"]:
+                raise MarketplaceUnavailable(
+                    "The results do not follow the listings' order.", code="INVALID_RESPONSE"
+                )
+            error = result.get("error")
+            if isinstance(error, dict):
+                outcomes.append(
+                    ListingResult(
+                        "rejected",
+                        error_code=str(error.get("code") or "REJECTED")[:64],
+                        error_message=str(error.get("message") or "Refused.")[:500],
+                    )
+                )
+                continue
+            external_id = result.get("external_id")
+            if not isinstance(external_id, str) or not external_id:
+                outcomes.append(ListingResult("unavailable", error_code="INVALID_RESPONSE"))
+                continue
+            outcomes.append(
+                ListingResult(
+                    "accepted",
+                    answer={
+                        "external_id": external_id,
+                        "status": _given(result, "status", "active"),
+                        "price": _given(result, "price", payload.get("price")),
+                        "currency": _given(result, "currency", payload.get("currency")),
+                        "quantity": _given(result, "quantity", payload.get("quantity")),
+                    },
+                )
+            )
+        return outcomes
 
     def confirm_shipment(self, order: dict[str, Any], shipment: dict[str, Any]) -> dict[str, Any]:
         body = {

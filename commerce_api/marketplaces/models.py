@@ -5,6 +5,8 @@ from peewee import (
     BigIntegerField,
     BooleanField,
     CharField,
+    CompositeKey,
+    FloatField,
     ForeignKeyField,
     IntegerField,
     TextField,
@@ -15,7 +17,7 @@ from ..crypto import EncryptedTextField
 from ..db import BaseModel, JSONField
 from ..timeutil import now_ms
 
-CONNECTORS = ("sandbox", "http")
+CONNECTORS = ("sandbox", "http", "amazon")
 CONNECTION_STATUSES = ("active", "disabled")
 ATTEMPT_STATUSES = ("succeeded", "rejected", "unavailable", "failed")
 
@@ -33,10 +35,14 @@ class MarketplaceConnection(BaseModel):
     # those made through the API may not (a tenant must not reach our internal network).
     allow_private = BooleanField(default=False)
     status = CharField(max_length=16, default="active")
-    # why an active connection cannot be used now (its token is unreadable); 0052
+    # why an active connection cannot be used now: its secrets are unreadable (0052), or
+    # the marketplace refused its credentials (AUTH: ..., 0060)
     status_reason = TextField(null=True)
     settings = JSONField(default=dict)
     state = JSONField(default=dict)  # connector-private state (the sandbox's counters)
+    # a real marketplace's secrets (Amazon: LWA client id, secret, refresh token): an
+    # encrypted JSON object, write-only through the API
+    credentials = EncryptedTextField(null=True)
     pull_cursor = TextField(null=True)  # where the next order pull continues
     last_pull_at = BigIntegerField(null=True)
     last_pull_status = CharField(max_length=16, null=True)
@@ -101,3 +107,19 @@ class SandboxOrder(BaseModel):
             (("connection_id", "external_order_id"), True),
             (("connection_id", "revision"), False),
         )
+
+
+class RateBudget(BaseModel):
+    """One token bucket per connection and marketplace operation, shared by every worker
+    process (``budgets``): the operation's usage plan, fleet-wide."""
+
+    connection_id = CharField(max_length=40)
+    operation = CharField(max_length=64)
+    tokens = FloatField()
+    rate = FloatField()  # tokens per second
+    burst = FloatField()
+    updated_at = FloatField()  # epoch seconds of the last refill
+
+    class Meta:
+        table_name = "marketplace_rate_budget"
+        primary_key = CompositeKey("connection_id", "operation")

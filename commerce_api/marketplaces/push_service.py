@@ -7,6 +7,11 @@ rotating order, and through each tenant's connections in turn, claiming at most
 ``MARKETPLACE_CONNECTION_CONCURRENCY`` pushes in flight per connection. A tenant with
 10,000 pending listings so holds at most that many pushing threads, and another tenant's
 pushes go out beside them.
+
+A connector that takes batches (``batch_size`` above 1: ``amazon``, ``http`` with
+``settings.batch_size``) gets up to that many due listings of a connection in one push,
+which counts as one of the connection's pushes in flight; listings a marketplace accepted
+for processing (``submitted``) are checked the same way (``batches``).
 """
 
 import contextvars
@@ -19,8 +24,9 @@ from typing import Any
 from ..db import db, is_postgres, write_transaction
 from ..sendloop import SendLoop
 from ..timeutil import now_ms
-from . import listing_sync
+from . import batches, listing_sync
 from .models import MarketplaceConnection
+from .registry import CONNECTOR_CLASSES
 
 log = logging.getLogger("commerce_api.marketplaces")
 
@@ -62,6 +68,7 @@ class PushService(SendLoop):
         self.inflight = {}  # (tenant id, marketplace) -> pushes in flight
         self._turn = 0
         self._due = []  # connections with due listings, as last looked up
+        self._checks = []  # connections with submitted listings whose result is due
         self._connections = {}  # (tenant id, marketplace) -> active connection
         self._next_lookup = 0.0  # monotonic time of the next look-up of both
         self.stats = {"pushed": 0, "accepted": 0, "rejected": 0, "unavailable": 0}
@@ -74,8 +81,11 @@ class PushService(SendLoop):
     def in_flight(self) -> int:
         return sum(self.inflight.values())
 
-    def landed(self, outcome: listing_sync.PushOutcome) -> None:
-        key = (outcome.listing.tenant_id, outcome.listing.marketplace)
+    def landed(self, outcome: listing_sync.PushOutcome | batches.BatchOutcome) -> None:
+        if isinstance(outcome, batches.BatchOutcome):
+            key = (outcome.connection.tenant_id, outcome.connection.marketplace)
+        else:
+            key = (outcome.listing.tenant_id, outcome.listing.marketplace)
         left = self.inflight.get(key, 0) - 1
         if left > 0:
             self.inflight[key] = left
@@ -113,8 +123,9 @@ class PushService(SendLoop):
             # which connections have work: looked up once per poll interval, not per push
             # (a scan of the pending listings), or at once when none was known
             self._next_lookup = time.monotonic() + self.poll_interval
-            if not listing_sync.has_due(now):
-                self._due = []
+            pushes, checks = listing_sync.has_due(now), batches.has_checks_due(now)
+            if not pushes and not checks:
+                self._due, self._checks = [], []
                 return busy
             self._connections = {
                 (c.tenant_id, c.marketplace): c
@@ -122,10 +133,15 @@ class PushService(SendLoop):
                     MarketplaceConnection.status == "active"
                 )
             }
-            due = listing_sync.due_connections(now)
+            due = listing_sync.due_connections(now) if pushes else []
             self._due = in_turn([key for key in due if key in self._connections], self._turn)
+            due = batches.check_connections(now) if checks else []
+            self._checks = in_turn([k for k in due if k in self._connections], self._turn)
             self._turn += 1
+        busy = self._claim_batches(pool, now) or busy
         for key in list(self._due):
+            if self._batch_size(self._connections[key]) > 1:
+                continue  # pushed in batches (_claim_batches)
             free = min(
                 self.per_connection - self.inflight.get(key, 0),
                 self.threads - self.in_flight(),
@@ -144,6 +160,69 @@ class PushService(SendLoop):
             busy = busy or bool(claimed)
         return busy
 
+    def _batch_size(self, connection):
+        cls = CONNECTOR_CLASSES.get(connection.connector)
+        size = getattr(cls, "batch_size", 1)
+        if connection.connector == "http":
+            size = int((connection.settings or {}).get("batch_size") or 1)
+        return max(1, int(size))
+
+    def _claim_batches(self, pool, now):
+        """Claim and hand out batch pushes and submission checks; True when some were."""
+        busy = False
+        for kind, keys in (("check", self._checks), ("push", self._due)):
+            for key in list(keys):
+                connection = self._connections[key]
+                size = self._batch_size(connection)
+                if kind == "push" and size == 1:
+                    continue  # single pushes: below
+                if (
+                    self.inflight.get(key, 0) >= self.per_connection
+                    or self.in_flight() >= self.threads
+                ):
+                    continue
+                token = self.next_token()
+                claim = batches.claim_checks if kind == "check" else listing_sync.claim
+                claimed = claim(key[0], key[1], size, self.lease_ms, token, now)
+                if len(claimed) < size:
+                    keys.remove(key)
+                if not claimed:
+                    continue
+                self.inflight[key] = self.inflight.get(key, 0) + 1
+                run = self._check_batch if kind == "check" else self._push_batch
+                pool.submit(contextvars.copy_context().run, run, connection, claimed)
+                busy = True
+        return busy
+
+    def _push_batch(self, connection, items):
+        self._batch(batches.push_batch, connection, items)
+
+    def _check_batch(self, connection, items):
+        self._batch(batches.check_batch, connection, items)
+
+    def _batch(self, fn, connection, items):
+        try:
+            outcome = fn(connection, items, slot_wait=self.slot_wait)
+        except Exception as exc:  # a bug must not lose the listings: due again after a pause
+            log.exception("listings of %s: pushing a batch failed", connection.id)
+            outcome = batches.BatchOutcome(
+                connection,
+                [
+                    listing_sync.PushOutcome(
+                        item, now_ms(), "unavailable", None, "INTERNAL_ERROR", type(exc).__name__
+                    )
+                    for item in items
+                ],
+            )
+            if fn is batches.check_batch:
+                for pushed in outcome.outcomes:
+                    pushed.status = "processing"
+                outcome.check = True
+        finally:
+            if is_postgres() and not db.is_closed():
+                db.close()
+        self.outcomes.put(outcome)
+
     def _push(self, connection, item):
         try:
             outcome = listing_sync.push(connection, item, slot_wait=self.slot_wait)
@@ -157,11 +236,12 @@ class PushService(SendLoop):
                 db.close()  # back to the pool: pushing threads outlive many pushes
         self.outcomes.put(outcome)
 
-    def record(self, outcomes: list[listing_sync.PushOutcome]) -> None:
-        listing_sync.record(outcomes, self.spacing_ms)
-        self.stats["pushed"] += len(outcomes)
+    def record(self, outcomes: list[Any]) -> None:
+        batches.record(outcomes, self.spacing_ms)
         for outcome in outcomes:
-            self.stats[outcome.status] += 1
+            for each in getattr(outcome, "outcomes", [outcome]):
+                self.stats["pushed"] += 1
+                self.stats[each.status] = self.stats.get(each.status, 0) + 1
 
     def _record_batch(self, outcomes):
         """Record the outcomes in one transaction; False (kept to try again) on failure."""

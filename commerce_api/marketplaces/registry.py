@@ -3,12 +3,17 @@
 import requests
 
 from ..errors import ApiError
+from .amazon import AmazonConnector
 from .answers import CheckedConnector
 from .http_connector import HttpConnector
 from .models import MarketplaceConnection
 from .sandbox import SandboxConnector
 
-CONNECTOR_CLASSES = {"sandbox": SandboxConnector, "http": HttpConnector}
+CONNECTOR_CLASSES = {
+    "sandbox": SandboxConnector,
+    "http": HttpConnector,
+    "amazon": AmazonConnector,
+}
 
 
 def get_connector(

@@ -9,8 +9,9 @@ from ..auth.middleware import require_scope
 from ..errors import ApiError
 from ..http.blueprint import Blueprint
 from ..http.envelope import list_page, no_content, one
-from . import connections, services
+from . import checks, connections, services
 from .schemas import (
+    ConnectionCheckEnvelopeSchema,
     ConnectionCreateSchema,
     ConnectionEnvelopeSchema,
     ConnectionListArgsSchema,
@@ -57,6 +58,7 @@ class MarketplaceViews(MethodView):
             base_url=data.get("base_url"),
             api_token=data.get("api_token"),
             settings=data.get("settings"),
+            credentials=data.get("credentials"),
             created_by=g.auth.created_by,
             # a tenant may not point the service at private or loopback addresses
             allow_private=False,
@@ -116,3 +118,18 @@ class MarketplaceByIdViews(MethodView):
         """Disconnect a marketplace (its listings and sync history stay)"""
         connections.delete_connection(g.auth.tenant_id, connection_id)
         return no_content()
+
+
+@blp.route("/<string:connection_id>/check")
+class MarketplaceCheckViews(MethodView):
+    @require_scope("marketplaces:read")
+    @blp.response(200, ConnectionCheckEnvelopeSchema)
+    @blp.errors("CONNECTION_NOT_FOUND")
+    def get(self, connection_id):
+        """Check a connection with one cheap authenticated call
+
+        `ok: false` with a plain `detail` when the marketplace refuses the credentials
+        (the connection then shows `status_reason`) or cannot be reached.
+        """
+        connection = services.get_connection(g.auth.tenant_id, connection_id)
+        return one(checks.check_connection(connection))

@@ -7,7 +7,12 @@ from ..http.schemas import FullMatch, StrictDecimal, StrictInteger, StrictSchema
 from ..inventory.models import MAX_QUANTITY
 from .models import ATTEMPT_STATUSES, CONNECTION_STATUSES, CONNECTORS
 from .services import ATTEMPT_FIELDS, CONNECTION_FIELDS, MARKETPLACE_PATTERN
-from .shapes import ATTEMPT_RESOURCE_TYPES, ConnectionSchema, SyncAttemptSchema
+from .shapes import (
+    ATTEMPT_RESOURCE_TYPES,
+    ConnectionCheckSchema,
+    ConnectionSchema,
+    SyncAttemptSchema,
+)
 
 
 class ConnectionCreateSchema(StrictSchema):
@@ -27,7 +32,18 @@ class ConnectionCreateSchema(StrictSchema):
         metadata={"description": "http connector: sent as a Bearer token; never shown again."},
     )
     settings = ma.fields.Dict(
-        metadata={"description": "sandbox connector: initial_orders, orders_per_pull, max_orders."}
+        metadata={
+            "description": "sandbox connector: initial_orders, orders_per_pull, max_orders; "
+            "amazon: region (na, eu, fe), marketplace_id, seller_id, optional endpoint and "
+            "token_endpoint; http: optional batch_size (docs/connector-http.md)."
+        }
+    )
+    credentials = ma.fields.Dict(
+        load_only=True,
+        metadata={
+            "description": "amazon connector: lwa_client_id, lwa_client_secret, "
+            "refresh_token; stored encrypted, never shown again."
+        },
     )
 
 
@@ -45,7 +61,11 @@ class ConnectionUpdateSchema(StrictSchema):
         metadata={"description": "http connector: the new Bearer token (null: none)."},
     )
     settings = ma.fields.Dict(
-        metadata={"description": "sandbox connector: the settings to change."}
+        metadata={"description": "sandbox, amazon: the settings to change; http: batch_size."}
+    )
+    credentials = ma.fields.Dict(
+        load_only=True,
+        metadata={"description": "amazon connector: the new credentials (all three)."},
     )
     status = ma.fields.String(
         validate=ma.validate.OneOf(CONNECTION_STATUSES),
@@ -70,6 +90,9 @@ class SyncHistoryArgsSchema(ListArgsSchema):
 
 
 ConnectionEnvelopeSchema = envelope_schema("ConnectionEnvelopeSchema", ConnectionSchema)
+ConnectionCheckEnvelopeSchema = envelope_schema(
+    "ConnectionCheckEnvelopeSchema", ConnectionCheckSchema
+)
 
 
 ConnectionListSchema = list_schema("ConnectionListSchema", ConnectionSchema)

@@ -1,5 +1,6 @@
 """Marketplace connections and the sync history (calling a marketplace: ``calls.py``)."""
 
+import json
 import logging
 import re
 from collections.abc import Iterable, Sequence
@@ -60,8 +61,95 @@ def check_base_url(base_url: str, allow_private: bool) -> str:
     return base_url.rstrip("/")
 
 
-def check_settings(connector: str, settings: dict[str, Any] | None) -> dict[str, Any]:
+AMAZON_REGIONS = ("na", "eu", "fe")
+# Amazon's marketplace ids (ATVPDKIKX0DER, A1PA6795UKMFR9...) and seller (merchant) ids
+AMAZON_MARKETPLACE_ID = re.compile(r"^A[0-9A-Z]{9,15}$")
+AMAZON_SELLER_ID = re.compile(r"^A[0-9A-Z]{5,20}$")
+AMAZON_CREDENTIALS = ("lwa_client_id", "lwa_client_secret", "refresh_token")
+HTTP_MAX_BATCH = 1000
+
+
+def check_amazon_settings(settings: dict[str, Any], allow_private: bool) -> dict[str, Any]:
+    """``{region, marketplace_id, seller_id}`` and the optional ``endpoint`` and
+    ``token_endpoint`` URLs (public through the API, like ``base_url``)."""
+    errors = {}
+    for name in settings:
+        if name not in ("region", "marketplace_id", "seller_id", "endpoint", "token_endpoint"):
+            errors[name] = ["Unknown setting."]
+    if settings.get("region") not in AMAZON_REGIONS:
+        errors["region"] = [f"One of: {', '.join(AMAZON_REGIONS)}."]
+    for name, pattern, example in (
+        ("marketplace_id", AMAZON_MARKETPLACE_ID, "ATVPDKIKX0DER"),
+        ("seller_id", AMAZON_SELLER_ID, "A2EXAMPLESELLER"),
+    ):
+        value = settings.get(name)
+        if not isinstance(value, str) or not pattern.fullmatch(value):
+            errors[name] = [f"An Amazon {name.replace('_', ' ')} such as {example}."]
+    checked = {name: settings.get(name) for name in ("region", "marketplace_id", "seller_id")}
+    for name in ("endpoint", "token_endpoint"):
+        value = settings.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not 1 <= len(value) <= 2048:
+            errors[name] = ["A URL of at most 2048 characters."]
+            continue
+        try:
+            checked[name] = check_base_url(value, allow_private)
+        except ApiError as exc:
+            errors[name] = exc.details.get("fields", {}).get("base_url", ["Not a valid URL."])
+    if errors:
+        raise validation_error({"settings": errors})
+    return checked
+
+
+def check_credentials(connector: str, credentials: Any) -> str | None:
+    """The connector's secrets as the stored (then encrypted) JSON text."""
+    if credentials is None:
+        if connector == "amazon":
+            raise validation_error({"credentials": [f"Required: {', '.join(AMAZON_CREDENTIALS)}."]})
+        return None
+    if connector != "amazon":
+        raise validation_error({"credentials": ["Only the amazon connector takes credentials."]})
+    if not isinstance(credentials, dict):
+        raise validation_error({"credentials": ["An object."]})
+    errors = {}
+    for name in credentials:
+        if name not in AMAZON_CREDENTIALS:
+            errors[name] = ["Unknown credential."]
+    for name in AMAZON_CREDENTIALS:
+        value = credentials.get(name)
+        if not isinstance(value, str) or not 1 <= len(value) <= 2000 or unstorable_text(value):
+            errors[name] = ["Required: a string of 1 to 2000 characters."]
+    if errors:
+        raise validation_error({"credentials": errors})
+    return json.dumps({name: credentials[name] for name in AMAZON_CREDENTIALS})
+
+
+def unstorable_text(value: str) -> bool:
+    return "\x00" in value or any("\ud800" <= char <= "\udfff" for char in value)
+
+
+def check_settings(
+    connector: str, settings: dict[str, Any] | None, allow_private: bool = False
+) -> dict[str, Any]:
     settings = dict(settings or {})
+    if connector == "amazon":
+        return check_amazon_settings(settings, allow_private)
+    if connector == "http":
+        batch = settings.pop("batch_size", None)
+        if settings:
+            raise validation_error({"settings": ["The http connector takes only batch_size."]})
+        if batch is None:
+            return {}
+        if (
+            isinstance(batch, bool)
+            or not isinstance(batch, int)
+            or not 1 <= batch <= HTTP_MAX_BATCH
+        ):
+            raise validation_error(
+                {"settings": {"batch_size": [f"An integer from 1 to {HTTP_MAX_BATCH}."]}}
+            )
+        return {"batch_size": batch}
     if connector != "sandbox":
         if settings:
             raise validation_error({"settings": ["Only the sandbox connector takes settings."]})
@@ -89,8 +177,12 @@ def connect_marketplace(
     settings: dict[str, Any] | None = None,
     created_by: str | None = None,
     allow_private: bool = False,
+    credentials: dict[str, Any] | None = None,
 ) -> MarketplaceConnection:
-    """Register a marketplace connection for the tenant; one per marketplace."""
+    """Register a marketplace connection for the tenant; one per marketplace.
+
+    ``credentials`` (the ``amazon`` connector's secrets) are stored encrypted and never
+    shown; settings are checked per connector (``check_settings``)."""
     if not isinstance(marketplace, str) or not MARKETPLACE_PATTERN.fullmatch(marketplace):
         raise validation_error(
             {"marketplace": ["1-64 of A-Z a-z 0-9 . _ -, not starting with . _ -"]}
@@ -103,10 +195,11 @@ def connect_marketplace(
         base_url = check_base_url(base_url, allow_private)
     else:
         if base_url:
-            raise validation_error({"base_url": ["The sandbox connector takes no base URL."]})
+            raise validation_error({"base_url": [f"The {connector} connector takes no base URL."]})
         if api_token:
-            raise validation_error({"api_token": ["The sandbox connector takes no token."]})
-    settings = check_settings(connector, settings)
+            raise validation_error({"api_token": [f"The {connector} connector takes no token."]})
+    settings = check_settings(connector, settings, allow_private)
+    stored_credentials = check_credentials(connector, credentials)
     now = now_ms()
     try:
         with write_transaction():
@@ -133,6 +226,7 @@ def connect_marketplace(
                 allow_private=allow_private,
                 status="active",
                 settings=settings,
+                credentials=stored_credentials,
                 state={},
                 created_by=created_by,
                 created_at=now,

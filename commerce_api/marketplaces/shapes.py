@@ -20,12 +20,15 @@ class ConnectionSchema(ma.Schema):
     settings = ma.fields.Dict()
     # whether a token is stored; the token itself is never shown
     has_api_token = ma.fields.Boolean(attribute="api_token")
+    # whether the connector's secrets (amazon) are stored; they are never shown
+    has_credentials = ma.fields.Boolean(attribute="credentials")
     status_reason = ma.fields.String(
         allow_none=True,
         metadata={
             "description": "Why the service cannot use this connection now although it is"
-            " active (`SECRET_KEY_MISMATCH: ...`: its stored API token cannot be decrypted with the"
-            " service's keys; the operator must put the key back); null when it works."
+            " active, or null when it works: `AUTH: ...` (the marketplace refused its"
+            " credentials), `SECRET_KEY_MISMATCH: ...` (its stored secrets cannot be decrypted"
+            " with the service's keys; the operator must put the key back)."
         },
     )
     last_pull_at = ma.fields.DateTime(allow_none=True)
@@ -49,3 +52,9 @@ class SyncAttemptSchema(ma.Schema):
     duration_ms = ma.fields.Integer(allow_none=True)
     created_by = ma.fields.String(allow_none=True)
     created_at = ma.fields.DateTime()
+
+
+class ConnectionCheckSchema(ma.Schema):
+    ok = ma.fields.Boolean(metadata={"description": "The authenticated call succeeded."})
+    detail = ma.fields.String(metadata={"description": "What was checked, or what failed."})
+    code = ma.fields.String(allow_none=True, metadata={"description": "The failure's code."})

@@ -21,6 +21,8 @@ from ..marketplaces import gateway
 from ..marketplaces.answers import invalid_answer
 from ..marketplaces.base import MarketplaceRejection, MarketplaceUnavailable
 from ..marketplaces.models import MarketplaceConnection
+from ..marketplaces.services import record_attempt
+from ..products.models import Product
 from ..timeutil import now_ms
 from .ingest import upsert_order, validate_incoming
 
@@ -91,9 +93,20 @@ def pull_connection(
                 connection, "fetch_orders", lambda connector, at=cursor: connector.fetch_orders(at)
             ).result
             check_page_orders(connection, page.orders)  # the whole page, before any of it
+            for problem in page.errors:  # orders the connector could not map: not dropped
+                summary["failed"] += 1
+                if len(summary["errors"]) < MAX_ERRORS_KEPT and isinstance(problem, dict):
+                    summary["errors"].append(
+                        {
+                            "external_order_id": problem.get("external_order_id"),
+                            "code": problem.get("code"),
+                            "message": problem.get("message"),
+                            "details": {},
+                        }
+                    )
             for raw in page.orders:
                 try:
-                    outcome, _ = upsert_order(
+                    outcome, order_id = upsert_order(
                         connection.tenant_id,
                         raw,
                         source="pull",
@@ -101,6 +114,8 @@ def pull_connection(
                         created_by=created_by,
                     )
                     summary[outcome] += 1
+                    if outcome == "created":
+                        _note_unknown_skus(connection, raw, order_id, created_by)
                 except ApiError as error:
                     # a malformed order must not stop the others (nor block the cursor)
                     summary["failed"] += 1
@@ -136,6 +151,37 @@ def pull_connection(
         )
     _finish(connection.id, status, error)
     return summary
+
+
+def _note_unknown_skus(connection, raw, order_id, created_by):
+    """An order naming SKUs the tenant does not have is imported (no stock is held for
+    them) and said in the sync history (``order_import``, ``UNKNOWN_SKU``): never silent."""
+    skus = {line.get("sku") for line in raw.get("line_items") or [] if isinstance(line, dict)}
+    skus.discard(None)
+    if not skus:
+        return
+    known = {
+        row[0]
+        for row in Product.select(Product.sku)
+        .where((Product.tenant == connection.tenant_id) & Product.sku.in_(sorted(skus)))
+        .tuples()
+    }
+    unknown = sorted(skus - known)
+    if unknown:
+        record_attempt(
+            connection,
+            resource_type="order",
+            resource_id=order_id,
+            operation="order_import",
+            direction="inbound",
+            status="rejected",
+            error_code="UNKNOWN_SKU",
+            error_message=f"The order names SKUs this tenant does not have: {', '.join(unknown)}"[
+                :2000
+            ],
+            details={"external_order_id": raw.get("external_order_id"), "skus": unknown[:50]},
+            created_by=created_by,
+        )
 
 
 def sync_marketplace_stock(connection: MarketplaceConnection) -> int:

@@ -43,7 +43,7 @@ class Product(BaseModel):
 
 
 LISTING_STATUSES = ("active", "inactive")
-SYNC_STATUSES = ("in_sync", "pending", "error")
+SYNC_STATUSES = ("in_sync", "pending", "submitted", "error")
 
 
 class Listing(BaseModel):
@@ -81,6 +81,9 @@ class Listing(BaseModel):
     # from an older one is outdated (pricing.applying)
     price_version = IntegerField(default=0)
     pushing_version = IntegerField(null=True)  # the intent: the version being pushed
+    # sync_status ``submitted``: a push the marketplace accepted for processing, whose
+    # result is read later ({id, version, payload, ...}; marketplaces.submissions)
+    submission = JSONField(null=True)
 
     class Meta:
         indexes = (

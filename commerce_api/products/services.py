@@ -96,6 +96,7 @@ _LISTING_SHOWN = (
     Listing.sync_status,
     Listing.last_synced_at,
     Listing.last_sync_error,
+    Listing.submission,
 )
 _listings_of = PreparedQuery(
     lambda product_id: (

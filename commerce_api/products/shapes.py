@@ -21,11 +21,20 @@ class ListingSchema(ma.Schema):
         validate=ma.validate.OneOf(SYNC_STATUSES),
         metadata={
             "description": "in_sync: the marketplace has the listing's state; pending: a "
-            "change is on its way; error: the marketplace refused the last push."
+            "change is on its way; submitted: the marketplace accepted the push for "
+            "processing and its result is awaited (see submission); error: the marketplace "
+            "refused the last push."
         },
     )
     last_synced_at = ma.fields.DateTime(allow_none=True)
     last_sync_error = ma.fields.String(allow_none=True)
+    submission = ma.fields.Dict(
+        allow_none=True,
+        metadata={
+            "description": "While submitted: the marketplace's submission (id: a feed or a "
+            "listings submission) and what it carries."
+        },
+    )
 
 
 class ProductSchema(ma.Schema):

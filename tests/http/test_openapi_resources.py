@@ -149,6 +149,7 @@ def test_each_resource_and_its_schema_have_the_same_fields(
 
     get("/api/marketplaces")
     get(f"/api/marketplaces/{connection.id}", "/api/marketplaces/{connection_id}")
+    get(f"/api/marketplaces/{connection.id}/check", "/api/marketplaces/{connection_id}/check")
     get("/api/marketplaces/sync-history")
 
     rule = post("/api/pricing/rules", {"name": "Floor", "type": "floor", "value": 1.0,

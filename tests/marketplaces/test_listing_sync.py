@@ -76,6 +76,7 @@ def test_get_product_shows_the_listing_fields(client, headers, listed):
         "sync_status": "in_sync",
         "last_synced_at": listing["last_synced_at"],
         "last_sync_error": None,
+        "submission": None,
     }
     assert listing["last_synced_at"].endswith("Z")
 

@@ -3,7 +3,8 @@ connector's wire contract, docs/connector-http.md), for listing-sync tests and b
 
 ``pushes`` holds every ``PUT /products/:sku`` in arrival order: ``{sku, body,
 idempotency_key, at}`` (``at``: ``time.time()`` when it arrived). ``reject`` names SKUs it
-refuses with 422, ``busy`` SKUs it answers 429 with ``Retry-After: 7``; ``delay`` is how
+refuses with 422 (or, in a ``POST /products/batch``, with an error
+result), ``busy`` SKUs it answers 429 with ``Retry-After: 7``; ``delay`` is how
 long it takes to answer (seconds). Order pulls get an
 empty page, stock requests an empty list, shipments and cancellations are accepted.
 """
@@ -23,6 +24,7 @@ class ListingMarketplace(LocalHTTPServer):
         self.reject = set()
         self.busy = set()
         self.pushes = []
+        self.batches = []  # the size of each POST /products/batch
         self.other = []  # (method, path) of every other request
         self.lock = threading.Lock()
         outer = self
@@ -79,6 +81,30 @@ class ListingMarketplace(LocalHTTPServer):
                             "quantity": body.get("quantity"),
                         },
                     )
+                if self.command == "POST" and path == "/products/batch":
+                    listings = json.loads(raw)["listings"]
+                    results = []
+                    with outer.lock:
+                        outer.batches.append(len(listings))
+                        for body in listings:
+                            sku = body["sku"]
+                            outer.pushes.append(
+                                {
+                                    "sku": sku,
+                                    "body": body,
+                                    "idempotency_key": body.get("idempotency_key"),
+                                    "at": time.time(),
+                                }
+                            )
+                            if sku in outer.reject:
+                                error = {"code": "BAD_LISTING", "message": "Refused."}
+                                results.append({"sku": sku, "error": error})
+                            else:
+                                results.append(
+                                    {"sku": sku, "external_id": f"EXT-{sku}",
+                                     "quantity": body.get("quantity")}
+                                )  # fmt: skip
+                    return self._answer(200, {"results": results})
                 with outer.lock:
                     outer.other.append((self.command, path))
                 if path == "/orders":

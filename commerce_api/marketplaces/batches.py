@@ -1,0 +1,316 @@
+"""Batch pushes and asynchronous acceptance (DESIGN 13), for any connector.
+
+A connector whose ``batch_size`` is above 1 takes many pending listings of one
+connection in one ``push_listings`` call (Amazon: one ``JSON_LISTINGS_FEED``; the ``http``
+connector: ``POST /products/batch``) and answers one ``ListingResult`` per listing. The
+push service claims up to that many due listings of the connection at once
+(``listing_sync.claim``: the same lease and intent as single pushes) and records each
+outcome as a single push's.
+
+A push the marketplace only *accepted for processing* leaves the listing ``submitted``
+with its ``submission`` (``{kind, id, sent, at, version}``): never ``in_sync`` for a value
+the marketplace has not confirmed. Submitted listings are due for a *check* (claimed
+under the same lease columns, ``CHECK_LEASE``): ``check_submissions`` reads the result
+(a feed's processing report, the listing as the marketplace now shows it) and the listing
+becomes ``in_sync`` or ``error`` with the marketplace's code and message (the
+``listing.sync_failed`` event as for any refusal), or stays submitted and is read again
+later (at growing intervals, up to ``MAX_CHECK_DELAY_MS``). A change made meanwhile makes
+the listing ``pending`` again (``products.listings.mark_listings_pending``): it is pushed
+anew, and a late result only moves ``synced_version`` (the value the marketplace took).
+"""
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..db import write_transaction
+from ..leases import Lease, lease_free
+from ..products.models import Listing, Product
+from ..sql import Statement
+from ..timeutil import now_ms
+from . import listing_sync
+from .base import MarketplaceRejection, MarketplaceUnavailable, SubmissionCheck
+from .gateway import call
+from .listing_sync import ClaimedListing, PushOutcome
+from .models import MarketplaceConnection
+from .services import record_attempt
+
+log = logging.getLogger("commerce_api.marketplaces")
+
+FIRST_CHECK_MS = {"patch": 300, "feed": 1000}
+MAX_CHECK_DELAY_MS = 60_000
+
+_CHECK_DUE = (
+    "{Listing.sync_status} = 'submitted' AND {Listing.next_push_at} <= {p} AND "
+    + lease_free("{Listing.lease_until}")
+)
+HAS_CHECK_DUE = Statement(
+    "SELECT 1 FROM {Listing} WHERE " + _CHECK_DUE + " LIMIT 1", Listing=Listing
+)
+CHECK_CONNECTIONS = Statement(
+    "SELECT DISTINCT {Listing.tenant}, {Listing.marketplace} FROM {Listing} WHERE " + _CHECK_DUE,
+    Listing=Listing,
+)
+CHECK_LEASE = Lease(
+    Listing,
+    lease="lease_until",
+    holder="lease_token",
+    due=_CHECK_DUE + " AND {Listing.tenant} = {p} AND {Listing.marketplace} = {p}",
+    order="{Listing.next_push_at}",
+    setting="{Listing.lease_until} = {p}, {Listing.lease_token} = {p}",
+    claimable="{Listing.sync_status} = 'submitted'",
+    returning=("id", "version"),
+)
+_RELEASED = CHECK_LEASE.released() + ", {Listing.pushing_version} = NULL"
+_HELD = " WHERE {Listing.id} = {p} AND {Listing.lease_token} = {p}"
+SUBMITTED = Statement(
+    "UPDATE {Listing} SET {Listing.submission} = {p}, {Listing.updated_at} = {p},"
+    " {Listing.last_sync_error} = NULL, {Listing.push_failures} = 0, " + _RELEASED + ","
+    " {Listing.next_push_at} = CASE WHEN {Listing.version} = {p} THEN {p} ELSE {p} END,"
+    " {Listing.sync_status} = CASE WHEN {Listing.version} = {p} THEN 'submitted'"
+    " ELSE 'pending' END" + _HELD,
+    Listing=Listing,
+)
+# not processed yet (or not readable now): read again later, still submitted
+LATER = Statement(
+    "UPDATE {Listing} SET " + _RELEASED + ", {Listing.next_push_at} = {p}" + _HELD,
+    Listing=Listing,
+)
+SETTLED = Statement(
+    "UPDATE {Listing} SET {Listing.submission} = NULL WHERE {Listing.id} = {p}"
+    " AND {Listing.sync_status} <> 'submitted'",
+    Listing=Listing,
+)
+
+
+@dataclass
+class BatchOutcome:
+    """The outcomes of one batch push or check (one unit of the connection's pushes in
+    flight), with the notes of what the marketplace reported about nothing we sent."""
+
+    connection: MarketplaceConnection
+    outcomes: list
+    check: bool = False
+    notes: list = field(default_factory=list)
+
+
+# Finding work -----------------------------------------------------------------------------
+
+
+def has_checks_due(now: int) -> bool:
+    return HAS_CHECK_DUE.execute((now, now)).fetchone() is not None
+
+
+def check_connections(now: int) -> list[tuple[str, str]]:
+    return [(row[0], row[1]) for row in CHECK_CONNECTIONS.execute((now, now)).fetchall()]
+
+
+def claim_checks(
+    tenant_id: str, marketplace: str, limit: int, lease_ms: int, token: str, now: int
+) -> list[ClaimedListing]:
+    """Lease up to ``limit`` submitted listings of one connection whose result is due;
+    each carries its submission (``payload``: what was sent)."""
+    if limit <= 0:
+        return []
+    with write_transaction():
+        rows = CHECK_LEASE.claim((now, now, tenant_id, marketplace, limit), (now + lease_ms, token))
+        if not rows:
+            return []
+        found = {
+            row["id"]: row
+            for row in Listing.select(
+                Listing.id, Listing.submission, Product.sku, Product.id.alias("product_id")
+            )
+            .join(Product, on=(Product.id == Listing.product))
+            .where(Listing.id.in_([row[0] for row in rows]))
+            .dicts()
+        }
+    claimed = []
+    for listing_id, version in rows:
+        row = found[listing_id]
+        submission = row["submission"] or {}
+        item = ClaimedListing(
+            listing_id,
+            tenant_id,
+            marketplace,
+            int(submission.get("version", version)),
+            token,
+            row["product_id"],
+            row["sku"],
+            dict(submission.get("sent") or {"sku": row["sku"]}),
+        )
+        item.submission = submission
+        claimed.append(item)
+    return claimed
+
+
+# Pushing and checking ---------------------------------------------------------------------
+
+
+def push_batch(
+    connection: MarketplaceConnection, items: list[ClaimedListing], slot_wait: float | None
+) -> BatchOutcome:
+    """Push claimed listings in one ``push_listings`` call; one outcome per listing."""
+    started = now_ms()
+    batch = [
+        {"payload": item.payload, "idempotency_key": f"{item.id}:{item.version}"} for item in items
+    ]
+    try:
+        answer = call(
+            connection,
+            "push_listings",
+            lambda connector: connector.push_listings(batch),
+            resource_type="product",
+            resource_id=items[0].product_id if len(items) == 1 else "batch",
+            sku=items[0].sku if len(items) == 1 else None,
+            created_by="listing_sync",
+            details={"listings": len(items), "skus": [item.sku for item in items[:20]]},
+            slot_wait=slot_wait,
+        )
+        results = answer.result
+    except (MarketplaceRejection, MarketplaceUnavailable) as exc:
+        status = "rejected" if isinstance(exc, MarketplaceRejection) else "unavailable"
+        retry = getattr(exc, "retry_after", None)
+        outcomes = [
+            PushOutcome(item, started, status, None, exc.code, exc.message, retry) for item in items
+        ]
+        return BatchOutcome(connection, outcomes)
+    outcomes = []
+    for item, result in zip(items, results, strict=True):
+        outcome = PushOutcome(
+            item,
+            started,
+            result.status,
+            result.answer,
+            result.error_code,
+            result.error_message,
+            result.retry_after,
+        )
+        outcome.submission = result.submission
+        outcomes.append(outcome)
+    return BatchOutcome(connection, outcomes)
+
+
+def check_batch(
+    connection: MarketplaceConnection, items: list[ClaimedListing], slot_wait: float | None
+) -> BatchOutcome:
+    """Read the results of submitted listings; ``processing`` for those not done yet."""
+    started = now_ms()
+    request = [{"sku": item.sku, "submission": item.submission} for item in items]
+    try:
+        check: SubmissionCheck = call(
+            connection,
+            "check_submissions",
+            lambda connector: connector.check_submissions(request),
+            slot_wait=slot_wait,
+        ).result
+    except (MarketplaceRejection, MarketplaceUnavailable) as exc:
+        outcomes = [
+            PushOutcome(item, started, "processing", None, exc.code, exc.message) for item in items
+        ]
+        return BatchOutcome(connection, outcomes, check=True)
+    outcomes = []
+    for item, result in zip(items, check.results, strict=True):
+        status = result.status
+        if status in ("submitted", "unavailable"):
+            status = "processing"
+        outcomes.append(
+            PushOutcome(
+                item,
+                started,
+                status,
+                result.answer,
+                result.error_code,
+                result.error_message,
+                result.retry_after,
+            )
+        )
+    return BatchOutcome(connection, outcomes, check=True, notes=check.notes)
+
+
+# Recording --------------------------------------------------------------------------------
+
+
+def _check_delay(submission: dict, now: int) -> int:
+    age = max(0, now - int(submission.get("at") or now))
+    first = FIRST_CHECK_MS.get(submission.get("kind"), 1000)
+    return int(min(MAX_CHECK_DELAY_MS, max(first, age / 4)))
+
+
+def record(items: list[Any], spacing_ms: int, now: int | None = None) -> int:
+    """Record push outcomes and batch outcomes (inside the caller's transaction)."""
+    now = now_ms() if now is None else now
+    plain, submitted, later, checked, notes = [], [], [], [], []
+    for item in items:
+        if isinstance(item, BatchOutcome):
+            for note in item.notes:
+                notes.append((item.connection, note))
+            for outcome in item.outcomes:
+                if item.check:
+                    checked.append(outcome.listing.id)
+                if outcome.status == "submitted":
+                    submitted.append(outcome)
+                elif outcome.status == "processing":
+                    later.append(outcome)
+                else:
+                    plain.append(outcome)
+        elif item.status == "submitted":
+            submitted.append(item)
+        else:
+            plain.append(item)
+    landed = listing_sync.record(plain, spacing_ms, now) if plain else 0
+    for outcome in sorted(submitted, key=lambda o: o.listing.id):
+        listing = outcome.listing
+        submission = {
+            **(getattr(outcome, "submission", None) or {}),
+            "at": now,
+            "version": listing.version,
+        }
+        submission.setdefault("sent", {"sku": listing.sku})
+        cursor = SUBMITTED.execute(
+            (
+                json.dumps(submission, separators=(",", ":")),
+                now,
+                listing.version,
+                now + FIRST_CHECK_MS.get(submission.get("kind"), 1000),
+                max(now, outcome.started_at + spacing_ms),
+                listing.version,
+                listing.id,
+                listing.token,
+            )
+        )
+        landed += cursor.rowcount or 0
+    for outcome in sorted(later, key=lambda o: o.listing.id):
+        listing = outcome.listing
+        delay = _check_delay(getattr(listing, "submission", None) or {}, now)
+        if outcome.retry_after:
+            delay = max(delay, int(float(outcome.retry_after) * 1000))
+        cursor = LATER.execute((now + delay, listing.id, listing.token))
+        landed += cursor.rowcount or 0
+    for listing_id in sorted(set(checked)):
+        SETTLED.execute((listing_id,))
+    for connection, note in notes:
+        _record_note(connection, note)
+    return landed
+
+
+def _record_note(connection, note):
+    """What a marketplace reported about nothing we sent: a visible sync-history row."""
+    log.warning("%s reported about a listing it was not sent: %s", connection.marketplace, note)
+    record_attempt(
+        connection,
+        resource_type="product",
+        resource_id=f"feed:{note.get('feed_id')}"[:80],
+        sku=note.get("sku"),
+        operation="submission_report",
+        status="rejected",
+        error_code="UNKNOWN_MESSAGE",
+        error_message=(
+            f"The marketplace's report names {note.get('sku') or 'a message'} "
+            f"(message {note.get('message_id')}), which this push did not send: "
+            f"{note.get('code')}: {note.get('message')}"
+        ),
+        details=note,
+        created_by="listing_sync",
+    )

@@ -1,0 +1,168 @@
+"""Rate budgets: a marketplace's usage plan per connection and operation, fleet-wide.
+
+A real marketplace allows each seller a rate and a burst per operation (Amazon's usage
+plans: ``patchListingsItem`` 5/s, burst 5; ``createFeed`` one every two minutes, burst
+15...). Every worker process on every host draws from one token bucket per connection and
+operation, kept in the database (``marketplace_rate_budget``, a row locked for the
+moment of the draw) or in Redis when ``COMMERCE_REDIS_URL`` is set (one Lua script), so
+that together they stay within the plan.
+
+A draw *reserves* a token: it answers at once how long the caller must wait before its
+call (0: now). The bucket may go below zero by the reservations made; a reservation
+further out than the caller may wait is not taken (``BudgetExhausted`` with the wait).
+The rate follows what the marketplace says (``adjust``: Amazon's
+``x-amzn-RateLimit-Limit``); a 429 empties the bucket (``drain``): the marketplace's
+count is the truth.
+
+``COMMERCE_MARKETPLACE_RATE_BUDGETS=0`` turns the budgets off (each call goes at once).
+"""
+
+import functools
+import time
+
+from ..config import current_config
+from ..db import is_postgres, write_transaction
+from ..sql import Statement
+from .models import RateBudget
+
+
+class BudgetExhausted(Exception):
+    """The next token is further out than the caller may wait."""
+
+    def __init__(self, wait: float) -> None:
+        super().__init__(f"The rate budget allows the next call in {wait:.1f} s.")
+        self.wait = wait
+
+
+CREATE = Statement(
+    "INSERT INTO {RateBudget} ({RateBudget.connection_id}, {RateBudget.operation},"
+    " {RateBudget.tokens}, {RateBudget.rate}, {RateBudget.burst}, {RateBudget.updated_at})"
+    " VALUES ({p}, {p}, {p}, {p}, {p}, {p}) ON CONFLICT DO NOTHING",
+    RateBudget=RateBudget,
+)
+READ = Statement(
+    "SELECT {RateBudget.tokens}, {RateBudget.rate}, {RateBudget.burst},"
+    " {RateBudget.updated_at} FROM {RateBudget}"
+    " WHERE {RateBudget.connection_id} = {p} AND {RateBudget.operation} = {p}{lock}",
+    RateBudget=RateBudget,
+)
+WRITE = Statement(
+    "UPDATE {RateBudget} SET {RateBudget.tokens} = {p}, {RateBudget.rate} = {p},"
+    " {RateBudget.updated_at} = {p}"
+    " WHERE {RateBudget.connection_id} = {p} AND {RateBudget.operation} = {p}",
+    RateBudget=RateBudget,
+)
+
+# KEYS[1]: the bucket; ARGV: rate, burst, now, max wait, mode (take, adjust, drain),
+# new rate. Returns the wait in milliseconds (-1: not taken, the wait in the 2nd value).
+REDIS_SCRIPT = """
+local b = redis.call('HMGET', KEYS[1], 'tokens', 'rate', 'burst', 'at')
+local rate = tonumber(b[2]) or tonumber(ARGV[1])
+local burst = tonumber(b[3]) or tonumber(ARGV[2])
+local tokens = tonumber(b[1]) or burst
+local at = tonumber(b[4]) or tonumber(ARGV[3])
+local now = tonumber(ARGV[3])
+if now > at then tokens = math.min(burst, tokens + (now - at) * rate) at = now end
+local mode = ARGV[5]
+local wait = 0
+local taken = 1
+if mode == 'take' then
+  wait = math.max(0, (1 - tokens) / rate)
+  if wait > tonumber(ARGV[4]) then taken = 0 else tokens = tokens - 1 end
+elseif mode == 'adjust' then
+  rate = tonumber(ARGV[6])
+elseif mode == 'drain' then
+  tokens = math.min(tokens, 0)
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'rate', tostring(rate),
+  'burst', tostring(burst), 'at', tostring(at))
+redis.call('EXPIRE', KEYS[1], 86400)
+return {taken, tostring(wait)}
+"""
+
+
+def enabled() -> bool:
+    return bool(current_config().get("MARKETPLACE_RATE_BUDGETS", True))
+
+
+@functools.lru_cache(maxsize=4)
+def _redis(url):
+    import redis  # the optional extra (config.check_drivers says so when missing)
+
+    client = redis.Redis.from_url(url)
+    return client, client.register_script(REDIS_SCRIPT)
+
+
+def _redis_call(url, key, rate, burst, max_wait, mode, new_rate=0.0):
+    _, script = _redis(url)
+    taken, wait = script(
+        keys=[f"commerce:budget:{key}"],
+        args=[rate, burst, time.time(), max_wait, mode, new_rate],
+    )
+    return bool(int(taken)), float(wait)
+
+
+def _db_call(connection_id, operation, rate, burst, max_wait, mode, new_rate=0.0):
+    now = time.time()
+    with write_transaction():
+        CREATE.execute((connection_id, operation, float(burst), float(rate), float(burst), now))
+        lock = " FOR UPDATE" if is_postgres() else ""
+        tokens, stored_rate, stored_burst, at = READ.execute(
+            (connection_id, operation), lock=lock
+        ).fetchone()
+        if now > at:
+            tokens = min(stored_burst, tokens + (now - at) * stored_rate)
+            at = now
+        wait, taken = 0.0, True
+        if mode == "take":
+            wait = max(0.0, (1 - tokens) / stored_rate)
+            if wait > max_wait:
+                taken = False
+            else:
+                tokens -= 1
+        elif mode == "adjust":
+            stored_rate = new_rate
+        elif mode == "drain":
+            tokens = min(tokens, 0.0)
+        WRITE.execute((tokens, stored_rate, at, connection_id, operation))
+    return taken, wait
+
+
+def _call(connection_id, operation, rate, burst, max_wait, mode, new_rate=0.0):
+    url = current_config().get("REDIS_URL")
+    if url:
+        return _redis_call(
+            url, f"{connection_id}:{operation}", rate, burst, max_wait, mode, new_rate
+        )
+    return _db_call(connection_id, operation, rate, burst, max_wait, mode, new_rate)
+
+
+def reserve(connection_id: str, operation: str, rate: float, burst: int, max_wait: float) -> float:
+    """Take a token of the bucket (created with ``rate`` and ``burst`` on first use);
+    returns the seconds to wait before the call. Raises ``BudgetExhausted`` when that is
+    more than ``max_wait`` (nothing taken)."""
+    if not enabled():
+        return 0.0
+    taken, wait = _call(connection_id, operation, rate, burst, max_wait, "take")
+    if not taken:
+        raise BudgetExhausted(wait)
+    return wait
+
+
+def take(connection_id: str, operation: str, rate: float, burst: int, max_wait: float) -> None:
+    """``reserve`` a token, then wait until it is due."""
+    wait = reserve(connection_id, operation, rate, burst, max_wait)
+    if wait > 0:
+        time.sleep(wait)
+
+
+def adjust(connection_id: str, operation: str, rate: float, burst: int, new_rate: float) -> None:
+    """The marketplace says the rate is ``new_rate`` now (``x-amzn-RateLimit-Limit``)."""
+    if enabled() and new_rate > 0:
+        _call(connection_id, operation, rate, burst, 0.0, "adjust", new_rate)
+
+
+def drain(connection_id: str, operation: str, rate: float, burst: int) -> None:
+    """The marketplace answered 429: nothing is left in the bucket now."""
+    if enabled():
+        _call(connection_id, operation, rate, burst, 0.0, "drain")

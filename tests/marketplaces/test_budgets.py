@@ -1,0 +1,64 @@
+"""Rate budgets (``marketplaces.budgets``): a token bucket per connection and operation,
+shared by every process, in the database or in Redis."""
+
+import uuid
+
+import pytest
+
+from commerce_api.marketplaces import budgets
+from tests.support.http_support import redis_only
+
+
+@pytest.fixture(params=["database", pytest.param("redis", marks=redis_only)])
+def store(request, app):
+    if request.param == "redis":
+        app.config["REDIS_URL"] = "redis://127.0.0.1:6379/0"
+    with app.app_context():
+        yield request.param
+    app.config["REDIS_URL"] = None
+
+
+def key():
+    return "mkc_" + uuid.uuid4().hex
+
+
+def test_the_burst_goes_at_once_then_calls_wait_their_turn(store):
+    connection = key()
+    waits = [budgets.reserve(connection, "op", 1.0, 3, max_wait=60) for _ in range(3)]
+    assert waits == [0.0, 0.0, 0.0]
+    fourth = budgets.reserve(connection, "op", 1.0, 3, max_wait=60)
+    fifth = budgets.reserve(connection, "op", 1.0, 3, max_wait=60)
+    assert 0 < fourth <= 1.0 and fourth < fifth <= 2.0  # reserved one after the other
+
+
+def test_a_reservation_past_the_wait_is_not_taken(store):
+    connection = key()
+    assert budgets.reserve(connection, "op", 0.001, 1, max_wait=5) == 0.0
+    with pytest.raises(budgets.BudgetExhausted) as refused:
+        budgets.reserve(connection, "op", 0.001, 1, max_wait=5)
+    assert refused.value.wait > 900
+    # nothing was taken: a later caller that may wait long enough gets the same turn
+    assert budgets.reserve(connection, "op", 0.001, 1, max_wait=2000) == pytest.approx(
+        refused.value.wait, rel=0.01
+    )
+
+
+def test_the_marketplace_rate_replaces_the_plan_and_a_429_empties_the_bucket(store):
+    connection = key()
+    assert budgets.reserve(connection, "op", 0.001, 1, max_wait=5000) == 0.0
+    budgets.adjust(connection, "op", 0.001, 1, new_rate=100.0)
+    assert budgets.reserve(connection, "op", 0.001, 1, max_wait=5000) <= 0.01
+    other = key()
+    assert budgets.reserve(other, "op", 1.0, 5, max_wait=60) == 0.0
+    budgets.drain(other, "op", 1.0, 5)
+    assert budgets.reserve(other, "op", 1.0, 5, max_wait=60) > 0
+
+
+def test_budgets_off_never_wait(app):
+    app.config["MARKETPLACE_RATE_BUDGETS"] = False
+    try:
+        with app.app_context():
+            connection = key()
+            assert [budgets.reserve(connection, "op", 0.001, 1, 5) for _ in range(3)] == [0.0] * 3
+    finally:
+        app.config["MARKETPLACE_RATE_BUDGETS"] = True
