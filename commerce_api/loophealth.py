@@ -105,31 +105,24 @@ def _is_driver_error(error):
 
 
 def _forget_connection():
-    """Close this thread's connection (the pool does not keep a broken one); if peewee
-    refuses (a transaction it thinks open on a dead connection), forget it and close it
-    by hand, so that the next statement opens a new one and the pool keeps no slot."""
+    """Close this thread's connection and never hand it out again: a transaction peewee
+    still thinks open on it is dropped first (a dead connection has nothing to roll back),
+    then the pool closes it instead of keeping it. The next statement connects afresh."""
     database = db.obj
     if database is None or database.is_closed():
         return
     try:
-        database.close()
-        return
+        while database.in_transaction():
+            database.pop_transaction()
+        if hasattr(database, "manual_close"):
+            database.manual_close()  # the pool's own: closed, its slot freed
+        else:
+            database.close()
     except Exception:
-        log.debug("closing a broken connection failed; forgetting it", exc_info=True)
-    conn = database.connection() if not database.is_closed() else None
-    # peewee's own reset of this thread's state (no connection, no transaction); the
-    # pool's dispose() would forget every thread's connections
-    peewee.Database.dispose(database)
-    if conn is None:
-        return
-    pool_lock = getattr(database, "_pool_lock", None)
-    if pool_lock is not None:  # the pool counts it in use until told otherwise
-        with pool_lock:
-            database._in_use.pop(database.conn_key(conn), None)
-    try:
-        conn.close()
-    except Exception:
-        log.debug("closing a broken connection failed", exc_info=True)
+        log.warning("closing a broken connection failed; forgetting it", exc_info=True)
+        # peewee's own reset of this thread's state (the pool's dispose() would forget
+        # every thread's connections)
+        peewee.Database.dispose(database)
 
 
 class Backoff:
