@@ -115,21 +115,45 @@ def restore_sqlite(backup, target):
     return os.path.getsize(target)
 
 
+# The backup holds secrets encrypted with the secret key (crypto.py), which it does not hold.
+_KEEP_KEY = (
+    "Keep {key} with this backup: the secrets in it (marketplace tokens, webhook secrets)"
+    " cannot be read without that key."
+)
+_NO_KEY_YET = "No secret is stored yet; once {key} exists, keep it with the backups."
+
+
+def _secret_key_note(source, config):
+    """Where the key that reads the backup's secrets is: the variable when set, else the
+    ``secret.key`` file beside the database (``crypto._key_file``)."""
+    if config["SECRET_KEY"]:
+        return "COMMERCE_SECRET_KEY (its current value)"
+    return os.path.join(os.path.dirname(source), "secret.key")
+
+
 def register(cli):
     @cli.command("backup", with_appcontext=False)  # never opens the database for writing
     @click.option("--to", "target", required=True, type=click.Path(dir_okay=False))
+    @click.option("--force", is_flag=True, help="Replace FILE if it exists.")
     @click.option("--json", "as_json", is_flag=True)
-    def backup_command(target, as_json):
-        """Copy the SQLite database to FILE while the service runs (PostgreSQL: pg_dump)."""
-        url = load_config()["DATABASE_URL"]
+    def backup_command(target, force, as_json):
+        """Copy the SQLite database to FILE while the service runs (PostgreSQL: pg_dump).
+        Keep the secret key (COMMERCE_SECRET_KEY or secret.key) with it."""
+        config = load_config()
+        url = config["DATABASE_URL"]
         source = _sqlite_file(url)
         require_schema(url)
         target = os.path.abspath(target)
         if target == source:
             fail("--to names the database itself")
+        if os.path.lexists(target) and not force:
+            fail(f"{target} exists; nothing was written (--force replaces it)")
         size = backup_sqlite(source, target)
-        payload = {"source": source, "backup": target, "bytes": size}
-        print_result(payload, as_json, f"backed up {source} to {target} ({size} bytes)")
+        key = _secret_key_note(source, config)
+        payload = {"source": source, "backup": target, "bytes": size, "secret_key": key}
+        keep = _KEEP_KEY if config["SECRET_KEY"] or os.path.exists(key) else _NO_KEY_YET
+        text = f"backed up {source} to {target} ({size} bytes)\n{keep.format(key=key)}"
+        print_result(payload, as_json, text)
 
     @cli.command("restore", with_appcontext=False)
     @click.option("--from", "backup", required=True, type=click.Path(exists=True, dir_okay=False))

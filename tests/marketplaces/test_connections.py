@@ -2,9 +2,12 @@
 ``marketplaces update`` / ``marketplaces disconnect``."""
 
 import json
+import os
+import re
 
 import pytest
 
+from commerce_api.auth.models import SCOPES
 from commerce_api.cli import cli
 from commerce_api.marketplaces import gateway
 from commerce_api.marketplaces.models import MarketplaceConnection, SyncAttempt
@@ -12,6 +15,7 @@ from commerce_api.orders.pulls import pull_one
 from commerce_api.products.models import Listing
 from tests.support.factories import headers_for
 from tests.support.orders_support import connect, make_own_warehouse, make_products, stock_up
+from tests.support.servers import ROOT
 
 PUBLIC_URL = "https://93.184.216.34/adapter"  # a public address literal: no DNS needed
 
@@ -160,3 +164,20 @@ def test_cli_update_and_disconnect(runner, tenant):
     assert MarketplaceConnection.select().count() == 0
     result = cli_run(runner, "disconnect", "--tenant", tenant.id, "--marketplace", "local")
     assert result.exit_code != 0 and "CONNECTION_NOT_FOUND" in result.output
+
+
+def test_the_connector_doc_names_the_scope_the_server_asks(client):
+    """docs/connector-http.md tells an integrator which scope connects a marketplace."""
+    path = os.path.join(ROOT, "docs", "connector-http.md")
+    with open(path) as handle:
+        text = " ".join(handle.read().split())
+    found = re.search(r"`POST /api/marketplaces` with .*?\(scope `([a-z:-]+)`\)", text)
+    assert found, "the doc no longer says which scope POST /api/marketplaces needs"
+    named = found.group(1)
+    body = {"marketplace": "amazon", "connector": "sandbox"}
+    others = [scope for scope in SCOPES if scope != named]
+    refused = client.post("/api/marketplaces", json=body, headers=headers_for(scopes=others))
+    assert refused.status_code == 403
+    assert refused.get_json()["error"]["details"]["required_scope"] == named
+    done = client.post("/api/marketplaces", json=body, headers=headers_for(scopes=[named]))
+    assert done.status_code == 201, done.get_json()
