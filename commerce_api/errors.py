@@ -67,6 +67,7 @@ CATALOGUE = {
     "RECOMMENDATION_ALREADY_APPLIED": (409, "The recommendation has already been applied."),
     "RECOMMENDATION_NOT_PENDING": (409, "The recommendation is not pending."),
     "LISTING_NOT_FOUND": (404, "The product is not listed on that marketplace."),
+    "LISTING_PRICE_MISSING": (422, "The listing has no price: it is pushed once one is set."),
     # webhooks
     "WEBHOOK_NOT_FOUND": (404, "The webhook endpoint does not exist."),
     "DELIVERY_NOT_FOUND": (404, "The delivery does not exist."),

@@ -15,6 +15,7 @@ from commerce_api.orders.pulls import pull_one
 from commerce_api.products.models import Listing
 from tests.support.factories import headers_for
 from tests.support.orders_support import connect, make_own_warehouse, make_products, stock_up
+from tests.support.products_support import price_listing
 from tests.support.servers import ROOT
 
 PUBLIC_URL = "https://93.184.216.34/adapter"  # a public address literal: no DNS needed
@@ -113,6 +114,7 @@ def test_delete_stops_pulls_and_keeps_listings_and_history(app, client, headers,
     make_products(client, headers, "MUG-1")
     stock_up(tenant, make_own_warehouse(tenant), {"MUG-1": 4})
     connection = connect(tenant, "amazon")
+    price_listing(client, headers, "MUG-1", "amazon")
     response = client.post("/api/products/MUG-1/sync", headers=headers)
     from tests.support.orders_support import run_job
 

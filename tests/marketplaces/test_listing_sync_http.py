@@ -22,6 +22,7 @@ from tests.support.orders_support import (
     order_body,
     stock_up,
 )
+from tests.support.products_support import price_listing
 from tests.support.servers import start_command, stop_process
 from tests.support.waiting import wait_for
 
@@ -67,6 +68,7 @@ def running_shop(client, headers, tenant, database_url, **worker_config):
         worker = start_command(["worker"], database_url, **worker_config)
         try:
             for sku in ("MUG-1", "TOWEL-1"):
+                price_listing(client, headers, sku, "mirakl")
                 response = client.post(f"/api/products/{sku}/sync", headers=headers)
                 assert response.status_code == 202, response.get_json()
             assert wait_for(
