@@ -27,7 +27,10 @@ class ConnectionCreateSchema(StrictSchema):
         metadata={"description": "http connector: sent as a Bearer token; never shown again."},
     )
     settings = ma.fields.Dict(
-        metadata={"description": "sandbox connector: initial_orders, orders_per_pull, max_orders."}
+        metadata={
+            "description": "sandbox connector: initial_orders, orders_per_pull, max_orders"
+            " (integers); fba_skus (the SKUs its FBA warehouse holds; unset: every one)."
+        }
     )
 
 
