@@ -71,8 +71,18 @@ def running_shop(client, headers, tenant, database_url, **worker_config):
                 price_listing(client, headers, sku, "mirakl")
                 response = client.post(f"/api/products/{sku}/sync", headers=headers)
                 assert response.status_code == 202, response.get_json()
+            # both listed and settled: the price's push and the sync's are behind us
             assert wait_for(
-                lambda: Listing.select().where(Listing.external_id.is_null(False)).count() == 2
+                lambda: (
+                    Listing.select()
+                    .where(
+                        Listing.external_id.is_null(False)
+                        & (Listing.sync_status == "in_sync")
+                        & Listing.pushing_version.is_null()
+                    )
+                    .count()
+                    == 2
+                )
             )
             yield {"marketplace": marketplace, "warehouse": warehouse, "connection": connection}
         finally:
