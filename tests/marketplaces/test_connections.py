@@ -183,3 +183,38 @@ def test_the_connector_doc_names_the_scope_the_server_asks(client):
     assert refused.get_json()["error"]["details"]["required_scope"] == named
     done = client.post("/api/marketplaces", json=body, headers=headers_for(scopes=[named]))
     assert done.status_code == 201, done.get_json()
+
+
+@pytest.mark.parametrize(
+    "fba_skus",
+    ["MUG-1", [1], [""], ["A" * 65], ["MUG-1", "MUG-1"], [f"S-{n}" for n in range(201)]],
+)
+def test_sandbox_fba_skus_must_be_a_list_of_skus(client, headers, fba_skus):
+    body = {"marketplace": "amazon", "connector": "sandbox", "settings": {"fba_skus": fba_skus}}
+    response = client.post("/api/marketplaces", json=body, headers=headers)
+    assert response.status_code == 422, response.get_json()
+    assert "fba_skus" in json.dumps(response.get_json()["error"]["details"])
+    assert MarketplaceConnection.select().count() == 0
+
+
+def test_a_sandbox_with_fba_skus_holds_and_ships_only_those(client, headers, tenant):
+    from commerce_api.inventory.services import create_warehouse
+
+    make_products(client, headers, "MUG-1", "TOWEL-1", "PEN-1")
+    stock_up(tenant, make_own_warehouse(tenant), {"TOWEL-1": 50, "PEN-1": 50})
+    create_warehouse(tenant.id, {"name": "FBA", "type": "FBA", "marketplace": "amazon"})
+    settings = {"initial_orders": 30, "fba_skus": ["MUG-1"]}
+    connection = connect(tenant, "amazon", settings=settings)
+    assert connection.settings["fba_skus"] == ["MUG-1"]
+    pull_one(tenant.id, connection.id)
+    orders = client.get("/api/orders?limit=200", headers=headers).get_json()["data"]
+    assert orders
+    for order in orders:
+        skus = {line["sku"] for line in order["line_items"]}
+        assert (skus == {"MUG-1"}) == (order["fulfillment_method"] == "FBA"), order
+    for sku, fulfilled_by in (("MUG-1", "marketplace"), ("TOWEL-1", "merchant")):
+        price_listing(client, headers, sku, "amazon")
+        listing = client.get(f"/api/products/{sku}", headers=headers).get_json()["data"]
+        assert listing["listings"][0]["fulfilled_by"] == fulfilled_by, sku
+    record = client.get("/api/inventory/TOWEL-1", headers=headers).get_json()["data"]
+    assert all(w.get("type", "own") == "own" for w in record["warehouses"])
