@@ -200,6 +200,8 @@ def seed(base, tenant, receivers):
     for receiver in receivers:
         call("POST", "/api/webhooks", {"url": receiver.url, "events": WEBHOOK_EVENTS}, 201)
     for sku in tenant.skus:
+        # a price first: a listing without one is held, never pushed
+        call("PATCH", f"/api/products/{sku}/listings/{MARKETPLACE}", {"price": 20.0}, 200)
         call("POST", f"/api/products/{sku}/sync", {}, 202)
 
 

@@ -25,6 +25,7 @@ from .http.schemas import ErrorSchema, StrictDecimal, StrictInteger
 from .inventory.routes import blp as inventory
 from .jobs.routes import blp as jobs
 from .marketplaces import limits as marketplace_limits
+from .marketplaces import listing_sync
 from .marketplaces.routes import blp as marketplaces
 from .orders import queries as order_queries
 from .orders.routes import blp as orders
@@ -89,6 +90,8 @@ def register_domain_checks() -> None:
     """Give a lower domain the questions it asks a higher one (explicitly, never as the
     side effect of an import): archiving a product asks whether open orders hold its SKU."""
     product_services.register_open_order_check(order_queries.sku_has_open_orders)
+    # a listing's fulfilled_by follows the marketplace's warehouse stock (DESIGN 9)
+    product_services.register_fulfilment_check(listing_sync.fulfilling_marketplaces)
 
 
 def create_app(test_config=None):

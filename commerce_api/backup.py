@@ -185,15 +185,19 @@ def restore_sqlite(backup, target):
 def register(cli):
     @cli.command("backup", with_appcontext=False)  # never opens the database for writing
     @click.option("--to", "target", required=True, type=click.Path(dir_okay=False))
+    @click.option("--force", is_flag=True, help="Replace FILE if it exists.")
     @click.option("--json", "as_json", is_flag=True)
-    def backup_command(target, as_json):
-        """Copy the SQLite database to FILE while the service runs (PostgreSQL: pg_dump)."""
+    def backup_command(target, force, as_json):
+        """Copy the SQLite database to FILE while the service runs (PostgreSQL: pg_dump).
+        Keep the secret key (COMMERCE_SECRET_KEY or secret.key) with it."""
         config = load_config()
         url = config["DATABASE_URL"]
         source = _sqlite_file(url)
         require_schema(url)
         target = os.path.abspath(target)
         check_backup_target(target, source)
+        if os.path.lexists(target) and not force:
+            fail(f"{target} exists; nothing was written (--force replaces it)")
         size = backup_sqlite(source, target)
         secret_key = secret_key_note(source, config.get("SECRET_KEY"))
         payload = {"source": source, "backup": target, "bytes": size, "secret_key": secret_key}

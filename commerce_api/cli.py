@@ -11,7 +11,9 @@ from .auth.services import (
     create_key,
     create_tenant,
     get_tenant,
+    key_state,
     list_keys,
+    list_tenants,
     parse_scopes,
     revoke_key,
     serialize_key,
@@ -19,7 +21,7 @@ from .auth.services import (
 )
 from .cli_output import call_service, fail, print_result, print_rows, stop
 from .config import ConfigError, check_drivers, load_config
-from .db import db
+from .db import db, sqlite_file
 from .files import commands as files_commands
 from .health.routes import VERSION
 from .inventory import commands as inventory_commands
@@ -29,7 +31,7 @@ from .migrations import upgrade
 from .orders import commands as orders_commands
 from .schema_guard import require_schema
 from .serve import serve
-from .timeutil import parse_timestamp
+from .timeutil import now_ms, parse_timestamp
 
 # The commands that may find (and create) an empty database; every other one refuses.
 CREATES_SCHEMA = frozenset(("init-db", "demo", "serve"))
@@ -53,7 +55,14 @@ def _create_app():
         stop(str(error))
     if _top_command() not in CREATES_SCHEMA:
         require_schema(config["DATABASE_URL"])
-    return create_app()
+    # the CLI answers no requests: no rate limiter, so no counter file beside the database
+    # (gunicorn's processes build their own app, with it)
+    app = create_app({"RATE_LIMIT_ENABLED": False})
+    # what the CLI keeps (the demo's credentials) lives beside the database it belongs to,
+    # as secret.key does, whichever folder the command runs from
+    path = sqlite_file(app.extensions["commerce"]["database"])
+    app.instance_path = os.path.dirname(os.path.abspath(path or os.path.join("instance", "x")))
+    return app
 
 
 @click.group(
@@ -91,6 +100,19 @@ def tenants_create(name, plan, as_json):
     """Create a tenant; prints its id (a UUID)."""
     tenant = call_service(create_tenant, name, plan)
     print_result(_tenant_payload(tenant), as_json, f"tenant {tenant.id} ({name}, {plan})")
+
+
+@tenants.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@with_appcontext
+def tenants_list(as_json):
+    """List the tenants (id, name, plan, usable keys)."""
+    print_rows(list_tenants(), as_json, _tenant_line)
+
+
+def _tenant_line(row):
+    keys = f"{row['active_keys']} active key(s)"
+    return f"{row['id']}  {row['plan']:10}  {keys:16}  {row['name']}"
 
 
 @tenants.command("set-plan")
@@ -160,12 +182,16 @@ def keys_create(
 def keys_list(tenant_id, as_json):
     """List a tenant's keys (never their secrets)."""
     call_service(get_tenant, tenant_id)
-    print_rows([serialize_key(k) for k in list_keys(tenant_id)], as_json, _key_line)
+    now = now_ms()
+    rows = [{**serialize_key(k), "state": key_state(k, now)} for k in list_keys(tenant_id)]
+    print_rows(rows, as_json, _key_line)
 
 
 def _key_line(row):
-    state = "revoked" if row["revoked_at"] else "active"
-    return f"{row['id']}  {row['prefix']}...  {state:8}  {row['name']}  {','.join(row['scopes'])}"
+    state, scopes = row["state"], ",".join(row["scopes"])
+    when = {"revoked": row["revoked_at"], "expired": row["expires_at"]}.get(state)
+    state = f"{state} {when}" if when else state
+    return f"{row['id']}  {row['prefix']}...  {state:8}  {row['name']}  {scopes}"
 
 
 @keys.command("revoke")

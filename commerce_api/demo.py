@@ -13,9 +13,11 @@ from .analysis.demo import seed_demo_returns
 from .analysis.demo_listings import seed_demo_listings
 from .auth.models import SCOPES, Tenant
 from .auth.services import create_key, create_tenant
+from .db import db
 from .inventory.demo import seed_demo_inventory
 from .marketplaces.demo import DEMO_MARKETPLACE, seed_demo_marketplace
 from .marketplaces.services import get_connection
+from .migrations import upgrade
 from .orders.pulls import pull_connection
 from .pricing.demo import seed_demo_pricing
 from .products.services import create_product
@@ -40,6 +42,7 @@ def _gtin(index):
 
 
 def credentials_path():
+    """The CLI's instance folder is the SQLite database's folder (``cli._create_app``)."""
     return os.path.join(current_app.instance_path, "demo-credentials.json")
 
 
@@ -100,7 +103,10 @@ def register(cli):
     @click.option("--json", "as_json", is_flag=True)
     @with_appcontext
     def demo_command(as_json):
-        """Seed a demo tenant (first run only) and print its API key and tenant id."""
+        """Create or upgrade the schema, seed a demo tenant (first run only) and print its
+        API key and tenant id."""
+        with db.connection_context():
+            upgrade(db.obj)  # a new folder has no schema yet: as init-db would
         saved, created = seed_demo()
         if as_json:
             click.echo(json.dumps(saved))

@@ -77,6 +77,7 @@ CATALOGUE = {
         "The listing took a newer price since the recommendation was computed.",
     ),
     "LISTING_NOT_FOUND": (404, "The product is not listed on that marketplace."),
+    "LISTING_PRICE_MISSING": (422, "The listing has no price: it is pushed once one is set."),
     # webhooks
     "WEBHOOK_NOT_FOUND": (404, "The webhook endpoint does not exist."),
     "DELIVERY_NOT_FOUND": (404, "The delivery does not exist."),

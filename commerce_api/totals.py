@@ -101,3 +101,21 @@ def compact() -> int:
             " SELECT COUNT(*) FROM moved"
         )
         return int(cursor.fetchone()[0])
+
+
+# finished jobs by type, fleet-wide (migration 0085): kind ``jobs:<status>``, status <type>
+FINISHED_JOB_KINDS = ("jobs:completed", "jobs:failed", "jobs:cancelled")
+
+
+def finished_jobs() -> list[tuple[str, str, int]]:
+    """``[(type, status, n)]`` of every tenant's finished jobs (completed, failed,
+    cancelled; internal ones included), read from the maintained counts (the ``(kind,
+    status)`` index of ``list_count``), never from the job table."""
+    kinds = ", ".join(f"'{kind}'" for kind in FINISHED_JOB_KINDS)
+    rows = f"SELECT kind, status, n FROM list_count WHERE kind IN ({kinds})"
+    if is_postgres():
+        rows += f" UNION ALL SELECT kind, status, n FROM list_count_delta WHERE kind IN ({kinds})"
+    cursor = db.execute_sql(
+        f"SELECT kind, status, SUM(n) FROM ({rows}) AS counted GROUP BY kind, status"
+    )
+    return [(job_type, kind.split(":", 1)[1], int(n)) for kind, job_type, n in cursor.fetchall()]

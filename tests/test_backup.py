@@ -82,10 +82,10 @@ def test_backup_never_writes_over_a_database(live, tmp_path):
         assert done.returncode != 0, (name, done.stdout)
         assert "database" in done.stderr, (name, done.stderr)
         assert (os.stat(live).st_ino, tables(live)) == before, name
-    # an earlier backup is replaced (it is in rollback mode, nothing beside it)
+    # an earlier backup is replaced when asked (it is in rollback mode, nothing beside it)
     earlier = tmp_path / "nightly.db"
     for _ in range(2):
-        done = run_cli(["backup", "--to", str(earlier)], live)
+        done = run_cli(["backup", "--to", str(earlier), "--force"], live)
         assert done.returncode == 0, done.stderr
     assert tables(earlier) == before[1]
 
@@ -113,7 +113,9 @@ def test_backup_says_that_the_secret_key_is_needed(live, tmp_path):
     secret_key = json.loads(done.stdout)["secret_key"]
     assert secret_key["file"] == str(live.parent / "secret.key")
     assert "secret.key" in secret_key["note"]
-    done = run_cli(["backup", "--to", str(tmp_path / "copy.db")], live)
+    done = run_cli(["backup", "--to", str(tmp_path / "copy.db"), "--force"], live)
     assert "secret.key" in done.stdout and "cannot read" in done.stdout
-    done = run_cli(["backup", "--to", str(tmp_path / "copy.db")], live, COMMERCE_SECRET_KEY="k1")
+    done = run_cli(
+        ["backup", "--to", str(tmp_path / "copy.db"), "--force"], live, COMMERCE_SECRET_KEY="k1"
+    )
     assert "COMMERCE_SECRET_KEY" in done.stdout

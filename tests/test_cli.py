@@ -14,7 +14,7 @@ from commerce_api.products.models import Product
 from commerce_api.timeutil import format_ms, now_ms
 from tests.support import dbutil
 from tests.support.dbutil import BASE_URL
-from tests.support.factories import auth_headers, make_tenant, snapshot
+from tests.support.factories import auth_headers, make_key, make_tenant, snapshot
 
 
 def run(runner, *args):
@@ -407,6 +407,51 @@ def test_keys_list_never_shows_secrets(runner, tenant):
     assert [r["name"] for r in rows] == ["first", "second"]
     assert all("key" not in r and "key_hash" not in r for r in rows)
     assert "active" in plain.stdout
+
+
+def test_keys_list_shows_an_expired_key_as_expired(client, runner, tenant):
+    live, lapsed, revoked = (_new_key(runner, tenant, name) for name in ("live", "lapsed", "gone"))
+    past = now_ms() - 60_000
+    ApiKey.update(expires_at=past).where(ApiKey.id == lapsed["id"]).execute()
+    assert run(runner, "keys", "revoke", revoked["id"]).exit_code == 0
+    plain = run(runner, "keys", "list", "--tenant", tenant.id)
+    assert plain.exit_code == 0, plain.output
+    lines = {line.split()[0]: line for line in plain.stdout.splitlines()}
+    assert lines[live["id"]].split()[2] == "active"
+    assert lines[lapsed["id"]].split()[2:4] == ["expired", format_ms(past)]
+    assert lines[revoked["id"]].split()[2] == "revoked"
+    rows = json.loads(run(runner, "keys", "list", "--tenant", tenant.id, "--json").stdout)
+    assert {r["name"]: r["state"] for r in rows} == {
+        "live": "active",
+        "lapsed": "expired",
+        "gone": "revoked",
+    }
+    # what the list says is what the API does with the key
+    for key, status in ((live, 200), (lapsed, 401), (revoked, 401)):
+        response = client.get("/api/products", headers=auth_headers(tenant, key["key"]))
+        assert response.status_code == status, key["name"]
+
+
+def test_tenants_list(runner):
+    first, second = make_tenant("growth", "First shop"), make_tenant("starter", "Second shop")
+    make_key(first)
+    lapsed, _ = make_key(first)
+    ApiKey.update(expires_at=now_ms() - 1).where(ApiKey.id == lapsed.id).execute()
+    rows = json.loads(run(runner, "tenants", "list", "--json").stdout)
+    by_id = {row["id"]: row for row in rows}
+    assert by_id[first.id] == {
+        "id": first.id,
+        "name": "First shop",
+        "plan": "growth",
+        "created_at": format_ms(first.created_at),
+        "active_keys": 1,  # the expired one does not count
+    }
+    assert by_id[second.id]["active_keys"] == 0 and by_id[second.id]["plan"] == "starter"
+    assert len(rows) == Tenant.select().count()
+    plain = run(runner, "tenants", "list")
+    assert plain.exit_code == 0
+    line = next(line for line in plain.stdout.splitlines() if line.startswith(first.id))
+    assert "growth" in line and "First shop" in line and "1 active key" in line
 
 
 def test_keys_list_unknown_tenant(runner):

@@ -8,12 +8,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from peewee import fn
+
 from ..db import for_update, write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
 from ..pagination import paginate_args
 from ..shapes import compile_serializer
-from ..timeutil import now_ms
+from ..timeutil import format_ms, now_ms
 from .models import ALL_SCOPES, PLANS, SCOPES, ApiKey, Tenant
 from .shapes import ApiKeySchema
 
@@ -366,6 +368,40 @@ def key_scopes(stored: str) -> list[str]:
 
 def list_keys(tenant_id: str) -> list[ApiKey]:
     return list(ApiKey.select().where(ApiKey.tenant == tenant_id).order_by(ApiKey.created_at))
+
+
+def key_state(key: ApiKey, now: int | None = None) -> str:
+    """``revoked``, ``expired`` or ``active``: whether the key authenticates now (as the
+    middleware decides: revoked first, then an expiry at or before now)."""
+    if key.revoked_at is not None:
+        return "revoked"
+    if key.expires_at is not None and key.expires_at <= (now_ms() if now is None else now):
+        return "expired"
+    return "active"
+
+
+def list_tenants() -> list[dict[str, Any]]:
+    """Every tenant, oldest first, with its number of usable keys (the operator's view)."""
+    usable = (
+        ApiKey.select(ApiKey.tenant, fn.COUNT(ApiKey.id))
+        .where(
+            ApiKey.revoked_at.is_null()
+            & (ApiKey.expires_at.is_null() | (ApiKey.expires_at > now_ms()))
+        )
+        .group_by(ApiKey.tenant)
+        .tuples()
+    )
+    counts = dict(usable)
+    return [
+        {
+            "id": tenant.id,
+            "name": tenant.name,
+            "plan": tenant.plan,
+            "created_at": format_ms(tenant.created_at),
+            "active_keys": counts.get(tenant.id, 0),
+        }
+        for tenant in Tenant.select().order_by(Tenant.created_at, Tenant.id)
+    ]
 
 
 def page_keys(tenant_id: str, args: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:

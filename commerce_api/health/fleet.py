@@ -18,14 +18,16 @@ from ..marketplaces.models import SyncAttempt
 from ..products.models import Listing
 from ..sql import Statement
 from ..timeutil import now_ms
+from ..totals import finished_jobs
 from ..webhooks.models import WebhookDelivery
 from .readiness import worker_loops
 
 log = logging.getLogger(__name__)
 
 WINDOW_MS = 3600 * 1000  # "last hour" gauges
-JOB_STATUSES_COUNTED = ("queued", "running")  # finished jobs are history, not state
-LISTING_STATES = ("pending", "error")
+JOB_STATUSES_COUNTED = ("queued", "running")  # from the queue's partial indexes
+JOB_STATUSES_SHOWN = ("queued", "running", "completed", "failed", "cancelled")
+LISTING_STATES = ("pending", "error", "held")
 
 
 # a literal status: SQLite sees that the partial index applies
@@ -43,7 +45,7 @@ _OLDEST_QUEUED = Statement(
 )
 _LISTINGS_WAITING = Statement(
     "SELECT {L.sync_status}, COUNT(*) FROM {L}"
-    " WHERE {L.sync_status} IN ('pending', 'error') GROUP BY {L.sync_status}",
+    " WHERE {L.sync_status} IN ('pending', 'error', 'held') GROUP BY {L.sync_status}",
     L=Listing,
 )
 _DELIVERIES_PENDING = Statement(
@@ -70,13 +72,21 @@ def _listing_rows(_now):
 
 
 def _job_rows(_now):
-    """(type, status, n) for every known type (0 when none), and any other type found."""
+    """(type, status, n) for every known type and every status (0 when none), and any
+    other type found: live jobs from the queue's partial indexes, finished ones from the
+    counts kept by the job table's triggers (``totals.finished_jobs``), no job table scan."""
     counts = {}
-    for status in JOB_STATUSES_COUNTED:
-        for job_type in registry.known_types():
+    for job_type in registry.known_types():
+        for status in JOB_STATUSES_SHOWN:
             counts[job_type, status] = 0
+    for status in JOB_STATUSES_COUNTED:
         for job_type, n in _JOBS_BY_TYPE[status].execute().fetchall():
             counts[job_type, status] = n
+    for job_type, status, n in finished_jobs():
+        counts[job_type, status] = n
+    for job_type in {job_type for job_type, _ in counts}:  # a type no longer registered
+        for status in JOB_STATUSES_SHOWN:
+            counts.setdefault((job_type, status), 0)
     return [(job_type, status, n) for (job_type, status), n in sorted(counts.items())]
 
 
@@ -158,7 +168,11 @@ class FleetCollector:
         g = gauge("commerce_database_up", "1 when the database answered this scrape.")
         g.add_metric([], up)
         if jobs is not None:
-            g = gauge("commerce_jobs", "Jobs queued or running, by type.", ["type", "status"])
+            g = gauge(
+                "commerce_jobs",
+                "Jobs by type and status (queued, running, completed, failed, cancelled).",
+                ["type", "status"],
+            )
             for job_type, status, n in jobs:
                 g.add_metric([job_type, status], n)
         if oldest is not None:
@@ -177,7 +191,9 @@ class FleetCollector:
             ).add_metric([], failed)
         if listings is not None:
             g = gauge(
-                "commerce_listings", "Listings waiting for a push, or refused.", ["sync_status"]
+                "commerce_listings",
+                "Listings waiting for a push, refused, or held (no price).",
+                ["sync_status"],
             )
             counts = dict(listings)
             for state in LISTING_STATES:

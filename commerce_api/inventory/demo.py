@@ -1,4 +1,8 @@
-"""Demo stock: an own warehouse and an FBA warehouse with stock for the demo products."""
+"""Demo stock: an own warehouse and an FBA warehouse with stock for the demo products.
+
+Most demo SKUs are shipped by the merchant from "Main warehouse" (their listings offer that
+stock); the marketplace's warehouse holds the rest (``FBA_SKUS``: their listings are
+fulfilled by the marketplace, which reports their stock), so the demo shows both kinds."""
 
 from typing import Any
 
@@ -6,19 +10,22 @@ from ..products.models import Product
 from .reservations import set_marketplace_stock
 from .services import bulk_set_stock, create_warehouse, set_safety_stock
 
-# sku -> (on hand in the main warehouse, safety stock, on hand at FBA or None)
+# sku -> (on hand in the main warehouse or None, safety stock, on hand at FBA or None)
 DEMO_STOCK = {
-    "MUG-ENAMEL-WHT": (140, 20, 60),
-    "MUG-ENAMEL-BLU": (18, 20, 24),  # low
+    "MUG-ENAMEL-WHT": (140, 20, None),
+    "MUG-ENAMEL-BLU": (18, 20, None),  # low
     "TEA-TOWEL-LIN": (75, 10, None),
     "CANDLE-SOY-S": (6, 15, None),  # critical
     "CANDLE-SOY-L": (0, 10, None),  # out of stock
-    "BLANKET-WOOL": (12, 4, 5),
-    "NOTEBOOK-A5": (320, 50, 100),
+    "BLANKET-WOOL": (12, 4, None),
+    "NOTEBOOK-A5": (None, 50, 100),  # at the marketplace only
     "PEN-BRASS": (40, 10, None),
     "TOTE-CANVAS": (9, 10, None),  # low
-    "BOTTLE-STEEL": (55, 12, 30),
+    "BOTTLE-STEEL": (55, 12, None),
 }
+# what the marketplace's warehouse holds: the SKUs above with FBA stock and the listing
+# demo's products (analysis/demo_listings.py), which have no stock of the merchant's own
+FBA_SKUS = ("MUG-ENAMEL-CAMP", "MUG-ENAMEL-PROMO", "NOTEBOOK-A5")
 DEMO_BY = "demo"
 
 
@@ -47,7 +54,7 @@ def seed_demo_inventory(tenant_id: str) -> dict[str, Any]:
             "note": "Opening stock",
         }
         for index, (sku, (on_hand, _, _)) in enumerate(DEMO_STOCK.items())
-        if sku in known
+        if sku in known and on_hand is not None
     ]
     if items:
         bulk_set_stock(tenant_id, items, DEMO_BY)

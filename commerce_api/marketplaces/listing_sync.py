@@ -146,6 +146,28 @@ FULFILLED_BY = Statement(
 )
 
 
+# the marketplaces (among some) whose own active warehouses hold stock of one product
+FULFILLING_MARKETPLACES = Statement(
+    "SELECT DISTINCT w.{Warehouse.marketplace} FROM {Stock} s"
+    " JOIN {Warehouse} w ON w.{Warehouse.id} = s.{Stock.warehouse}"
+    " WHERE s.{Stock.product} = {p} AND w.{Warehouse.type} IN ('FBA', 'FBS')"
+    " AND w.{Warehouse.is_active} AND w.{Warehouse.marketplace} IN ({names})"
+    " AND s.{Stock.on_hand} > 0",
+    Stock=Stock,
+    Warehouse=Warehouse,
+)
+
+
+def fulfilling_marketplaces(product_id: str, marketplaces: list[str]) -> set[str]:
+    """Which of ``marketplaces`` fulfil the product (the rule ``fulfilled_by`` applies to
+    a push, for the API's ``fulfilled_by``); registered with products by ``create_app``."""
+    names = sorted(set(marketplaces))
+    if not names:
+        return set()
+    rows = FULFILLING_MARKETPLACES.execute([product_id, *names], names=marks(len(names)))
+    return {row[0] for row in rows.fetchall()}
+
+
 def own_available(product_ids: list[str]) -> dict[str, int]:
     """``{product id: available}`` in active own warehouses."""
     if not product_ids:

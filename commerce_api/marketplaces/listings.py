@@ -36,38 +36,56 @@ def request_sync(
     return {"job_id": job.id, "status": job.status, "marketplaces": marketplaces}
 
 
-def _save_listing(tenant_id, product, marketplace, answer, listing=None):
-    """Create or update the listing in one statement: an upsert on (product, marketplace),
-    so two saves of the same listing at once (two sync jobs, two processes) never collide
-    on the unique index, on SQLite as on PostgreSQL. ``answer`` is checked already
-    (``answers.check_listing``).
+def _save_listing(listing, answer):
+    """Record what the marketplace accepted for ``listing`` (the row the pushed body was
+    read from; ``answer`` is checked already, ``answers.check_listing``).
 
-    ``listing`` is the row the pushed body was read from: when its desired state changed
-    while the push was under way (a price recorded, a stock change), the marketplace now
-    holds the older body; the listing keeps its newer values and becomes pending, so the
-    push service sends them again (found by bench/soak.py: a sync's answer overwrote a
-    price recorded meanwhile).
+    When the listing's desired state changed while the push was under way (a price
+    recorded, a stock change), the marketplace now holds the older body; the listing keeps
+    its newer values and becomes pending, so the push service sends them again (found by
+    bench/soak.py: a sync's answer overwrote a price recorded meanwhile). A listing is
+    created only without a price (held, ``hold_listing``), so a push always carries the
+    listing's own price.
     """
     now = now_ms()
+    # an answer without a price or currency leaves the listing's own (the pushed ones)
+    price, currency = answer.get("price"), answer.get("currency")
     fields = {
         Listing.external_id: answer["external_id"],
-        Listing.price: answer.get("price"),
-        Listing.currency: answer.get("currency"),
+        Listing.price: listing.price if price is None else price,
+        Listing.currency: listing.currency if currency is None else currency,
         Listing.quantity: answer.get("quantity") or 0,
         Listing.status: answer.get("status") or "active",
         Listing.last_synced_at: now,
         Listing.updated_at: now,
+        # the whole desired state went out: the marketplace has this version
+        Listing.sync_status: "in_sync",
+        Listing.synced_version: listing.version,
+        Listing.last_sync_error: None,
     }
-    if listing is not None:
-        with write_transaction():
-            saved = (
-                Listing.update(fields)
-                .where((Listing.id == listing.id) & (Listing.version == listing.version))
-                .execute()
-            )
-            if not saved:
-                mark_listings_pending(listing_ids=[listing.id], now=now)
-        return
+    with write_transaction():
+        saved = (
+            Listing.update(fields)
+            .where((Listing.id == listing.id) & (Listing.version == listing.version))
+            .execute()
+        )
+        if not saved:
+            mark_listings_pending(listing_ids=[listing.id], now=now)
+
+
+# what a sync result says of a marketplace whose listing has no price (and a job's error)
+PRICE_MISSING = (
+    "LISTING_PRICE_MISSING",
+    "The listing has no price, so it was not pushed (a marketplace would pick one): set it"
+    " with PATCH /api/products/{sku}/listings/{marketplace} and the worker pushes it.",
+)
+
+
+def hold_listing(tenant_id: str, product: dict[str, Any], marketplace: str) -> None:
+    """Keep a listing without a price off the marketplace: create it ``held`` (no price,
+    never pushed) unless it exists; the price, once set (``update_listing``), makes it
+    pending. ``product``: its row (``find_product``)."""
+    now = now_ms()
     with write_transaction():
         Listing.insert(
             {
@@ -75,12 +93,14 @@ def _save_listing(tenant_id, product, marketplace, answer, listing=None):
                 Listing.tenant: tenant_id,
                 Listing.product: product["id"],
                 Listing.marketplace: marketplace,
+                Listing.price: None,
+                Listing.quantity: 0,
+                Listing.status: "active",
+                Listing.sync_status: "held",
                 Listing.created_at: now,
-                **fields,
+                Listing.updated_at: now,
             }
-        ).on_conflict(
-            conflict_target=[Listing.product, Listing.marketplace], update=fields
-        ).execute()
+        ).on_conflict_ignore().execute()
 
 
 def sync_product(
@@ -93,7 +113,8 @@ def sync_product(
     """Push the product to each marketplace (each on its own) and record every attempt.
 
     Returns ``{sku, succeeded, failed, unavailable, marketplaces: [{marketplace, status,
-    external_id | error}]}``.
+    external_id | error}]}``. A listing without a price (or no listing yet) is not pushed:
+    it is kept ``held`` and reported ``held`` with ``LISTING_PRICE_MISSING``.
     """
     product = find_product(tenant_id, sku)
     if marketplaces is None:
@@ -115,15 +136,27 @@ def sync_product(
         listing = Listing.get_or_none(
             (Listing.product == product["id"]) & (Listing.marketplace == marketplace)
         )
+        if listing is None or listing.price is None:
+            hold_listing(tenant_id, product, marketplace)
+            code, message = PRICE_MISSING
+            message = message.format(sku=product["sku"], marketplace=marketplace)
+            results.append(
+                {
+                    "marketplace": marketplace,
+                    "status": "held",
+                    "error": {"code": code, "message": message},
+                }
+            )
+            continue
         quantity = None
         if product["id"] not in fulfilled_by([product["id"]], marketplace):
             available = own_available([product["id"]]).get(product["id"], 0)
-            quantity = desired_quantity(available, listing.stock_buffer if listing else 0)
+            quantity = desired_quantity(available, listing.stock_buffer)
         payload = wire_body(  # the product's own status, as the manual sync always sent
             product,
             status=product["status"],
-            price=listing.price if listing is not None else None,
-            currency=listing.currency if listing is not None else None,
+            price=listing.price,
+            currency=listing.currency,
             quantity=quantity,
         )
         try:
@@ -146,7 +179,7 @@ def sync_product(
                 }
             )
             continue
-        _save_listing(tenant_id, product, marketplace, answer, listing)
+        _save_listing(listing, answer)
         results.append(
             {
                 "marketplace": marketplace,
@@ -168,16 +201,18 @@ def update_listing(
     """Change a listing's ``price``, ``stock_buffer`` or ``status`` (checked by the
     schema); the listing becomes pending and the worker pushes it. Returns the listing.
 
-    Unknown SKU: 404 ``PRODUCT_NOT_FOUND``; no listing on ``marketplace``: 404
+    A product not yet listed on a connected ``marketplace`` gets its listing here, held
+    until it has a price: the price is set before anything is pushed. Unknown SKU: 404
+    ``PRODUCT_NOT_FOUND``; no listing and ``marketplace`` not connected: 404
     ``LISTING_NOT_FOUND``. A change to the values it has already changes nothing.
     """
+    select = Listing.select().where(Listing.marketplace == marketplace)
     with write_transaction():
         product = locked_product(tenant_id, sku)  # lock order: product, then its listings
-        listing = for_update(
-            Listing.select().where(
-                (Listing.product == product.id) & (Listing.marketplace == marketplace)
-            )
-        ).first()
+        listing = for_update(select.where(Listing.product == product.id)).first()
+        if listing is None and services.connection_for(tenant_id, marketplace, False):
+            hold_listing(tenant_id, {"id": product.id}, marketplace)
+            listing = for_update(select.where(Listing.product == product.id)).first()
         if listing is None:
             raise ApiError(
                 "LISTING_NOT_FOUND",
@@ -193,4 +228,5 @@ def update_listing(
                 changed["price_version"] = Listing.price_version + 1
             Listing.update(**changed, updated_at=now).where(Listing.id == listing.id).execute()
             mark_listings_pending(listing_ids=[listing.id], now=now)
-        return serialize_listing(Listing.get_by_id(listing.id))
+        fulfilled = product.id in fulfilled_by([product.id], marketplace)
+        return serialize_listing(Listing.get_by_id(listing.id), fulfilled)

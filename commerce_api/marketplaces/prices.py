@@ -82,14 +82,16 @@ class AcceptedPrice:
 
 
 # every right-hand side reads the row as it was before this UPDATE; "overtaken": the
-# marketplace accepted a newer push than the one recorded (COALESCE(last_synced_at, 0) >= ?)
+# marketplace accepted a newer push than the one recorded (COALESCE(last_synced_at, 0) >= ?);
+# a held listing (no price until now) has its price at last: its whole state is pushed
 _RECORD = Statement(
     "UPDATE {L} SET {L.price} = {p}, {L.last_synced_at} = {p}, {L.updated_at} = {p},"
     " {L.version} = {L.version} + 1, {L.price_version} = {L.price_version} + 1,"
-    " {L.next_push_at} = CASE WHEN COALESCE({L.last_synced_at}, 0) >= {p}"
-    " AND {L.sync_status} <> 'pending' THEN {p} ELSE {L.next_push_at} END,"
+    " {L.next_push_at} = CASE WHEN (COALESCE({L.last_synced_at}, 0) >= {p}"
+    " AND {L.sync_status} <> 'pending') OR {L.sync_status} = 'held' THEN {p}"
+    " ELSE {L.next_push_at} END,"
     " {L.sync_status} = CASE WHEN COALESCE({L.last_synced_at}, 0) >= {p}"
-    " THEN 'pending' ELSE {L.sync_status} END"
+    " OR {L.sync_status} = 'held' THEN 'pending' ELSE {L.sync_status} END"
     " WHERE {L.id} = {p}",
     L=Listing,
 )

@@ -24,8 +24,11 @@ connection's ``state``), so pulls are incremental and repeatable:
 - Product pushes are accepted unless the product is archived (``PRODUCT_ARCHIVED``) or has
   no GTIN (``MISSING_GTIN``); the listing price is the one given, else twice the cost price,
   else 19.99.
-- FBA stock of each active product starts at a level seeded by (connection id, SKU) and
-  goes down by the FBA orders the sandbox has emitted for it.
+- FBA stock of each active product (of the ``fba_skus`` setting's SKUs when it is given)
+  starts at a level seeded by (connection id, SKU) and goes down by the FBA orders the
+  sandbox has emitted for it. With ``fba_skus``, FBA orders are of those SKUs only and
+  other orders of the others; a push without a quantity (a marketplace-fulfilled listing)
+  is answered with the FBA stock.
 - Product reviews come from ``sandbox_reviews`` (deterministic, mixed sentiment per SKU);
   a fetch naming a SKU that starts with ``UNAVAILABLE`` finds the marketplace unreachable.
 """
@@ -147,10 +150,19 @@ class SandboxConnector(Connector):
 
     # orders ---------------------------------------------------------------------------
 
+    def _fba_skus(self):
+        """The SKUs the marketplace's warehouse holds (the setting), or None: every one."""
+        skus = self._setting("fba_skus", None)
+        return None if skus is None else set(skus)
+
     def _generate(self, sequence, products, now, backfill):
         rng = self._rng("order", sequence)
         external_id = f"SBX-{sequence:06d}"
         method = rng.choices(("FBM", "FBA", "FBS"), weights=(6, 3, 1))[0]
+        fba = self._fba_skus()
+        if fba is not None:  # the marketplace ships what it holds, the merchant the rest
+            pool = [p for p in products if (p.sku in fba) == (method == "FBA")]
+            products = pool or products
         chosen = rng.sample(products, rng.randint(1, min(3, len(products))))
         lines = []
         for position, product in enumerate(chosen, start=1):
@@ -379,8 +391,14 @@ class SandboxConnector(Connector):
             "status": "active" if product.get("status") == "active" else "inactive",
             "price": price,
             "currency": self.currency,
-            "quantity": int(product.get("quantity") or 0),
+            "quantity": self._listed_quantity(product),
         }
+
+    def _listed_quantity(self, product):
+        if product.get("quantity") is not None:
+            return int(product["quantity"])
+        held = {item["sku"]: item["on_hand"] for item in self.fetch_inventory()}
+        return held.get(product.get("sku"), 0)  # fulfilled here: what the warehouse holds
 
     def fetch_inventory(self) -> list[dict[str, Any]]:
         sold = {}
@@ -392,7 +410,10 @@ class SandboxConnector(Connector):
             for line in order.payload.get("line_items") or []:
                 sold[line["sku"]] = sold.get(line["sku"], 0) + int(line["quantity"])
         items = []
+        fba = self._fba_skus()
         for product in self._products():
+            if fba is not None and product.sku not in fba:
+                continue
             base = self._rng("fba", product.sku).randint(10, 60)
             items.append(
                 {

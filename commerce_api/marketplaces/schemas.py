@@ -33,7 +33,8 @@ class ConnectionCreateSchema(StrictSchema):
     )
     settings = ma.fields.Dict(
         metadata={
-            "description": "sandbox connector: initial_orders, orders_per_pull, max_orders; "
+            "description": "sandbox connector: initial_orders, orders_per_pull, max_orders"
+            " (integers); fba_skus (the SKUs its FBA warehouse holds; unset: every one); "
             "amazon: region (na, eu, fe), marketplace_id, seller_id, optional endpoint and "
             "token_endpoint; http: optional batch_size (docs/connector-http.md)."
         }

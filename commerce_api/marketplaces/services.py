@@ -29,6 +29,9 @@ SANDBOX_SETTINGS = {
     "orders_per_pull": (2, 0, 50),
     "max_orders": (500, 0, 100_000),
 }
+# sandbox: the SKUs its FBA warehouse holds (unset: every active product); a list, apart
+FBA_SKUS = "fba_skus"
+MAX_FBA_SKUS = 200
 CONNECTION_FIELDS = field_names(ConnectionSchema)
 ATTEMPT_FIELDS = field_names(SyncAttemptSchema)
 
@@ -155,6 +158,9 @@ def check_settings(
             raise validation_error({"settings": ["Only the sandbox connector takes settings."]})
         return {}
     errors = {}
+    fba_skus = settings.pop(FBA_SKUS, None)
+    if fba_skus is not None and not _sku_list(fba_skus):
+        errors[FBA_SKUS] = [f"A list of at most {MAX_FBA_SKUS} distinct SKUs (1-64 characters)."]
     for name, value in settings.items():
         if name not in SANDBOX_SETTINGS:
             errors[name] = ["Unknown setting."]
@@ -164,7 +170,21 @@ def check_settings(
             errors[name] = [f"An integer from {low} to {high}."]
     if errors:
         raise validation_error({"settings": errors})
-    return {name: settings.get(name, default) for name, (default, _, _) in SANDBOX_SETTINGS.items()}
+    checked = {
+        name: settings.get(name, default) for name, (default, _, _) in SANDBOX_SETTINGS.items()
+    }
+    if fba_skus is not None:
+        checked[FBA_SKUS] = list(fba_skus)
+    return checked
+
+
+def _sku_list(value):
+    return (
+        isinstance(value, list)
+        and len(value) <= MAX_FBA_SKUS
+        and len(set(value)) == len(value)
+        and all(isinstance(sku, str) and 1 <= len(sku) <= 64 for sku in value)
+    )
 
 
 def connect_marketplace(

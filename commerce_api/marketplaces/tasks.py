@@ -9,7 +9,7 @@ from ..jobs.errors import JobFailed
 from ..jobs.models import Job
 from ..jobs.registry import background_loop, job_type
 from ..jobs.runtime import JobContext
-from .listings import sync_product
+from .listings import PRICE_MISSING, sync_product
 from .push_service import run_loop
 
 
@@ -27,7 +27,8 @@ def marketplace_sync(job: Job, ctx: JobContext) -> dict[str, Any]:
     succeeded, or when the only failures are rejections next to successes (the result lists
     each marketplace). An unreachable marketplace fails the attempt as retryable (pushes are
     idempotent, so a retry pushes to every marketplace again); when every push was rejected
-    the job fails with ``MARKETPLACE_REJECTION`` (not retried).
+    the job fails with ``MARKETPLACE_REJECTION`` (not retried); when no listing has a price
+    (nothing pushed, each kept ``held``), with ``LISTING_PRICE_MISSING``.
     """
     params = job.params or {}
     sku = params.get("sku")
@@ -51,6 +52,9 @@ def marketplace_sync(job: Job, ctx: JobContext) -> dict[str, Any]:
             retryable=True,
             details=result,
         )
+    if statuses and all(status == "held" for status in statuses):
+        code, message = PRICE_MISSING  # nothing was pushed: no listing has a price
+        raise JobFailed(code, message.format(sku=sku, marketplace="<marketplace>"), details=result)
     if statuses and all(status != "succeeded" for status in statuses):
         raise JobFailed(
             "MARKETPLACE_REJECTION", "Every marketplace refused the product.", details=result

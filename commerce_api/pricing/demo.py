@@ -6,8 +6,9 @@ from decimal import Decimal
 from typing import Any
 
 from ..config import current_config
-from ..marketplaces.listings import sync_product
+from ..marketplaces.listings import hold_listing, sync_product, update_listing
 from ..products.models import Product
+from ..products.services import find_product
 from .competitors import scan_competitors
 from .recalculate import listed_skus
 from .rules import create_rule
@@ -42,17 +43,29 @@ DEMO_RULES = (
 )
 
 
+def list_price(cost: Decimal | None) -> Decimal | None:
+    """The demo merchant's list price: twice the cost (what the demo's delivered orders
+    were sold at, analysis/demo.py)."""
+    return None if cost is None else (Decimal(cost) * 2).quantize(Decimal("0.01"))
+
+
 def seed_demo_pricing(tenant_id: str, marketplace: str) -> dict[str, Any]:
-    """List the active demo products on ``marketplace`` (a sandbox connection), scan their
-    competitors and create the demo rules."""
-    skus = [
-        sku
-        for (sku,) in Product.select(Product.sku)
+    """List the active demo products on ``marketplace`` (a sandbox connection), each at
+    the price the merchant chose before anything is pushed, scan their competitors and
+    create the demo rules."""
+    rows = list(
+        Product.select(Product.sku, Product.cost_price)
         .where((Product.tenant == tenant_id) & (Product.status == "active"))
         .order_by(Product.sku)
         .tuples()
-    ]
-    for sku in skus:
+    )
+    for sku, cost in rows:
+        # as a merchant would through the API: the listing first (held: no price yet),
+        # then its price, then the push, which carries that price
+        hold_listing(tenant_id, find_product(tenant_id, sku), marketplace)
+        price = list_price(cost)
+        if price is not None:
+            update_listing(tenant_id, sku, marketplace, {"price": price})
         sync_product(tenant_id, sku, [marketplace], created_by=DEMO_BY)
     listed = listed_skus(tenant_id, marketplace)
     scan = scan_competitors(

@@ -15,11 +15,14 @@ from ..timeutil import now_ms
 from .models import Listing
 
 _CHUNK = 400  # ids per IN (...) list
-# ``{deactivate}``: "" or the SET of the archived status; ``{where}``: which rows
+# ``{deactivate}``: "" or the SET of the archived status; ``{where}``: which rows. A listing
+# without a price is held, never pending: it is not pushed until someone sets its price
+# (a push without one would go live at whatever price the marketplace picks).
 _MARK = Statement(
     "UPDATE {L} SET {L.version} = {L.version} + 1, {L.next_push_at} = CASE"
     " WHEN {L.sync_status} = 'pending' THEN COALESCE({L.next_push_at}, {p}) ELSE {p} END,"
-    " {L.sync_status} = 'pending'{deactivate} WHERE {where}",
+    " {L.sync_status} = CASE WHEN {L.price} IS NULL THEN 'held' ELSE 'pending' END"
+    "{deactivate} WHERE {where}",
     L=Listing,
 )
 _DEACTIVATE = Statement(", {L.status} = 'inactive'", L=Listing)
@@ -40,7 +43,8 @@ def mark_listings_pending(
     now: int | None = None,
 ) -> int:
     """Inside the caller's transaction: the listings of ``product_ids`` (and the listings
-    ``listing_ids``) get a new desired-state ``version`` and become ``pending``.
+    ``listing_ids``) get a new desired-state ``version`` and become ``pending`` (``held``
+    when they have no price).
 
     A pending listing keeps its due time (a backoff after an unavailable marketplace
     stands); an ``in_sync`` or ``error`` listing is due at once. ``deactivate``: the

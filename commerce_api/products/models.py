@@ -43,7 +43,11 @@ class Product(BaseModel):
 
 
 LISTING_STATUSES = ("active", "inactive")
-SYNC_STATUSES = ("in_sync", "pending", "submitted", "error")
+# submitted: accepted by the marketplace for processing, its result awaited; held: never
+# pushed as it is (no price yet); hold_reason in the API says why
+SYNC_STATUSES = ("in_sync", "pending", "submitted", "error", "held")
+HOLD_REASONS = ("price_missing",)
+FULFILLED_BY = ("merchant", "marketplace")
 
 
 class Listing(BaseModel):

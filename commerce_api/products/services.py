@@ -50,7 +50,21 @@ MUTABLE_FIELDS = (
 
 _product = compile_serializer(ProductSchema)
 _product_detail = compile_serializer(ProductDetailSchema)
-serialize_listing = compile_serializer(ListingSchema)
+_listing = compile_serializer(ListingSchema)
+
+
+def listing_view(row: Row, fulfilled_by_marketplace: bool) -> dict[str, Any]:
+    """A listing row (model or dict) with what the API derives for it: ``fulfilled_by``
+    and ``hold_reason`` (a held listing has no price: the one reason there is)."""
+    data = dict(row) if isinstance(row, dict) else dict(row.__data__)
+    data["fulfilled_by"] = "marketplace" if fulfilled_by_marketplace else "merchant"
+    data["hold_reason"] = "price_missing" if data.get("sync_status") == "held" else None
+    return data
+
+
+def serialize_listing(row: Row, fulfilled_by_marketplace: bool) -> dict[str, Any]:
+    """A listing as the API shows it."""
+    return _listing(listing_view(row, fulfilled_by_marketplace))
 
 
 def serialize_product(row: Row, listings: Iterable[Row] | None = None) -> dict[str, Any]:
@@ -119,7 +133,11 @@ def find_product(tenant_id: str, sku: str) -> dict[str, Any]:
 def get_product(tenant_id: str, sku: str) -> dict[str, Any]:
     """The product with its listings."""
     row = find_product(tenant_id, sku)
-    return serialize_product(row, _listings_of.dicts(row["id"]))
+    listings = list(_listings_of.dicts(row["id"]))
+    by_marketplace = fulfilling_marketplaces(row["id"], [r["marketplace"] for r in listings])
+    return serialize_product(
+        row, [listing_view(r, r["marketplace"] in by_marketplace) for r in listings]
+    )
 
 
 def locked_product(tenant_id: str, sku: str) -> Product:
@@ -146,6 +164,28 @@ def register_open_order_check(check: Callable[[str, str], bool]) -> None:
 def sku_has_open_orders(tenant_id: str, sku: str) -> bool:
     """True when a registered domain has an open order with ``sku`` (archive is refused)."""
     return any(check(tenant_id, sku) for check in _OPEN_ORDER_CHECKS)
+
+
+# Which marketplaces fulfil a product's listings is known from stock (inventory) above
+# products: create_app registers the marketplaces domain's answer, products only asks it.
+_FULFILMENT_CHECKS: list[Callable[[str, list[str]], set[str]]] = []
+
+
+def register_fulfilment_check(check: Callable[[str, list[str]], set[str]]) -> None:
+    """Register ``check(product_id, marketplaces) -> {marketplace}``: which of them ship
+    the product from their own warehouse. Registering the same check again changes nothing."""
+    if check not in _FULFILMENT_CHECKS:
+        _FULFILMENT_CHECKS.append(check)
+
+
+def fulfilling_marketplaces(product_id: str, marketplaces: list[str]) -> set[str]:
+    """The marketplaces among ``marketplaces`` that fulfil the product (FBA/FBS)."""
+    if not marketplaces:
+        return set()
+    found: set[str] = set()
+    for check in _FULFILMENT_CHECKS:
+        found |= check(product_id, marketplaces)
+    return found
 
 
 def create_product(tenant_id: str, data: dict[str, Any]) -> dict[str, Any]:

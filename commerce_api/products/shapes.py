@@ -2,7 +2,7 @@
 
 import marshmallow as ma
 
-from .models import LISTING_STATUSES, PRODUCT_STATUSES, SYNC_STATUSES
+from .models import FULFILLED_BY, HOLD_REASONS, LISTING_STATUSES, PRODUCT_STATUSES, SYNC_STATUSES
 
 
 class ListingSchema(ma.Schema):
@@ -12,6 +12,16 @@ class ListingSchema(ma.Schema):
     currency = ma.fields.String(allow_none=True)
     quantity = ma.fields.Integer(
         metadata={"description": "The quantity the marketplace last accepted."}
+    )
+    fulfilled_by = ma.fields.String(
+        validate=ma.validate.OneOf(FULFILLED_BY),
+        metadata={
+            "description": "Who ships this listing's orders. merchant: the tenant, from its "
+            "own warehouses; the listing offers their available stock minus stock_buffer. "
+            "marketplace: the marketplace, from its own warehouse (FBA/FBS: the SKU has stock "
+            "in the marketplace's read-only warehouse); quantity is the marketplace's and "
+            "pushes carry none."
+        },
     )
     stock_buffer = ma.fields.Integer(
         metadata={"description": "Units held back: the listing offers available stock minus this."}
@@ -23,7 +33,16 @@ class ListingSchema(ma.Schema):
             "description": "in_sync: the marketplace has the listing's state; pending: a "
             "change is on its way; submitted: the marketplace accepted the push for "
             "processing and its result is awaited (see submission); error: the marketplace "
-            "refused the last push."
+            "refused the last push; held: not pushed, hold_reason says why."
+        },
+    )
+    hold_reason = ma.fields.String(
+        allow_none=True,
+        validate=ma.validate.OneOf(HOLD_REASONS),
+        metadata={
+            "description": "Why a held listing is not pushed, null otherwise. price_missing: "
+            "no price was set (a marketplace would pick one); PATCH the listing's price and "
+            "it is pushed."
         },
     )
     last_synced_at = ma.fields.DateTime(allow_none=True)

@@ -415,3 +415,12 @@ def test_a_form_that_is_not_one_is_refused_not_failed(app, client, headers):
         b'--b\r\nContent-Disposition: form-data; name="type"\r\n\r\nlistings\r\n--b--\r\n',
     )
     assert answer.status_code == 422, answer.get_json()
+
+
+def test_a_filter_the_list_refuses_is_refused_before_the_file_starts(app, client, headers):
+    # once a stream has begun its status line is sent: the refusal must come first
+    answer = client.get("/api/exports/inventory.csv?warehouse_id=wh_nope", headers=headers)
+    assert answer.status_code == 404
+    assert answer.get_json()["error"]["code"] == "WAREHOUSE_NOT_FOUND"
+    answer = client.get("/api/exports/adjustments.csv?warehouse_id=wh_nope", headers=headers)
+    assert answer.status_code == 404

@@ -3,8 +3,6 @@ without a database, and a backup taken while a writer runs."""
 
 import os
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 
@@ -21,26 +19,14 @@ from tests.support.health_support import (
     seed_fleet,
 )
 from tests.support.servers import (
-    ROOT,
     free_port,
     gunicorn_server,
     process_env,
+    run_cli,
     start_command,
     stop_process,
     wait_healthy,
 )
-
-
-def run_cli(args, env, cwd=ROOT, program=("-m", "commerce_api.cli")):
-    """``commerce-api <args>`` (or ``python <program> <args>``), its output captured."""
-    return subprocess.run(
-        [sys.executable, *program, *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 @pytest.mark.slow

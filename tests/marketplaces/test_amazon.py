@@ -21,6 +21,7 @@ from commerce_api.marketplaces.models import MarketplaceConnection, SyncAttempt
 from commerce_api.products.models import Listing, Product
 from tests.support.amazon_fake import CONTRACTS, MODELS, AmazonFake
 from tests.support.orders_support import connect, make_own_warehouse, make_products, stock_up
+from tests.support.products_support import price_listing
 from tests.support.servers import start_command, stop_process
 from tests.support.waiting import wait_for
 
@@ -178,6 +179,8 @@ def test_stock_price_and_archive_reach_amazon(client, headers, tenant, database_
     warehouse = make_own_warehouse(tenant)
     stock_up(tenant, warehouse, {"MUG-1": 10, "TOWEL-1": 5})
     connect_amazon(tenant, fake)
+    for sku in ("MUG-1", "TOWEL-1"):  # nothing is pushed without a price someone chose
+        price_listing(client, headers, sku, MARKETPLACE, 9.99)
     with running_worker(database_url):
         for sku in ("MUG-1", "TOWEL-1"):
             response = client.post(f"/api/products/{sku}/sync", headers=headers)

@@ -34,6 +34,7 @@ from tests.support.pricing_support import (
     pricing_snapshot,
     recalculate,
 )
+from tests.support.products_support import price_listing
 
 
 class Adapter:
@@ -139,6 +140,7 @@ def shop(client, headers, tenant, adapter):
 
 
 def queue_sync(client, headers):
+    price_listing(client, headers, "MUG-1", "shop", 20.0)
     response = client.post("/api/products/MUG-1/sync", json={"marketplaces": ["shop"]},
                            headers=headers)  # fmt: skip
     assert response.status_code == 202, response.get_json()
@@ -154,9 +156,11 @@ def test_bad_listing_answer_fails_the_sync_retryably_and_stores_nothing(
     result, failure = run_job(job_id)
     assert result is None
     assert failure.code == "MARKETPLACE_UNAVAILABLE" and failure.retryable
-    assert Listing.select().count() == 0
+    (kept,) = Listing.select()  # as the price made it: nothing of the answer stored
+    assert (kept.external_id, kept.last_synced_at, kept.price) == (None, None, 20)
     product = client.get("/api/products/MUG-1", headers=headers)
-    assert product.status_code == 200 and product.get_json()["data"]["listings"] == []
+    assert product.status_code == 200
+    assert [x["external_id"] for x in product.get_json()["data"]["listings"]] == [None]
     (attempt,) = SyncAttempt.select().where(SyncAttempt.operation == "push_product")
     assert (attempt.status, attempt.error_code) == ("unavailable", "INVALID_RESPONSE")
     # the marketplace mends its ways: the retry stores the listing

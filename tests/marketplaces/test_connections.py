@@ -2,9 +2,12 @@
 ``marketplaces update`` / ``marketplaces disconnect``."""
 
 import json
+import os
+import re
 
 import pytest
 
+from commerce_api.auth.models import SCOPES
 from commerce_api.cli import cli
 from commerce_api.marketplaces import gateway
 from commerce_api.marketplaces.models import MarketplaceConnection, SyncAttempt
@@ -12,6 +15,8 @@ from commerce_api.orders.pulls import pull_one
 from commerce_api.products.models import Listing
 from tests.support.factories import headers_for
 from tests.support.orders_support import connect, make_own_warehouse, make_products, stock_up
+from tests.support.products_support import price_listing
+from tests.support.servers import ROOT
 
 PUBLIC_URL = "https://93.184.216.34/adapter"  # a public address literal: no DNS needed
 
@@ -109,6 +114,7 @@ def test_delete_stops_pulls_and_keeps_listings_and_history(app, client, headers,
     make_products(client, headers, "MUG-1")
     stock_up(tenant, make_own_warehouse(tenant), {"MUG-1": 4})
     connection = connect(tenant, "amazon")
+    price_listing(client, headers, "MUG-1", "amazon")
     response = client.post("/api/products/MUG-1/sync", headers=headers)
     from tests.support.orders_support import run_job
 
@@ -160,3 +166,55 @@ def test_cli_update_and_disconnect(runner, tenant):
     assert MarketplaceConnection.select().count() == 0
     result = cli_run(runner, "disconnect", "--tenant", tenant.id, "--marketplace", "local")
     assert result.exit_code != 0 and "CONNECTION_NOT_FOUND" in result.output
+
+
+def test_the_connector_doc_names_the_scope_the_server_asks(client):
+    """docs/connector-http.md tells an integrator which scope connects a marketplace."""
+    path = os.path.join(ROOT, "docs", "connector-http.md")
+    with open(path) as handle:
+        text = " ".join(handle.read().split())
+    found = re.search(r"`POST /api/marketplaces` with .*?\(scope `([a-z:-]+)`\)", text)
+    assert found, "the doc no longer says which scope POST /api/marketplaces needs"
+    named = found.group(1)
+    body = {"marketplace": "amazon", "connector": "sandbox"}
+    others = [scope for scope in SCOPES if scope != named]
+    refused = client.post("/api/marketplaces", json=body, headers=headers_for(scopes=others))
+    assert refused.status_code == 403
+    assert refused.get_json()["error"]["details"]["required_scope"] == named
+    done = client.post("/api/marketplaces", json=body, headers=headers_for(scopes=[named]))
+    assert done.status_code == 201, done.get_json()
+
+
+@pytest.mark.parametrize(
+    "fba_skus",
+    ["MUG-1", [1], [""], ["A" * 65], ["MUG-1", "MUG-1"], [f"S-{n}" for n in range(201)]],
+)
+def test_sandbox_fba_skus_must_be_a_list_of_skus(client, headers, fba_skus):
+    body = {"marketplace": "amazon", "connector": "sandbox", "settings": {"fba_skus": fba_skus}}
+    response = client.post("/api/marketplaces", json=body, headers=headers)
+    assert response.status_code == 422, response.get_json()
+    assert "fba_skus" in json.dumps(response.get_json()["error"]["details"])
+    assert MarketplaceConnection.select().count() == 0
+
+
+def test_a_sandbox_with_fba_skus_holds_and_ships_only_those(client, headers, tenant):
+    from commerce_api.inventory.services import create_warehouse
+
+    make_products(client, headers, "MUG-1", "TOWEL-1", "PEN-1")
+    stock_up(tenant, make_own_warehouse(tenant), {"TOWEL-1": 50, "PEN-1": 50})
+    create_warehouse(tenant.id, {"name": "FBA", "type": "FBA", "marketplace": "amazon"})
+    settings = {"initial_orders": 30, "fba_skus": ["MUG-1"]}
+    connection = connect(tenant, "amazon", settings=settings)
+    assert connection.settings["fba_skus"] == ["MUG-1"]
+    pull_one(tenant.id, connection.id)
+    orders = client.get("/api/orders?limit=200", headers=headers).get_json()["data"]
+    assert orders
+    for order in orders:
+        skus = {line["sku"] for line in order["line_items"]}
+        assert (skus == {"MUG-1"}) == (order["fulfillment_method"] == "FBA"), order
+    for sku, fulfilled_by in (("MUG-1", "marketplace"), ("TOWEL-1", "merchant")):
+        price_listing(client, headers, sku, "amazon")
+        listing = client.get(f"/api/products/{sku}", headers=headers).get_json()["data"]
+        assert listing["listings"][0]["fulfilled_by"] == fulfilled_by, sku
+    record = client.get("/api/inventory/TOWEL-1", headers=headers).get_json()["data"]
+    assert all(w.get("type", "own") == "own" for w in record["warehouses"])

@@ -21,6 +21,7 @@ from commerce_api.marketplaces.models import MarketplaceConnection
 from commerce_api.products.models import Listing
 from tests.support.listing_marketplace import ListingMarketplace
 from tests.support.orders_support import connect, make_own_warehouse, make_products, stock_up
+from tests.support.products_support import price_listing
 from tests.support.servers import run_worker_once
 
 
@@ -139,6 +140,7 @@ def test_fifty_product_syncs_of_one_tenant_all_complete_without_a_retry(
         connect(tenant, "mirakl", "http", base_url=marketplace.url)
         jobs = []
         for sku in skus:
+            price_listing(client, headers, sku, "mirakl")
             response = client.post(f"/api/products/{sku}/sync", headers=headers)
             assert response.status_code == 202, response.get_json()
             jobs.append(response.get_json()["data"]["job_id"])

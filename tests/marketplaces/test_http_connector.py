@@ -27,6 +27,7 @@ from tests.support.orders_support import (
     snapshot,
     stock_up,
 )
+from tests.support.products_support import price_listing
 from tests.support.servers import LocalHTTPServer, free_port
 
 READ_TIMEOUT = 0.4
@@ -389,6 +390,7 @@ def test_product_push_and_inventory(app, client, headers, tenant, shop, marketpl
     fba = create_warehouse(
         tenant.id, {"name": "Mirakl FBA", "type": "FBA", "marketplace": "mirakl"}
     )
+    price_listing(client, headers, "MUG-1", "mirakl", 12.5)
     job_id = client.post("/api/products/MUG-1/sync", headers=headers).get_json()["data"]["job_id"]
     with app.app_context():
         result, failure = run_job(job_id)

@@ -5,6 +5,7 @@ marketplace on 127.0.0.1; tests/marketplaces/test_listing_sync_http.py runs it i
 """
 
 import threading
+from decimal import Decimal
 
 import pytest
 
@@ -18,6 +19,7 @@ from commerce_api.products.models import Listing
 from tests.support.factories import headers_for
 from tests.support.listing_marketplace import ListingMarketplace
 from tests.support.orders_support import connect, make_own_warehouse, make_products, stock_up
+from tests.support.products_support import price_listing_now
 
 
 @pytest.fixture
@@ -34,6 +36,7 @@ def listed(app, client, headers, tenant, marketplace):
     stock_up(tenant, warehouse, {"MUG-1": 10})
     connect(tenant, "mirakl", "http", base_url=marketplace.url)
     with app.app_context():
+        price_listing_now(tenant.id, "MUG-1", "mirakl")
         result = sync_product(tenant.id, "MUG-1", ["mirakl"], created_by="test")
     assert result["succeeded"] == 1
     return {"warehouse": warehouse, "listing": Listing.get()}
@@ -68,12 +71,14 @@ def test_get_product_shows_the_listing_fields(client, headers, listed):
     assert listing == {
         "marketplace": "mirakl",
         "external_id": "EXT-MUG-1",
-        "price": None,
+        "price": 12.5,  # as set before the push (the marketplace's answer names none)
         "currency": None,
         "quantity": 10,
+        "fulfilled_by": "merchant",
         "stock_buffer": 0,
         "status": "active",
         "sync_status": "in_sync",
+        "hold_reason": None,
         "last_synced_at": listing["last_synced_at"],
         "last_sync_error": None,
         "submission": None,
@@ -179,7 +184,7 @@ def test_unknown_listing_sku_or_scope(app, client, headers, tenant, listed):
     other = headers_for()  # another tenant does not see this listing at all
     response = client.patch("/api/products/MUG-1/listings/mirakl", json={"price": 9}, headers=other)
     assert response.status_code == 404
-    assert Listing.get().price is None and Listing.get().sync_status == "in_sync"
+    assert Listing.get().price == Decimal("12.50") and Listing.get().sync_status == "in_sync"
 
 
 def test_a_listing_fulfilled_by_the_marketplace_never_pushes_a_quantity(

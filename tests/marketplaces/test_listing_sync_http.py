@@ -22,6 +22,7 @@ from tests.support.orders_support import (
     order_body,
     stock_up,
 )
+from tests.support.products_support import price_listing
 from tests.support.servers import start_command, stop_process
 from tests.support.waiting import wait_for
 
@@ -67,10 +68,21 @@ def running_shop(client, headers, tenant, database_url, **worker_config):
         worker = start_command(["worker"], database_url, **worker_config)
         try:
             for sku in ("MUG-1", "TOWEL-1"):
+                price_listing(client, headers, sku, "mirakl")
                 response = client.post(f"/api/products/{sku}/sync", headers=headers)
                 assert response.status_code == 202, response.get_json()
+            # both listed and settled: the price's push and the sync's are behind us
             assert wait_for(
-                lambda: Listing.select().where(Listing.external_id.is_null(False)).count() == 2
+                lambda: (
+                    Listing.select()
+                    .where(
+                        Listing.external_id.is_null(False)
+                        & (Listing.sync_status == "in_sync")
+                        & Listing.pushing_version.is_null()
+                    )
+                    .count()
+                    == 2
+                )
             )
             yield {"marketplace": marketplace, "warehouse": warehouse, "connection": connection}
         finally:

@@ -3,12 +3,14 @@ threads with their own database connections) never collide on the unique index o
 (product, marketplace): the save is one upsert, on SQLite and on PostgreSQL alike."""
 
 import threading
+from decimal import Decimal
 
 from commerce_api.db import db
 from commerce_api.marketplaces.listings import sync_product
 from commerce_api.products.models import Listing
 from commerce_api.products.services import create_product
 from tests.support.orders_support import connect
+from tests.support.products_support import price_listing_now
 
 THREADS = 4
 ROUNDS = 8
@@ -44,10 +46,19 @@ def test_concurrent_saves_of_one_listing_make_one_row(app, tenant):
         Listing.delete().execute()
         results, errors = race(tenant)
         assert errors == [], (round_number, errors)
-        assert [r["succeeded"] for r in results] == [1] * THREADS, (round_number, results)
+        # no price yet: each finds no listing and keeps one held, none pushes
+        statuses = [r["marketplaces"][0]["status"] for r in results]
+        assert statuses == ["held"] * THREADS, (round_number, results)
         (listing,) = Listing.select()
-        assert listing.external_id.startswith("SBX-") and listing.status == "active"
-        assert listing.price is not None and listing.currency
+        assert (listing.sync_status, listing.price, listing.external_id) == ("held", None, None)
+        # priced, every one pushes and saves onto the same row
+        price_listing_now(tenant.id, "MUG-1", "amazon")
+        results, errors = race(tenant)
+        assert errors == [], (round_number, errors)
+        assert [r["succeeded"] for r in results] == [1] * THREADS, (round_number, results)
+        (saved,) = Listing.select()
+        assert saved.id == listing.id and saved.external_id.startswith("SBX-")
+        assert saved.status == "active" and saved.price == Decimal("12.50") and saved.currency
 
 
 def test_a_later_save_updates_the_row_in_place(app, tenant):
@@ -55,6 +66,7 @@ def test_a_later_save_updates_the_row_in_place(app, tenant):
         tenant.id, {"sku": "MUG-1", "title": "Mug", "gtin": "4006381333931", "status": "active"}
     )
     connect(tenant, "amazon", "sandbox")
+    price_listing_now(tenant.id, "MUG-1", "amazon")
     sync_product(tenant.id, "MUG-1", ["amazon"], "test")
     (first,) = Listing.select()
     Listing.update(quantity=99, status="stale").execute()
@@ -79,6 +91,7 @@ def test_a_price_recorded_while_a_sync_pushes_is_kept_and_pushed_again(app, tena
         tenant.id, {"sku": "MUG-1", "title": "Mug", "gtin": "4006381333931", "status": "active"}
     )
     connect(tenant, "amazon", "sandbox")
+    price_listing_now(tenant.id, "MUG-1", "amazon")
     sync_product(tenant.id, "MUG-1", ["amazon"], "test")
     (listing,) = Listing.select()
     original = SandboxConnector.push_product
@@ -110,6 +123,7 @@ def test_a_listing_push_recorded_while_a_price_was_pushed_makes_the_listing_pend
         tenant.id, {"sku": "MUG-1", "title": "Mug", "gtin": "4006381333931", "status": "active"}
     )
     connect(tenant, "amazon", "sandbox")
+    price_listing_now(tenant.id, "MUG-1", "amazon")
     sync_product(tenant.id, "MUG-1", ["amazon"], "test")
     (listing,) = Listing.select()
     Listing.update(sync_status="in_sync", last_synced_at=1_000).execute()

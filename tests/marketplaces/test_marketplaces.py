@@ -23,6 +23,7 @@ from tests.support.orders_support import (
     run_job,
     stock_up,
 )
+from tests.support.products_support import price_listing
 
 SKUS = ("BOTTLE-1", "CANDLE-1", "MUG-1", "TOWEL-1")
 
@@ -475,6 +476,23 @@ def test_sync_resolves_and_checks_marketplaces(client, headers, tenant, stocked)
 def test_sync_job_creates_listings_and_history(client, headers, tenant, stocked):
     connect(tenant, "amazon", settings={"initial_orders": 0})
     connect(tenant, "ebay", settings={"initial_orders": 0})
+    # no price set: nothing is pushed (the sandbox would pick one), each listing says why
+    job_id = client.post("/api/products/MUG-1/sync", headers=headers).get_json()["data"]["job_id"]
+    result, failure = run_job(job_id)
+    assert result is None and failure.code == "LISTING_PRICE_MISSING"
+    assert not failure.retryable
+    assert {m["status"] for m in failure.details["marketplaces"]} == {"held"}
+    assert SyncAttempt.select().count() == 0
+    product = client.get("/api/products/MUG-1", headers=headers).get_json()["data"]
+    assert [
+        (x["marketplace"], x["price"], x["sync_status"], x["hold_reason"], x["external_id"])
+        for x in product["listings"]
+    ] == [
+        ("amazon", None, "held", "price_missing", None),
+        ("ebay", None, "held", "price_missing", None),
+    ]
+    price_listing(client, headers, "MUG-1", "amazon", 7.25)
+    price_listing(client, headers, "MUG-1", "ebay", 7.5)
     job_id = client.post("/api/products/MUG-1/sync", headers=headers).get_json()["data"]["job_id"]
     result, failure = run_job(job_id)
     assert failure is None, failure and failure.message
@@ -484,7 +502,8 @@ def test_sync_job_creates_listings_and_history(client, headers, tenant, stocked)
     assert set(listings) == {"amazon", "ebay"}
     amazon = listings["amazon"]
     assert amazon["external_id"].startswith("SBX-") and amazon["status"] == "active"
-    assert amazon["price"] == 7.0  # twice the cost price, the sandbox's rule
+    assert amazon["price"] == 7.25 and listings["ebay"]["price"] == 7.5  # the prices set
+    assert amazon["hold_reason"] is None and amazon["fulfilled_by"] == "merchant"
     assert amazon["quantity"] == 500  # available stock
     assert amazon["last_synced_at"].endswith("Z")
     history = client.get("/api/marketplaces/sync-history?sku=MUG-1", headers=headers).get_json()
@@ -517,12 +536,13 @@ def test_sync_job_rejected_push_is_recorded(client, headers, tenant, stocked):
         "/api/products", json=product_body(sku="NO-GTIN", gtin=None), headers=headers
     )
     assert response.status_code == 201
+    price_listing(client, headers, "NO-GTIN", "amazon")
     job_id = client.post("/api/products/NO-GTIN/sync", headers=headers).get_json()["data"]["job_id"]
     result, failure = run_job(job_id)
     assert result is None
     assert failure.code == "MARKETPLACE_REJECTION" and failure.retryable is False
     assert failure.details["marketplaces"][0]["error"]["code"] == "MARKETPLACE_REJECTION"
-    assert Listing.select().count() == 0
+    assert Listing.get().external_id is None  # the listing as its price made it
     (attempt,) = SyncAttempt.select().where(SyncAttempt.sku == "NO-GTIN")
     assert (attempt.status, attempt.error_code) == ("rejected", "MISSING_GTIN")
     history = client.get(
@@ -545,6 +565,7 @@ def test_sync_history_list_filters_and_errors(client, headers, tenant, stocked):
 def test_sync_history_of_orders_needs_orders_read(client, headers, tenant, stocked):
     connection = connect(tenant, "amazon", settings={"initial_orders": 2})
     _pull(connection)
+    price_listing(client, headers, "MUG-1", "amazon")
     job_id = client.post("/api/products/MUG-1/sync", headers=headers).get_json()["data"]["job_id"]
     run_job(job_id)
     everything = client.get("/api/marketplaces/sync-history", headers=headers).get_json()

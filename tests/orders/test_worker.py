@@ -14,6 +14,7 @@ from tests.support.orders_support import (
     order_body,
     stock_up,
 )
+from tests.support.products_support import price_listing
 from tests.support.servers import run_worker_once
 
 
@@ -30,6 +31,7 @@ def test_worker_runs_cancellation_sync_and_the_periodic_pull(client, headers, te
     )
     assert response.status_code == 202
     cancel_job = response.get_json()["data"]["cancellation"]["job_id"]
+    price_listing(client, headers, "MUG-1", "amazon")
     response = client.post("/api/products/MUG-1/sync", headers=headers)
     sync_job = response.get_json()["data"]["job_id"]
 

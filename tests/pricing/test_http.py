@@ -20,6 +20,7 @@ from tests.support.pricing_support import (
     pricing_snapshot,
     recalculate,
 )
+from tests.support.products_support import price_listing
 
 market = pricing_support.market  # the fixture
 
@@ -33,7 +34,9 @@ def listing_of(client, headers, sku, marketplace):
     return next(item for item in product["listings"] if item["marketplace"] == marketplace)
 
 
-def sync(client, headers, app, sku, marketplace):
+def sync(client, headers, app, sku, marketplace, price):
+    """List ``sku`` on ``marketplace`` at ``price`` (set before the push) and push it."""
+    price_listing(client, headers, sku, marketplace, price)
     response = client.post(
         f"/api/products/{sku}/sync", json={"marketplaces": [marketplace]}, headers=headers
     )
@@ -46,7 +49,7 @@ def sync(client, headers, app, sku, marketplace):
 def test_sync_scan_recalculate_apply_over_http(client, headers, app, tenant, market):
     connect_http(tenant, market.url)
     make_product(client, headers, "MUG-1", cost="10.00", category="kitchen")
-    sync(client, headers, app, "MUG-1", "shop")
+    sync(client, headers, app, "MUG-1", "shop", 20.0)
     assert listing_of(client, headers, "MUG-1", "shop")["price"] == 20.0
 
     # scan: the adapter's offers become the competitor records
@@ -141,7 +144,7 @@ def test_the_sandbox_reprices_deterministically(client, headers, app, tenant):
     connect_sandbox(tenant, "amazon")
     for sku, cost in (("MUG-1", "5.00"), ("LAMP-1", "20.00")):
         make_product(client, headers, sku, cost=cost)
-        sync(client, headers, app, sku, "amazon")
+        sync(client, headers, app, sku, "amazon", 2 * float(cost))
         assert listing_of(client, headers, sku, "amazon")["price"] == 2 * float(cost)
     create_rule(client, headers, type="competitor_match", value=-0.25)
     create_rule(client, headers, type="floor", value=25, value_type="percent")

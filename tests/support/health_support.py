@@ -37,18 +37,23 @@ def scrape(text):
 def seed_fleet(tenant_id):
     """Jobs, deliveries, sync history and a heartbeat; returns what the gauges must say."""
     now = now_ms()
-    for i, (job_type, status) in enumerate(
+    moves = (
         [("a_type", "queued"), ("a_type", "queued"), ("a_type", "running"), ("b_type", "queued")]
         + [("a_type", "completed")] * 3
-    ):
-        Job.create(
-            id=f"job_{i}",
-            tenant_id=tenant_id,
-            type=job_type,
-            status=status,
-            run_at=now - 30_000 - i,
-            completed_at=now if status == "completed" else None,
-        )
+        + [("b_type", "failed"), ("b_type", "cancelled"), ("b_type", "completed")]
+        + [("b_type", "running")]
+    )
+    for i, (job_type, status) in enumerate(moves):
+        # inserted queued and moved on, as every job is (the counts follow the moves)
+        Job.create(id=f"job_{i}", tenant_id=tenant_id, type=job_type, run_at=now - 30_000 - i)
+        if status != "queued":
+            Job.update(status="running").where(Job.id == f"job_{i}").execute()
+        if status not in ("queued", "running"):
+            done = {"status": status, "completed_at": now}
+            Job.update(**done).where(Job.id == f"job_{i}").execute()
+    # a job that failed and was put back (a retry): counted once, where it is now
+    Job.update(status="failed", completed_at=now).where(Job.id == "job_10").execute()
+    Job.update(status="queued", completed_at=None).where(Job.id == "job_10").execute()
     for i, (status, finished) in enumerate(
         [("pending", None)] * 3
         + [("failed", now - 60_000), ("failed", now - 7_200_000)]
@@ -78,7 +83,14 @@ def seed_fleet(tenant_id):
     return {
         ("a_type", "queued"): 2,
         ("a_type", "running"): 1,
-        ("b_type", "queued"): 1,
+        ("a_type", "completed"): 3,
+        ("a_type", "failed"): 0,
+        ("a_type", "cancelled"): 0,
+        ("b_type", "queued"): 2,  # one of them back from failed
+        ("b_type", "running"): 0,
+        ("b_type", "completed"): 1,
+        ("b_type", "failed"): 1,
+        ("b_type", "cancelled"): 1,
     }
 
 
@@ -89,7 +101,9 @@ def check_fleet(families, expected_jobs):
     }
     for key, n in expected_jobs.items():
         assert jobs[key] == n, (key, jobs)
-    assert ("a_type", "completed") not in jobs  # history, not state
+    statuses = ("queued", "running", "completed", "failed", "cancelled")
+    for job_type in {t for t, _ in jobs}:  # every status of every type, 0 when none
+        assert {s for t, s in jobs if t == job_type} == set(statuses), job_type
 
     def value(name, **labels):
         return families[name][(name, tuple(sorted(labels.items())))]

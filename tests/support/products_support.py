@@ -54,3 +54,20 @@ def connect(tenant_id, *marketplaces):
 
     for marketplace in marketplaces:
         connect_marketplace(tenant_id, marketplace, "sandbox")
+
+
+def price_listing(client, headers, sku, marketplace, price=12.5):
+    """Set the price of ``sku``'s listing on ``marketplace`` (creating the listing, held
+    until then): nothing is pushed without a price someone chose."""
+    response = client.patch(
+        f"/api/products/{sku}/listings/{marketplace}", json={"price": price}, headers=headers
+    )
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()["data"]
+
+
+def price_listing_now(tenant_id, sku, marketplace, price="12.50"):
+    """``price_listing`` through the service, for tests that call services directly."""
+    from commerce_api.marketplaces.listings import update_listing
+
+    return update_listing(tenant_id, sku, marketplace, {"price": Decimal(price)})

@@ -18,6 +18,19 @@ import requests
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def run_cli(args, env, cwd=ROOT, program=("-m", "commerce_api.cli"), timeout=60):
+    """``commerce-api <args>`` (or ``python <program> <args>``) in a process of its own,
+    its output captured."""
+    return subprocess.run(
+        [sys.executable, *program, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def free_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
