@@ -407,8 +407,10 @@ def test_the_job_proposes_improvements_through_http(client, headers, jobs_app): 
     assert title["message"].startswith("No title without issues can be built")
     keywords = next(s for s in weak["suggestions"] if s["kind"] == "keywords")
     assert keywords["keywords"][0]["term"] == "enamel"
-    for issue in weak["issues"]:
-        assert set(issue) == {"code", "field", "severity", "message"}
+    assert title["keywords"] == [] and keywords["changes"] == []  # every documented field
+    for issue in weak["issues"]:  # issues of the listing itself: no signal figures
+        assert set(issue) == {"code", "field", "severity", "message", "evidence"}
+        assert issue["evidence"] == {}
 
 
 def test_the_job_uses_return_signals(client, headers, tenant, jobs_app):  # noqa: F811
