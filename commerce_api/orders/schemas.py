@@ -122,7 +122,7 @@ class OrderListArgsSchema(ListArgsSchema):
     )
     updated_after = Timestamp(
         metadata={
-            "description": "Changed at or after this ISO 8601 timestamp (with "
+            "description": "Changed at or after this date-time (RFC 3339; with "
             "`sort=updated_at`, the way to poll for changes)."
         }
     )
@@ -155,7 +155,7 @@ class ShipmentSchema(StrictSchema):
     tracking_number = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=100))
     shipped_date = Timestamp(
         metadata={
-            "description": "When the parcel left (ISO 8601); now when omitted.",
+            "description": "When the parcel left (RFC 3339 date-time); now when omitted.",
             "format": "date-time",
         }
     )
