@@ -149,8 +149,6 @@ class Timestamp(ma.fields.String):
             raise self.make_error("invalid_timestamp")
         day, minutes, seconds, fraction, offset = match.groups()
         fraction = (fraction or "")[:3].ljust(3, "0")
-        if seconds == "60":  # a leap second (RFC 3339 allows it): the last ms before it
-            seconds, fraction = "59", "999"
         try:
             return parse_timestamp(f"{day}T{minutes}:{seconds}.{fraction}{offset}")
         except (ValueError, OverflowError):
