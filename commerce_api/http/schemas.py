@@ -122,6 +122,21 @@ class StrictInteger(ma.fields.Integer):
         return super()._deserialize(value, attr, data, **kwargs)
 
 
+class IsoTimestamp(ma.fields.String):
+    """Any ISO 8601 timestamp (a date alone means its midnight UTC), loaded as epoch ms: for
+    what marketplaces and files deliver (``docs/connector-http.md``), never a request body
+    of the API, whose timestamps are ``Timestamp``."""
+
+    default_error_messages = {"invalid_timestamp": "Not an ISO 8601 timestamp."}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        try:
+            return parse_timestamp(text)
+        except (ValueError, OverflowError):
+            raise self.make_error("invalid_timestamp") from None
+
+
 # RFC 3339's date-time, what the document's ``format: date-time`` says (one definition)
 RFC3339 = re.compile(
     r"(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})",
