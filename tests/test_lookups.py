@@ -303,7 +303,11 @@ def plans(app, monkeypatch):
             "order_external_tenant",
         ),
         ("/api/orders", {"sku": "SOAP-1"}, "sqlite_autoindex_order_1 (id=?)"),  # line first
-        ("/api/orders", {"updated_after": "2026-01-01T00:00:00Z", "sort": "updated_at"}, "updated_at"),
+        (
+            "/api/orders",
+            {"updated_after": "2026-01-01T00:00:00Z", "sort": "updated_at"},
+            "updated_at",
+        ),
         ("/api/products", {"category": "Mugs"}, "product_tenant_category"),
         ("/api/inventory/adjustments", {}, "adjustment_tenant_created"),
         ("/api/inventory/adjustments", {"sku": "MUG-1"}, "adjustment_tenant_id_product_id"),
