@@ -49,7 +49,8 @@ def test_the_docs_page_lists_every_operation_and_try_it_out_works(app, client, d
     expected = documented_operations(spec)
     with gunicorn_server(database_url, workers=1) as base, chromium() as driver:
         driver.get(base + "/api/docs")
-        shown = wait_for(lambda: len(shown_operations(driver)) >= len(expected))
+        # generous bounds: the suite runs eight processes on a small machine
+        shown = wait_for(lambda: len(shown_operations(driver)) >= len(expected), timeout=60)
         if not shown:
             screenshot(driver, "docs-not-rendered")
         page = driver.find_element(By.TAG_NAME, "body").text
@@ -65,10 +66,10 @@ def test_the_docs_page_lists_every_operation_and_try_it_out_works(app, client, d
         )
         block = driver.find_element(By.ID, "operations-products-listProducts")
         block.find_element(By.CSS_SELECTOR, ".opblock-summary-control").click()
-        try_out = wait_for(lambda: block.find_elements(By.CSS_SELECTOR, ".try-out__btn"))
+        try_out = wait_for(lambda: block.find_elements(By.CSS_SELECTOR, ".try-out__btn"), 30)
         assert try_out, "no Try it out button"
         try_out[0].click()
-        execute = wait_for(lambda: block.find_elements(By.CSS_SELECTOR, ".execute"))
+        execute = wait_for(lambda: block.find_elements(By.CSS_SELECTOR, ".execute"), 30)
         assert execute, "no Execute button"
         execute[0].click()
 
@@ -81,7 +82,7 @@ def test_the_docs_page_lists_every_operation_and_try_it_out_works(app, client, d
                 return cells[0].text.strip(), bodies[0].text
             return None
 
-        shown_answer = wait_for(answer)
+        shown_answer = wait_for(answer, timeout=60)
         if not shown_answer:
             screenshot(driver, "docs-try-it-out")
         assert shown_answer, "the page did not show the answer of GET /api/products"
