@@ -80,6 +80,13 @@ CATALOGUE = {
     "PLAN_REQUIRED": (422, "The tenant's plan does not include this feature."),
     "CONFIRMATION_REQUIRED": (409, "This request revokes the calling key; confirm it."),
     "EVENT_NOT_FOUND": (404, "The event does not exist."),
+    # files: imports and exports (DESIGN 14)
+    "CSV_INVALID": (422, "The file cannot be read as CSV (UTF-8)."),
+    "CSV_EMPTY": (422, "The file has no header row."),
+    "CSV_UNKNOWN_COLUMN": (422, "The file has columns this import does not know."),
+    "CSV_MISSING_COLUMN": (422, "The file lacks a column this import requires."),
+    "CSV_DUPLICATE_COLUMN": (422, "The file names a column twice."),
+    "IMPORT_NOT_FOUND": (404, "The import does not exist."),
 }
 
 
