@@ -9,6 +9,7 @@ import binascii
 import hashlib
 import json
 import math
+import re
 from decimal import Decimal
 
 from peewee import BooleanField, DecimalField, FloatField, IntegerField, Tuple
@@ -18,6 +19,10 @@ from .timeutil import date_end_ms, date_start_ms
 from .totals import bounded
 
 MAX_CURSOR = 1000  # characters; longer is not a cursor we issued
+# What a cursor we issue looks like (unpadded base64url), as the document says; empty: the
+# first page. Only a cursor issued for the same list, sort, order and filters is valid.
+CURSOR_PATTERN = "^[A-Za-z0-9_-]*$"
+_CURSOR = re.compile(CURSOR_PATTERN[1:-1])
 
 
 def encode_cursor(payload):
@@ -26,7 +31,7 @@ def encode_cursor(payload):
 
 
 def decode_cursor(cursor):
-    if len(cursor) > MAX_CURSOR:
+    if len(cursor) > MAX_CURSOR or _CURSOR.fullmatch(cursor) is None:
         raise ApiError("INVALID_CURSOR")
     try:
         padded = cursor + "=" * (-len(cursor) % 4)

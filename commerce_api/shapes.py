@@ -154,3 +154,96 @@ def compile_serializer(
 
     serialize.schema = _instance(schema).__class__
     return serialize
+
+
+# Results held as JSON (a job's result) -------------------------------------------------
+
+
+class ShapeError(ValueError):
+    """A value lacks a field its documented schema requires (``path``: where)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path} is required by the documented schema and missing or null")
+        self.path = path
+
+
+def documented_required(schema: SchemaLike) -> frozenset[str]:
+    """The names of the fields a response schema's document marks ``required``: those the
+    schema marks ``required=True`` where it marks any, else every field (the rule of
+    ``http/openapi_responses.exact_responses`` for a schema only responses use)."""
+    shown = _shown(schema)
+    marked = {name for name, field in shown if field.required}
+    return frozenset(marked or (name for name, _ in shown))
+
+
+Shape = Callable[[Any, str], Any]
+
+
+def _shape_of(field: ma.fields.Field) -> Shape | None:
+    """How a present value of ``field`` is brought to its documented form; None: as is."""
+    if isinstance(field, ma.fields.Nested):
+        inner = compile_shape(field.schema)
+        if field.many:
+            return lambda value, path: [inner(item, f"{path}[{i}]") for i, item in enumerate(value)]
+        return inner
+    if isinstance(field, ma.fields.List):
+        item = _shape_of(field.inner)
+        if item is None:
+            return None
+        return lambda value, path: [item(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if isinstance(field, ma.fields.Float | ma.fields.Decimal):
+        return lambda value, path: number(value)
+    if isinstance(field, ma.fields.Boolean):
+        return lambda value, path: bool(value)
+    return None
+
+
+def _empty(field: ma.fields.Field) -> Any:
+    """A required, never-null field's value when it is missing; ShapeError: it has none."""
+    if isinstance(field, ma.fields.List) or (isinstance(field, ma.fields.Nested) and field.many):
+        return []
+    if isinstance(field, ma.fields.Dict):
+        return {}
+    return ShapeError
+
+
+def compile_shape(schema: SchemaLike) -> Callable[..., dict]:
+    """``schema``'s shape: ``shape(data, path="result") -> dict``, the JSON object ``data``
+    (a job's result) as its document shows it, made once from the schema like a serializer.
+
+    Every field the document marks required is present: a missing or null one is ``null``
+    where the field allows it, ``[]`` / ``{}`` for a list or an object, else ``ShapeError``
+    (the value cannot match its document). An optional field is left out when missing or
+    null (unless it allows null). Nested objects and lists of them are shaped the same way,
+    numbers become JSON numbers, keys the schema does not have are dropped.
+    """
+    required = documented_required(schema)
+    plan = tuple(
+        (
+            field.data_key or name,
+            name in required,
+            field.allow_none,
+            _empty(field),
+            _shape_of(field),
+        )
+        for name, field in _shown(schema)
+    )
+
+    def shape(data: Any, path: str = "result") -> dict:
+        if not isinstance(data, dict):
+            raise ShapeError(path)
+        out = {}
+        for key, needed, nullable, empty, convert in plan:
+            value = data.get(key)
+            if value is None:
+                if nullable and (needed or key in data):
+                    out[key] = None
+                elif needed:
+                    if empty is ShapeError:
+                        raise ShapeError(f"{path}.{key}")
+                    out[key] = empty.copy()
+                continue
+            out[key] = value if convert is None else convert(value, f"{path}.{key}")
+        return out
+
+    return shape

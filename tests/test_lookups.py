@@ -138,7 +138,7 @@ def test_another_tenants_orders_are_never_found(client, orders):
     for query in (
         {"external_order_id": "A-1"},
         {"sku": "TOWEL-1"},
-        {"updated_after": "2020-01-01"},
+        {"updated_after": "2020-01-01T00:00:00Z"},
     ):
         assert ids(client.get("/api/orders", query_string=query, headers=other)) == []
 
@@ -303,7 +303,11 @@ def plans(app, monkeypatch):
             "order_external_tenant",
         ),
         ("/api/orders", {"sku": "SOAP-1"}, "sqlite_autoindex_order_1 (id=?)"),  # line first
-        ("/api/orders", {"updated_after": "2026-01-01", "sort": "updated_at"}, "updated_at"),
+        (
+            "/api/orders",
+            {"updated_after": "2026-01-01T00:00:00Z", "sort": "updated_at"},
+            "updated_at",
+        ),
         ("/api/products", {"category": "Mugs"}, "product_tenant_category"),
         ("/api/inventory/adjustments", {}, "adjustment_tenant_created"),
         ("/api/inventory/adjustments", {"sku": "MUG-1"}, "adjustment_tenant_id_product_id"),

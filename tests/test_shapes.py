@@ -6,7 +6,14 @@ import marshmallow as ma
 import pytest
 
 from commerce_api.products.models import Product
-from commerce_api.shapes import AS_STORED, compile_serializer, field_names
+from commerce_api.shapes import (
+    AS_STORED,
+    ShapeError,
+    compile_serializer,
+    compile_shape,
+    documented_required,
+    field_names,
+)
 
 
 class Inner(ma.Schema):
@@ -215,3 +222,54 @@ def test_the_fields_names_are_the_schema_s():
     ]
     for names, schema in pairs:
         assert names == field_names(schema), schema
+
+
+# compile_shape: a JSON result (a job's) as its documented schema shows it --------------
+
+
+class Marked(ma.Schema):
+    name = ma.fields.String(required=True)
+    error = ma.fields.Nested(Inner)  # optional: the schema marks its required fields
+    maybe = ma.fields.Integer(allow_none=True)
+
+
+class Whole(ma.Schema):
+    count = ma.fields.Integer()
+    ratio = ma.fields.Float(allow_none=True)
+    items = ma.fields.List(ma.fields.Nested(Marked))
+    tags = ma.fields.List(ma.fields.String())
+    extra = ma.fields.Dict()
+    flag = ma.fields.Boolean()
+
+
+def test_documented_required_follows_the_document_s_rule():
+    assert documented_required(Marked) == {"name"}
+    assert documented_required(Whole) == set(Whole().fields)
+
+
+def test_a_shape_fills_required_containers_and_leaves_optional_fields_out():
+    shape = compile_shape(Whole)
+    data = {"count": 2, "flag": 1, "items": [{"name": "a"}, {"name": "b", "maybe": None}], "x": 1}
+    assert shape(data) == {
+        "count": 2,
+        "ratio": None,
+        "items": [{"name": "a"}, {"name": "b", "maybe": None}],
+        "tags": [],
+        "extra": {},
+        "flag": True,
+    }
+    assert shape({**data, "ratio": Decimal("0.5")})["ratio"] == 0.5
+
+
+def test_a_shape_refuses_a_missing_required_value_and_says_where():
+    shape = compile_shape(Whole)
+    with pytest.raises(ShapeError) as raised:
+        shape({"flag": True, "items": []})
+    assert raised.value.path == "result.count"
+    with pytest.raises(ShapeError) as raised:
+        shape({"count": 1, "flag": True, "items": [{"name": "a"}, {"error": None}]})
+    assert raised.value.path == "result.items[1].name"
+    with pytest.raises(ShapeError):
+        shape({"count": 1, "flag": None})  # a boolean that is never null
+    with pytest.raises(ShapeError):
+        shape(["not", "an", "object"])

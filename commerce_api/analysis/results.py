@@ -2,8 +2,10 @@
 
 Each job type in ``tasks.py`` registers its result schema (``job_type(result=...)``); the
 document lists them under ``JobResult_<type>``, and ``tests/test_demo_results.py`` loads
-every result the demo gives through them (unknown fields refused), so the document cannot
-drift from what the jobs return.
+every result the demo gives through them (unknown fields refused). The worker stores each
+result through its schema's compiled shape (``shapes.compile_shape``): a field the document
+requires is always there (an empty list or object when the job had none), so a result
+cannot drift from its document.
 """
 
 import marshmallow as ma
@@ -99,11 +101,22 @@ class _Anomaly(ma.Schema):
     score = N()
     p_value = N()
     q_value = N()
-    units_sold = ma.fields.Integer()
-    units_returned = ma.fields.Integer()
-    week_start = ma.fields.String(metadata={"description": "return_spike: the week's Monday."})
-    week_returns = ma.fields.Integer()
-    weekly_median = N()
+    units_sold = ma.fields.Integer(
+        allow_none=True, metadata={"description": "high_return_rate: units sold (else null)."}
+    )
+    units_returned = ma.fields.Integer(
+        allow_none=True, metadata={"description": "high_return_rate: units returned (else null)."}
+    )
+    week_start = ma.fields.String(
+        allow_none=True,
+        metadata={"description": "return_spike: the week's Monday (null for high_return_rate)."},
+    )
+    week_returns = ma.fields.Integer(
+        allow_none=True, metadata={"description": "return_spike: units returned that week."}
+    )
+    weekly_median = N(
+        allow_none=True, metadata={"description": "return_spike: the SKU's weekly median."}
+    )
     message = ma.fields.String()
 
 
@@ -127,7 +140,12 @@ class _Issue(ma.Schema):
     field = ma.fields.String()
     severity = ma.fields.String(validate=ma.validate.OneOf(("error", "warning", "info")))
     message = ma.fields.String()
-    evidence = ma.fields.Dict(metadata={"description": "Issues from return and review signals."})
+    evidence = ma.fields.Dict(
+        metadata={
+            "description": "The return and review figures behind an issue from those signals; "
+            "empty for an issue found in the listing itself."
+        }
+    )
 
 
 class _Keyword(ma.Schema):
@@ -140,8 +158,12 @@ class _Suggestion(ma.Schema):
     kind = ma.fields.String(validate=ma.validate.OneOf(("title", "keywords")))
     field = ma.fields.String()
     message = ma.fields.String()
-    changes = ma.fields.List(ma.fields.String())
-    keywords = _nested_list(_Keyword)
+    changes = ma.fields.List(
+        ma.fields.String(), metadata={"description": "`title`: what the proposed title changes."}
+    )
+    keywords = _nested_list(
+        _Keyword, metadata={"description": "`keywords`: the terms to consider (else empty)."}
+    )
 
 
 class _Proposal(ma.Schema):

@@ -11,7 +11,7 @@ from ..jobs.errors import JobFailed
 from ..jobs.models import Job
 from ..jobs.registry import job_type
 from ..jobs.runtime import JobContext
-from ..jobs.schemas import MARKETPLACE, StrictSchema, skus_field
+from ..jobs.schemas import MARKETPLACE, NotBlank, StrictSchema, skus_field
 from .listing import optimize_listings
 from .llm import (
     CONFIG_VARIABLES,
@@ -35,9 +35,7 @@ from .visibility import DEFAULT_QUERY_COUNT, MAX_CALLS, job_deadline, score_visi
 MAX_INLINE_REVIEWS = 10_000
 
 
-def _not_blank(value):
-    if not value.strip():
-        raise ma.ValidationError("Must not be empty.")
+_not_blank = NotBlank("Must not be empty.")  # its pattern documents it
 
 
 class InlineReviewSchema(StrictSchema):
@@ -51,7 +49,6 @@ class InlineReviewSchema(StrictSchema):
     text = ma.fields.String(
         required=True,
         validate=[ma.validate.Length(max=10_000), _not_blank],
-        metadata={"pattern": r"^[^\x00]*[^\s\x00][^\x00]*$"},  # not blank, no NUL
     )
 
 

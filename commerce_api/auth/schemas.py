@@ -21,7 +21,9 @@ _SCOPES_DOC = {
     "grant a scope it does not hold itself (403 `SCOPE_ESCALATION`).",
     "example": ["orders:read", "inventory:write"],
 }
-_EXPIRES_DOC = {"description": "ISO 8601 timestamp in the future; null: never expires."}
+_EXPIRES_DOC = {
+    "description": "A date-time (RFC 3339, with its offset) in the future; null: never expires."
+}
 _IPS_DOC = {
     "description": "CIDRs (IPv4 or IPv6) the key may be used from; null or empty: anywhere.",
     "example": ["203.0.113.0/24"],

@@ -18,10 +18,10 @@ class EventListArgsSchema(ListArgsSchema):
         },
     )
     created_after = Timestamp(
-        metadata={"description": "Created at or after this ISO 8601 timestamp."}
+        metadata={"description": "Created at or after this date-time (RFC 3339)."}
     )
     created_before = Timestamp(
-        metadata={"description": "Created at or before this ISO 8601 timestamp."}
+        metadata={"description": "Created at or before this date-time (RFC 3339)."}
     )
 
     @ma.validates_schema

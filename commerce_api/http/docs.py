@@ -1,15 +1,24 @@
-"""OpenAPI JSON and an interactive docs page whose assets come from an installed package."""
+"""OpenAPI JSON and an interactive docs page whose assets come from an installed package.
 
+The page is Swagger UI 5 (it reads OpenAPI 3.1; 4.x cannot), from the ``dist`` folder the
+``flask-swagger-ui`` package ships: served by the API itself, nothing from a CDN. Only the
+assets are used, not that package's blueprint: the page is ours (no online validator badge,
+whose image would come from outside).
+"""
+
+import importlib.resources
 import os
 
 from flask import Blueprint, current_app, send_from_directory
-from swagger_ui_bundle import swagger_ui_path
 
 from ..auth.middleware import public
 from .envelope import json_response
 from .openapi import build_document
 
 bp = Blueprint("apidocs", __name__)
+
+# Swagger UI's files (swagger-ui-bundle.js, its CSS, the standalone preset)
+ASSETS = os.fspath(importlib.resources.files("flask_swagger_ui") / "dist")
 
 PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -27,6 +36,7 @@ PAGE = """<!DOCTYPE html>
       url: "/api/openapi.json",
       dom_id: "#swagger-ui",
       deepLinking: true,
+      validatorUrl: null,
       presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
       layout: "BaseLayout"
     });
@@ -55,4 +65,4 @@ def docs_page():
 @bp.get("/api/docs/assets/<path:filename>")
 @public
 def docs_asset(filename):
-    return send_from_directory(os.fspath(swagger_ui_path), filename, max_age=3600)
+    return send_from_directory(ASSETS, filename, max_age=3600)

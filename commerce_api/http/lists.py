@@ -9,6 +9,7 @@ import re
 import marshmallow as ma
 
 from ..errors import validation_error
+from ..pagination import CURSOR_PATTERN, MAX_CURSOR
 
 
 class ListArgsSchema(ma.Schema):
@@ -23,8 +24,14 @@ class ListArgsSchema(ma.Schema):
         metadata={"description": "Page size (1-200, default 50)."},
     )
     cursor = ma.fields.String(
-        # no length rule here: a cursor we did not issue is INVALID_CURSOR (400), not 422
-        metadata={"description": "The `nextCursor` of the previous page."},
+        # checked by the pager, not here: a cursor we did not issue is INVALID_CURSOR (400)
+        metadata={
+            "description": "The `nextCursor` of the previous page (empty or left out: the "
+            "first page). Opaque: only a cursor the service issued for the same list, sort, "
+            "order and filters is valid, any other is 400 `INVALID_CURSOR`.",
+            "pattern": CURSOR_PATTERN,
+            "maxLength": MAX_CURSOR,
+        },
     )
     order = ma.fields.String(
         load_default="desc",
@@ -68,7 +75,8 @@ def fields_arg(names):
         metadata={
             "description": "Comma-separated field names to return (`id` is always kept): "
             + ", ".join(f"`{name}`" for name in names)
-            + ".",
+            + ". It narrows the answer: each resource then has only the fields asked for, "
+            "so the response schema's `required` holds only when `fields` is absent or empty.",
             "pattern": fields_pattern(names),
         },
     )

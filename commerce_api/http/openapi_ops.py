@@ -214,7 +214,8 @@ def _response_headers(method, path, operation):
             for name in RATE_LIMIT_HEADERS:
                 headers[name] = _ref(name)
         codes = re.findall(r"`([A-Z_]+)`", response.get("description", ""))
-        if set(codes) & set(RETRY_AFTER_CODES):
+        # every 503 sends it: the error codes above and the readiness probe's own shape
+        if set(codes) & set(RETRY_AFTER_CODES) or status == "503":
             headers["Retry-After"] = _ref("Retry-After")
         if method == "post" and authenticated:
             headers["Idempotent-Replayed"] = _ref("Idempotent-Replayed")

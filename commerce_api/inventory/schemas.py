@@ -9,7 +9,7 @@ from ..http.lists import (
     fields_arg,
     list_schema,
 )
-from ..http.schemas import BulkErrorSchema, StrictBoolean, StrictInteger, StrictSchema
+from ..http.schemas import BulkErrorSchema, NotBlank, StrictBoolean, StrictInteger, StrictSchema
 from .models import CALLER_REASONS, INVENTORY_STATUSES, MAX_QUANTITY, REASONS, WAREHOUSE_TYPES
 from .services import ADJUSTMENT_FIELDS, RECORD_FIELDS, WAREHOUSE_FIELDS
 from .shapes import AdjustmentSchema, InventoryRecordSchema, WarehouseSchema
@@ -80,7 +80,9 @@ class SafetyStockSchema(StrictSchema):
 
 
 class WarehouseCreateSchema(StrictSchema):
-    name = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=200))
+    name = ma.fields.String(
+        required=True, validate=[ma.validate.Length(min=1, max=200), NotBlank()]
+    )
     address = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=500))
     type = ma.fields.String(
         load_default="own",
@@ -94,7 +96,7 @@ class WarehouseCreateSchema(StrictSchema):
 
 
 class WarehouseUpdateSchema(StrictSchema):
-    name = ma.fields.String(validate=ma.validate.Length(min=1, max=200))
+    name = ma.fields.String(validate=[ma.validate.Length(min=1, max=200), NotBlank()])
     address = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=500))
     is_active = StrictBoolean(
         metadata={"description": "A warehouse that holds stock cannot be deactivated."}

@@ -25,9 +25,12 @@ The registry knows no domain: the top of the package (``commerce_api.tasks``) na
 modules to import, plus the ``EXTRA_TASK_MODULES`` setting (the tests' own job types).
 """
 
+import functools
 import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+from ..shapes import compile_shape
 
 DEFAULT_TYPICAL_SECONDS = 60
 
@@ -139,6 +142,13 @@ def public_types() -> tuple[str, ...]:
 def known_types() -> tuple[str, ...]:
     """Every type a job row may have (the list filter accepts these)."""
     return tuple(_TYPES)
+
+
+@functools.cache
+def result_shape(schema: type) -> Callable[..., dict]:
+    """The compiled shape of a result schema (``shapes.compile_shape``): what a handler
+    returns is stored as its document shows it, or the run fails (``ShapeError``)."""
+    return compile_shape(schema)
 
 
 def typical_seconds(name: str) -> int:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..shapes import ShapeError
 from . import completion, registry
 from . import queue as jobqueue
 from .errors import JobFailed, JobLost
@@ -171,6 +172,16 @@ def run_handler(entry: Entry, ctx: JobContext) -> Outcome | None:
     if result is not None and not isinstance(result, dict):
         message = "The job handler returned something other than an object."
         return Failed("INTERNAL_ERROR", message, False)
+    if handler.result is not None:
+        # stored as the document shows it: every required field present, or no result
+        try:
+            result = registry.result_shape(handler.result)(result or {})
+        except ShapeError as exc:
+            log.error(
+                "job %s (%s): its result does not match its schema: %s", job.id, job.type, exc
+            )
+            message = "The job's result does not match its documented schema."
+            return Failed("INTERNAL_ERROR", message, False)
     try:
         return Completed(completion.encode_result(result))
     except (TypeError, ValueError) as exc:

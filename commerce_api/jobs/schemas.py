@@ -12,7 +12,7 @@ from ..http.lists import (
     fields_arg,
     list_schema,
 )
-from ..http.schemas import StrictBoolean, StrictSchema
+from ..http.schemas import NotBlank, StrictBoolean, StrictSchema  # noqa: F401 (job types use NotBlank)
 from .models import JOB_STATUSES, PRIORITIES
 from .shapes import JobSchema
 from .store import JOB_FIELDS

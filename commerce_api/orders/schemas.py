@@ -12,6 +12,7 @@ from ..http.lists import (
 from ..http.schemas import (
     BulkErrorSchema,
     FullMatch,
+    IsoTimestamp,
     StrictDecimal,
     StrictInteger,
     StrictSchema,
@@ -43,7 +44,7 @@ class ImportReturnSchema(StrictSchema):
     quantity = StrictInteger(required=True, validate=ma.validate.Range(min=1, max=100_000))
     reason = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=64))
     reason_text = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=2000))
-    created_at = Timestamp(required=True)
+    created_at = IsoTimestamp(required=True)
     id = ma.fields.Raw(load_only=True)  # ignored: ours are assigned
 
 
@@ -62,7 +63,7 @@ class ImportOrderSchema(StrictSchema):
     currency = ma.fields.String(
         load_default="USD", validate=FullMatch(r"^[A-Z]{3}$", error="A 3-letter code.")
     )
-    created_at = Timestamp(required=True, metadata={"description": "Placement time."})
+    created_at = IsoTimestamp(required=True, metadata={"description": "Placement time."})
     line_items = ma.fields.List(
         ma.fields.Nested(ImportLineSchema),
         required=True,
@@ -122,7 +123,7 @@ class OrderListArgsSchema(ListArgsSchema):
     )
     updated_after = Timestamp(
         metadata={
-            "description": "Changed at or after this ISO 8601 timestamp (with "
+            "description": "Changed at or after this date-time (RFC 3339; with "
             "`sort=updated_at`, the way to poll for changes)."
         }
     )
@@ -155,7 +156,7 @@ class ShipmentSchema(StrictSchema):
     tracking_number = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=100))
     shipped_date = Timestamp(
         metadata={
-            "description": "When the parcel left (ISO 8601); now when omitted.",
+            "description": "When the parcel left (RFC 3339 date-time); now when omitted.",
             "format": "date-time",
         }
     )

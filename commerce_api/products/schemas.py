@@ -11,7 +11,14 @@ from ..http.lists import (
     fields_arg,
     list_schema,
 )
-from ..http.schemas import BulkErrorSchema, FullMatch, StrictDecimal, StrictInteger, StrictSchema
+from ..http.schemas import (
+    HTTP_URL_PATTERN,
+    BulkErrorSchema,
+    FullMatch,
+    StrictDecimal,
+    StrictInteger,
+    StrictSchema,
+)
 from ..shapes import field_names
 from .models import LISTING_STATUSES, PRODUCT_STATUSES
 from .services import MAX_SEARCH_WORDS, PRODUCT_FIELDS, search_words
@@ -25,9 +32,7 @@ SKU_RULE = "1-64 of A-Z a-z 0-9 . _ -, and not bulk, warehouses, adjustments, . 
 MAX_WEIGHT_KG = Decimal("999999999.999")
 MAX_LISTING_PRICE = Decimal("999999999999.99")  # what a money column (14, 2) holds
 MAX_STOCK_BUFFER = 1_000_000_000  # inventory's MAX_QUANTITY
-IMAGE_URL_PATTERN = (
-    r"^https?://(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,6}(?:/[A-Za-z0-9_.~-]*)*$"
-)
+IMAGE_URL_PATTERN = HTTP_URL_PATTERN  # checked as documented (http/schemas.py)
 DETAIL_FIELDS = field_names(ProductDetailSchema)
 
 
@@ -51,11 +56,12 @@ class ProductWritableFields(StrictSchema):
         metadata={"example": 0.25},
     )
     images = ma.fields.List(
-        ma.fields.URL(
-            schemes={"http", "https"},
-            validate=ma.validate.Length(max=2048),
-            # documented: a plain subset of what the URL validator accepts
-            metadata={"pattern": IMAGE_URL_PATTERN},
+        ma.fields.String(
+            validate=[
+                ma.validate.Length(max=2048),
+                FullMatch(IMAGE_URL_PATTERN, error="Not an http(s) URL (RFC 3986)."),
+            ],
+            metadata={"example": "https://cdn.example.com/img/mug-white.jpg"},
         ),
         validate=ma.validate.Length(max=20),
     )

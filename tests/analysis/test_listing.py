@@ -433,8 +433,10 @@ def test_the_job_proposes_improvements_through_http(client, headers, jobs_app): 
     assert title["message"].startswith("No title without issues can be built")
     # most mugs of the category are enamel, but its description does not say it is
     assert [s for s in weak["suggestions"] if s["kind"] == "keywords"] == []
-    for issue in weak["issues"]:
-        assert set(issue) == {"code", "field", "severity", "message"}
+    assert title["keywords"] == []  # every documented field, empty where it has none
+    for issue in weak["issues"]:  # issues of the listing itself: no signal figures
+        assert set(issue) == {"code", "field", "severity", "message", "evidence"}
+        assert issue["evidence"] == {}
 
 
 def test_keyword_suggestions_are_what_the_description_says_through_http(

@@ -115,6 +115,10 @@ def only_models(value, where):
     assert not isinstance(value, dict), (where, "a plain dict, not a model")
     if not hasattr(value, "__attrs_attrs__"):
         return
+    own = [a.name for a in value.__attrs_attrs__ if a.name != "additional_properties"]
+    if not own:  # a documented map (typed ``additionalProperties``): its entries are there
+        only_models(list(value.additional_properties.values()), where)
+        return
     assert getattr(value, "additional_properties", {}) == {}, (where, type(value).__name__)
     for attribute in value.__attrs_attrs__:
         if attribute.name not in FREE_FORM and attribute.name != "additional_properties":

@@ -6,6 +6,7 @@ import threading
 import time
 import types
 
+import marshmallow as ma
 import pytest
 
 from commerce_api.db import write_transaction as db_transaction
@@ -194,6 +195,58 @@ def test_completion_sets_result_and_emits_one_event(client, headers, jobs_app):
         assert events[0].data["status"] == "completed"
         assert events[0].data["result"] == job["result"]
         assert events[0].resource_type == "ai_job"
+
+
+class _Line(ma.Schema):
+    sku = ma.fields.String()
+    price = ma.fields.Float()
+    note = ma.fields.String(allow_none=True)
+
+
+class _Result(ma.Schema):
+    count = ma.fields.Integer()
+    lines = ma.fields.List(ma.fields.Nested(_Line))
+    details = ma.fields.Dict()
+
+
+class Shaped:
+    """A job type with a documented result; returns ``self.result``."""
+
+    RESULT_SCHEMA = _Result
+
+    def __init__(self, result):
+        self.result = result
+
+    def run(self, job, ctx):
+        return self.result
+
+
+def test_a_result_is_stored_as_its_documented_schema_shows_it(client, headers, jobs_app):
+    returned = {"count": 1, "lines": [{"sku": "A", "price": 2}], "undocumented": True}
+    register_handler("test_shaped", Shaped(returned))
+    job_id = dispatch(client, headers, "test_shaped")["id"]
+    run_worker(jobs_app, concurrency=1)
+    job = get(client, headers, job_id)
+    assert job["status"] == "completed", job
+    # a missing list or object is empty, a nullable field null, a number a float; keys the
+    # schema does not have are not kept
+    assert job["result"] == {
+        "count": 1,
+        "lines": [{"sku": "A", "price": 2.0, "note": None}],
+        "details": {},
+    }
+
+
+def test_a_result_that_lacks_a_required_field_fails_the_job(client, headers, jobs_app):
+    register_handler("test_shaped", Shaped({"count": 1, "lines": [{"price": 2}]}))
+    job_id = dispatch(client, headers, "test_shaped")["id"]
+    run_worker(jobs_app, concurrency=1)
+    job = get(client, headers, job_id)
+    assert job["status"] == "failed", job
+    assert job["error"]["code"] == "INTERNAL_ERROR" and job["attempts"] == 1
+    assert "documented schema" in job["error"]["message"]
+    with jobs_app.app_context():
+        assert [e.type for e in job_events(job_id)] == ["ai_job.failed"]
 
 
 def test_retryable_failures_are_retried_then_succeed(client, headers, jobs_app):

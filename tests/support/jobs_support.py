@@ -27,8 +27,9 @@ _registered = []
 
 
 def register_handler(name, handler, internal=False):
-    """Register ``handler`` (anything with ``run``, optional ``TIMEOUT_SECONDS`` and
-    ``PARAMS_SCHEMA``) as job type ``name`` for one test (``jobs_app`` removes it)."""
+    """Register ``handler`` (anything with ``run``, optional ``TIMEOUT_SECONDS``,
+    ``PARAMS_SCHEMA`` and ``RESULT_SCHEMA``) as job type ``name`` for one test (``jobs_app``
+    removes it)."""
     registry.register(
         registry.JobType(
             name,
@@ -36,6 +37,7 @@ def register_handler(name, handler, internal=False):
             params=getattr(handler, "PARAMS_SCHEMA", None),
             timeout=getattr(handler, "TIMEOUT_SECONDS", None),
             internal=internal,
+            result=getattr(handler, "RESULT_SCHEMA", None),
         )
     )
     _registered.append(name)
