@@ -21,6 +21,7 @@ from .http.limits import RequestLimits
 from .http.logs import configure_logging, install_request_observer
 from .http.openapi import bulk_item_properties, decimal_properties, register_job_params
 from .http.schemas import ErrorSchema, StrictDecimal, StrictInteger
+from .inventory import bundles as inventory_bundles
 from .inventory.routes import blp as inventory
 from .jobs.routes import blp as jobs
 from .marketplaces import limits as marketplace_limits
@@ -28,6 +29,7 @@ from .marketplaces.routes import blp as marketplaces
 from .orders import queries as order_queries
 from .orders.routes import blp as orders
 from .pricing.routes import blp as pricing
+from .products import bundles as product_bundles
 from .products import services as product_services
 from .products.routes import blp as products
 from .tasks import load_task_modules
@@ -85,6 +87,7 @@ def register_domain_checks() -> None:
     """Give a lower domain the questions it asks a higher one (explicitly, never as the
     side effect of an import): archiving a product asks whether open orders hold its SKU."""
     product_services.register_open_order_check(order_queries.sku_has_open_orders)
+    product_bundles.register_component_check(inventory_bundles.check_components)
 
 
 def create_app(test_config=None):

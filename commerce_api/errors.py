@@ -50,6 +50,9 @@ CATALOGUE = {
     "INSUFFICIENT_STOCK": (409, "Not enough available stock."),
     "WAREHOUSE_INACTIVE": (409, "The warehouse is inactive."),
     "WAREHOUSE_NOT_EMPTY": (409, "The warehouse still holds stock."),
+    "BUNDLE_STOCK_IS_DERIVED": (409, "A bundle's stock is derived from its components."),
+    "INVALID_BUNDLE_COMPONENT": (422, "A bundle component is not valid."),
+    "INVALID_ALLOCATION": (422, "The listing's allocation rules contradict each other."),
     # jobs
     "JOB_NOT_FOUND": (404, "The job does not exist."),
     "INVALID_JOB_TYPE": (422, "Unknown job type."),

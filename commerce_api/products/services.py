@@ -16,9 +16,10 @@ from ..shapes import Row, compile_serializer, field_names
 from ..sql import PreparedQuery
 from ..timeutil import now_ms
 from ..totals import maintained
+from .bundles import components_payload, set_components, with_bundles
 from .listings import mark_listings_pending
-from .models import Listing, Product
-from .shapes import ListingSchema, ProductDetailSchema, ProductSchema
+from .models import BundleComponent, Listing, Product
+from .shapes import ListingSchema, ProductDetailSchema, ProductSchema, ProductWithComponentsSchema
 
 # Each word adds a condition over three columns: bound them (SQLite's parser stack, and cost).
 MAX_SEARCH_WORDS = 10
@@ -49,15 +50,23 @@ MUTABLE_FIELDS = (
 
 
 _product = compile_serializer(ProductSchema)
+_product_components = compile_serializer(ProductWithComponentsSchema)
 _product_detail = compile_serializer(ProductDetailSchema)
 serialize_listing = compile_serializer(ListingSchema)
 
 
-def serialize_product(row: Row, listings: Iterable[Row] | None = None) -> dict[str, Any]:
-    """A product (model or row dict) as the API shows it; with its listings on detail."""
-    if listings is None:
-        return _product(row)
-    return _product_detail(row, listings=listings)
+def serialize_product(
+    row: Row,
+    listings: Iterable[Row] | None = None,
+    components: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A product (model or row dict) as the API shows it; with its listings on detail, and
+    its bundle components on detail and after a write."""
+    if listings is not None:
+        return _product_detail(row, listings=listings, components=components or [])
+    if components is not None:
+        return _product_components(row, components=components)
+    return _product(row)
 
 
 def check_gtin(gtin: Any) -> str | None:
@@ -92,6 +101,10 @@ _LISTING_SHOWN = (
     Listing.currency,
     Listing.quantity,
     Listing.stock_buffer,
+    Listing.max_quantity,
+    Listing.allocation_pct,
+    Listing.fixed_quantity,
+    Listing.warehouse_ids,
     Listing.status,
     Listing.sync_status,
     Listing.last_synced_at,
@@ -102,6 +115,16 @@ _listings_of = PreparedQuery(
         Listing.select(*_LISTING_SHOWN)
         .where(Listing.product == product_id)
         .order_by(Listing.marketplace)
+    ),
+    1,
+)
+
+
+_components_of = PreparedQuery(
+    lambda product_id: (
+        BundleComponent.select(BundleComponent.sku, BundleComponent.quantity)
+        .where(BundleComponent.bundle == product_id)
+        .order_by(BundleComponent.sku)
     ),
     1,
 )
@@ -118,7 +141,9 @@ def find_product(tenant_id: str, sku: str) -> dict[str, Any]:
 def get_product(tenant_id: str, sku: str) -> dict[str, Any]:
     """The product with its listings."""
     row = find_product(tenant_id, sku)
-    return serialize_product(row, _listings_of.dicts(row["id"]))
+    return serialize_product(
+        row, _listings_of.dicts(row["id"]), [c for c in _components_of.dicts(row["id"])]
+    )
 
 
 def locked_product(tenant_id: str, sku: str) -> Product:
@@ -169,7 +194,9 @@ def create_product(tenant_id: str, data: dict[str, Any]) -> dict[str, Any]:
                 updated_at=now,
                 **fields,
             )
-            body = serialize_product(product)
+            if data.get("components"):
+                set_components(tenant_id, product, data["components"])
+            body = serialize_product(product, components=components_payload(product.id))
             emit(tenant_id, "product.created", "product", product.id, body)
     except IntegrityError:
         # two creates raced past the existence check; the unique index decided
@@ -192,29 +219,48 @@ def _apply_update(tenant_id, sku, changes):
         old, new = product.__data__.get(name), changed.get(name)
         if old is not None and new is not None and Decimal(str(new)) == Decimal(str(old)):
             changed.pop(name)
-    if not changed:
-        return serialize_product(product)
+    components_changed = False
+    if "components" in changes:
+        components_changed = _change_components(tenant_id, product, changes["components"])
+    if not changed and not components_changed:
+        return serialize_product(product, components=components_payload(product.id))
     archiving = changed.get("status") == "archived" and product.status != "archived"
     if archiving and sku_has_open_orders(tenant_id, sku):
         raise ApiError("OPEN_ORDERS_EXIST", details={"sku": sku})
     changed["updated_at"] = now_ms()
     Product.update(**changed).where(Product.id == product.id).execute()
-    # every field of a product is part of what its listings show on the marketplaces
+    # every field of a product is part of what its listings show on the marketplaces; a
+    # component's status decides whether its bundles are available (archived: not)
     mark_listings_pending(product_ids=[product.id], deactivate=archiving, now=changed["updated_at"])
+    if "status" in changed:
+        bundles = with_bundles([product.id]) - {product.id}
+        mark_listings_pending(product_ids=bundles, now=changed["updated_at"])
     for name, value in changed.items():
         setattr(product, name, value)
     product = Product.get_by_id(product.id)
-    body = serialize_product(product)
-    emit(
-        tenant_id,
-        "product.updated",
-        "product",
-        product.id,
-        {**body, "changed_fields": sorted(k for k in changed if k != "updated_at")},
-    )
+    body = serialize_product(product, components=components_payload(product.id))
+    fields = sorted(k for k in changed if k != "updated_at")
+    if components_changed:
+        fields = sorted([*fields, "components"])
+    emit(tenant_id, "product.updated", "product", product.id, {**body, "changed_fields": fields})
     if archiving:
         emit(tenant_id, "product.archived", "product", product.id, body)
     return body
+
+
+def _change_components(tenant_id, product, components):
+    """Set a product's bundle components; refused while an order for the bundle is open
+    (its reservations were made for the old components). Returns whether they changed."""
+    if not set_components(tenant_id, product, components):
+        return False
+    if sku_has_open_orders(tenant_id, product.sku):
+        raise ApiError(
+            "OPEN_ORDERS_EXIST",
+            f"{product.sku} has open orders: its components cannot change until they are "
+            "shipped or cancelled.",
+            details={"sku": product.sku, "field": "components"},
+        )
+    return True
 
 
 def update_product(tenant_id: str, sku: str, changes: dict[str, Any]) -> dict[str, Any]:
@@ -233,6 +279,8 @@ def archive_product(tenant_id: str, sku: str) -> None:
         now = now_ms()
         Product.update(status="archived", updated_at=now).where(Product.id == product.id).execute()
         mark_listings_pending(product_ids=[product.id], deactivate=True, now=now)
+        # its bundles become unavailable (quantity 0 pushed)
+        mark_listings_pending(product_ids=with_bundles([product.id]) - {product.id}, now=now)
         product.status, product.updated_at = "archived", now
         emit(tenant_id, "product.archived", "product", product.id, serialize_product(product))
 
