@@ -282,7 +282,8 @@ def archive_product(tenant_id: str, sku: str) -> None:
         # its bundles become unavailable (quantity 0 pushed)
         mark_listings_pending(product_ids=with_bundles([product.id]) - {product.id}, now=now)
         product.status, product.updated_at = "archived", now
-        emit(tenant_id, "product.archived", "product", product.id, serialize_product(product))
+        body = serialize_product(product, components=components_payload(product.id))
+        emit(tenant_id, "product.archived", "product", product.id, body)
 
 
 def bulk_update(tenant_id: str, items: list[dict[str, Any]]) -> dict[str, Any]:

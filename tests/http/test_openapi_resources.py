@@ -120,6 +120,11 @@ def test_each_resource_and_its_schema_have_the_same_fields(
     bulk = {"updates": [{"sku": "MUG-1", "warehouse_id": warehouse, "quantity": 30,
                          "reason": "correction"}, {"sku": "NONE"}]}  # fmt: skip
     post("/api/inventory/bulk", bulk)
+    post("/api/inventory/MUG-1/adjustments", {"warehouse_id": warehouse, "delta": 2,
+         "reason": "supplier_receipt"}, "/api/inventory/{sku}/adjustments")  # fmt: skip
+    post("/api/products", {"sku": "GIFT-1", "title": "Gift set",
+                           "components": [{"sku": "MUG-1", "quantity": 2}]})  # fmt: skip
+    get("/api/inventory/GIFT-1", "/api/inventory/{sku}")
 
     shipped_id = upsert_order(tenant.id, order_body("R-1", **RETURNED), source="import",
                               created_by="test")[1]  # fmt: skip
