@@ -24,7 +24,8 @@ by throughput: 200 pushes at 50 ms with 2 in flight (the default tenant cap) tak
 the least; ``--tenant-cap`` and ``--connection-concurrency`` raise it. The drain rate is
 reported (it is bounded by the connection's concurrency, the tenant's cap of calls in
 flight (``MARKETPLACE_TENANT_CONCURRENCY``, 2 by default; ``--tenant-cap``) and the
-marketplace's answer time: 2 in flight at 50 ms is at most 40/s, 4 at most 80/s). Exit status 1 when a bar fails. SQLite (a temporary file).
+marketplace's answer time: 2 in flight at 50 ms is at most 40/s, 4 at most 80/s). Exit
+status 1 when a bar fails. SQLite (a temporary file).
 """
 
 import argparse
