@@ -250,6 +250,8 @@ def orders(shop, rng, stop, counts):
                     counts[status] += 1
         except ApiError as error:
             counts[f"order {error.code}"] += 1
+        except Exception as error:  # noqa: BLE001 - a violation, counted and checked
+            counts[f"order exception {type(error).__name__}"] += 1
         time.sleep(0.2)
 
 
@@ -309,7 +311,7 @@ def reference_quantities(shop):
     return expected
 
 
-def check(shop, fakes, statuses):
+def check(shop, fakes, statuses, operations):
     from commerce_api.db import db
     from commerce_api.inventory.models import Reservation, Stock
     from tests.support.inventory_helpers import check_ledger
@@ -333,6 +335,9 @@ def check(shop, fakes, statuses):
             counts["ledger_entries"] = check_ledger()
         except AssertionError as error:
             violations.append(("ledger", str(error)[:300]))
+    for name, number in operations.items():
+        if name.startswith("order exception"):
+            violations.append((name, number))
     for status, number in statuses.items():
         if isinstance(status, str) or status >= 500:
             violations.append(("http", status, number))
@@ -405,7 +410,7 @@ def run_engine(engine, args):
             time.sleep(0.5)
         time.sleep(1.0)  # a push after the listing settled would show now
         settle_seconds = time.monotonic() - settle_started
-        violations, checked = check(shop, fakes, statuses)
+        violations, checked = check(shop, fakes, statuses, counts)
     return {
         "engine": engine,
         "load_seconds": round(load_seconds, 1),

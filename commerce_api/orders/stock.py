@@ -97,6 +97,8 @@ def sync_reservations(
     """
     reserved = copy.deepcopy(reserved or {})
     targets = expand(tenant_id, targets)
+    if len(set(targets) | set(reserved)) > 1:
+        reservations.lock_for_changes(tenant_id, set(targets) | set(reserved))
     short = False
     # SKU order: concurrent transactions lock stock rows in the same order
     for sku in sorted(set(targets) | set(reserved)):
@@ -117,6 +119,8 @@ def sync_reservations(
 def release_all(tenant_id: str, reserved: dict[str, Any] | None, created_by: str) -> dict[str, Any]:
     """Give back everything the order holds (a cancellation); returns the new ``reserved``."""
     reserved = copy.deepcopy(reserved or {})
+    if len(reserved) > 1:
+        reservations.lock_for_changes(tenant_id, reserved)
     for sku in sorted(reserved):
         _release_sku(tenant_id, reserved[sku], sku, created_by)
     return reserved
@@ -127,6 +131,8 @@ def consume_for_shipment(
 ) -> dict[str, Any]:
     """Consume what was shipped (``{sku: quantity}``) and release the rest."""
     reserved = copy.deepcopy(reserved or {})
+    if len(reserved) > 1:
+        reservations.lock_for_changes(tenant_id, reserved)
     for sku in sorted(reserved):
         entry = reserved[sku]
         left = shipped.get(sku, 0)

@@ -7,7 +7,7 @@ from typing import Any
 from peewee import IntegrityError
 from stdnum import ean
 
-from ..db import contains_text, for_update, write_transaction
+from ..db import contains_text, is_postgres, write_transaction
 from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
@@ -147,9 +147,17 @@ def get_product(tenant_id: str, sku: str) -> dict[str, Any]:
 
 
 def locked_product(tenant_id: str, sku: str) -> Product:
-    """The product, locked for the caller's transaction (concurrent changes wait their turn)."""
+    """The product, locked for the caller's transaction (concurrent changes wait their turn).
+
+    ``FOR NO KEY UPDATE`` on PostgreSQL: a product's key never changes, and a plain ``FOR
+    UPDATE`` would also block the key-share lock that every insert referencing the product
+    (a stock change's adjustment) takes, so a listing PATCH holding the product while it
+    waits for a listing that such a stock change holds was a deadlock (bench/stock_soak.py).
+    """
     query = Product.select().where((Product.tenant == tenant_id) & (Product.sku == sku))
-    product = for_update(query).first()
+    if is_postgres():
+        query = query.for_update("FOR NO KEY UPDATE")
+    product = query.first()
     if product is None:
         raise ApiError("PRODUCT_NOT_FOUND", details={"sku": sku})
     return product
