@@ -20,8 +20,8 @@ from ulid import ULID
 
 from ..db import for_update, is_postgres, write_transaction
 from ..errors import ApiError, validation_error
-from ..products.bundles import with_bundles
-from ..products.models import Listing, Product
+from ..products.bundles import lock_listings_with_bundles
+from ..products.models import Product
 from ..products.services import find_product
 from ..timeutil import now_ms
 from .ledger import StockLedger, lock_warehouses, serialize_adjustment
@@ -68,13 +68,7 @@ def lock_for_changes(tenant_id: str, skus: Iterable[str]) -> None:
             .order_by(InventorySummary.product)
         ).tuples()
     )
-    list(
-        for_update(
-            Listing.select(Listing.id)
-            .where(Listing.product.in_(sorted(with_bundles(product_ids))))
-            .order_by(Listing.id)
-        ).tuples()
-    )
+    lock_listings_with_bundles(product_ids)
 
 
 def _positive_int(name, value, minimum=1):

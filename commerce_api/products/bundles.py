@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..db import is_postgres
 from ..errors import ApiError
 from ..timeutil import now_ms
-from .models import BundleComponent, Product
+from .models import BundleComponent, Listing, Product
 
 MAX_COMPONENTS = 50
 _CHUNK = 400  # ids per IN (...) list
@@ -91,6 +92,24 @@ def with_bundles(product_ids: Iterable[str]) -> set[str]:
     """``product_ids`` and the bundles that use them (whose availability follows theirs)."""
     ids = set(product_ids)
     return ids | bundles_using(ids)
+
+
+def lock_listings_with_bundles(product_ids: Iterable[str]) -> None:
+    """PostgreSQL, inside the caller's transaction: lock the listings of ``product_ids``
+    and of the bundles that use them, by id, at once. A transaction that then marks them
+    in several statements (a product and its bundles, an order's components one by one)
+    takes no listing lock out of order (the push service records outcomes by listing id)."""
+    if not is_postgres():
+        return
+    ids = sorted(with_bundles(product_ids))
+    for chunk in _chunks(ids):
+        list(
+            Listing.select(Listing.id)
+            .where(Listing.product.in_(chunk))
+            .order_by(Listing.id)
+            .for_update()
+            .tuples()
+        )
 
 
 def components_of(bundle_ids_: Iterable[str]) -> dict[str, list[Component]]:

@@ -16,7 +16,12 @@ from ..shapes import Row, compile_serializer, field_names
 from ..sql import PreparedQuery
 from ..timeutil import now_ms
 from ..totals import maintained
-from .bundles import components_payload, set_components, with_bundles
+from .bundles import (
+    components_payload,
+    lock_listings_with_bundles,
+    set_components,
+    with_bundles,
+)
 from .listings import mark_listings_pending
 from .models import BundleComponent, Listing, Product
 from .shapes import ListingSchema, ProductDetailSchema, ProductSchema, ProductWithComponentsSchema
@@ -237,6 +242,8 @@ def _apply_update(tenant_id, sku, changes):
         raise ApiError("OPEN_ORDERS_EXIST", details={"sku": sku})
     changed["updated_at"] = now_ms()
     Product.update(**changed).where(Product.id == product.id).execute()
+    if "status" in changed:
+        lock_listings_with_bundles([product.id])  # two marks below: one lock order
     # every field of a product is part of what its listings show on the marketplaces; a
     # component's status decides whether its bundles are available (archived: not)
     mark_listings_pending(product_ids=[product.id], deactivate=archiving, now=changed["updated_at"])
@@ -286,6 +293,7 @@ def archive_product(tenant_id: str, sku: str) -> None:
             raise ApiError("OPEN_ORDERS_EXIST", details={"sku": sku})
         now = now_ms()
         Product.update(status="archived", updated_at=now).where(Product.id == product.id).execute()
+        lock_listings_with_bundles([product.id])  # two marks below: one lock order
         mark_listings_pending(product_ids=[product.id], deactivate=True, now=now)
         # its bundles become unavailable (quantity 0 pushed)
         mark_listings_pending(product_ids=with_bundles([product.id]) - {product.id}, now=now)
