@@ -21,6 +21,7 @@ from ..marketplaces.demo import DEMO_MARKETPLACE
 from ..orders.ingest import import_orders
 from ..products.models import Product
 from ..timeutil import DAY_MS, format_ms, now_ms
+from .returns import week_of, week_start_ms
 
 ORDERS = 240  # over ten weeks
 BASE_RATE = 0.04  # returned units per unit sold
@@ -55,7 +56,7 @@ SPECIFIC = {
 BATCH_SKU = "BOTTLE-STEEL"
 BATCH_PLACED_DAYS = (35, 21)
 BATCH_RATE = 0.8
-BATCH_RETURNED_DAYS_AGO = 20  # the returns arrive from then on, over BATCH_RETURN_DAYS
+BATCH_RETURNED_DAYS_AGO = 20  # the returns arrive from the Monday after then
 BATCH_RETURN_DAYS = 4
 BATCH_REASON = ("defective", "The lid leaks, water all over my bag. Sent it back.")
 
@@ -63,10 +64,18 @@ BATCH_REASON = ("defective", "The lid leaks, water all over my bag. Sent it back
 def _returned_at(rng, sku, placed, now):
     """``(returned_at, reason, text)`` of one return of ``sku`` from an order ``placed``."""
     if sku == BATCH_SKU and _in_batch(placed, now):
-        start = now - BATCH_RETURNED_DAYS_AGO * DAY_MS
-        return start + rng.randint(0, BATCH_RETURN_DAYS * DAY_MS), *BATCH_REASON
+        start = batch_returns_start(now)
+        return start + rng.randint(0, BATCH_RETURN_DAYS * DAY_MS - 1), *BATCH_REASON
     reason, text = rng.choice(SPECIFIC.get(sku) or REASONS)
     return min(placed + rng.randint(3 * DAY_MS, 14 * DAY_MS), now - 3_600_000), reason, text
+
+
+def batch_returns_start(now: int) -> int:
+    """When the batch's returns start: the first Monday after ``BATCH_RETURNED_DAYS_AGO``
+    days ago, so that they all fall in one week (Monday to Thursday) of the weeks
+    ``return_classify`` counts in, whatever day the demo is seeded (13 to 20 days ago:
+    after the batch's last order, and more than a week before ``now``)."""
+    return week_start_ms(week_of(now - BATCH_RETURNED_DAYS_AGO * DAY_MS) + 1)
 
 
 def _in_batch(placed, now):

@@ -40,8 +40,13 @@ def week_of(ms: int) -> int:
     return (ms + _MONDAY) // WEEK_MS
 
 
+def week_start_ms(week: int) -> int:
+    """The first millisecond (Monday 00:00 UTC) of ``week``."""
+    return week * WEEK_MS - _MONDAY
+
+
 def week_start(week: int) -> str:
-    return format_ms(week * WEEK_MS - _MONDAY)[:10]
+    return format_ms(week_start_ms(week))[:10]
 
 
 def _cohort(query, tenant_id, marketplace, since_ms):

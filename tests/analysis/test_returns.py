@@ -387,6 +387,36 @@ def test_return_signals(app, tenant):
     assert signals["NOPE"] == {"units_sold": 0, "units_returned": 0, "categories": {}}
 
 
+# Monday 2026-11-23 to Sunday 2026-11-29, at 10:00 and 23:30 UTC: the spike's returns must
+# fall in one of return_classify's weeks whatever day the demo is seeded (they were split
+# over two weeks, and the spike missed, when it was seeded on a Friday)
+SEEDING_DAYS = [
+    (day, at) for day in range(7) for at in (10 * 3_600_000, 23 * 3_600_000 + 1_800_000)
+]
+
+
+@pytest.mark.parametrize(("day", "at"), SEEDING_DAYS)
+def test_demo_anomalies_are_found_whatever_day_it_is_seeded(
+    jobs_app, runner, tmp_path, monkeypatch, day, at
+):
+    from commerce_api.analysis import demo as returns_demo
+
+    now = 1_795_392_000_000 + day * 86_400_000 + at  # 2026-11-23T00:00:00Z + day + at
+    monkeypatch.setattr(returns_demo, "now_ms", lambda: now)
+    monkeypatch.setattr(jobs_app, "instance_path", str(tmp_path))
+    result = runner.invoke(cli, ["demo", "--json"])
+    assert result.exit_code == 0, result.output
+    saved = json.loads(result.output)
+    client = jobs_app.test_client()
+    headers = {"Authorization": f"Bearer {saved['api_key']}", "X-Tenant-ID": saved["tenant_id"]}
+    returns = run(client, headers, jobs_app, {})
+    assert returns["status"] == "completed"
+    assert sorted((a["sku"], a["kind"]) for a in returns["result"]["anomalies"]) == [
+        ("BOTTLE-STEEL", "return_spike"),
+        ("MUG-ENAMEL-BLU", "high_return_rate"),
+    ], format_ms(now)
+
+
 def test_demo_tenant_gives_both_jobs_something_to_work_on(jobs_app, runner, tmp_path, monkeypatch):
     monkeypatch.setattr(jobs_app, "instance_path", str(tmp_path))
     result = runner.invoke(cli, ["demo", "--json"])

@@ -322,3 +322,12 @@ def test_warehouses_of_another_tenant_readonly_or_inactive_are_refused(
 def test_another_tenant_cannot_patch_the_listing(client, listed):
     response = patch(client, headers_for(), {"allocation_pct": 50})
     assert response.status_code == 404
+
+
+def test_an_empty_warehouse_ids_cell_of_a_listings_file_means_all_warehouses():
+    from commerce_api.files.csvio import cell_value
+    from commerce_api.products.schemas import ListingUpdateSchema
+
+    fields = ListingUpdateSchema().fields
+    assert cell_value(fields["warehouse_ids"], "") is None
+    assert cell_value(fields["warehouse_ids"], "wh_1") == ["wh_1"]
