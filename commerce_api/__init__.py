@@ -22,6 +22,7 @@ from .http.limits import RequestLimits
 from .http.logs import configure_logging, install_request_observer
 from .http.openapi import bulk_item_properties, decimal_properties, register_job_params
 from .http.schemas import ErrorSchema, StrictDecimal, StrictInteger
+from .inventory import bundles as inventory_bundles
 from .inventory.routes import blp as inventory
 from .jobs.routes import blp as jobs
 from .marketplaces import limits as marketplace_limits
@@ -30,6 +31,7 @@ from .marketplaces.routes import blp as marketplaces
 from .orders import queries as order_queries
 from .orders.routes import blp as orders
 from .pricing.routes import blp as pricing
+from .products import bundles as product_bundles
 from .products import services as product_services
 from .products.routes import blp as products
 from .tasks import load_task_modules
@@ -92,6 +94,7 @@ def register_domain_checks() -> None:
     product_services.register_open_order_check(order_queries.sku_has_open_orders)
     # a listing's fulfilled_by follows the marketplace's warehouse stock (DESIGN 9)
     product_services.register_fulfilment_check(listing_sync.fulfilling_marketplaces)
+    product_bundles.register_component_check(inventory_bundles.check_components)
 
 
 def create_app(test_config=None):

@@ -56,6 +56,10 @@ CATALOGUE = {
     "INVALID_TRANSFER_STATUS": (409, "The transfer's status does not allow this action."),
     "TRANSFER_LINE_NOT_FOUND": (422, "The transfer has no line for that SKU."),
     "RECEIPT_EXCEEDS_SHIPPED": (422, "More would be received than is in transit."),
+    # bundles and allocation (DESIGN 14)
+    "BUNDLE_STOCK_IS_DERIVED": (409, "A bundle's stock is derived from its components."),
+    "INVALID_BUNDLE_COMPONENT": (422, "A bundle component is not valid."),
+    "INVALID_ALLOCATION": (422, "The listing's allocation rules contradict each other."),
     # jobs
     "JOB_NOT_FOUND": (404, "The job does not exist."),
     "INVALID_JOB_TYPE": (422, "Unknown job type."),

@@ -28,6 +28,7 @@ _PRODUCT = {
     "images": ["https://images.example.com/mug-enamel-wht.jpg"],
     "created_at": AT,
     "updated_at": AT,
+    "components": [],
 }
 _ORDER = {
     "id": "ord_01JD3QA1B2C3D4E5F6G7H8J9KM",

@@ -179,7 +179,8 @@ def cell_value(field: ma.fields.Field, text: str) -> Any:
     text = restore(text)
     if isinstance(field, ma.fields.List):
         if not text.strip():
-            return []
+            # a list that may be null is null when empty (a listing's warehouse_ids: all)
+            return None if field.allow_none else []
         inner = field.inner
         if isinstance(inner, ma.fields.Nested | ma.fields.Dict):
             return _json(text)

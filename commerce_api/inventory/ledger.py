@@ -18,6 +18,7 @@ from ..db import db, for_update, is_postgres
 from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
+from ..products.bundles import with_bundles
 from ..products.listings import mark_listings_pending
 from ..shapes import compile_serializer
 from ..sql import executemany, insert_statement, update_statement
@@ -313,7 +314,8 @@ class StockLedger:
 
     def flush(self) -> list[dict[str, Any]]:
         """Write the changed rows, the adjustments, the records, the events, and mark the
-        listings of the changed SKUs pending (their quantity follows the stock)."""
+        listings of the changed SKUs and of the bundles using them pending (their quantity
+        follows the stock)."""
         now = now_ms()
         rows = [row for row in self.stocks.values() if row.dirty]
         if rows:
@@ -325,7 +327,8 @@ class StockLedger:
                 ),
                 [(r.on_hand, r.reserved, r.version, r.last_adjusted_at, now, r.id) for r in rows],
             )
-            mark_listings_pending(product_ids={r.product_id for r in rows}, now=now)
+            # bundles follow their components' stock (DESIGN 14): theirs are marked too
+            mark_listings_pending(product_ids=with_bundles(r.product_id for r in rows), now=now)
         if self.adjustments:
             fields = [Adjustment._meta.fields[name] for name in self.adjustments[0]]
             executemany(

@@ -9,6 +9,7 @@ from ..http.bulk import load_items
 from ..http.envelope import list_page, one, resource_page
 from . import adjustments, services
 from .schemas import (
+    AdjustmentEnvelopeSchema,
     AdjustmentListArgsSchema,
     AdjustmentListSchema,
     BulkStockItemSchema,
@@ -19,6 +20,7 @@ from .schemas import (
     InventoryRecordEnvelopeSchema,
     RecordFieldsArgsSchema,
     SafetyStockSchema,
+    StockAdjustSchema,
     StockSetSchema,
     TenantAdjustmentListArgsSchema,
     WarehouseCreateSchema,
@@ -114,7 +116,7 @@ class InventoryBulkViews(MethodView):
     @blp.response(200, BulkStockResultEnvelopeSchema)
     @blp.errors(body=True)
     def post(self, data):
-        """Set on-hand stock for up to 500 (SKU, warehouse) pairs, each on its own"""
+        """Set or change on-hand stock for up to 500 (SKU, warehouse) pairs, each on its own"""
         items = load_items(_bulk_item_schema, data["updates"], "sku")
         return one(services.bulk_set_stock(g.auth.tenant_id, items, g.auth.created_by))
 
@@ -145,6 +147,7 @@ class InventoryBySkuViews(MethodView):
         "READONLY_WAREHOUSE",
         "WAREHOUSE_INACTIVE",
         "NEGATIVE_QUANTITY",
+        "BUNDLE_STOCK_IS_DERIVED",
         body=True,
     )
     def put(self, data, sku):
@@ -154,7 +157,7 @@ class InventoryBySkuViews(MethodView):
     @require_scope("inventory:write")
     @blp.arguments(SafetyStockSchema)
     @blp.response(200, InventoryRecordEnvelopeSchema)
-    @blp.errors("PRODUCT_NOT_FOUND", body=True)
+    @blp.errors("PRODUCT_NOT_FOUND", "BUNDLE_STOCK_IS_DERIVED", body=True)
     def patch(self, data, sku):
         """Set a SKU's safety stock"""
         record = services.set_safety_stock(
@@ -180,3 +183,19 @@ class AdjustmentViews(MethodView):
         return list_page(
             args, services.ADJUSTMENT_FIELDS, services.list_adjustments, g.auth.tenant_id, sku
         )
+
+    @require_scope("inventory:write")
+    @blp.arguments(StockAdjustSchema)
+    @blp.response(201, AdjustmentEnvelopeSchema)
+    @blp.errors(
+        "PRODUCT_NOT_FOUND",
+        "WAREHOUSE_NOT_FOUND",
+        "READONLY_WAREHOUSE",
+        "WAREHOUSE_INACTIVE",
+        "NEGATIVE_QUANTITY",
+        "BUNDLE_STOCK_IS_DERIVED",
+        body=True,
+    )
+    def post(self, data, sku):
+        """Add to or take from a SKU's on-hand stock in one warehouse, atomically"""
+        return one(services.adjust_stock(g.auth.tenant_id, sku, data, g.auth.created_by), 201)

@@ -30,15 +30,14 @@ def _quantity(**kwargs):
     )
 
 
-class StockSetSchema(StrictSchema):
-    """``PUT /api/inventory/:sku``."""
+class _StockChangeSchema(StrictSchema):
+    """What every stock change names: the warehouse, the reason, a note."""
 
     warehouse_id = ma.fields.String(
         required=True,
         validate=ma.validate.Length(min=1, max=40),
         metadata={"example": "wh_01JD3Q9Z7G0000000000000000"},
     )
-    quantity = _quantity(required=True)
     reason = ma.fields.String(
         required=True,
         validate=ma.validate.OneOf(CALLER_REASONS),
@@ -47,8 +46,45 @@ class StockSetSchema(StrictSchema):
     note = ma.fields.String(allow_none=True, validate=ma.validate.Length(max=1000))
 
 
-class BulkStockItemSchema(StockSetSchema):
+class StockSetSchema(_StockChangeSchema):
+    """``PUT /api/inventory/:sku``."""
+
+    quantity = _quantity(required=True)
+
+
+def _delta(**kwargs):
+    return StrictInteger(
+        validate=[
+            ma.validate.Range(min=-MAX_QUANTITY, max=MAX_QUANTITY),
+            ma.validate.NoneOf([0], error="A delta of 0 changes nothing."),
+        ],
+        metadata={
+            "description": "Units to add (positive) or take away (negative), applied to the "
+            "current on-hand level atomically. A result below what is reserved (or below "
+            "0) gives `NEGATIVE_QUANTITY`.",
+            "example": 5,
+        },
+        **kwargs,
+    )
+
+
+class StockAdjustSchema(_StockChangeSchema):
+    """``POST /api/inventory/:sku/adjustments``."""
+
+    delta = _delta(required=True)
+
+
+class BulkStockItemSchema(_StockChangeSchema):
+    """One item of ``POST /api/inventory/bulk``: ``quantity`` (absolute) or ``delta``."""
+
     sku = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=64))
+    quantity = _quantity()
+    delta = _delta()
+
+    @ma.validates_schema
+    def _quantity_or_delta(self, data, **kwargs):
+        if ("quantity" in data) == ("delta" in data):
+            raise ma.ValidationError("Give exactly one of quantity and delta.", "_schema")
 
 
 class BulkStockSchema(StrictSchema):
@@ -56,15 +92,15 @@ class BulkStockSchema(StrictSchema):
         ma.fields.Raw(
             allow_none=True,  # like any item that is not an object: that item fails
             metadata={
-                "description": "`{sku, warehouse_id, quantity, reason, note}`",
+                "description": "`{sku, warehouse_id, quantity | delta, reason, note}`",
                 "item_schema": BulkStockItemSchema,  # the document's item type
             },
         ),
         required=True,
         validate=ma.validate.Length(min=1, max=MAX_BULK_ITEMS),
         metadata={
-            "description": "1 to 500 items of `{sku, warehouse_id, quantity, reason, note}`; "
-            "each is applied on its own."
+            "description": "1 to 500 items of `{sku, warehouse_id, quantity | delta, reason, "
+            "note}` (`quantity` sets the level, `delta` changes it); each is applied on its own."
         },
     )
 
@@ -186,6 +222,9 @@ WarehouseListSchema = list_schema("WarehouseListSchema", WarehouseSchema)
 
 
 AdjustmentListSchema = list_schema("AdjustmentListSchema", AdjustmentSchema)
+
+
+AdjustmentEnvelopeSchema = envelope_schema("AdjustmentEnvelopeSchema", AdjustmentSchema)
 
 
 class BulkStockResultSchema(ma.Schema):

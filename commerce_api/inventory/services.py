@@ -10,13 +10,15 @@ from ..db import db, for_update, write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
 from ..pagination import filter_equal, paginate_args
+from ..products.bundles import bundle_ids, bundle_stock_error
 from ..products.models import Product
 from ..products.services import find_product
 from ..shapes import compile_serializer, field_names
 from ..timeutil import now_ms
 from ..totals import maintained
 from .adjustments import check_warehouse_filter, page_ledger
-from .ledger import StockLedger, compute_status, lock_warehouses
+from .bundles import derived_record
+from .ledger import StockLedger, compute_status, lock_warehouses, serialize_adjustment
 from .models import (
     MARKETPLACE_TYPES,
     MAX_QUANTITY,
@@ -272,6 +274,16 @@ def _summary_of(tenant_id, sku):
 
 
 def get_record(tenant_id: str, sku: str) -> dict[str, Any]:
+    row = (
+        _records()
+        .where((InventorySummary.tenant == tenant_id) & (InventorySummary.sku == sku))
+        .first()
+    )
+    if row is None or bundle_ids([row.product_id]):
+        # a bundle's record is derived from its components (read-only)
+        record = derived_record(find_product(tenant_id, sku))
+        if record is not None:
+            return serialize_record(record, record["title"], [])
     summary = _summary_of(tenant_id, sku)
     entries = _entries([summary.product_id])[summary.product_id]
     return serialize_record(summary, summary.title, entries)
@@ -311,6 +323,8 @@ def set_safety_stock(
     def apply():
         with write_transaction():
             product_id = find_product(tenant_id, sku)["id"]
+            if bundle_ids([product_id]):
+                raise bundle_stock_error(sku)
             ledger = StockLedger(tenant_id, created_by)
             ledger.lock({product_id: sku}, warehouse_ids=(), create=())
             summary = ledger.summaries.get(product_id)
@@ -375,10 +389,11 @@ def _apply_set_items(tenant_id, items, created_by):
                 .tuples()
             ):
                 products[sku] = product_id
+        bundles = bundle_ids(products.values())
         warehouses = lock_warehouses(tenant_id, {item["warehouse_id"] for item in items})
         valid = []
         for item in items:
-            error = _precheck(item, products, warehouses)
+            error = _precheck(item, products, warehouses, bundles)
             if error is not None:
                 errors.append(_item_error(item, error))
             else:
@@ -394,6 +409,23 @@ def _apply_set_items(tenant_id, items, created_by):
             )
             for item in valid:
                 row = ledger.stocks[(products[item["sku"]], item["warehouse_id"])]
+                if "delta" in item:
+                    # relative: applied to the value read under the lock, so two
+                    # concurrent deltas both count (DESIGN 14)
+                    error = _delta_error(item, row)
+                    if error is not None:
+                        errors.append(_item_error(item, error))
+                        continue
+                    written = ledger.change(
+                        row,
+                        "on_hand",
+                        row.on_hand + item["delta"],
+                        item["reason"],
+                        item.get("note"),
+                    )
+                    item["adjustment"] = written
+                    applied += 1
+                    continue
                 if item["quantity"] < row.reserved:
                     errors.append(
                         _item_error(
@@ -418,9 +450,31 @@ def _apply_set_items(tenant_id, items, created_by):
     return applied, errors
 
 
-def _precheck(item, products, warehouses):
+def _delta_error(item, row):
+    """A delta that would take on_hand below what is reserved (or below 0), or above the
+    per-row maximum: the item's ApiError; else None."""
+    after = row.on_hand + item["delta"]
+    details = {
+        "sku": item["sku"],
+        "warehouse_id": item["warehouse_id"],
+        "on_hand": row.on_hand,
+        "reserved": row.reserved,
+        "delta": item["delta"],
+    }
+    if after < row.reserved:
+        return ApiError(
+            "NEGATIVE_QUANTITY",
+            "The delta would take on hand below zero or below the reserved quantity.",
+            details=details,
+        )
+    if after > MAX_QUANTITY:
+        return validation_error({"delta": [f"On hand would exceed {MAX_QUANTITY}."]})
+    return None
+
+
+def _precheck(item, products, warehouses, bundles=frozenset()):
     """What can be refused before any lock on stock: the item's ApiError or None."""
-    if item["quantity"] < 0:
+    if item.get("quantity", 0) < 0:
         return ApiError(
             "NEGATIVE_QUANTITY",
             "The quantity cannot be negative.",
@@ -428,6 +482,8 @@ def _precheck(item, products, warehouses):
         )
     if item["sku"] not in products:
         return ApiError("PRODUCT_NOT_FOUND", details={"sku": item["sku"]})
+    if products[item["sku"]] in bundles:
+        return bundle_stock_error(item["sku"])
     warehouse = warehouses.get(item["warehouse_id"])
     if warehouse is None:
         return _warehouse_not_found(item["warehouse_id"])
@@ -452,8 +508,20 @@ def set_stock(tenant_id: str, sku: str, data: dict[str, Any], created_by: str) -
     return get_record(tenant_id, sku)
 
 
+def adjust_stock(tenant_id: str, sku: str, data: dict[str, Any], created_by: str) -> dict[str, Any]:
+    """``POST /api/inventory/:sku/adjustments``: add ``delta`` to on_hand in one warehouse,
+    atomically (the current value is read under the row's lock); returns the adjustment."""
+    item = {**data, "sku": sku, "index": 0}
+    _, errors = run_with_retry(_apply_set_items, tenant_id, [item], created_by)
+    if errors:
+        error = errors[0]
+        raise ApiError(error["code"], error["message"], error["details"])
+    return serialize_adjustment(item["adjustment"])
+
+
 def bulk_set_stock(tenant_id: str, items: list[dict[str, Any]], created_by: str) -> dict[str, Any]:
-    """Set on_hand for up to 500 items, each on its own; report per item."""
+    """Set on_hand (``quantity``) or change it (``delta``) for up to 500 items, each on its
+    own; report per item."""
     prechecked = [item for item in items if "error" not in item]
     invalid = [
         {"index": item["index"], "sku": item.get("sku"), **item["error"]}
@@ -482,6 +550,7 @@ def list_adjustments(
 
 __all__ = [
     "MAX_QUANTITY",
+    "adjust_stock",
     "bulk_set_stock",
     "create_warehouse",
     "get_record",

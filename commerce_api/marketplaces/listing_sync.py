@@ -1,8 +1,9 @@
 """Listings kept in sync: claim pending listings, push their latest state, record the outcome.
 
 A listing's desired state (DESIGN 9) is its product's content, its own ``price`` and
-``status``, and its ``quantity``: the SKU's available stock in the tenant's active own
-warehouses minus the listing's ``stock_buffer``, never below 0. A listing fulfilled by the
+``status``, and its ``quantity``: its allocation rules over the SKU's available stock in
+its own warehouses (DESIGN 14, ``allocation.py``; by default all active own warehouses
+minus the listing's ``stock_buffer``, never below 0). A listing fulfilled by the
 marketplace (the SKU has stock in that marketplace's FBA/FBS warehouse) pushes no quantity.
 A listing of a product that is not ``active``, or a listing set ``inactive``, is pushed
 with ``status: inactive``.
@@ -35,6 +36,7 @@ from ..products.models import Listing, Product
 from ..products.services import MUTABLE_FIELDS
 from ..sql import Statement, marks
 from ..timeutil import now_ms
+from .allocation import ALLOCATION_COLUMNS, Allocation, desired_quantities
 from .base import MarketplaceRejection, MarketplaceUnavailable
 from .gateway import call
 from .models import MarketplaceConnection
@@ -188,7 +190,8 @@ def fulfilled_by(product_ids: list[str], marketplace: str) -> set[str]:
 
 
 def desired_quantity(available: int, stock_buffer: int | None) -> int:
-    """What a listing offers: available own stock minus the buffer, never below 0."""
+    """What a listing with no allocation rule but a buffer offers: available own stock
+    minus the buffer, never below 0 (``allocation.allocate`` is the whole formula)."""
     return max(0, int(available) - int(stock_buffer or 0))
 
 
@@ -243,7 +246,7 @@ def _fill_desired_state(tenant_id, marketplace, claimed):
             Listing.price,
             Listing.currency,
             Listing.status.alias("listing_status"),
-            Listing.stock_buffer,
+            *ALLOCATION_COLUMNS,
             Product.id.alias("product_id"),
             *(getattr(Product, name) for name in _PRODUCT_FIELDS),
         )
@@ -253,8 +256,12 @@ def _fill_desired_state(tenant_id, marketplace, claimed):
     )
     by_id = {row["id"]: row for row in rows}
     product_ids = sorted({row["product_id"] for row in by_id.values()})
-    available = own_available(product_ids)
     by_marketplace = fulfilled_by(product_ids, marketplace)
+    quantities = desired_quantities(
+        (row["id"], row["product_id"], Allocation.of(row))
+        for row in by_id.values()
+        if row["product_id"] not in by_marketplace
+    )
     for item in claimed:
         row = by_id[item.id]
         item.product_id, item.sku = row["product_id"], row["sku"]
@@ -267,7 +274,7 @@ def _fill_desired_state(tenant_id, marketplace, claimed):
         item.fulfilled_by_marketplace = row["product_id"] in by_marketplace
         quantity = None
         if not item.fulfilled_by_marketplace:
-            quantity = desired_quantity(available.get(row["product_id"], 0), row["stock_buffer"])
+            quantity = quantities[item.id]
         item.payload = listing_payload(product, listing, quantity)
 
 

@@ -7,14 +7,16 @@ from typing import Any
 from ..db import for_update, write_transaction
 from ..errors import ApiError
 from ..ids import new_id
+from ..inventory.models import Warehouse
 from ..jobs.services import enqueue_job, tenant_first
 from ..products.listings import mark_listings_pending
 from ..products.models import Listing
 from ..products.services import find_product, locked_product, serialize_listing
 from ..timeutil import now_ms
 from . import services
+from .allocation import Allocation, desired_quantities
 from .calls import call_marketplace
-from .listing_sync import desired_quantity, fulfilled_by, own_available, wire_body
+from .listing_sync import fulfilled_by, wire_body
 
 
 def request_sync(
@@ -150,8 +152,8 @@ def sync_product(
             continue
         quantity = None
         if product["id"] not in fulfilled_by([product["id"]], marketplace):
-            available = own_available([product["id"]]).get(product["id"], 0)
-            quantity = desired_quantity(available, listing.stock_buffer)
+            rule = Allocation.of(listing)
+            quantity = desired_quantities([(product["id"], product["id"], rule)])[product["id"]]
         payload = wire_body(  # the product's own status, as the manual sync always sent
             product,
             status=product["status"],
@@ -195,11 +197,41 @@ def sync_product(
     }
 
 
+def _feeding_warehouses(tenant_id: str, changes: dict[str, Any]) -> list[str]:
+    """``warehouse_ids`` checked: the tenant's own, active warehouses (sorted, once each)."""
+    ids = sorted(set(changes["warehouse_ids"]))
+    found = {
+        w.id: w
+        for w in Warehouse.select().where((Warehouse.tenant == tenant_id) & Warehouse.id.in_(ids))
+    }
+    for warehouse_id in ids:
+        warehouse = found.get(warehouse_id)
+        if warehouse is None:
+            raise ApiError(
+                "WAREHOUSE_NOT_FOUND",
+                details={"warehouse_id": warehouse_id, "field": "warehouse_ids"},
+            )
+        if warehouse.is_readonly:
+            raise ApiError(
+                "READONLY_WAREHOUSE",
+                f"{warehouse.type} stock is the marketplace's: only own warehouses feed a listing.",
+                details={"warehouse_id": warehouse_id, "field": "warehouse_ids"},
+            )
+        if not warehouse.is_active:
+            raise ApiError(
+                "WAREHOUSE_INACTIVE",
+                details={"warehouse_id": warehouse_id, "field": "warehouse_ids"},
+            )
+    return ids
+
+
 def update_listing(
     tenant_id: str, sku: str, marketplace: str, changes: dict[str, Any]
 ) -> dict[str, Any]:
-    """Change a listing's ``price``, ``stock_buffer`` or ``status`` (checked by the
-    schema); the listing becomes pending and the worker pushes it. Returns the listing.
+    """Change a listing's ``price``, ``status`` or allocation (``stock_buffer``,
+    ``max_quantity``, ``allocation_pct``, ``fixed_quantity``, ``warehouse_ids``; checked by
+    the schema and here); the listing becomes pending and the worker pushes it. Returns
+    the listing.
 
     A product not yet listed on a connected ``marketplace`` gets its listing here, held
     until it has a price: the price is set before anything is pushed. Unknown SKU: 404
@@ -219,9 +251,19 @@ def update_listing(
                 f"{sku} has no listing on {marketplace}.",
                 details={"sku": sku, "marketplace": marketplace},
             )
+        if changes.get("warehouse_ids") is not None:
+            changes = {**changes, "warehouse_ids": _feeding_warehouses(tenant_id, changes)}
         changed = {
             name: value for name, value in changes.items() if getattr(listing, name) != value
         }
+        fixed = changed.get("fixed_quantity", listing.fixed_quantity)
+        cap = changed.get("max_quantity", listing.max_quantity)
+        if fixed is not None and cap is not None:
+            raise ApiError(
+                "INVALID_ALLOCATION",
+                "fixed_quantity and max_quantity cannot both apply: set the other to null.",
+                details={"fixed_quantity": fixed, "max_quantity": cap},
+            )
         if changed:
             now = now_ms()
             if "price" in changed:  # a newer price: older price pushes are outdated

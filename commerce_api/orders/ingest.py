@@ -327,6 +327,7 @@ def _follow_stock(order, lines, was_open, new_status, changes, created_by):
     method = changes.get("fulfillment_method", order.fulfillment_method)
     reserved, shortage = order.reserved or {}, bool(order.stock_shortage)
     targets = stock.targets_of([{"sku": line.sku, "quantity": line.quantity} for line in lines])
+    targets = stock.expand(tenant_id, targets)  # bundles hold their components
     if was_open and new_status == "cancelled":
         reserved, shortage = stock.release_all(tenant_id, reserved, created_by), False
     elif was_open and new_status in state.SHIPPED_STATUSES:

@@ -10,6 +10,9 @@ service is idempotent per (reference, sku) and never reserves twice under one pa
 after a release, so each new reservation of a SKU gets a new reference: the order id for
 the first, ``<order id>#2``, ``#3``... after it.
 
+An order line for a bundle holds its components (``expand``): ``reserved`` is keyed by the
+components' SKUs.
+
 An order from a marketplace is a fact: when stock is short, what is available is reserved,
 the order is recorded with ``stock_shortage`` and the reservation is topped up whenever
 the order arrives again or is shipped (see docs/decisions.md).
@@ -21,6 +24,7 @@ from typing import Any
 
 from ..errors import ApiError
 from ..inventory import reservations
+from ..products.bundles import expand_targets
 
 
 def targets_of(lines: Iterable[Mapping[str, Any]]) -> dict[str, int]:
@@ -29,6 +33,13 @@ def targets_of(lines: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     for line in lines:
         targets[line["sku"]] = targets.get(line["sku"], 0) + int(line["quantity"])
     return targets
+
+
+def expand(tenant_id: str, quantities: dict[str, int]) -> dict[str, int]:
+    """``{sku: quantity}`` with each bundle replaced by its components: a bundle holds no
+    stock, its order lines reserve, ship and release its components (DESIGN 14).
+    Expanding twice changes nothing (a component is never a bundle)."""
+    return expand_targets(tenant_id, quantities)
 
 
 def held_quantity(reserved: dict[str, Any] | None, sku: str) -> int:
@@ -85,6 +96,9 @@ def sync_reservations(
     again unchanged changes no stock.
     """
     reserved = copy.deepcopy(reserved or {})
+    targets = expand(tenant_id, targets)
+    if len(set(targets) | set(reserved)) > 1:
+        reservations.lock_for_changes(tenant_id, set(targets) | set(reserved))
     short = False
     # SKU order: concurrent transactions lock stock rows in the same order
     for sku in sorted(set(targets) | set(reserved)):
@@ -105,6 +119,8 @@ def sync_reservations(
 def release_all(tenant_id: str, reserved: dict[str, Any] | None, created_by: str) -> dict[str, Any]:
     """Give back everything the order holds (a cancellation); returns the new ``reserved``."""
     reserved = copy.deepcopy(reserved or {})
+    if len(reserved) > 1:
+        reservations.lock_for_changes(tenant_id, reserved)
     for sku in sorted(reserved):
         _release_sku(tenant_id, reserved[sku], sku, created_by)
     return reserved
@@ -115,6 +131,8 @@ def consume_for_shipment(
 ) -> dict[str, Any]:
     """Consume what was shipped (``{sku: quantity}``) and release the rest."""
     reserved = copy.deepcopy(reserved or {})
+    if len(reserved) > 1:
+        reservations.lock_for_changes(tenant_id, reserved)
     for sku in sorted(reserved):
         entry = reserved[sku]
         left = shipped.get(sku, 0)
@@ -140,6 +158,7 @@ def consume_shipped(
     created_by: str,
 ) -> tuple[dict[str, Any], bool]:
     """Top the reservation up to what was shipped where stock allows, then consume it."""
+    shipped = expand(tenant_id, shipped)
     wanted = {sku: max(quantity, held_quantity(reserved, sku)) for sku, quantity in shipped.items()}
     reserved, _ = sync_reservations(tenant_id, order_id, reserved, wanted, created_by)
     short = any(held_quantity(reserved, sku) < qty for sku, qty in shipped.items())

@@ -1,6 +1,7 @@
 """Products and their per-marketplace listings."""
 
 from peewee import (
+    AutoField,
     BigIntegerField,
     CharField,
     DecimalField,
@@ -53,7 +54,8 @@ FULFILLED_BY = ("merchant", "marketplace")
 class Listing(BaseModel):
     """A product's listing on one marketplace, and how far the marketplace has caught up.
 
-    The listing's desired state is its ``price``, ``status``, ``stock_buffer`` and the
+    The listing's desired state is its ``price``, ``status``, its allocation (``stock_buffer``,
+    ``max_quantity``, ``allocation_pct``, ``fixed_quantity``, ``warehouse_ids``) and the
     product's content and stock; every change of it bumps ``version`` and makes the
     listing ``pending`` in the changing transaction. The push service (``marketplaces``)
     claims pending listings under a lease, pushes the latest state and records the outcome:
@@ -73,6 +75,12 @@ class Listing(BaseModel):
     created_at = BigIntegerField(default=now_ms)
     updated_at = BigIntegerField(default=now_ms)
     stock_buffer = IntegerField(default=0)
+    # allocation (DESIGN 14): a cap, a share of the stock, a fixed quantity, the own
+    # warehouses that feed the listing (None: every active own one)
+    max_quantity = IntegerField(null=True)
+    allocation_pct = IntegerField(default=100)
+    fixed_quantity = IntegerField(null=True)
+    warehouse_ids = JSONField(null=True)
     sync_status = CharField(max_length=16, default="in_sync")
     version = IntegerField(default=0)
     synced_version = IntegerField(default=0)
@@ -94,3 +102,23 @@ class Listing(BaseModel):
             (("product", "marketplace"), True),
             (("tenant", "marketplace"), False),
         )
+
+
+class BundleComponent(BaseModel):
+    """One component of a bundle product: ``quantity`` units of ``component`` per bundle.
+
+    A bundle holds no stock of its own (DESIGN 14): its availability is derived from its
+    components', and its orders reserve, ship and release the components.
+    """
+
+    id = AutoField()
+    tenant = ForeignKeyField(Tenant, on_delete="CASCADE", index=False)
+    bundle = ForeignKeyField(Product, on_delete="CASCADE", index=False)
+    component = ForeignKeyField(Product, on_delete="CASCADE")
+    sku = CharField(max_length=64)  # the component's
+    quantity = IntegerField()
+    created_at = BigIntegerField(default=now_ms)
+
+    class Meta:
+        table_name = "bundle_component"
+        indexes = ((("bundle", "component"), True),)

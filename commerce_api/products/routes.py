@@ -50,7 +50,14 @@ class ProductViews(MethodView):
     @require_scope("products:write")
     @blp.arguments(ProductCreateSchema)
     @blp.response(201, ProductEnvelopeSchema)
-    @blp.errors("DUPLICATE_SKU", "INVALID_GTIN", body=True)
+    @blp.errors(
+        "DUPLICATE_SKU",
+        "INVALID_GTIN",
+        "PRODUCT_NOT_FOUND",
+        "INVALID_BUNDLE_COMPONENT",
+        "BUNDLE_STOCK_IS_DERIVED",
+        body=True,
+    )
     def post(self, data):
         """Create a product"""
         return one(services.create_product(g.auth.tenant_id, data), 201)
@@ -81,7 +88,14 @@ class ProductBySkuViews(MethodView):
     @require_scope("products:write")
     @blp.arguments(ProductUpdateSchema)
     @blp.response(200, ProductEnvelopeSchema)
-    @blp.errors("PRODUCT_NOT_FOUND", "INVALID_GTIN", "OPEN_ORDERS_EXIST", body=True)
+    @blp.errors(
+        "PRODUCT_NOT_FOUND",
+        "INVALID_GTIN",
+        "OPEN_ORDERS_EXIST",
+        "INVALID_BUNDLE_COMPONENT",
+        "BUNDLE_STOCK_IS_DERIVED",
+        body=True,
+    )
     def patch(self, data, sku):
         """Update a product's fields"""
         return one(services.update_product(g.auth.tenant_id, sku, data))
@@ -116,7 +130,15 @@ class ListingViews(MethodView):
     @require_scope("products:write")
     @blp.arguments(ListingUpdateSchema)
     @blp.response(200, ListingEnvelopeSchema)
-    @blp.errors("PRODUCT_NOT_FOUND", "LISTING_NOT_FOUND", body=True)
+    @blp.errors(
+        "PRODUCT_NOT_FOUND",
+        "LISTING_NOT_FOUND",
+        "INVALID_ALLOCATION",
+        "WAREHOUSE_NOT_FOUND",
+        "READONLY_WAREHOUSE",
+        "WAREHOUSE_INACTIVE",
+        body=True,
+    )
     def patch(self, data, sku, marketplace):
         """Change a listing's price, stock buffer or status (pushed by the worker)"""
         return one(listings.update_listing(g.auth.tenant_id, sku, marketplace, data))

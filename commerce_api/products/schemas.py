@@ -20,9 +20,15 @@ from ..http.schemas import (
     StrictSchema,
 )
 from ..shapes import field_names
+from .bundles import MAX_COMPONENTS
 from .models import LISTING_STATUSES, PRODUCT_STATUSES
 from .services import MAX_SEARCH_WORDS, PRODUCT_FIELDS, search_words
-from .shapes import ListingSchema, ProductDetailSchema, ProductSchema
+from .shapes import (
+    ListingSchema,
+    ProductDetailSchema,
+    ProductSchema,
+    ProductWithComponentsSchema,
+)
 
 # A SKU is a path segment (/api/products/:sku, /api/inventory/:sku): it may not be one of
 # the fixed segments beside it, nor a dot segment that clients fold away.
@@ -32,6 +38,7 @@ SKU_RULE = "1-64 of A-Z a-z 0-9 . _ -, and not bulk, warehouses, adjustments, . 
 MAX_WEIGHT_KG = Decimal("999999999.999")
 MAX_LISTING_PRICE = Decimal("999999999999.99")  # what a money column (14, 2) holds
 MAX_STOCK_BUFFER = 1_000_000_000  # inventory's MAX_QUANTITY
+MAX_COMPONENT_QUANTITY = 10_000
 IMAGE_URL_PATTERN = HTTP_URL_PATTERN  # checked as documented (http/schemas.py)
 DETAIL_FIELDS = field_names(ProductDetailSchema)
 
@@ -67,7 +74,29 @@ class ProductWritableFields(StrictSchema):
     )
 
 
+class ComponentInputSchema(StrictSchema):
+    sku = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=64))
+    quantity = StrictInteger(
+        required=True,
+        validate=ma.validate.Range(min=1, max=MAX_COMPONENT_QUANTITY),
+        metadata={"description": "Units of the component per bundle (a positive integer)."},
+    )
+
+
+def _components():
+    return ma.fields.List(
+        ma.fields.Nested(ComponentInputSchema),
+        allow_none=True,
+        validate=ma.validate.Length(max=MAX_COMPONENTS),
+        metadata={
+            "description": "Makes the product a bundle of these SKUs (one level: a component "
+            "is not a bundle); `[]` or null: not a bundle. A bundle holds no stock of its own."
+        },
+    )
+
+
 class ProductCreateSchema(ProductWritableFields):
+    components = _components()
     sku = ma.fields.String(
         required=True,
         validate=FullMatch(SKU_PATTERN, error=SKU_RULE),
@@ -78,6 +107,8 @@ class ProductCreateSchema(ProductWritableFields):
 
 class ProductUpdateSchema(ProductWritableFields):
     """Only the fields present change; ``sku`` cannot change."""
+
+    components = _components()
 
 
 class ListingUpdateSchema(StrictSchema):
@@ -92,8 +123,38 @@ class ListingUpdateSchema(StrictSchema):
         validate=ma.validate.Range(min=0, max=MAX_STOCK_BUFFER),
         metadata={
             "example": 2,
-            "description": "Units held back from this marketplace: it is offered the "
-            "available stock in active own warehouses minus this, never below 0.",
+            "description": "Units held back from this marketplace: it is offered "
+            "min(max_quantity, floor(available in its warehouses x allocation_pct / 100) "
+            "- stock_buffer), never below 0.",
+        },
+    )
+    max_quantity = StrictInteger(
+        allow_none=True,
+        validate=ma.validate.Range(min=0, max=MAX_STOCK_BUFFER),
+        metadata={"example": 20, "description": "A cap on what is offered; null: none."},
+    )
+    allocation_pct = StrictInteger(
+        validate=ma.validate.Range(min=1, max=100),
+        metadata={
+            "example": 60,
+            "description": "The share of the available stock offered, 1-100 (rounded down).",
+        },
+    )
+    fixed_quantity = StrictInteger(
+        allow_none=True,
+        validate=ma.validate.Range(min=0, max=MAX_STOCK_BUFFER),
+        metadata={
+            "description": "Offer exactly this many, whatever the stock; null: follow the "
+            "stock. Cannot be set together with max_quantity (`INVALID_ALLOCATION`)."
+        },
+    )
+    warehouse_ids = ma.fields.List(
+        ma.fields.String(validate=ma.validate.Length(min=1, max=40)),
+        allow_none=True,
+        validate=ma.validate.Length(min=1, max=100),
+        metadata={
+            "description": "The tenant's own warehouses whose stock feeds this listing; "
+            "null: every active own warehouse."
         },
     )
     status = ma.fields.String(
@@ -167,7 +228,7 @@ class ProductFieldsArgsSchema(FieldsArgsSchema):
 
 ProductDetailEnvelopeSchema = envelope_schema("ProductDetailEnvelopeSchema", ProductDetailSchema)
 # create and update answer with the product alone (SPEC)
-ProductEnvelopeSchema = envelope_schema("ProductEnvelopeSchema", ProductSchema)
+ProductEnvelopeSchema = envelope_schema("ProductEnvelopeSchema", ProductWithComponentsSchema)
 ListingEnvelopeSchema = envelope_schema("ListingEnvelopeSchema", ListingSchema)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from peewee import IntegrityError
 from stdnum import ean
 
-from ..db import contains_text, for_update, write_transaction
+from ..db import contains_text, is_postgres, write_transaction
 from ..errors import ApiError
 from ..events import emit, event_params, write_events
 from ..ids import new_id
@@ -16,9 +16,15 @@ from ..shapes import Row, compile_serializer, field_names
 from ..sql import PreparedQuery, executemany, insert_statement
 from ..timeutil import now_ms
 from ..totals import maintained
+from .bundles import (
+    components_payload,
+    lock_listings_with_bundles,
+    set_components,
+    with_bundles,
+)
 from .listings import mark_listings_pending
-from .models import Listing, Product
-from .shapes import ListingSchema, ProductDetailSchema, ProductSchema
+from .models import BundleComponent, Listing, Product
+from .shapes import ListingSchema, ProductDetailSchema, ProductSchema, ProductWithComponentsSchema
 
 # Each word adds a condition over three columns: bound them (SQLite's parser stack, and cost).
 MAX_SEARCH_WORDS = 10
@@ -49,6 +55,7 @@ MUTABLE_FIELDS = (
 
 
 _product = compile_serializer(ProductSchema)
+_product_components = compile_serializer(ProductWithComponentsSchema)
 _product_detail = compile_serializer(ProductDetailSchema)
 _listing = compile_serializer(ListingSchema)
 
@@ -67,11 +74,18 @@ def serialize_listing(row: Row, fulfilled_by_marketplace: bool) -> dict[str, Any
     return _listing(listing_view(row, fulfilled_by_marketplace))
 
 
-def serialize_product(row: Row, listings: Iterable[Row] | None = None) -> dict[str, Any]:
-    """A product (model or row dict) as the API shows it; with its listings on detail."""
-    if listings is None:
-        return _product(row)
-    return _product_detail(row, listings=listings)
+def serialize_product(
+    row: Row,
+    listings: Iterable[Row] | None = None,
+    components: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A product (model or row dict) as the API shows it; with its listings on detail, and
+    its bundle components on detail and after a write."""
+    if listings is not None:
+        return _product_detail(row, listings=listings, components=components or [])
+    if components is not None:
+        return _product_components(row, components=components)
+    return _product(row)
 
 
 def check_gtin(gtin: Any) -> str | None:
@@ -106,6 +120,10 @@ _LISTING_SHOWN = (
     Listing.currency,
     Listing.quantity,
     Listing.stock_buffer,
+    Listing.max_quantity,
+    Listing.allocation_pct,
+    Listing.fixed_quantity,
+    Listing.warehouse_ids,
     Listing.status,
     Listing.sync_status,
     Listing.last_synced_at,
@@ -117,6 +135,16 @@ _listings_of = PreparedQuery(
         Listing.select(*_LISTING_SHOWN)
         .where(Listing.product == product_id)
         .order_by(Listing.marketplace)
+    ),
+    1,
+)
+
+
+_components_of = PreparedQuery(
+    lambda product_id: (
+        BundleComponent.select(BundleComponent.sku, BundleComponent.quantity)
+        .where(BundleComponent.bundle == product_id)
+        .order_by(BundleComponent.sku)
     ),
     1,
 )
@@ -136,14 +164,24 @@ def get_product(tenant_id: str, sku: str) -> dict[str, Any]:
     listings = list(_listings_of.dicts(row["id"]))
     by_marketplace = fulfilling_marketplaces(row["id"], [r["marketplace"] for r in listings])
     return serialize_product(
-        row, [listing_view(r, r["marketplace"] in by_marketplace) for r in listings]
+        row,
+        [listing_view(r, r["marketplace"] in by_marketplace) for r in listings],
+        list(_components_of.dicts(row["id"])),
     )
 
 
 def locked_product(tenant_id: str, sku: str) -> Product:
-    """The product, locked for the caller's transaction (concurrent changes wait their turn)."""
+    """The product, locked for the caller's transaction (concurrent changes wait their turn).
+
+    ``FOR NO KEY UPDATE`` on PostgreSQL: a product's key never changes, and a plain ``FOR
+    UPDATE`` would also block the key-share lock that every insert referencing the product
+    (a stock change's adjustment) takes, so a listing PATCH holding the product while it
+    waits for a listing that such a stock change holds was a deadlock (bench/stock_soak.py).
+    """
     query = Product.select().where((Product.tenant == tenant_id) & (Product.sku == sku))
-    product = for_update(query).first()
+    if is_postgres():
+        query = query.for_update("FOR NO KEY UPDATE")
+    product = query.first()
     if product is None:
         raise ApiError("PRODUCT_NOT_FOUND", details={"sku": sku})
     return product
@@ -210,7 +248,9 @@ def create_product(tenant_id: str, data: dict[str, Any]) -> dict[str, Any]:
                 updated_at=now,
                 **fields,
             )
-            body = serialize_product(product)
+            if data.get("components"):
+                set_components(tenant_id, product, data["components"])
+            body = serialize_product(product, components=components_payload(product.id))
             emit(tenant_id, "product.created", "product", product.id, body)
     except IntegrityError:
         # two creates raced past the existence check; the unique index decided
@@ -276,29 +316,50 @@ def _apply_update(tenant_id, sku, changes):
     if "gtin" in changes:
         check_gtin(changes["gtin"])
     changed = changed_fields(product, changes)
-    if not changed:
-        return serialize_product(product)
+    components_changed = False
+    if "components" in changes:
+        components_changed = _change_components(tenant_id, product, changes["components"])
+    if not changed and not components_changed:
+        return serialize_product(product, components=components_payload(product.id))
     archiving = changed.get("status") == "archived" and product.status != "archived"
     if archiving and sku_has_open_orders(tenant_id, sku):
         raise ApiError("OPEN_ORDERS_EXIST", details={"sku": sku})
     changed["updated_at"] = now_ms()
     Product.update(**changed).where(Product.id == product.id).execute()
-    # every field of a product is part of what its listings show on the marketplaces
+    if "status" in changed:
+        lock_listings_with_bundles([product.id])  # two marks below: one lock order
+    # every field of a product is part of what its listings show on the marketplaces; a
+    # component's status decides whether its bundles are available (archived: not)
     mark_listings_pending(product_ids=[product.id], deactivate=archiving, now=changed["updated_at"])
+    if "status" in changed:
+        bundles = with_bundles([product.id]) - {product.id}
+        mark_listings_pending(product_ids=bundles, now=changed["updated_at"])
     for name, value in changed.items():
         setattr(product, name, value)
     product = Product.get_by_id(product.id)
-    body = serialize_product(product)
-    emit(
-        tenant_id,
-        "product.updated",
-        "product",
-        product.id,
-        {**body, "changed_fields": sorted(k for k in changed if k != "updated_at")},
-    )
+    body = serialize_product(product, components=components_payload(product.id))
+    fields = sorted(k for k in changed if k != "updated_at")
+    if components_changed:
+        fields = sorted([*fields, "components"])
+    emit(tenant_id, "product.updated", "product", product.id, {**body, "changed_fields": fields})
     if archiving:
         emit(tenant_id, "product.archived", "product", product.id, body)
     return body
+
+
+def _change_components(tenant_id, product, components):
+    """Set a product's bundle components; refused while an order for the bundle is open
+    (its reservations were made for the old components). Returns whether they changed."""
+    if not set_components(tenant_id, product, components):
+        return False
+    if sku_has_open_orders(tenant_id, product.sku):
+        raise ApiError(
+            "OPEN_ORDERS_EXIST",
+            f"{product.sku} has open orders: its components cannot change until they are "
+            "shipped or cancelled.",
+            details={"sku": product.sku, "field": "components"},
+        )
+    return True
 
 
 def update_product(tenant_id: str, sku: str, changes: dict[str, Any]) -> dict[str, Any]:
@@ -316,9 +377,13 @@ def archive_product(tenant_id: str, sku: str) -> None:
             raise ApiError("OPEN_ORDERS_EXIST", details={"sku": sku})
         now = now_ms()
         Product.update(status="archived", updated_at=now).where(Product.id == product.id).execute()
+        lock_listings_with_bundles([product.id])  # two marks below: one lock order
         mark_listings_pending(product_ids=[product.id], deactivate=True, now=now)
+        # its bundles become unavailable (quantity 0 pushed)
+        mark_listings_pending(product_ids=with_bundles([product.id]) - {product.id}, now=now)
         product.status, product.updated_at = "archived", now
-        emit(tenant_id, "product.archived", "product", product.id, serialize_product(product))
+        body = serialize_product(product, components=components_payload(product.id))
+        emit(tenant_id, "product.archived", "product", product.id, body)
 
 
 def bulk_update(tenant_id: str, items: list[dict[str, Any]]) -> dict[str, Any]:

@@ -26,6 +26,21 @@ class ListingSchema(ma.Schema):
     stock_buffer = ma.fields.Integer(
         metadata={"description": "Units held back: the listing offers available stock minus this."}
     )
+    max_quantity = ma.fields.Integer(
+        allow_none=True, metadata={"description": "At most this many are offered (null: no cap)."}
+    )
+    allocation_pct = ma.fields.Integer(
+        metadata={"description": "The share (1-100 %) of the available stock offered."}
+    )
+    fixed_quantity = ma.fields.Integer(
+        allow_none=True,
+        metadata={"description": "Offered whatever the stock (null: follows the stock)."},
+    )
+    warehouse_ids = ma.fields.List(
+        ma.fields.String(),
+        allow_none=True,
+        metadata={"description": "The own warehouses that feed the listing (null: all active)."},
+    )
     status = ma.fields.String(validate=ma.validate.OneOf(LISTING_STATUSES))
     sync_status = ma.fields.String(
         validate=ma.validate.OneOf(SYNC_STATUSES),
@@ -71,5 +86,17 @@ class ProductSchema(ma.Schema):
     updated_at = ma.fields.DateTime()
 
 
-class ProductDetailSchema(ProductSchema):
+class ComponentSchema(ma.Schema):
+    sku = ma.fields.String()
+    quantity = ma.fields.Integer(metadata={"description": "Units of the component per bundle."})
+
+
+class ProductWithComponentsSchema(ProductSchema):
+    components = ma.fields.List(
+        ma.fields.Nested(ComponentSchema),
+        metadata={"description": "A bundle's components (empty: not a bundle)."},
+    )
+
+
+class ProductDetailSchema(ProductWithComponentsSchema):
     listings = ma.fields.List(ma.fields.Nested(ListingSchema))

@@ -132,6 +132,11 @@ def test_each_resource_and_its_schema_have_the_same_fields(
     post(f"/api/inventory/transfers/{transfer['id']}/cancel", None, transfer_path + "/cancel")
     get("/api/inventory/transfers")
     get(f"/api/inventory/transfers/{transfer['id']}", transfer_path)
+    post("/api/inventory/MUG-1/adjustments", {"warehouse_id": warehouse, "delta": 2,
+         "reason": "supplier_receipt"}, "/api/inventory/{sku}/adjustments")  # fmt: skip
+    post("/api/products", {"sku": "GIFT-1", "title": "Gift set",
+                           "components": [{"sku": "MUG-1", "quantity": 2}]})  # fmt: skip
+    get("/api/inventory/GIFT-1", "/api/inventory/{sku}")
 
     shipped_id = upsert_order(tenant.id, order_body("R-1", **RETURNED), source="import",
                               created_by="test")[1]  # fmt: skip

@@ -64,7 +64,8 @@ def test_create_returns_the_product_and_writes_one_event(client, headers, tenant
     assert response.status_code == 201
     assert response.headers["Content-Type"] == "application/json"
     data = response.get_json()["data"]
-    assert set(data) == PRODUCT_KEYS
+    assert set(data) == PRODUCT_KEYS | {"components"}
+    assert data["components"] == []
     assert data["id"].startswith("prod_") and len(data["id"]) == 31
     for name in ("sku", "title", "description", "status", "gtin", "category", "images"):
         assert data[name] == body[name]
@@ -183,7 +184,7 @@ def test_get_returns_listings_sorted_by_marketplace(client, headers, tenant):
     add_listing(tenant.id, product["id"], "walmart", price=Decimal("21.00"), quantity=0)
     add_listing(tenant.id, product["id"], "amazon_us")
     data = client.get("/api/products/LIST-1", headers=headers).get_json()["data"]
-    assert set(data) == PRODUCT_KEYS | {"listings"}
+    assert set(data) == PRODUCT_KEYS | {"components", "listings"}
     assert data["listings"] == [
         {
             "marketplace": "amazon_us",
@@ -193,6 +194,10 @@ def test_get_returns_listings_sorted_by_marketplace(client, headers, tenant):
             "quantity": 4,
             "fulfilled_by": "merchant",
             "stock_buffer": 0,
+            "max_quantity": None,
+            "allocation_pct": 100,
+            "fixed_quantity": None,
+            "warehouse_ids": None,
             "status": "active",
             "sync_status": "in_sync",
             "hold_reason": None,
@@ -208,6 +213,10 @@ def test_get_returns_listings_sorted_by_marketplace(client, headers, tenant):
             "quantity": 0,
             "fulfilled_by": "merchant",
             "stock_buffer": 0,
+            "max_quantity": None,
+            "allocation_pct": 100,
+            "fixed_quantity": None,
+            "warehouse_ids": None,
             "status": "active",
             "sync_status": "in_sync",
             "hold_reason": None,
