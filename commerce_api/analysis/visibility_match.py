@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass
 
 from .listing_keywords import COLOURS, MATERIAL_STEMS, kind_of
-from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem
+from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem, word_set
 
 TITLE_COVERAGE = 0.75  # without a brand: share of the title's words a unit must carry
 TITLE_MIN_WORDS = 3  # ... and at least this many of them
@@ -55,18 +55,24 @@ _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set o
 # colour words of variants, beyond the keyword suggester's list (a variant's colour is
 # any word; these are the common ones): an answer naming one our title lacks names
 # another variant
-VARIANT_COLOURS = COLOURS | frozenset(
+VARIANT_COLOURS = COLOURS | word_set(
     "oatmeal charcoal sage olive sand stone slate taupe mustard rust terracotta burgundy "
     "maroon khaki tan camel mint coral lavender lilac turquoise aqua silver gold graphite "
     "anthracite forest midnight ochre plum indigo denim cobalt emerald ruby blush rose "
     "peach lemon lime cherry wine mocha espresso chocolate caramel honey smoke ash pearl "
-    "ecru mauve magenta cyan clay speckled matte".split()
+    "ecru mauve magenta cyan clay speckled matte"
 )
 _COLOUR_STEMS = frozenset(stem(word) for word in VARIANT_COLOURS)
+_VARIANT_STEMS = _COLOUR_STEMS | frozenset(
+    stem(word)
+    for word in word_set("small medium large mini xl xxl xs petite king queen double single")
+)
 # "in black and white", "in sage or charcoal": the colours a product comes in, no variant
 _COLOUR_WORD = r"(?:" + "|".join(sorted(VARIANT_COLOURS)) + r")"
 _COLOUR_OPTIONS = re.compile(
-    r"\bin\s+" + _COLOUR_WORD + r"(?:\s*(?:,|/|&|\band\b|\bor\b)\s*(?:and\s+|or\s+)?"
+    r"\bin\s+"
+    + _COLOUR_WORD
+    + r"(?:\s*(?:,|/|&|\band\b|\bor\b)\s*(?:and\s+|or\s+)?"
     + _COLOUR_WORD
     + r")+\b",
     re.IGNORECASE,
@@ -143,9 +149,7 @@ def sizes_of(text: str | None) -> dict[str, set[str]]:
     sizes: dict[str, set[str]] = {}
     for amount, unit in _SIZE.findall(text or ""):
         unit = unit.casefold()
-        unit = {"litre": "l", "litres": "l", "liter": "l", "liters": "l", '"': "in"}.get(
-            unit, unit
-        )
+        unit = {"litre": "l", "litres": "l", "liter": "l", "liters": "l", '"': "in"}.get(unit, unit)
         unit = "in" if unit.startswith("inch") else unit
         value = re.sub(r"\s+", "", amount.casefold().replace("\u00d7", "x").replace(",", "."))
         sizes.setdefault(unit, set()).add(value)
@@ -352,13 +356,24 @@ class CatalogueMatcher:
             self.modifier[sku] = modifier if modifier in self.words[sku] else None
         return self.kinds[sku]
 
-    def _says_kind(self, sku, kind, found, keys):
+    def _plural_only(self, sku, kind, keys):
+        said = [k for k in keys if stem(k) == kind]
+        return bool(said) and not self.plural_kind[sku] and all(k != stem(k) for k in said)
+
+    def _says_kind(self, sku, kind, found, keys, sizes):
         """The unit says what the product is: its kind, in the title's number ("Falcon
         enamel plates" is a kind of product, not our dinner plate), or the word before it
-        ending a noun phrase ("merino wool throw in oatmeal" of a throw blanket)."""
+        ending a noun phrase ("merino wool throw in oatmeal" of a throw blanket); a plural
+        with our size or a variant word of our title is ours ("steel bottles: ... makes a
+        750 ml one", "small soy candles", "enamel mugs in white and blue")."""
         said = [k for k in keys if stem(k) == kind]
         if said:
-            return self.plural_kind[sku] or any(k == stem(k) for k in said)
+            return (
+                self.plural_kind[sku]
+                or any(k == stem(k) for k in said)
+                or sizes_agree(sizes, self.sizes[sku])  # "bottles ... a 750 ml one"
+                or bool(self.words[sku] & _VARIANT_STEMS & set(map(stem, keys)))
+            )
         modifier = self.modifier[sku]
         if modifier is None or modifier not in found:
             return False
@@ -372,7 +387,7 @@ class CatalogueMatcher:
     def _said_of_it(self, sku, found, keys, names, colours, text):
         """The checks of a title match said of our brand (module docstring)."""
         kind = self._kind(sku)
-        if kind is not None and not self._says_kind(sku, kind, found, keys):
+        if kind is not None and not self._says_kind(sku, kind, found, keys, sizes_of(text)):
             return False  # the unit does not say what the product is
         title = self.words[sku]
         if any(name - title for name in names if name & title):
@@ -380,8 +395,12 @@ class CatalogueMatcher:
         if self._of_any(keys, {kind, *(stem(word) for word in self.brand)} - {None}):
             return False
         title_colours = title & _COLOUR_STEMS
-        if title_colours and _COLOUR_OPTIONS.search(text):
-            return False  # "in black and white": the colours it comes in, no variant
+        if (
+            title_colours
+            and _COLOUR_OPTIONS.search(text)
+            and not (kind is not None and self._plural_only(sku, kind, keys))
+        ):
+            return False  # "the lamp in black and white": the colours it comes in, no variant
         return not (colours and title_colours and not colours & title_colours)
 
     def identify(self, text: str, branded: bool) -> dict[str, str]:
