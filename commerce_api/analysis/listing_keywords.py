@@ -149,6 +149,59 @@ def phrases_of(text: str | None, negated: bool = True) -> dict[tuple[str, ...], 
     return found
 
 
+_PROPERTY_ENDINGS = ("ed", "able", "ible", "proof", "less", "ive", "ant", "ent", "ful", "ous", "ic")
+
+
+def _property(word):
+    """True when ``word`` reads as a property of a thing (an adjective by its ending:
+    "padded", "washable", "waterproof", "wireless"), not a material or a thing."""
+    return len(word) >= 5 and word.endswith(_PROPERTY_ENDINGS) and _stem(word) not in MATERIAL_STEMS
+
+
+def standalone_words(
+    text: str | None, known: set[tuple[str, ...]] | frozenset, title: set[str] | frozenset
+) -> set[str]:
+    """The stems of the words of ``text`` said on their own at least once: not joined by a
+    hyphen to a neighbour ("on-ear", "13-inch"), not a unit after a number ("13 inch"), not
+    a part of a ``known`` two-word phrase beside it ("memory foam"), not said of another
+    part of the product (followed by a word the ``title`` stems lack: "stainless lid",
+    "coffee seriously"), and not the head of a longer name (after such a word: "outer
+    cover"); a property (``_property``) only needs not to come before a material."""
+    alone = set()
+    for clause in _CLAUSE_END.split(" ".join(unpromoted_tokens(text))):
+        tokens = list(_PHRASE_TOKEN.finditer(clause))
+        for index, match in enumerate(tokens):
+            word = match.group().casefold()
+            prev = tokens[index - 1] if index else None
+            after = tokens[index + 1] if index + 1 < len(tokens) else None
+            if prev is not None and clause[prev.end() : match.start()] == "-":
+                continue
+            if after is not None and clause[match.end() : after.start()] == "-":
+                continue
+            if prev is not None and prev.group().isdigit():
+                continue
+            here = _stem(word)
+            before = _stem(prev.group().casefold()) if prev is not None else None
+            next_word = after.group().casefold() if after is not None else None
+            next_stem = _stem(next_word) if next_word is not None else None
+            if _property(word):
+                # a property ("padded", "wireless") may stand before any noun, but not
+                # before a material of another part ("padded stainless clasp" of a
+                # leather sleeve)
+                materials = title & MATERIAL_STEMS
+                if not (materials and next_stem in MATERIAL_STEMS - materials):
+                    alone.add(here)
+                continue
+            if (before, here) in known or (here, next_stem) in known:
+                continue
+            if next_word is not None and _usable(next_word) and next_stem not in title:
+                continue
+            if prev is not None and _usable(prev.group().casefold()) and before not in title:
+                continue  # the head of a longer name ("egg crate foam", "outer cover")
+            alone.add(here)
+    return alone
+
+
 def category_key(category: str | None) -> str:
     return (category or "").strip().casefold()
 
@@ -258,10 +311,17 @@ class KeywordCorpus:
         everywhere = self.titles - (1 if included else 0)
         if others < MIN_TITLES:
             return []
+        known = {phrase for phrase in counts if len(phrase) == 2}
+        alone = standalone_words(description, known, own_words)
+        own_joined = {"".join(phrase) for phrase in own}
         candidates = []
         for phrase in phrases_of(description, negated=False):
-            if own_words.intersection(phrase):
+            if own_words.intersection(phrase) or "".join(phrase) in own_joined:
                 continue  # the title says it (or a part of it) already
+            if len(phrase) == 1 and (
+                phrase[0] not in alone or (_cut(phrase[0], counts) and not _property(phrase[0]))
+            ):
+                continue  # a word cut out of a phrase, or said of another part
             with_it = counts.get(phrase, 0) - (1 if included and phrase in own else 0)
             share = with_it / others
             if with_it < MIN_TITLES or share < MIN_SHARE:
@@ -285,6 +345,17 @@ class KeywordCorpus:
             }
             for phrase, share in chosen[:limit]
         ]
+
+
+def _cut(word, counts):
+    """True when the category's titles say ``word`` mostly as the end of one two-word
+    phrase ("foam" of "memory foam"; "enamel" of "enamel mug" is a word of its own)."""
+    alone = counts.get((word,), 0)
+    return any(
+        n * 2 >= alone and n >= MIN_TITLES and phrase[1] == word
+        for phrase, n in counts.items()
+        if len(phrase) == 2
+    )
 
 
 def _inside(short, long):

@@ -36,8 +36,8 @@ shared by no other product.
 import re
 from dataclasses import dataclass
 
-from .listing_keywords import COLOURS, kind_of
-from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem
+from .listing_keywords import COLOURS, MATERIAL_STEMS, kind_of
+from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem, word_set
 
 TITLE_COVERAGE = 0.75  # without a brand: share of the title's words a unit must carry
 TITLE_MIN_WORDS = 3  # ... and at least this many of them
@@ -51,7 +51,41 @@ QUANTIFIERS = frozenset(["any", "every", "all", "whichever", "whatever", "each"]
 _EXACT_TOKEN = re.compile(r"[^\W\d_]+|\d+")  # letter runs and digit runs ("350ml": 2)
 _NAME_AFTER = r"(?:['\u2019]s)?((?:\s+(?:[A-Z0-9][\w.\-]*|&|with|of|and|for|in))+)"
 _CONNECTORS = frozenset(["with", "of", "and", "for", "in"])
-_COLOUR_STEMS = frozenset(stem(word) for word in COLOURS)
+_MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
+# colour words of variants, beyond the keyword suggester's list (a variant's colour is
+# any word; these are the common ones): an answer naming one our title lacks names
+# another variant
+VARIANT_COLOURS = COLOURS | word_set(
+    "oatmeal charcoal sage olive sand stone slate taupe mustard rust terracotta burgundy "
+    "maroon khaki tan camel mint coral lavender lilac turquoise aqua silver gold graphite "
+    "anthracite forest midnight ochre plum indigo denim cobalt emerald ruby blush rose "
+    "peach lemon lime cherry wine mocha espresso chocolate caramel honey smoke ash pearl "
+    "ecru mauve magenta cyan clay speckled matte"
+)
+_COLOUR_STEMS = frozenset(stem(word) for word in VARIANT_COLOURS)
+_VARIANT_STEMS = _COLOUR_STEMS | frozenset(
+    stem(word)
+    for word in word_set("small medium large mini xl xxl xs petite king queen double single")
+)
+# "in black and white", "in sage or charcoal": the colours a product comes in, no variant
+_COLOUR_WORD = r"(?:" + "|".join(sorted(VARIANT_COLOURS)) + r")"
+_COLOUR_OPTIONS = re.compile(
+    r"\bin\s+"
+    + _COLOUR_WORD
+    + r"(?:\s*(?:,|/|&|\band\b|\bor\b)\s*(?:and\s+|or\s+)?"
+    + _COLOUR_WORD
+    + r")+\b",
+    re.IGNORECASE,
+)
+# a size of a variant: "500 g", "1.5 L", "70 x 90 cm" (numbers and unit, case aside)
+_SIZE = re.compile(
+    r"(\d+(?:[.,]\d+)?(?:\s*[x\u00d7]\s*\d+(?:[.,]\d+)?)*)\s*"
+    r"(ml|cl|l|litres?|liters?|g|kg|cm|mm|m|oz|inch(?:es)?|in|\")(?![\w])",
+    re.IGNORECASE,
+)
+# capitalised names ("an Electric Burr Coffee Grinder"): another product when it has a word
+# our title lacks
+_CAPITALISED_NAME = re.compile(r"(?<![\w&])[A-Z][\w\-]*(?:\s+(?:[A-Z0-9][\w.\-]*|&))+")
 
 _NUMBERED = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?\s*(\d{1,3})[.)]\s+(.*\S)")
 _BULLET = re.compile(r"^(\s*)[-*\u2022+]\s+(.*\S)")
@@ -110,6 +144,27 @@ def answer_units(answer: str | None) -> list[Unit]:
     return units
 
 
+def sizes_of(text: str | None) -> dict[str, set[str]]:
+    """``{unit: {amounts}}`` of the sizes ``text`` says ("70 x 90 cm": ``{"cm": {"70x90"}}``)."""
+    sizes: dict[str, set[str]] = {}
+    for amount, unit in _SIZE.findall(text or ""):
+        unit = unit.casefold()
+        unit = {"litre": "l", "litres": "l", "liter": "l", "liters": "l", '"': "in"}.get(unit, unit)
+        unit = "in" if unit.startswith("inch") else unit
+        value = re.sub(r"\s+", "", amount.casefold().replace("\u00d7", "x").replace(",", "."))
+        sizes.setdefault(unit, set()).add(value)
+    return sizes
+
+
+def sizes_conflict(said: dict[str, set[str]], title: dict[str, set[str]]) -> bool:
+    """True when ``said`` gives a size in a unit of ``title`` that ``title`` does not have."""
+    return any(unit in title and not amounts & title[unit] for unit, amounts in said.items())
+
+
+def sizes_agree(said: dict[str, set[str]], title: dict[str, set[str]]) -> bool:
+    return any(amounts & title.get(unit, set()) for unit, amounts in said.items())
+
+
 def words_of(text: str | None) -> list[str]:
     """The significant words of ``text``, plurals folded, in order, each once."""
     words = []
@@ -164,9 +219,13 @@ class CatalogueMatcher:
         self.holding = {}  # word -> SKUs whose title has it
         self.gtins = {}
         self.skus = {}  # the SKU case-folded -> the SKU
+        self.sizes = {}  # sku -> its title's sizes
+        self.plural_kind = {}  # sku -> True when its title says its kind in the plural
+        self.modifier = {}  # sku -> the word before its kind ("throw" of "throw blanket")
         for product in products:
             sku = product.sku
             self.products[sku] = product
+            self.sizes[sku] = sizes_of(product.title)
             # (promotional words are no title words; phrases such as "best seller" are
             # left in: cutting them out costs more than they can confuse)
             self.words[sku] = frozenset(words_of(product.title)) - brand_words
@@ -228,6 +287,15 @@ class CatalogueMatcher:
             return True  # a word only this product has
         return set.intersection(*holders) == {sku}
 
+    def _single_out_sized(self, found, sku, sizes):
+        """``_single_out``, or the size the unit says is ours and no other's of ``found``."""
+        if self._single_out(found, sku):
+            return True
+        if not sizes or not sizes_agree(sizes, self.sizes[sku]):
+            return False
+        others = set.intersection(*(self.holding[word] for word in found)) - {sku}
+        return all(sizes_conflict(sizes, self.sizes[other]) for other in others)
+
     def exact_titles(self, text: str) -> set[str]:
         """The SKUs whose whole title ``text`` says (module docstring)."""
         tokens = exact_tokens(text)
@@ -252,6 +320,13 @@ class CatalogueMatcher:
             while run and run[-1].casefold() in _CONNECTORS | {"&"}:
                 run.pop()
             names.append(set(words_of(" ".join(run))))
+        for match in _CAPITALISED_NAME.finditer(text):
+            run = match.group().split()
+            if match.start() == len(text) - len(text.lstrip()):
+                run = run[1:]  # the first word of a sentence is capitalised anyway
+            name = set(words_of(" ".join(run))) - {stem(word) for word in self.brand}
+            if len(run) >= 2 and len(name) >= 2:
+                names.append(name)
         return [name for name in names if name]
 
     def _of_any(self, keys, anchors):
@@ -264,13 +339,55 @@ class CatalogueMatcher:
                 return True
         return False
 
-    def _said_of_it(self, sku, found, keys, names, colours):
-        """The checks of a title match said of our brand (module docstring)."""
+    def _kind(self, sku):
         if sku not in self.kinds:
             kind = kind_of(self.products[sku].title)
             self.kinds[sku] = kind if kind in self.words[sku] else None
-        kind = self.kinds[sku]
-        if kind is not None and kind not in found:
+            title_keys = _keys(self.products[sku].title)
+            self.plural_kind[sku] = any(
+                (k != stem(k) and stem(k) == kind) or k in _MANY for k in title_keys
+            )
+            modifier = None
+            for before, word in zip(title_keys, title_keys[1:], strict=False):
+                if stem(word) == kind and len(before) >= 3 and before.isalpha():
+                    modifier = stem(before)
+            if modifier in _COLOUR_STEMS or modifier in MATERIAL_STEMS:
+                modifier = None
+            self.modifier[sku] = modifier if modifier in self.words[sku] else None
+        return self.kinds[sku]
+
+    def _plural_only(self, sku, kind, keys):
+        said = [k for k in keys if stem(k) == kind]
+        return bool(said) and not self.plural_kind[sku] and all(k != stem(k) for k in said)
+
+    def _says_kind(self, sku, kind, found, keys, sizes):
+        """The unit says what the product is: its kind, in the title's number ("Falcon
+        enamel plates" is a kind of product, not our dinner plate), or the word before it
+        ending a noun phrase ("merino wool throw in oatmeal" of a throw blanket); a plural
+        with our size or a variant word of our title is ours ("steel bottles: ... makes a
+        750 ml one", "small soy candles", "enamel mugs in white and blue")."""
+        said = [k for k in keys if stem(k) == kind]
+        if said:
+            return (
+                self.plural_kind[sku]
+                or any(k == stem(k) for k in said)
+                or sizes_agree(sizes, self.sizes[sku])  # "bottles ... a 750 ml one"
+                or bool(self.words[sku] & _VARIANT_STEMS & set(map(stem, keys)))
+            )
+        modifier = self.modifier[sku]
+        if modifier is None or modifier not in found:
+            return False
+        for index, word in enumerate(keys):
+            if stem(word) == modifier:
+                after = keys[index + 1] if index + 1 < len(keys) else None
+                if after is None or not words_of(after):
+                    return True
+        return False
+
+    def _said_of_it(self, sku, found, keys, names, colours, text):
+        """The checks of a title match said of our brand (module docstring)."""
+        kind = self._kind(sku)
+        if kind is not None and not self._says_kind(sku, kind, found, keys, sizes_of(text)):
             return False  # the unit does not say what the product is
         title = self.words[sku]
         if any(name - title for name in names if name & title):
@@ -278,6 +395,12 @@ class CatalogueMatcher:
         if self._of_any(keys, {kind, *(stem(word) for word in self.brand)} - {None}):
             return False
         title_colours = title & _COLOUR_STEMS
+        if (
+            title_colours
+            and _COLOUR_OPTIONS.search(text)
+            and not (kind is not None and self._plural_only(sku, kind, keys))
+        ):
+            return False  # "the lamp in black and white": the colours it comes in, no variant
         return not (colours and title_colours and not colours & title_colours)
 
     def identify(self, text: str, branded: bool) -> dict[str, str]:
@@ -299,17 +422,20 @@ class CatalogueMatcher:
         keys = _keys(text)
         names = self._others_of_brand(text) if self.brand else []
         colours = present & _COLOUR_STEMS
+        sizes = sizes_of(text)
         for sku, found in self._found(present).items():
             title = self.words[sku]
             if sku in named or not title:
                 continue
+            if sizes and sizes_conflict(sizes, self.sizes[sku]):
+                continue  # another size than ours
             if self.brand:
                 enough = (len(found) >= MIN_FOUND or found == title) and self._said_of_it(
-                    sku, found, keys, names, colours
+                    sku, found, keys, names, colours, text
                 )
             else:
                 enough = len(found) >= TITLE_MIN_WORDS and len(found) / len(title) >= TITLE_COVERAGE
-            if enough and self._single_out(found, sku):
+            if enough and self._single_out_sized(found, sku, sizes):
                 named[sku] = "title"
         return named
 

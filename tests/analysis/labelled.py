@@ -18,10 +18,21 @@ from commerce_api.analysis.visibility_match import CatalogueMatcher
 from commerce_api.analysis.visibility_match import Product as Known
 
 HERE = Path(__file__).parent
-DEV_MENTIONS = (HERE / "fixtures" / "eval_mentions.json", HERE / "fixtures" / "dev_mentions.json")
-DEV_KEYWORDS = HERE / "fixtures" / "dev_keywords.json"
+# the first held-out set (heldout/) is burned: its misses were seen in round 1, so it is
+# part of the development sets now (the files stay where they are)
 HELDOUT_MENTIONS = HERE / "heldout" / "mentions.json"
 HELDOUT_KEYWORDS = HERE / "heldout" / "keywords.json"
+DEV_MENTIONS = (
+    HERE / "fixtures" / "eval_mentions.json",
+    HERE / "fixtures" / "dev_mentions.json",
+    HELDOUT_MENTIONS,
+    HERE / "fixtures" / "dev2_mentions.json",
+)
+DEV_KEYWORDS = (
+    HERE / "fixtures" / "dev_keywords.json",
+    HELDOUT_KEYWORDS,
+    HERE / "fixtures" / "dev2_keywords.json",
+)
 # the second held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout2/README.md)
 HELDOUT2_MENTIONS = HERE / "heldout2" / "mentions.json"
@@ -102,9 +113,21 @@ def _has(title, term):
     return re.search(r"\b" + re.escape(normal(term)) + r"\b", normal(title)) is not None
 
 
-def keyword_scores(path: Path) -> dict[str, Any]:
+def keyword_scores(*paths: Path) -> dict[str, Any]:
     """Coverage and wrong suggestions of ``listing_optimize``'s keyword suggester (with
-    descriptions) over the labelled catalogue at ``path``."""
+    descriptions) over the labelled catalogues at ``paths`` (each its own corpus, pooled)."""
+    scores = [_keyword_scores(path) for path in paths]
+    pooled: dict[str, Any] = {
+        k: sum(s[k] for s in scores)
+        for k in ("products", "categories", "eligible", "covered", "lacking", "lacking_covered")
+    }
+    pooled["suggestions"] = sum(s["suggestions"] for s in scores)
+    pooled["wrong"] = [w for s in scores for w in s["wrong"]]
+    pooled["coverage"] = _ratio(pooled["covered"], pooled["eligible"])
+    return pooled
+
+
+def _keyword_scores(path: Path) -> dict[str, Any]:
     data = json.loads(path.read_text())
     products = data["products"]
     corpus = KeywordCorpus((p["category"], p["title"]) for p in products)

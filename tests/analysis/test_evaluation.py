@@ -82,7 +82,7 @@ def test_keyword_suggestions_are_of_the_same_kind_and_material_and_not_in_the_ti
 
 
 def test_keyword_suggestions_from_descriptions_cover_the_development_catalogue():
-    scores = keyword_scores(DEV_KEYWORDS)
+    scores = keyword_scores(*DEV_KEYWORDS)
     print(f"\nkeyword suggestions (development set): {scores}")
     assert scores["categories"] >= 5
     # a right suggestion for at least half of the products whose title lacks a term most
