@@ -86,9 +86,15 @@ DEFAULTS = {
     "LOG_FORMAT": "text",  # or "json": one JSON object per line (http/logs.py)
     "METRICS_ENABLED": False,  # GET /metrics in the Prometheus text format
     "METRICS_TOKEN": None,  # when set, /metrics wants "Authorization: Bearer <token>"
+    # the merchant console (/console): a session ends after this long without a request,
+    # and after the second figure whatever the activity
+    "CONSOLE_SESSION_IDLE_SECONDS": 1800,
+    "CONSOLE_SESSION_MAX_SECONDS": 12 * 3600,
 }
 
 _INT_KEYS = {
+    "CONSOLE_SESSION_IDLE_SECONDS",
+    "CONSOLE_SESSION_MAX_SECONDS",
     "LIST_COUNT_CAP",
     "SQLITE_CHECKPOINT_FRAMES",
     "JWT_LEEWAY_SECONDS",

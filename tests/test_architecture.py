@@ -62,6 +62,7 @@ LAYERS = (
             "migrations",
             "schema_guard",
             "backup",
+            "console",
         ),
     ),
 )
