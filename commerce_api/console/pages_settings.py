@@ -245,5 +245,5 @@ def marketplace_status(connection_id):
     status = "active" if request.form.get("status") == "active" else "disabled"
     answer = api("PATCH", f"/api/marketplaces/{segment(connection_id)}", body={"status": status})
     if answer.ok:
-        return done("console.marketplace", "checked", connection_id=connection_id)
+        return done("console.marketplace", "status-changed", connection_id=connection_id)
     return _connections_page(answer.status, [answer.error])

@@ -43,7 +43,7 @@ NOTICES = {
     "pushed": "The listings are queued for a push to their marketplaces.",
     "stock-set": "The stock level is set.",
     "shipped": "The shipment is confirmed.",
-    "cancelled": "The order is cancelled.",
+    "cancelled": "The cancellation is requested; the marketplace decides.",
     "applied": "The recommendation is applied.",
     "dismissed": "The recommendation is dismissed.",
     "dispatched": "The job is queued.",
@@ -55,7 +55,7 @@ NOTICES = {
     "disabled": "The endpoint is disabled.",
     "enabled": "The endpoint is enabled.",
     "connected": "The marketplace is connected.",
-    "checked": "The connection was read again.",
+    "status-changed": "The connection's status is changed.",
     "rule-created": "The pricing rule is created.",
     "tenant": "The tenant is chosen.",
 }
