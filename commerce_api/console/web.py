@@ -265,3 +265,11 @@ def present(**fields: Any) -> dict[str, Any]:
     """A request body of the fields the form filled (a blank field is left out, so the API
     says which required one is missing)."""
     return {k: v for k, v in fields.items() if v is not None}
+
+
+@bp.app_template_filter("money")
+def money(value: Any) -> str:
+    """An amount with its two places (the API's JSON number drops a trailing zero)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:.2f}"
+    return "—" if value is None else str(value)
