@@ -90,6 +90,15 @@ DEFAULTS = {
     # and after the second figure whatever the activity
     "CONSOLE_SESSION_IDLE_SECONDS": 1800,
     "CONSOLE_SESSION_MAX_SECONDS": 12 * 3600,
+    # sign-in to the console through an OpenID Connect identity provider (authorization code
+    # + PKCE); unset issuer: API keys only. The token forwarded to the API (``access_token``
+    # or ``id_token``) is checked as the API checks user JWTs (COMMERCE_JWT_*).
+    "OIDC_ISSUER": None,
+    "OIDC_CLIENT_ID": None,
+    "OIDC_CLIENT_SECRET": None,
+    "OIDC_REDIRECT_URI": None,  # default: this server's /console/oidc/callback
+    "OIDC_SCOPES": "openid email profile",
+    "OIDC_TOKEN": "access_token",
 }
 
 _INT_KEYS = {

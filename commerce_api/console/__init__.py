@@ -2,8 +2,15 @@
 
 from flask import Flask
 
-from . import pages_auth, pages_catalog, pages_jobs, pages_orders, pages_settings  # noqa: F401
-from .models import ConsoleSession  # noqa: F401  (its encrypted column joins key rotation)
+from . import (  # noqa: F401  (each registers its pages on the blueprint)
+    pages_auth,
+    pages_catalog,
+    pages_jobs,
+    pages_oidc,
+    pages_orders,
+    pages_settings,
+)
+from .models import ConsoleLogin, ConsoleSession  # noqa: F401  (encrypted columns: rotation)
 from .web import bp, is_console_request
 
 __all__ = ["init_app", "is_console_request"]

@@ -21,3 +21,16 @@ class ConsoleSession(BaseModel):
 
     class Meta:
         table_name = "console_session"
+
+
+class ConsoleLogin(BaseModel):
+    """A sign-in through the identity provider under way (migration 0081), used once."""
+
+    id = CharField(primary_key=True, max_length=64)  # SHA-256 of the ``state``
+    code_verifier = EncryptedTextField()  # PKCE
+    nonce = CharField(max_length=64)
+    next_path = CharField(max_length=2000, null=True)
+    created_at = BigIntegerField()
+
+    class Meta:
+        table_name = "console_login"

@@ -7,6 +7,7 @@ from ..auth.models import ApiKey
 from ..auth.services import KEY_PREFIX, hash_key
 from ..errors import ApiError
 from . import sessions
+from .oidc import configured as oidc_configured
 from .web import (
     COOKIE,
     PRE_COOKIE,
@@ -20,7 +21,7 @@ from .web import (
 )
 
 
-def _safe_next(target: str | None) -> str:
+def safe_next(target: str | None) -> str:
     """Only a console path of this site (never ``//host`` or a scheme)."""
     if target and target.startswith("/console/") and "\\" not in target and "//" not in target:
         return target
@@ -35,7 +36,7 @@ def sign_in_page(error: dict | None = None, status: int = 200):
             error=error,
             ended=ended,
             next=request.values.get("next", ""),
-            oidc=bool(settings().get("OIDC_ISSUER")),
+            oidc=oidc_configured(settings()),
         ),
         status,
     )
@@ -81,7 +82,7 @@ def sign_in():
         credential=secret,
         max_seconds=int(config["CONSOLE_SESSION_MAX_SECONDS"]),
     )
-    response = redirect(_safe_next(request.form.get("next")), 303)
+    response = redirect(safe_next(request.form.get("next")), 303)
     set_cookie(response, COOKIE, opened.token, int(config["CONSOLE_SESSION_MAX_SECONDS"]))
     clear_cookie(response, PRE_COOKIE)
     return response

@@ -75,11 +75,21 @@ class Page:
     """The browser, with the few moves the steps make (all bounded by ``WAIT``)."""
 
     def __init__(self, driver, base, checked):
+        from selenium.common.exceptions import (
+            NoSuchElementException,
+            StaleElementReferenceException,
+        )
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support.ui import WebDriverWait
 
         self.driver, self.base, self.checked, self.by = driver, base, checked, By
-        self.wait = WebDriverWait(driver, WAIT, poll_frequency=0.1)
+        # htmx swaps the polled parts of a page: an element read as it goes is read again
+        self.wait = WebDriverWait(
+            driver,
+            WAIT,
+            poll_frequency=0.1,
+            ignored_exceptions=(NoSuchElementException, StaleElementReferenceException),
+        )
 
     def open(self, path):
         self.driver.get(self.base + path)
