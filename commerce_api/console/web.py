@@ -2,6 +2,7 @@
 and the helpers the pages share (DESIGN 15)."""
 
 import ipaddress
+import logging
 import secrets
 from typing import Any
 from urllib.parse import urlencode
@@ -17,8 +18,10 @@ from flask import (
     request,
     url_for,
 )
+from werkzeug.exceptions import HTTPException
 
 from ..auth.models import SCOPES
+from ..errors import ApiError
 from . import gateway, sessions
 from .gateway import Answer
 
@@ -31,6 +34,7 @@ bp = Blueprint(
     static_url_path="/static",
 )
 
+log = logging.getLogger("commerce_api.console")
 COOKIE = "console_session"
 PRE_COOKIE = "console_csrf"  # the sign-in form's double-submit token (no session yet)
 PUBLIC_ENDPOINTS = {"console.static", "console.sign_in", "console.oidc_start", "console.oidc_done"}
@@ -273,3 +277,28 @@ def money(value: Any) -> str:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return f"{value:.2f}"
     return "—" if value is None else str(value)
+
+
+@bp.errorhandler(ApiError)
+def _refused(error: ApiError) -> Response:
+    """A refusal raised on the way (a stored secret no key decrypts, ...): the error page."""
+    return make_response(
+        render_template("console/error.html", error=error.to_dict()["error"]), error.status
+    )
+
+
+@bp.errorhandler(Exception)
+def _unexpected(error: Exception) -> Response:
+    """A bug: logged with the request id, shown as a page (never a trace or a JSON body)."""
+    if isinstance(error, HTTPException):
+        return error
+    log.exception("console page failed (request %s)", g.get("request_id"))
+    body = ApiError("INTERNAL_ERROR").to_dict()["error"]
+    return make_response(render_template("console/error.html", error=body), 500)
+
+
+@bp.route("/<path:unknown>")
+def not_found(unknown: str) -> Response:
+    """A console path that is no page."""
+    body = ApiError("RESOURCE_NOT_FOUND", "There is no such page.").to_dict()["error"]
+    return make_response(render_template("console/error.html", error=body), 404)

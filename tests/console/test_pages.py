@@ -1,5 +1,6 @@
 """The console's pages and actions through HTTP, as a browser posts them (DESIGN 15)."""
 
+import json
 import re
 
 import pytest
@@ -11,6 +12,7 @@ from commerce_api.pricing.models import Recommendation
 from tests.support import webhooks_support
 from tests.support.console_support import csrf_of, post_form, sign_in
 from tests.support.factories import auth_headers, make_key
+from tests.support.jobs_support import run_worker
 from tests.support.orders_support import (
     connect,
     import_orders,
@@ -214,23 +216,28 @@ def test_apply_and_dismiss_recommendations(console, client, headers, app, tenant
     assert again.status_code == 409 and "RECOMMENDATION_ALREADY_APPLIED" in again.text
 
 
-def test_dispatch_a_job_and_read_its_state(console, shop):
+def test_dispatch_a_job_watch_it_and_read_its_result(console, app):
+    result = {
+        "summary": "<b>3 of 4</b> reviews positive",
+        "items": [{"sku": "MUG-1", "score": 0.8}, {"sku": "<script>x</script>", "score": -0.2}],
+    }
+    params = json.dumps({"result": result})
     answer = post_form(
-        console,
-        "/console/jobs",
-        "/console/jobs",
-        {"type": "review_sentiment", "params": '{"sku": "MUG-1"}', "priority": "normal"},
+        console, "/console/jobs", "/console/jobs", {"type": "test_task", "params": params}
     )
-    if answer.status_code != 303:
-        # the job type's parameters differ: the page names the field, and nothing is queued
-        assert answer.status_code == 422 and "VALIDATION_ERROR" in answer.text
-        return
+    assert answer.status_code == 303, answer.text[:2000]
     page = console.get(answer.headers["Location"])
     assert page.status_code == 200 and 'data-testid="job-status">queued' in page.text
     assert 'hx-trigger="every 2s"' in page.text  # polled until it finishes
     job_id = answer.headers["Location"].split("/console/jobs/")[1].split("?")[0]
+    run_worker(app, concurrency=1)
     fragment = console.get(f"/console/jobs/{job_id}/progress")
     assert fragment.status_code == 200 and "<html" not in fragment.text
+    assert 'data-testid="job-status">completed' in fragment.text
+    assert "hx-trigger" not in fragment.text  # finished: the polling stops
+    # the result as a person reads it: a definition list and a table, every value escaped
+    assert "<dt>summary</dt>" in fragment.text and '<th scope="col">score</th>' in fragment.text
+    assert "&lt;b&gt;3 of 4&lt;/b&gt;" in fragment.text and "<script>x" not in fragment.text
 
 
 def test_job_parameters_that_are_not_json_are_refused(console):
@@ -376,3 +383,33 @@ def test_csrf_token_of_another_session_is_refused(console, app, tenant, shop):
     )
     assert answer.status_code == 403 and "CSRF_TOKEN_INVALID" in answer.text
     assert levels(tenant.id, "MUG-1")[0] == 10
+
+
+def test_an_unknown_console_path_is_a_404_page(console):
+    answer = console.get("/console/no/such/page")
+    assert answer.status_code == 404 and "RESOURCE_NOT_FOUND" in answer.text
+    assert "text/html" in answer.headers["Content-Type"]
+
+
+def test_a_bug_is_a_page_without_internals(console, monkeypatch):
+    from commerce_api.console import gateway
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(gateway, "call", broken)
+    monkeypatch.setitem(console.application.config, "PROPAGATE_EXCEPTIONS", False)
+    answer = console.get("/console/products")
+    assert answer.status_code == 500 and "INTERNAL_ERROR" in answer.text
+    assert "secret internals" not in answer.text and "text/html" in answer.headers["Content-Type"]
+
+
+def test_a_credential_no_key_decrypts_is_the_apis_503(console, monkeypatch):
+    from commerce_api import crypto
+
+    def unreadable(stored):
+        raise crypto.SecretUnreadable("A stored secret cannot be decrypted.")
+
+    monkeypatch.setattr(crypto, "decrypt", unreadable)
+    answer = console.get("/console/products")
+    assert answer.status_code == 503 and "SECRET_KEY_MISMATCH" in answer.text
