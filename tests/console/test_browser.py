@@ -95,8 +95,8 @@ class Page:
         self.driver.get(self.base + path)
         self.check_accessibility()
 
-    def check_accessibility(self):
-        path = self.driver.current_url.replace(self.base, "").split("?")[0]
+    def check_accessibility(self, label=None):
+        path = label or self.driver.current_url.replace(self.base, "").split("?")[0]
         self.checked[path] = axe_violations(self.driver)
 
     def find(self, css):
@@ -168,6 +168,15 @@ def test_a_merchants_day_in_the_browser(day):
         page.open("/console/")
         assert "/console/sign-in" in driver.current_url
         page.shot("01-sign-in")
+        page.fill("#api_key", "ck_not-a-key")
+        page.submit("#api_key")
+        page.wait_text("main", "UNAUTHENTICATED")
+        page.check_accessibility("sign-in, refused")
+        # the keyboard's first stop is the skip link
+        from selenium.webdriver.common.keys import Keys
+
+        driver.find_element(page.by.TAG_NAME, "body").send_keys(Keys.TAB)
+        assert driver.switch_to.active_element.text == "Skip to content"
         page.fill("#api_key", day["secret"])
         page.submit("#api_key")
         page.wait.until(lambda d: "Overview" in d.title)
@@ -228,6 +237,7 @@ def test_a_merchants_day_in_the_browser(day):
             page.find("#e-order\\.shipped").send_keys(" ")
             page.submit("#w-url")
             page.wait_text(".secret", "shown on this page only")
+            page.check_accessibility("webhook endpoint")
             page.shot("10-webhook-secret-once")
             page.submit("form[action$='/test'] button")
             page.wait_text(".notice", "A test event is queued")
@@ -251,6 +261,11 @@ def test_a_merchants_day_in_the_browser(day):
         ]:
             page.open(path)
             page.shot(name)
+        page.find("td a[href*='/console/settings/marketplaces/']").click()
+        page.wait_text("main", "Recent sync history")
+        page.check_accessibility()
+        page.open("/console/products/NO-SUCH-SKU")
+        assert "PRODUCT_NOT_FOUND" in page.text()
 
         # 8. sign out: the session is gone, the pages ask for a key again
         page.submit("header form button")
@@ -265,7 +280,7 @@ def test_a_merchants_day_in_the_browser(day):
 
     bad = {path: found for path, found in checked.items() if found}
     assert bad == {}, json.dumps(bad, indent=1)
-    assert len(checked) >= 12
+    assert len(checked) >= 18, sorted(checked)
 
 
 def _delivered(page):
