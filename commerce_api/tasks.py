@@ -13,6 +13,7 @@ TASK_MODULES = (
     "commerce_api.pricing.tasks",
     "commerce_api.analysis.tasks",
     "commerce_api.webhooks.tasks",
+    "commerce_api.console.tasks",
 )
 
 LIST_COUNT_COMPACT_SECONDS = 10

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..db import write_transaction
 from ..timeutil import now_ms
-from .models import ConsoleSession
+from .models import ConsoleLogin, ConsoleSession
 
 TOUCH_INTERVAL_MS = 30_000  # last_seen_at is written at most this often per session
 
@@ -94,13 +94,16 @@ def end_session(session_id: str) -> None:
 
 
 def purge_ended(older_than_ms: int) -> int:
-    """Delete sessions that ended before ``older_than_ms`` (housekeeping)."""
+    """Delete sessions that ended before ``older_than_ms``, and provider sign-ins started
+    before it (housekeeping); returns the sessions deleted."""
     with write_transaction():
+        ConsoleLogin.delete().where(ConsoleLogin.created_at < older_than_ms).execute()
         return (
             ConsoleSession.delete()
             .where(
                 (ConsoleSession.expires_at < older_than_ms)
                 | (ConsoleSession.revoked_at < older_than_ms)
+                | (ConsoleSession.last_seen_at < older_than_ms)
             )
             .execute()
         )

@@ -177,3 +177,25 @@ def test_the_api_is_untouched_by_the_console(client, headers):
     answer = client.get("/api/products", headers={"Cookie": "console_session=x"})
     assert answer.status_code == 401
     assert client.get("/api/products", headers=headers).status_code == 200
+
+
+def test_ended_sessions_are_purged_by_the_fleet(console, app, tenant):
+    from commerce_api.console.tasks import purge_console_sessions
+    from commerce_api.jobs import registry
+
+    assert "console_session_purge" in registry.PERIODIC_TASKS
+    live = ConsoleSession.get()
+    client = app.test_client()
+    _, secret = make_key(tenant)
+    sign_in(client, secret)
+    post_form(client, "/console/", "/console/sign-out")
+    week = 7 * 86_400_000 + 1000
+    with write_transaction():
+        ConsoleSession.update(
+            revoked_at=ConsoleSession.revoked_at - week,
+            last_seen_at=ConsoleSession.last_seen_at - week,
+            created_at=ConsoleSession.created_at - week,
+        ).where(ConsoleSession.revoked_at.is_null(False)).execute()
+    assert purge_console_sessions() == 1
+    assert [s.id for s in ConsoleSession.select()] == [live.id]
+    assert console.get("/console/").status_code == 200
