@@ -200,3 +200,23 @@ def test_the_overview_of_a_narrow_key_shows_what_it_may_see(app, tenant):
     answer = browser.get("/console/")
     assert answer.status_code == 200
     assert "marketplaces:read" in answer.text  # the sections it cannot see say why
+
+
+def test_console_pages_count_against_the_keys_rate_limit(app, make_app):
+    """The console is a client of the API like any other: its calls spend the key's
+    allowance, and over it the page shows the API's 429."""
+    from commerce_api.http.ratelimit_slots import SlotFileCounter
+
+    limited = make_app(RATE_LIMIT_ENABLED=True)
+    limiter = limited.extensions["commerce"]["rate_limiter"]
+    limiter.clock = lambda: 1_900_000_805  # mid-minute, far from the real clock
+    if isinstance(limiter.counter, SlotFileCounter):
+        limiter.counter.clear()
+    tenant = make_tenant("enterprise")
+    _, secret = make_key(tenant, rate_limit_per_minute=3, rate_limit_per_hour=100)
+    browser = limited.test_client()
+    assert sign_in(browser, secret).status_code == 303
+    for _ in range(3):  # the products page makes one API call
+        assert browser.get("/console/products").status_code == 200
+    answer = browser.get("/console/products")
+    assert answer.status_code == 429 and "RATE_LIMITED" in answer.text
