@@ -160,3 +160,13 @@ def set_stock(sku):
     if answer.ok:
         return done("console.stock", "stock-set", sku=sku)
     return _stock_page(sku, answer.status, [answer.error], form=request.form)
+
+
+@bp.route("/inventory/<string:sku>/safety-stock", methods=["POST"])
+def set_safety_stock(sku):
+    """Set the available level at or below which the SKU counts as low."""
+    body = present(safety_stock=form_int("safety_stock"))
+    answer = api("PATCH", f"/api/inventory/{segment(sku)}", body=body)
+    if answer.ok:
+        return done("console.stock", "safety-stock", sku=sku)
+    return _stock_page(sku, answer.status, [answer.error], form=request.form)

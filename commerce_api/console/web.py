@@ -46,6 +46,7 @@ CSP = (
 NOTICES = {
     "pushed": "The listings are queued for a push to their marketplaces.",
     "stock-set": "The stock level is set.",
+    "safety-stock": "The safety stock is set.",
     "shipped": "The shipment is confirmed.",
     "cancelled": "The cancellation is requested; the marketplace decides.",
     "applied": "The recommendation is applied.",

@@ -413,3 +413,16 @@ def test_a_credential_no_key_decrypts_is_the_apis_503(console, monkeypatch):
     monkeypatch.setattr(crypto, "decrypt", unreadable)
     answer = console.get("/console/products")
     assert answer.status_code == 503 and "SECRET_KEY_MISMATCH" in answer.text
+
+
+def test_set_the_safety_stock(console, shop, client, headers):
+    page = "/console/inventory/MUG-1"
+    answer = post_form(console, page, f"{page}/safety-stock", {"safety_stock": "12"})
+    assert answer.status_code == 303, answer.text[:2000]
+    data = client.get("/api/inventory/MUG-1", headers=headers).get_json()["data"]
+    assert data["safety_stock"] == 12 and data["status"] == "low"
+    refused = post_form(console, page, f"{page}/safety-stock", {"safety_stock": "-3"})
+    assert refused.status_code == 422 and "safety_stock" in refused.text
+    assert (
+        client.get("/api/inventory/MUG-1", headers=headers).get_json()["data"]["safety_stock"] == 12
+    )
