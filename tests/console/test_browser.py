@@ -108,7 +108,7 @@ class Page:
         field.send_keys(text)
 
     def submit(self, css):
-        """Press Enter on a control: the keyboard alone submits every form."""
+        """Press Enter on a control: the keyboard alone submits every form, follows links."""
         from selenium.webdriver.common.keys import Keys
 
         self.find(css).send_keys(Keys.ENTER)
@@ -244,7 +244,7 @@ def test_a_merchants_day_in_the_browser(day):
             assert wait_for(lambda: day["receiver"].bodies(), timeout=WAIT)
             assert wait_for(lambda: _delivered(page), timeout=WAIT)
             page.shot("11-delivery-log")
-            page.find("td a[href*='/deliveries/']").click()
+            page.submit("td a[href*='/deliveries/']")  # Enter follows a link
             page.wait_text("main", "Request body")
             page.check_accessibility()
             body = page.find('[data-testid="delivery-body"]').text
@@ -261,7 +261,7 @@ def test_a_merchants_day_in_the_browser(day):
         ]:
             page.open(path)
             page.shot(name)
-        page.find("td a[href*='/console/settings/marketplaces/']").click()
+        page.submit("td a[href*='/console/settings/marketplaces/']")
         page.wait_text("main", "Recent sync history")
         page.check_accessibility()
         page.open("/console/products/NO-SUCH-SKU")
