@@ -51,7 +51,7 @@ NOTICES = {
     "cancelled": "The cancellation is requested; the marketplace decides.",
     "applied": "The recommendation is applied.",
     "dismissed": "The recommendation is dismissed.",
-    "dispatched": "The job is queued.",
+    "dispatched": "The job is dispatched.",
     "narrowed": "The key's scopes are changed.",
     "revoked": "The key is revoked.",
     "tested": "A test event is queued for delivery.",
@@ -303,3 +303,13 @@ def not_found(unknown: str) -> Response:
     """A console path that is no page."""
     body = ApiError("RESOURCE_NOT_FOUND", "There is no such page.").to_dict()["error"]
     return make_response(render_template("console/error.html", error=body), 404)
+
+
+@bp.app_template_filter("columns")
+def columns(rows: list[Any]) -> list[str]:
+    """The keys of a list of objects, in first-seen order (a row may lack some)."""
+    seen: dict[str, None] = {}
+    for row in rows[:50]:
+        if isinstance(row, dict):
+            seen.update(dict.fromkeys(row))
+    return list(seen)
