@@ -118,6 +118,8 @@ def _refuse_csrf() -> Response:
 @bp.before_request
 def _load_session():
     g.console_session = None
+    # the API's body limit holds for the console's forms too (413 past it)
+    request.max_content_length = int(settings()["MAX_BODY_BYTES"])
     if request.endpoint in PUBLIC_ENDPOINTS:
         if request.method == "POST" and not sessions.csrf_matches(
             request.cookies.get(PRE_COOKIE), request.form.get("csrf_token")

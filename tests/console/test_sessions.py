@@ -199,3 +199,12 @@ def test_ended_sessions_are_purged_by_the_fleet(console, app, tenant):
     assert purge_console_sessions() == 1
     assert [s.id for s in ConsoleSession.select()] == [live.id]
     assert console.get("/console/").status_code == 200
+
+
+def test_a_form_over_the_body_limit_is_refused(console, app, monkeypatch):
+    monkeypatch.setitem(app.config, "MAX_BODY_BYTES", 1000)
+    answer = console.post("/console/settings/api-keys", data={"name": "x" * 5000})
+    assert answer.status_code == 413
+    from commerce_api.auth.models import ApiKey
+
+    assert ApiKey.select().count() == 1  # only the signed-in key
