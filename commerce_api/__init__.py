@@ -12,6 +12,7 @@ from .auth.routes import blp as api_keys
 from .config import check_drivers, load_config
 from .db import db, init_database, is_postgres
 from .events.routes import blp as events
+from .files.routes import blp as files
 from .health import metrics as health_metrics
 from .health.routes import blp as health
 from .http import cors, docs, idempotency, ratelimit
@@ -61,6 +62,7 @@ def _blueprints():
         webhooks,
         events,
         api_keys,
+        files,
     ]
 
 

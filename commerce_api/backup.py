@@ -4,6 +4,13 @@ The backup uses SQLite's online backup API in one step: it reads one consistent 
 (a WAL read transaction, so writers go on meanwhile) and writes it to a new file, which
 replaces FILE only when complete. PostgreSQL has ``pg_dump`` for this.
 
+The backup never writes over a database: ``--to`` is compared with the database as files
+(``samefile``, ``realpath``: another spelling, a symlinked folder, a hard link), its
+``-wal``/``-shm`` included, and an existing file that is a database in use (WAL mode, or a
+``-wal``/``-shm`` beside it) is refused. Stored secrets are encrypted with
+``COMMERCE_SECRET_KEY`` or the ``secret.key`` beside the database, which the copy does not
+hold: the command says so.
+
 A restore must not pull the file from under a running process. In WAL mode every open
 connection holds a shared lock on the "DMS" byte of the ``-shm`` file (SQLite's WAL-index
 format, https://sqlite.org/walformat.html); ``restore`` takes that byte exclusively, which
@@ -16,6 +23,7 @@ import fcntl
 import os
 import sqlite3
 import tempfile
+from urllib.parse import quote
 
 import click
 
@@ -26,6 +34,65 @@ from .migrations import TABLE
 from .schema_guard import describe, require_schema
 
 SHM_DMS_OFFSET = 128  # WALINDEX_LOCK_OFFSET (120) + 8: the dead-man-switch lock byte
+DATABASE_SUFFIXES = ("", "-wal", "-shm", "-journal")  # a SQLite database's files
+WAL_HEADER_OFFSET = 18  # bytes 18 and 19 of the header: 2 in WAL mode, 1 in rollback mode
+
+
+def read_only_uri(path: str) -> str:
+    """A ``file:`` URI opening ``path`` read-only; the path is percent-encoded, so that a
+    ``?``, ``%`` or ``#`` in it is part of the name, not of the URI."""
+    return f"file:{quote(os.path.abspath(path))}?mode=ro"
+
+
+def _same_file(a, b):
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist
+        return False
+
+
+def _in_use(path):
+    """Whether the existing file ``path`` is a database in use: in WAL mode, or with a
+    ``-wal`` or ``-shm`` beside it (a backup is written in rollback mode, without them)."""
+    if any(os.path.exists(path + suffix) for suffix in ("-wal", "-shm")):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(WAL_HEADER_OFFSET + 2)
+    except OSError:
+        return False
+    return header.startswith(b"SQLite format 3\0") and header[WAL_HEADER_OFFSET:] == b"\2\2"
+
+
+def check_backup_target(target: str, source: str) -> None:
+    """Refuse a ``--to`` that is the database (or one of its files) however it is spelled,
+    or an existing database in use."""
+    for suffix in DATABASE_SUFFIXES:
+        if _same_file(target, source + suffix):
+            fail(f"--to names the database itself ({source}{suffix}): choose another file")
+    if os.path.exists(target) and _in_use(target):
+        fail(
+            f"{target} is a database in use (WAL mode or a -wal/-shm beside it): a backup"
+            " never writes over a database; choose a new file or an earlier backup"
+        )
+
+
+def secret_key_note(source: str, setting: str | None) -> dict[str, str | None]:
+    """What a restore of the backup needs besides it to read the stored secrets."""
+    if setting:
+        return {
+            "file": None,
+            "note": "stored secrets are encrypted with COMMERCE_SECRET_KEY: a restore needs"
+            " the same setting to read them",
+        }
+    path = os.path.join(os.path.dirname(source), "secret.key")
+    return {
+        "file": path,
+        "note": f"stored secrets are encrypted with {path}, which the backup does not hold:"
+        " keep a copy of it with the backup (a restore without it cannot read them)",
+    }
 
 
 def _sqlite_file(url):
@@ -42,7 +109,7 @@ def _sqlite_file(url):
 
 def _check(path):
     """``(integrity_check result, has schema)`` of a SQLite file, opened read-only."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = sqlite3.connect(read_only_uri(path), uri=True)
     try:
         result = conn.execute("PRAGMA integrity_check").fetchone()[0]
         schema = conn.execute(
@@ -62,7 +129,7 @@ def _copy_beside(source, target, journal_mode):
     fd, partial = tempfile.mkstemp(prefix=".copy-", suffix=".db", dir=folder)
     os.close(fd)
     try:
-        src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+        src = sqlite3.connect(read_only_uri(source), uri=True)
         dst = sqlite3.connect(partial)
         try:
             src.execute("PRAGMA busy_timeout = 15000")
@@ -121,15 +188,17 @@ def register(cli):
     @click.option("--json", "as_json", is_flag=True)
     def backup_command(target, as_json):
         """Copy the SQLite database to FILE while the service runs (PostgreSQL: pg_dump)."""
-        url = load_config()["DATABASE_URL"]
+        config = load_config()
+        url = config["DATABASE_URL"]
         source = _sqlite_file(url)
         require_schema(url)
         target = os.path.abspath(target)
-        if target == source:
-            fail("--to names the database itself")
+        check_backup_target(target, source)
         size = backup_sqlite(source, target)
-        payload = {"source": source, "backup": target, "bytes": size}
-        print_result(payload, as_json, f"backed up {source} to {target} ({size} bytes)")
+        secret_key = secret_key_note(source, config.get("SECRET_KEY"))
+        payload = {"source": source, "backup": target, "bytes": size, "secret_key": secret_key}
+        text = f"backed up {source} to {target} ({size} bytes)\nnote: {secret_key['note']}"
+        print_result(payload, as_json, text)
 
     @cli.command("restore", with_appcontext=False)
     @click.option("--from", "backup", required=True, type=click.Path(exists=True, dir_okay=False))
@@ -138,7 +207,7 @@ def register(cli):
         """Replace the SQLite database with a backup (every process using it stopped)."""
         target = _sqlite_file(load_config()["DATABASE_URL"])
         backup = os.path.abspath(backup)
-        if backup == target:
+        if any(_same_file(backup, target + suffix) for suffix in DATABASE_SUFFIXES):
             fail("--from names the database itself")
         try:
             result, has_schema = _check(backup)

@@ -20,6 +20,7 @@ from .auth.services import (
 from .cli_output import call_service, fail, print_result, print_rows, stop
 from .config import ConfigError, check_drivers, load_config
 from .db import db
+from .files import commands as files_commands
 from .health.routes import VERSION
 from .inventory import commands as inventory_commands
 from .jobs import commands as jobs_commands
@@ -225,6 +226,7 @@ for _module in (
     marketplaces_commands,
     orders_commands,
     jobs_commands,
+    files_commands,
     backup,
 ):
     _module.register(cli)

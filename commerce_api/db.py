@@ -91,6 +91,18 @@ def sqlite_path(url):
     return ":memory:" if path in ("", ":memory:") else path
 
 
+def create_private_file(path: str) -> None:
+    """Create ``path`` empty with mode 0600 unless it exists: a SQLite database holds the
+    tenants' data (and its ``-wal`` and ``-shm`` take the file's mode), so it is never
+    created readable by others, whatever the process umask (an empty file is an empty
+    SQLite database)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
 def make_database(url):
     """Build (not connect) a peewee Database for a ``sqlite:///`` or ``postgresql://`` URL."""
     parsed = urlparse(url)
@@ -99,6 +111,7 @@ def make_database(url):
         if path != ":memory:":
             directory = os.path.dirname(os.path.abspath(path))
             os.makedirs(directory, exist_ok=True)
+            create_private_file(path)
         database = peewee.SqliteDatabase(path, pragmas=SQLITE_PRAGMAS, check_same_thread=False)
         # SQLite's LOWER() folds ASCII only; search folds every letter, as PostgreSQL does
         database.register_function(_unicode_lower, "unicode_lower", 1, deterministic=True)

@@ -66,6 +66,10 @@ CATALOGUE = {
     "RECOMMENDATION_NOT_FOUND": (404, "The recommendation does not exist."),
     "RECOMMENDATION_ALREADY_APPLIED": (409, "The recommendation has already been applied."),
     "RECOMMENDATION_NOT_PENDING": (409, "The recommendation is not pending."),
+    "RECOMMENDATION_OUTDATED": (
+        409,
+        "The listing took a newer price since the recommendation was computed.",
+    ),
     "LISTING_NOT_FOUND": (404, "The product is not listed on that marketplace."),
     # webhooks
     "WEBHOOK_NOT_FOUND": (404, "The webhook endpoint does not exist."),
@@ -77,6 +81,11 @@ CATALOGUE = {
     "API_KEY_NOT_FOUND": (404, "The API key does not exist."),
     "API_KEY_REVOKED": (409, "The API key is revoked and cannot be changed."),
     "SCOPE_ESCALATION": (403, "A key cannot be given scopes the caller does not hold."),
+    "RESTRICTION_ESCALATION": (
+        403,
+        "A key cannot be given a later expiry, more IP ranges or a higher rate limit than"
+        " the caller's own.",
+    ),
     "PLAN_REQUIRED": (422, "The tenant's plan does not include this feature."),
     "CONFIRMATION_REQUIRED": (409, "This request revokes the calling key; confirm it."),
     "EVENT_NOT_FOUND": (404, "The event does not exist."),
@@ -85,6 +94,13 @@ CATALOGUE = {
     "OIDC_NOT_CONFIGURED": (404, "Sign-in through an identity provider is not configured."),
     "OIDC_SIGN_IN_FAILED": (401, "Sign-in through the identity provider failed."),
     "IDENTITY_PROVIDER_UNAVAILABLE": (503, "The identity provider could not be reached."),
+    # files: imports and exports (DESIGN 14)
+    "CSV_INVALID": (422, "The file cannot be read as CSV (UTF-8)."),
+    "CSV_EMPTY": (422, "The file has no header row."),
+    "CSV_UNKNOWN_COLUMN": (422, "The file has columns this import does not know."),
+    "CSV_MISSING_COLUMN": (422, "The file lacks a column this import requires."),
+    "CSV_DUPLICATE_COLUMN": (422, "The file names a column twice."),
+    "IMPORT_NOT_FOUND": (404, "The import does not exist."),
 }
 
 

@@ -22,6 +22,7 @@ PREFIXES = {
     "request": "req",
     "competitor_price": "cpr",
     "sync": "syn",
+    "import": "imp",
 }
 
 

@@ -8,7 +8,7 @@ without the schema, is reported in one line naming the resolved path.
 
 import os
 import sqlite3
-from urllib.parse import urlparse
+from urllib.parse import quote, urlparse
 
 from .cli_output import stop
 from .db import make_database, sqlite_path
@@ -37,7 +37,8 @@ def missing_schema(url):
             return "no such file"
         try:
             # read-only: opening it must not create or change anything
-            conn = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True)
+            # percent-encoded: a ``?``, ``%`` or ``#`` in the path is part of the name
+            conn = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=ro", uri=True)
             try:
                 found = conn.execute(
                     "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,)

@@ -14,6 +14,7 @@ TASK_MODULES = (
     "commerce_api.analysis.tasks",
     "commerce_api.webhooks.tasks",
     "commerce_api.console.tasks",
+    "commerce_api.files.tasks",
 )
 
 LIST_COUNT_COMPACT_SECONDS = 10

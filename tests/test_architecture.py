@@ -48,6 +48,7 @@ LAYERS = (
     ("pricing", ("pricing",)),
     ("webhooks", ("webhooks",)),
     ("analysis", ("analysis",)),
+    ("files", ("files",)),  # imports and exports: know the domains they read and write
     # wires the domains to the outside
     (
         "top",

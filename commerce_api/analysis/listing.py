@@ -365,7 +365,12 @@ def optimize_listings(
         for sku in found[start : start + CHUNK]:
             product = products[sku]
             keywords = (
-                corpus.suggest(product.category, product.title, included=sku in loaded)
+                corpus.suggest(
+                    product.category,
+                    product.title,
+                    included=sku in loaded,
+                    description=product.description,
+                )
                 if corpus is not None
                 else []
             )

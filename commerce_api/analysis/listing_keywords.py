@@ -13,6 +13,15 @@ besides its kind: it shares a neighbour title with one of the title's own words 
 blanket is not offered "wool" unless some blanket is both). The product's own title is left
 out of the counts. Colour words (a variant's, not a kind's) are never suggested, and a
 material only to a title that names none, when nearly every neighbour shares it.
+
+That alone (titles only) rarely finds a term that is surely true of the product. When the
+product has a description, the description is the evidence instead: a *phrase* (one to
+three words, "leak-proof", "dishwasher safe", "soy wax") that at least ``MIN_TITLES``
+other titles of the category and ``MIN_SHARE`` of them use, that the description says of
+the product (not after "not", "no", "without"...), and that shares no word with the title
+is suggested; a longer phrase is preferred to its parts, and a phrase with a word most
+titles of the whole catalogue carry (the shop's brand) is not. A description that does not say it
+suggests nothing: a term common in the category is not true of every product in it.
 """
 
 import math
@@ -52,6 +61,12 @@ MATERIALS = word_set(
 MATERIAL_STEMS = frozenset(stem(word) for word in MATERIALS)
 MATERIAL_CONSENSUS = 0.75  # share of the neighbours that must share a material
 _NOT_KEYWORDS = STOPWORDS | PROMOTIONAL_WORDS | COLOURS
+MAX_PHRASE = 3  # words in a suggested phrase
+SHOP_WIDE_SHARE = 0.5  # a phrase this share of all titles has says nothing of one product
+NEGATIONS = word_set("not no without never nor non isn aren doesn")
+_NEGATION_REACH = 3  # words before a phrase that a negation reaches
+_PHRASE_TOKEN = re.compile(r"[^\W_]+")
+_CLAUSE_END = re.compile(r"[.;:!?]")
 _HEAD_END = re.compile(r",|\s[-\u2013|/]\s|\(|\s(?:with|for|in|of|from|by)\s", re.IGNORECASE)
 
 
@@ -76,6 +91,64 @@ def kind_of(title: str | None) -> str | None:
     return None
 
 
+def _phrase_words(text):
+    """The lower-case words of ``text`` (hyphens and punctuation split words) with their
+    spans, a ``None`` between clauses, and promotional words dropped."""
+    words = []
+    for clause in _CLAUSE_END.split(" ".join(unpromoted_tokens(text))):
+        words.append(None)
+        words.extend(m.group().casefold() for m in _PHRASE_TOKEN.finditer(clause))
+    return words
+
+
+_STEMS: dict[str, str] = {}
+
+
+def _stem(word):
+    """``stem(word)``, remembered for the most frequent words (the first 200,000 seen)."""
+    found = _STEMS.get(word)
+    if found is None:
+        found = stem(word)
+        if len(_STEMS) < 200_000:
+            _STEMS[word] = found
+    return found
+
+
+def _usable(word):
+    return (
+        word is not None
+        and has_letter(word)
+        and len(word) >= 2
+        and word not in STOPWORDS
+        and word not in PROMOTIONAL_WORDS
+        and word not in COLOURS
+    )
+
+
+def phrases_of(text: str | None, negated: bool = True) -> dict[tuple[str, ...], str]:
+    """``{phrase: spelling}``: the runs of one to ``MAX_PHRASE`` usable words of ``text``
+    (stems), none a stop, colour or promotional word, a lone word of 3+ letters;
+    ``negated=False`` leaves out the runs that follow a negation closely."""
+    words = _phrase_words(text)
+    found = {}
+    for start, word in enumerate(words):
+        if not _usable(word):
+            continue
+        if not negated and any(
+            w in NEGATIONS for w in words[max(0, start - _NEGATION_REACH) : start] if w
+        ):
+            continue
+        for end in range(start + 1, min(start + MAX_PHRASE, len(words)) + 1):
+            if not _usable(words[end - 1]):
+                break
+            run = words[start:end]
+            if len(run) == 1 and (len(run[0]) < 3 or not run[0].isalpha()):
+                continue
+            phrase = tuple(_stem(w) for w in run)
+            found.setdefault(phrase, " ".join(run))
+    return found
+
+
 def category_key(category: str | None) -> str:
     return (category or "").strip().casefold()
 
@@ -89,6 +162,10 @@ class KeywordCorpus:
         # category key -> {term stem -> [the term stems of each title that has it]}
         self.by_category = {}
         self.spelling = {}  # term stem -> the spelling first seen
+        # category key -> its titles; their phrases are counted when first asked for
+        self.category_titles = {}
+        self.phrases = {}  # category key -> (titles, {phrase -> titles that have it})
+        self.phrase_spelling = {}
         for category, title in rows:
             self.add(category, title)
 
@@ -101,15 +178,27 @@ class KeywordCorpus:
             self.spelling.setdefault(stem(term), term)
         name = category_key(category)
         if name:
+            self.category_titles.setdefault(name, []).append(title)
+            self.phrases.pop(name, None)
+        if name:
             titles_with = self.by_category.setdefault(name, {})
             for term in stems:
                 titles_with.setdefault(term, []).append(stems)
 
     def suggest(
-        self, category: str | None, title: str | None, included: bool = True, limit: int = MAX_TERMS
+        self,
+        category: str | None,
+        title: str | None,
+        included: bool = True,
+        limit: int = MAX_TERMS,
+        description: str | None = None,
     ) -> list[dict[str, Any]]:
-        """``[{term, score, share}]``: terms of the product's kind missing from ``title``;
-        ``included``: the title was added to the corpus (it is left out)."""
+        """``[{term, score, share}]``: terms of the category missing from ``title`` that
+        ``description`` says of the product (when it has one; else terms of the product's
+        kind, see the module docstring); ``included``: the title was added to the corpus
+        (it is left out)."""
+        if description and description.strip():
+            return self._described(category, title, description, included, limit)
         name, kind = category_key(category), kind_of(title)
         if not name or name not in self.by_category or kind is None:
             return []
@@ -144,3 +233,61 @@ class KeywordCorpus:
             {"term": term, "score": round(-neg, 3), "share": round(share, 3)}
             for neg, term, share in scored[:limit]
         ]
+
+    def _category_phrases(self, name):
+        """``(titles, {phrase: titles that have it})`` of a category, counted once."""
+        if name not in self.phrases and name in self.category_titles:
+            counts = Counter()
+            for title in self.category_titles[name]:
+                phrases = phrases_of(title)
+                counts.update(phrases.keys())
+                for phrase, spelling in phrases.items():
+                    self.phrase_spelling.setdefault(phrase, spelling)
+            self.phrases[name] = (len(self.category_titles[name]), counts)
+        return self.phrases.get(name)
+
+    def _described(self, category, title, description, included, limit):
+        """The suggestions the product's description bears out (module docstring)."""
+        entry = self._category_phrases(category_key(category))
+        if entry is None:
+            return []
+        own = phrases_of(title)
+        own_words = {word for phrase in own for word in phrase}
+        titles, counts = entry[0], entry[1]
+        others = titles - (1 if included else 0)
+        everywhere = self.titles - (1 if included else 0)
+        if others < MIN_TITLES:
+            return []
+        candidates = []
+        for phrase in phrases_of(description, negated=False):
+            if own_words.intersection(phrase):
+                continue  # the title says it (or a part of it) already
+            with_it = counts.get(phrase, 0) - (1 if included and phrase in own else 0)
+            share = with_it / others
+            if with_it < MIN_TITLES or share < MIN_SHARE:
+                continue
+            shop_wide = max(self.document_frequency.get(word, 0) for word in phrase)
+            if shop_wide > SHOP_WIDE_SHARE * everywhere and everywhere > others:
+                continue  # most titles of the whole shop carry a word of it: the brand
+            candidates.append((-len(phrase), -share, phrase))
+        candidates.sort()
+        chosen = []
+        for _, negative_share, phrase in candidates:
+            if any(_inside(phrase, longer) for longer, _ in chosen):
+                continue  # "leak" when "leak proof" is suggested
+            chosen.append((phrase, -negative_share))
+        chosen.sort(key=lambda item: (-item[1], item[0]))
+        return [
+            {
+                "term": self.phrase_spelling.get(phrase, " ".join(phrase)),
+                "score": round(share, 3),
+                "share": round(share, 3),
+            }
+            for phrase, share in chosen[:limit]
+        ]
+
+
+def _inside(short, long):
+    """True when the phrase ``short`` is a run of the phrase ``long``."""
+    width = len(short)
+    return any(long[i : i + width] == short for i in range(len(long) - width + 1))

@@ -99,9 +99,13 @@ def has_letter(text: str) -> bool:
     return any(c.isalpha() for c in text)
 
 
+_ES_PLURAL_AFTER = ("s", "x", "z", "ch", "sh")  # "es" is a plural ending after these
+
+
 def stem(word: str) -> str:
-    """Light plural folding ("mugs" and "mug", "boxes" and "box" are one word)."""
-    if len(word) > 4 and word.endswith("es"):
+    """Light plural folding ("mugs" and "mug", "boxes" and "box", "candles" and "candle"
+    are one word)."""
+    if len(word) > 4 and word.endswith("es") and word[:-2].endswith(_ES_PLURAL_AFTER):
         return word[:-2]
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         return word[:-1]

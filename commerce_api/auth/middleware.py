@@ -36,6 +36,9 @@ class AuthContext:
     rate_limit_per_minute: int | None = None
     rate_limit_per_hour: int | None = None
     extra: dict = field(default_factory=dict)
+    # an API key's own restrictions (a key it makes or changes must stay within them)
+    expires_at: int | None = None
+    networks: tuple[str, ...] | None = None
 
     def has_scope(self, scope: str) -> bool:
         return scope in self.scopes or ALL_SCOPES in self.scopes
@@ -197,6 +200,8 @@ def _authenticate_key(token, config):
         created_by=f"key:{row['id']}",
         rate_limit_per_minute=row["rate_limit_per_minute"],
         rate_limit_per_hour=row["rate_limit_per_hour"],
+        expires_at=row["expires_at"],
+        networks=tuple(str(n) for n in row["networks"]) if row["networks"] else None,
     )
 
 
@@ -283,19 +288,32 @@ def public(view: _View) -> _View:
     return view
 
 
+def _check_scopes(auth, scopes):
+    if ALL_SCOPES not in auth.scopes and not any(s in auth.scopes for s in scopes):
+        raise ApiError(
+            "INSUFFICIENT_SCOPE",
+            f"This request needs the {scopes[0]} scope.",
+            details={"required_scope": scopes[0]},
+        )
+
+
+def check_view_scope() -> None:
+    """The scope check of the request's view (``require_scope``), for an answer given
+    without running the view (an idempotent replay): 403 when the caller lacks it now."""
+    view = current_app.view_functions.get(request.endpoint)
+    handler = getattr(getattr(view, "view_class", None), request.method.lower(), None)
+    scopes = getattr(handler or view, "required_scopes", None)
+    if scopes:
+        _check_scopes(g.auth, scopes)
+
+
 def require_scope(*scopes: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Allow the request when the caller holds any of ``scopes``; else 403."""
 
     def decorator(func):
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            auth = g.auth
-            if ALL_SCOPES not in auth.scopes and not any(s in auth.scopes for s in scopes):
-                raise ApiError(
-                    "INSUFFICIENT_SCOPE",
-                    f"This request needs the {scopes[0]} scope.",
-                    details={"required_scope": scopes[0]},
-                )
+            _check_scopes(g.auth, scopes)
             return func(*args, **kwargs)
 
         doc = wrapper.__dict__.setdefault("_apidoc", {})

@@ -6,6 +6,8 @@ from flask.views import MethodView
 from ..errors import ApiError
 from ..http.blueprint import Blueprint
 from ..http.envelope import list_page, no_content, one, resource_page
+from ..http.idempotency import shown_once
+from ..http.ratelimit import PLAN_LIMITS, limits_for
 from . import services
 from .middleware import require_scope
 from .schemas import (
@@ -29,6 +31,24 @@ blp = Blueprint(
 )
 
 
+def _caller_limits():
+    """What a key made or changed by this caller must stay within: the calling key's
+    expiry and allowlist, and the caller's own rate limit (a user JWT: the plan's)."""
+    per_minute, per_hour = limits_for(g.auth)
+    return services.KeyLimits(
+        expires_at=g.auth.expires_at,
+        networks=g.auth.networks,
+        per_minute=per_minute,
+        per_hour=per_hour,
+    )
+
+
+def _plan_limits():
+    """(per minute, per hour) a key without overrides gets on the tenant's plan."""
+    minute, hour = PLAN_LIMITS.get(g.auth.plan, PLAN_LIMITS["starter"])
+    return minute.amount, hour.amount
+
+
 def _key(tenant_id, key_id):
     return services.serialize_key(services.get_key(tenant_id, key_id))
 
@@ -46,7 +66,7 @@ class ApiKeyViews(MethodView):
     @require_scope("api-keys:write")
     @blp.arguments(ApiKeyCreateSchema)
     @blp.response(201, ApiKeyWithSecretEnvelopeSchema)
-    @blp.errors("SCOPE_ESCALATION", "PLAN_REQUIRED", body=True)
+    @blp.errors("SCOPE_ESCALATION", "RESTRICTION_ESCALATION", "PLAN_REQUIRED", body=True)
     def post(self, data):
         """Create an API key (its secret is shown only in this answer)"""
         key, secret = services.create_key(
@@ -58,8 +78,11 @@ class ApiKeyViews(MethodView):
             rate_limit_per_minute=data.get("rate_limit_per_minute"),
             rate_limit_per_hour=data.get("rate_limit_per_hour"),
             granted_by=g.auth.scopes,
+            limits=_caller_limits(),
+            plan_limits=_plan_limits(),
         )
         body = {**services.serialize_key(key), "key": secret}
+        shown_once("key")  # an idempotent replay of this answer shows ``key`` null
         return one(body, 201, headers={"Location": f"/api/api-keys/{key.id}"})
 
 
@@ -76,18 +99,28 @@ class ApiKeyByIdViews(MethodView):
     @require_scope("api-keys:write")
     @blp.arguments(ApiKeyUpdateSchema)
     @blp.response(200, ApiKeyEnvelopeSchema)
-    @blp.errors("API_KEY_NOT_FOUND", "API_KEY_REVOKED", "SCOPE_ESCALATION", body=True)
+    @blp.errors(
+        "API_KEY_NOT_FOUND",
+        "API_KEY_REVOKED",
+        "SCOPE_ESCALATION",
+        "RESTRICTION_ESCALATION",
+        body=True,
+    )
     def patch(self, data, key_id):
         """Rename an API key, change its expiry or IP allowlist, or narrow its scopes"""
         key = services.update_key(
-            key_id, tenant_id=g.auth.tenant_id, granted_by=g.auth.scopes, **data
+            key_id,
+            tenant_id=g.auth.tenant_id,
+            granted_by=g.auth.scopes,
+            limits=_caller_limits(),
+            **data,
         )
         return one(services.serialize_key(key))
 
     @require_scope("api-keys:write")
     @blp.arguments(ApiKeyDeleteArgsSchema, location="query")
     @blp.response(204)
-    @blp.errors("API_KEY_NOT_FOUND", "CONFIRMATION_REQUIRED")
+    @blp.errors("API_KEY_NOT_FOUND", "CONFIRMATION_REQUIRED", "SCOPE_ESCALATION")
     def delete(self, args, key_id):
         """Revoke an API key (the calling key itself only with `?confirm=self`)"""
         key = services.get_key(g.auth.tenant_id, key_id)
@@ -98,5 +131,5 @@ class ApiKeyByIdViews(MethodView):
                 "This request would revoke the key it is made with; add ?confirm=self.",
                 details={"id": key.id, "confirm": "self"},
             )
-        services.revoke_key(key.id, g.auth.tenant_id)
+        services.revoke_key(key.id, g.auth.tenant_id, granted_by=g.auth.scopes)
         return no_content()

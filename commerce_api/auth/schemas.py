@@ -103,10 +103,12 @@ class ApiKeyDeleteArgsSchema(ma.Schema):
 
 class ApiKeyWithSecretSchema(ApiKeySchema):
     key = ma.fields.String(
+        allow_none=True,
         metadata={
-            "description": "The secret (`ck_...`), shown only in this answer: store it now.",
+            "description": "The secret (`ck_...`), shown only in this answer: store it now."
+            " An idempotent replay of the answer shows null (a secret is shown once).",
             "example": "ck_Xq8...",
-        }
+        },
     )
 
 

@@ -5,9 +5,10 @@ import ipaddress
 import secrets
 import uuid
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ..db import write_transaction
+from ..db import for_update, write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
 from ..pagination import paginate_args
@@ -56,6 +57,70 @@ def check_grant(held: Sequence[str] | None, wanted: Sequence[str]) -> None:
             "A key cannot be given scopes the caller does not hold: " + ", ".join(missing) + ".",
             details={"scopes": missing},
         )
+
+
+@dataclass(frozen=True)
+class KeyLimits:
+    """The restrictions of the caller making or changing a key over HTTP: a key it makes
+    or changes ends up within them (the caller cannot lend a key more than it has).
+
+    ``expires_at``: the calling key's expiry (None: never); ``networks``: its IP allowlist
+    (None: anywhere); ``per_minute`` / ``per_hour``: the caller's own rate limit."""
+
+    expires_at: int | None = None
+    networks: tuple[str, ...] | None = None
+    per_minute: int | None = None
+    per_hour: int | None = None
+
+
+def _escalation(field, message, **details):
+    return ApiError("RESTRICTION_ESCALATION", message, details={"field": field, **details})
+
+
+def _check_expiry(limits, expires_at):
+    if limits.expires_at is None:
+        return
+    if expires_at is None or expires_at > limits.expires_at:
+        raise _escalation(
+            "expires_at",
+            "A key cannot outlive the key that makes or changes it: give an expiry no later"
+            " than the calling key's.",
+            limit=limits.expires_at,
+        )
+
+
+def _within(network, allowed):
+    return any(network.version == net.version and network.subnet_of(net) for net in allowed)
+
+
+def _check_networks(limits, networks):
+    if limits.networks is None:
+        return
+    allowed = [ipaddress.ip_network(c) for c in limits.networks]
+    outside = [n for n in networks or [] if not _within(ipaddress.ip_network(n), allowed)]
+    if not networks or outside:
+        raise _escalation(
+            "allowed_ips",
+            "A key cannot be used from more addresses than the key that makes or changes"
+            " it: give IP ranges within the calling key's.",
+            limit=list(limits.networks),
+            outside=outside,
+        )
+
+
+def _check_rates(limits, per_minute, per_hour, plan_minute, plan_hour):
+    """The new key's limits (its overrides, else the plan's) are within the caller's."""
+    for field, own, plan, bound in (
+        ("rate_limit_per_minute", per_minute, plan_minute, limits.per_minute),
+        ("rate_limit_per_hour", per_hour, plan_hour, limits.per_hour),
+    ):
+        if bound is not None and (own or plan or 0) > bound:
+            raise _escalation(
+                field,
+                f"A key cannot be given a higher rate limit than the caller's ({bound});"
+                f" give {field} of at most {bound}.",
+                limit=bound,
+            )
 
 
 def _check_name(name):
@@ -112,10 +177,14 @@ def create_key(
     rate_limit_per_minute: int | None = None,
     rate_limit_per_hour: int | None = None,
     granted_by: Sequence[str] | None = None,
+    limits: KeyLimits | None = None,
+    plan_limits: tuple[int, int] | None = None,
 ) -> tuple[ApiKey, str]:
     """Create an API key; returns ``(ApiKey, secret)``. The secret is never stored.
 
-    ``granted_by``: the scopes of the caller creating it (None: the operator's CLI)."""
+    ``granted_by``: the scopes of the caller creating it (None: the operator's CLI);
+    ``limits``: the caller's restrictions, which the key must stay within (None: the
+    operator), with ``plan_limits`` the tenant plan's (per minute, per hour)."""
     name = _check_name(name)
     scopes = normalize_scopes(scopes)
     check_grant(granted_by, scopes)
@@ -129,6 +198,10 @@ def create_key(
             details={"plan": tenant.plan, "required_plan": "enterprise"},
         )
     networks = _networks(allowed_ips)
+    if limits is not None:
+        _check_expiry(limits, expires_at)
+        _check_networks(limits, networks)
+        _check_rates(limits, rate_limit_per_minute, rate_limit_per_hour, *(plan_limits or (0, 0)))
     secret = KEY_PREFIX + secrets.token_urlsafe(30)
     with write_transaction():
         key = ApiKey.create(
@@ -172,9 +245,27 @@ def get_key(tenant_id: str, key_id: str) -> ApiKey:
     return _get_key(key_id, tenant_id)
 
 
-def revoke_key(key_id: str, tenant_id: str | None = None) -> ApiKey:
-    """Revoke a key; every process refuses it from the next request on."""
+def _check_all_key(key, granted_by):
+    """A key holding ``all`` is changed (or revoked) only by a holder of ``all``: else a
+    key that may manage keys could take the tenant's strongest key away or narrow it."""
+    if granted_by is None or ALL_SCOPES in granted_by:
+        return
+    if ALL_SCOPES in key.scopes.split():
+        raise ApiError(
+            "SCOPE_ESCALATION",
+            "A key holding `all` can be changed or revoked only by a caller holding `all`.",
+            details={"scopes": [ALL_SCOPES], "id": key.id},
+        )
+
+
+def revoke_key(
+    key_id: str, tenant_id: str | None = None, granted_by: Sequence[str] | None = None
+) -> ApiKey:
+    """Revoke a key; every process refuses it from the next request on.
+
+    ``granted_by``: the caller's scopes over HTTP (a key holding ``all`` needs ``all``)."""
     key = _get_key(key_id, tenant_id)
+    _check_all_key(key, granted_by)
     with write_transaction():
         updated = (
             ApiKey.update(revoked_at=now_ms())
@@ -198,32 +289,54 @@ def update_key(
     allowed_ips: Iterable[str] | None | object = _UNSET,
     expires_at: int | None | object = _UNSET,
     granted_by: Sequence[str] | None = None,
+    limits: KeyLimits | None = None,
 ) -> ApiKey:
     """Change a key's name, scopes, IP allowlist (None: any address) or expiry (None:
     never); in force on every process from the next request on.
 
     With ``granted_by`` (the caller's scopes: an HTTP request) scopes may only narrow,
-    and the key must end up within what the caller holds."""
-    key = _get_key(key_id, tenant_id)
+    and the key must end up within what the caller holds; with ``limits`` a new expiry
+    or allowlist must be within the caller's own.
+
+    The key is read, checked and written in one transaction holding its row: two
+    changes at once are applied one after the other, each checked against what the
+    other left (two narrowing PATCHes never lose a removal)."""
     changes = {}
     if name is not _UNSET:
         changes["name"] = _check_name(name)
     if scopes is not _UNSET:
         scopes = normalize_scopes(scopes)
         changes["scopes"] = " ".join(scopes)
-    if granted_by is not None:
-        _check_change(key, scopes, granted_by)
     if allowed_ips is not _UNSET:
         changes["allowed_ips"] = _networks(allowed_ips) or None
+        if limits is not None:
+            _check_networks(limits, changes["allowed_ips"])
     if expires_at is not _UNSET:
         if granted_by is not None and expires_at is not None and expires_at <= now_ms():
             raise validation_error({"expires_at": ["Must be in the future."]})
+        if limits is not None:
+            _check_expiry(limits, expires_at)
         changes["expires_at"] = expires_at
-    if changes:
-        with write_transaction():
+    _get_key(key_id, tenant_id)  # 404 before taking the write lock
+    with write_transaction():
+        key = _locked_key(key_id, tenant_id)
+        if granted_by is not None:
+            _check_all_key(key, granted_by)
+            _check_change(key, scopes, granted_by)
+        if changes:
             ApiKey.update(**changes).where(ApiKey.id == key_id).execute()
             _bump_auth_version(key.tenant_id)
     return ApiKey.get_by_id(key_id)
+
+
+def _locked_key(key_id, tenant_id):
+    query = ApiKey.select().where(ApiKey.id == key_id)
+    if tenant_id is not None:
+        query = query.where(ApiKey.tenant == tenant_id)
+    key = for_update(query).first()
+    if key is None:
+        raise ApiError("API_KEY_NOT_FOUND", details={"id": key_id})
+    return key
 
 
 def _check_change(key, scopes, granted_by):

@@ -21,6 +21,9 @@ from ..errors import ApiError
 from .fleet import FleetCollector
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+# the ``method`` label takes these values, and ``other`` for any other method name a client
+# sends (unauthenticated: a label per invented name would grow the series without bound)
+KNOWN_METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"))
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 bp = Blueprint("metrics", __name__)
@@ -67,7 +70,9 @@ class RequestMetrics:
 
     def observe(self, route, method, status, seconds, rate_limited):
         # labels() builds and looks up its key on every call; the pair is kept per key
-        # (a bounded set: route templates x methods x statuses)
+        # (a bounded set: route templates x known methods x statuses)
+        if method not in KNOWN_METHODS:
+            method = "other"
         series = self._series.get((route, method, status))
         if series is None:
             series = self._series[route, method, status] = (
@@ -118,7 +123,18 @@ def _authorized():
     if not token:
         return True
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip(), token)
+    # as bytes: compare_digest refuses str with non-ASCII characters (a 500 otherwise)
+    return scheme.lower() == "bearer" and hmac.compare_digest(
+        _wire_bytes(given.strip()), token.encode("utf-8")
+    )
+
+
+def _wire_bytes(header_value):
+    """A header as the bytes that came on the wire (WSGI decodes them as Latin-1)."""
+    try:
+        return header_value.encode("latin-1")
+    except UnicodeEncodeError:  # not from a real socket: whatever a caller put in
+        return header_value.encode("utf-8", "surrogateescape")
 
 
 @bp.route("/metrics")

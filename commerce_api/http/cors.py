@@ -62,3 +62,11 @@ def init_app(app):
         supports_credentials=False,
         vary_header=True,
     )
+    if "*" not in origins:
+        # the answer depends on Origin whatever the number of origins: flask-cors adds
+        # ``Vary: Origin`` only for several, and a shared cache would otherwise give one
+        # origin's answer (with or without Access-Control-Allow-Origin) to another
+        @app.after_request
+        def _vary_on_origin(response):
+            response.vary.add("Origin")
+            return response

@@ -29,12 +29,13 @@ from peewee import (
     IntegerField,
 )
 
-from ..auth.middleware import AuthContext
+from ..auth.middleware import AuthContext, check_view_scope
 from ..crypto import EncryptedTextField
 from ..db import BaseModel, JSONField
 from ..errors import ApiError
 from ..sql import Statement
 from ..timeutil import now_ms
+from .request import upload_form, upload_limit
 
 log = logging.getLogger(__name__)
 
@@ -235,16 +236,57 @@ def _valid_key(raw):
     raise ApiError("INVALID_IDEMPOTENCY_KEY", reason, details={"header": HEADER})
 
 
+def _upload_identity(limit):
+    """A file upload's body as its fields and its files' digests: the multipart boundary
+    differs on every send, the fields and the files do not (read as werkzeug spooled them)."""
+    form, files = upload_form(limit)
+    fields = sorted(form.items(multi=True), key=lambda item: (str(item[0]), str(item[1])))
+    parts = [["field", str(name), str(value)] for name, value in fields]
+    for name, upload in sorted(files.items(multi=True), key=lambda item: str(item[0])):
+        content = hashlib.sha256()
+        while chunk := upload.stream.read(1024 * 1024):
+            content.update(chunk)
+        upload.stream.seek(0)
+        parts.append(["file", str(name), upload.filename or "", content.hexdigest()])
+    return json.dumps(parts, separators=(",", ":"))
+
+
 def fingerprint() -> str:
-    """The request's identity: method, path, query string and the body as canonical JSON."""
-    raw = request.get_data(cache=True)
-    # the body checks ran first, so a non-empty body is valid JSON
-    body = json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":")) if raw else ""
+    """The request's identity: method, path, query string and the body as canonical JSON
+    (a file upload: its fields and its files' digests)."""
+    limit = upload_limit()
+    if limit is not None:
+        body = _upload_identity(limit)
+    else:
+        raw = request.get_data(cache=True)
+        # the body checks ran first, so a non-empty body is valid JSON
+        body = json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":")) if raw else ""
     digest = hashlib.sha256()
     for part in (request.method, request.path, request.query_string.decode("latin-1"), body):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+def shown_once(*fields: str) -> None:
+    """Called by a view whose answer carries a secret in ``data``'s ``fields``: the
+    stored response has them null, so a replay never shows the secret a second time."""
+    g.idempotency_secret_fields = fields
+
+
+def _without_secrets(body, fields):
+    """The JSON ``body`` with ``data``'s secret ``fields`` set to null."""
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return body
+    data = document.get("data") if isinstance(document, dict) else None
+    if not isinstance(data, dict):
+        return body
+    for name in fields:
+        if name in data:
+            data[name] = None
+    return json.dumps(document, separators=(",", ":"))
 
 
 def _replay(record):
@@ -284,6 +326,9 @@ def begin_idempotent_request() -> Response | None:
             )
         if record.state != "done":
             break
+        # the answer is given without running the view: its scope check runs here (a
+        # caller that lost the scope since gets 403, as a new request would)
+        check_view_scope()
         return _replay(record)
     raise ApiError(
         "IDEMPOTENCY_KEY_IN_USE",
@@ -331,6 +376,9 @@ def finish_idempotent_request(response: Response) -> Response:
         return response
     try:
         body = response.get_data(as_text=True)  # encrypted by its field
+        secrets_shown = g.pop("idempotency_secret_fields", None)
+        if secrets_shown:
+            body = _without_secrets(body, secrets_shown)
         store.complete(claim, response.status_code, _stored_headers(response), body)
     except DatabaseError:
         # The work is done and its response goes out; the claim stays until LOCK_MS passes.

@@ -25,7 +25,7 @@ from limits import RateLimitItemPerHour, RateLimitItemPerMinute
 from peewee import BigIntegerField, CharField, DatabaseError, IntegerField, SqliteDatabase
 
 from ..auth.middleware import AuthContext
-from ..db import BaseModel, db, is_postgres
+from ..db import BaseModel, create_private_file, db, is_postgres
 from ..errors import ApiError
 from ..filelock import Turns
 from ..sql import Statement
@@ -243,6 +243,7 @@ class SqliteFileCounter(DatabaseCounter):
     """
 
     def __init__(self, path):
+        create_private_file(path)
         database = SqliteDatabase(
             path,
             pragmas={"journal_mode": "wal", "synchronous": "off", "busy_timeout": 15000},

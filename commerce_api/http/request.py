@@ -21,10 +21,48 @@ def assign_request_id():
         g.request_id = new_id("request")
 
 
+def upload_limit() -> int | None:
+    """The upload size of the request's view when it takes a file (a view class with
+    ``upload_max_bytes``: multipart/form-data, not JSON), else None."""
+    view = current_app.view_functions.get(request.endpoint or "")
+    return getattr(getattr(view, "view_class", None), "upload_max_bytes", None)
+
+
+def _check_upload(limit):
+    """A file upload within its own size; werkzeug parses it (files over 500 kB spool to a
+    temporary file) when the view reads ``request.files`` (``upload_form``)."""
+    length = request.content_length
+    if length is not None and length > limit:
+        raise ApiError("PAYLOAD_TOO_LARGE", details={"max_bytes": limit})
+    request.max_content_length = limit + UPLOAD_FORM_OVERHEAD
+
+
+def upload_form(limit: int):
+    """The form fields and files of a multipart/form-data upload (after the query checks,
+    so an unknown query parameter is still a 422)."""
+    if request.mimetype != "multipart/form-data":
+        raise ApiError(
+            "UNSUPPORTED_MEDIA_TYPE",
+            "Send the file as multipart/form-data.",
+            details={"content_type": request.content_type or None},
+        )
+    try:
+        return request.form, request.files
+    except RequestEntityTooLarge:
+        raise ApiError("PAYLOAD_TOO_LARGE", details={"max_bytes": limit}) from None
+
+
+UPLOAD_FORM_OVERHEAD = 64 * 1024  # the form's other fields and part headers
+
+
 def check_body():
     """Refuse oversized, non-JSON and malformed bodies before any view runs."""
     if request.method not in BODY_METHODS or request.routing_exception is not None:
         # an unknown path or a wrong method is answered as such (404/405), whatever the body
+        return
+    upload = upload_limit()
+    if upload is not None:
+        _check_upload(upload)
         return
     limit = current_app.config["MAX_BODY_BYTES"]
     length = request.content_length

@@ -189,6 +189,8 @@ def update_listing(
         }
         if changed:
             now = now_ms()
+            if "price" in changed:  # a newer price: older price pushes are outdated
+                changed["price_version"] = Listing.price_version + 1
             Listing.update(**changed, updated_at=now).where(Listing.id == listing.id).execute()
             mark_listings_pending(listing_ids=[listing.id], now=now)
         return serialize_listing(Listing.get_by_id(listing.id))

@@ -85,7 +85,7 @@ class AcceptedPrice:
 # marketplace accepted a newer push than the one recorded (COALESCE(last_synced_at, 0) >= ?)
 _RECORD = Statement(
     "UPDATE {L} SET {L.price} = {p}, {L.last_synced_at} = {p}, {L.updated_at} = {p},"
-    " {L.version} = {L.version} + 1,"
+    " {L.version} = {L.version} + 1, {L.price_version} = {L.price_version} + 1,"
     " {L.next_push_at} = CASE WHEN COALESCE({L.last_synced_at}, 0) >= {p}"
     " AND {L.sync_status} <> 'pending' THEN {p} ELSE {L.next_push_at} END,"
     " {L.sync_status} = CASE WHEN COALESCE({L.last_synced_at}, 0) >= {p}"
@@ -99,7 +99,8 @@ def record_pushed_prices(accepted: list[AcceptedPrice]) -> int:
     """Inside the caller's transaction: each listing takes the price the marketplace
     accepted. Returns the listings changed.
 
-    The listing's ``version`` is bumped: a listing push that read the old price while this
+    The listing's ``price_version`` is bumped (a price push computed from an older price
+    is outdated), and its ``version``: a listing push that read the old price while this
     one was under way is recorded as outdated and pushed again (with this price), so the
     marketplace never keeps an older price than the listing shows. A listing push already
     recorded since the price's first push began may have reached the marketplace after

@@ -10,17 +10,32 @@ key (the marketplace recognises it), so the service never leaves a marketplace p
 does not know. An unavailable marketplace (429, 503, past the deadline) is waited for as
 it asks (``Retry-After``, capped) and asked again; when it stays unavailable the attempt
 fails as retryable with its claims kept, and the retried job continues from them.
+
+Each try carries the listing's price version the recommendation was computed from
+(``listing_price_version``): a try, a retried try or a resumed push is dropped when the
+listing has taken a newer price since (an API apply, a newer recalculation, a PATCH), and
+so is the record of a push that met a newer price on the way (issue 31: a resumed job once
+pushed 8.93 over the 9.10 a newer recalculation had pushed meanwhile). Dropped, the
+recommendation is dismissed; when an earlier try may have reached the marketplace, the
+listing is made pending so that its current price is pushed over it.
 """
 
 import time
 import uuid
 from typing import Any
 
-from ..claims import OperationClaim, claim
+from ..claims import Claim, OperationClaim, claim
+from ..db import write_transaction
 from ..errors import ApiError
 from ..timeutil import now_ms
 from .models import Recommendation
-from .recommendations import APPLY, listed_products, push_recommendation
+from .recommendations import (
+    APPLY,
+    drop_outdated,
+    listed_products,
+    outdated_error,
+    push_recommendation,
+)
 
 PUSH_ATTEMPTS = 5  # tries of one push while the marketplace answers "unavailable"
 MAX_WAIT_SECONDS = 30.0  # the longest Retry-After honoured between two tries
@@ -59,11 +74,27 @@ class PriceApplier:
                 return
             time.sleep(min(left, 1.0))
 
+    def _check_current(self, rec: dict[str, Any], held: Claim, maybe_landed: bool) -> None:
+        """Before a try: drop the push (409 ``RECOMMENDATION_OUTDATED``) when the listing
+        took a newer price than the one ``rec`` was computed from."""
+        expected = rec.get("listing_price_version")
+        if expected is None:  # made before price versions: pushed as before
+            return
+        listed = listed_products(self.tenant_id, rec["marketplace"], [rec["sku"]])
+        product = listed.get(rec["sku"])
+        if product is None or product["listing_price_version"] == expected:
+            return  # (no listing: the push path says LISTING_NOT_FOUND)
+        with write_transaction():
+            drop_outdated(self.tenant_id, rec, product["listing_id"], held, maybe_landed)
+        raise outdated_error(rec, product["listing_price_version"])
+
     def _push(self, rec, product, held, pushed_at):
         """Push until the marketplace decides; the accepted outcome is recorded."""
         for attempt in range(PUSH_ATTEMPTS):
             if self.heartbeat is not None:
                 self.heartbeat()
+            # a retried or resumed try may have landed before: re-checked every time
+            self._check_current(rec, held, maybe_landed=attempt > 0 or pushed_at is None)
             try:
                 return push_recommendation(
                     self.tenant_id,
@@ -74,6 +105,7 @@ class PriceApplier:
                     self.created_by,
                     details={"job_id": self.job_id},
                     pushed_at=pushed_at,  # the first try may have landed
+                    price_version=rec.get("listing_price_version"),
                 )
             except ApiError as error:
                 if error.code != "MARKETPLACE_UNAVAILABLE":

@@ -66,6 +66,8 @@ class Recommendation(BaseModel):
     updated_at = BigIntegerField(default=now_ms)
     applied_at = BigIntegerField(null=True)
     dismissed_at = BigIntegerField(null=True)
+    # the listing's ``price_version`` it was computed from (migration 0055; null: older)
+    listing_price_version = IntegerField(null=True)
 
     class Meta:
         table_name = "pricing_recommendation"

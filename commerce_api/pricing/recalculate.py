@@ -267,6 +267,8 @@ class Recalculation:
                 "reasoning": result.reasoning,
                 "rule_ids": list(result.rule_ids),
                 "reference_price": result.reference_price,
+                # the price it was computed from: pushing it after a newer one is dropped
+                "listing_price_version": row["listing_price_version"],
                 "status": "pending",
                 "created_at": now,
                 "updated_at": now,

@@ -13,6 +13,7 @@ from ..marketplaces.models import MarketplaceConnection
 from ..marketplaces.prices import AcceptedPrice, push_price, record_pushed_prices
 from ..marketplaces.services import connection_for
 from ..pagination import filter_equal, paginate_args
+from ..products.listings import mark_listings_pending
 from ..products.models import Listing, Product
 from ..shapes import compile_serializer, field_names
 from ..sql import PreparedIn
@@ -34,6 +35,7 @@ LISTING_COLUMNS = (
     Listing.price.alias("listing_price"),
     Listing.currency,
     Listing.quantity,
+    Listing.price_version.alias("listing_price_version"),
 )
 PRODUCT_COLUMNS = (
     Product.id,
@@ -71,7 +73,7 @@ def listed_products(
     """``{sku: row}`` of the products with a listing on ``marketplace``: one query.
 
     Each row has the product's columns plus ``listing_id``, ``listing_price``,
-    ``currency`` and ``quantity``.
+    ``currency``, ``quantity`` and ``listing_price_version``.
     """
     listed = {}
     for row in _listed.dicts(tenant_id, marketplace, values=skus):
@@ -182,12 +184,15 @@ def push_recommendation(
     created_by: str,
     details: dict[str, Any] | None = None,
     pushed_at: int | None = 0,
+    price_version: int | None = None,
 ) -> dict[str, Any]:
     """Push the recommended price (``Idempotency-Key``: the recommendation's id, so a
     retried push is recognised), then record the outcome; the caller holds ``claim``.
 
     ``pushed_at``: when the first push of this price began, if an earlier try may have
-    landed (None: not known); 0, the default: now.
+    landed (None: not known); 0, the default: now. ``price_version``: the listing's price
+    version the push was decided on (None: not checked); a newer one at the record means
+    a newer price came while this one was pushed (``record_applied``).
 
     Raises the API's error (422 ``MARKETPLACE_REJECTION``, 503 ``MARKETPLACE_UNAVAILABLE``)
     when the push fails.
@@ -205,16 +210,55 @@ def push_recommendation(
         )
     except ConnectorError as exc:
         raise api_error(connection, "push_price", exc) from None
-    return record_applied(tenant_id, row["id"], claim, pushed_at)
+    return record_applied(tenant_id, row["id"], claim, pushed_at, price_version)
+
+
+def outdated_error(row: dict[str, Any], current: int) -> ApiError:
+    return ApiError(
+        "RECOMMENDATION_OUTDATED",
+        f"The listing of {row['sku']} on {row['marketplace']} took a newer price since this"
+        " recommendation was computed; it was not applied.",
+        details={
+            "recommendation_id": row["id"],
+            "listing_price_version": row.get("listing_price_version"),
+            "current_price_version": current,
+        },
+    )
+
+
+def drop_outdated(
+    tenant_id: str, row: dict[str, Any], listing_id: str, claim: Claim, maybe_landed: bool
+) -> None:
+    """Inside the caller's transaction: an outdated price push is given up. The
+    recommendation, if still pending, is dismissed (a newer price superseded it), the
+    claim released, and when an earlier try may have reached the marketplace the listing
+    becomes pending, so that its current price is pushed over it."""
+    if maybe_landed:
+        mark_listings_pending(listing_ids=[listing_id])
+    now = now_ms()
+    Recommendation.update(status="dismissed", dismissed_at=now, updated_at=now).where(
+        (Recommendation.id == row["id"])
+        & (Recommendation.tenant == tenant_id)
+        & (Recommendation.status == "pending")
+    ).execute()
+    claim.release()
 
 
 def record_applied(
-    tenant_id: str, recommendation_id: str, claim: Claim, pushed_at: int | None = None
+    tenant_id: str,
+    recommendation_id: str,
+    claim: Claim,
+    pushed_at: int | None = None,
+    price_version: int | None = None,
 ) -> dict[str, Any]:
     """The marketplace accepted the price: the listing takes it, the recommendation is
     applied as of now, and the claim is released, in one transaction (``pushed_at``: see
-    ``marketplaces.prices.AcceptedPrice``)."""
+    ``marketplaces.prices.AcceptedPrice``).
+
+    With ``price_version``, a listing that took a newer price while this one was pushed
+    keeps it (and is pushed again over ours): 409 ``RECOMMENDATION_OUTDATED``."""
     now = now_ms()
+    outdated = None
     with write_transaction():
         row = _recommendation_of(tenant_id, recommendation_id, lock=True)
         if row["status"] == "applied":  # applied by another holder once our lease ran out
@@ -223,17 +267,30 @@ def record_applied(
         # rows of the join here deadlocked (PostgreSQL soak) with a stock change that
         # marks the listing pending while it holds the product's rows
         product = _listing_or_409(tenant_id, row)
-        accepted = AcceptedPrice(product["listing_id"], row["recommended_price"], now, pushed_at)
-        record_pushed_prices([accepted])
-        # the marketplace has the price now, even if the recommendation was dismissed
-        # while the push was under way: the record follows what the marketplace shows
-        Recommendation.update(
-            status="applied", applied_at=now, updated_at=now, dismissed_at=None
-        ).where(Recommendation.id == row["id"]).execute()
-        row.update(status="applied", applied_at=now, updated_at=now, dismissed_at=None)
-        body = serialize_recommendation(row)
-        emit(tenant_id, "pricing.recommendation.applied", "recommendation", row["id"], body)
-        claim.release()
+        current = product["listing_price_version"]
+        if price_version is not None and current != price_version:
+            drop_outdated(tenant_id, row, product["listing_id"], claim, maybe_landed=True)
+            outdated = outdated_error(row, current)
+        else:
+            body = _record_accepted(tenant_id, row, product, claim, now, pushed_at)
+    if outdated is not None:
+        raise outdated
+    return body
+
+
+def _record_accepted(tenant_id, row, product, claim, now, pushed_at):
+    """``record_applied``'s writes, in its transaction."""
+    accepted = AcceptedPrice(product["listing_id"], row["recommended_price"], now, pushed_at)
+    record_pushed_prices([accepted])
+    # the marketplace has the price now, even if the recommendation was dismissed
+    # while the push was under way: the record follows what the marketplace shows
+    Recommendation.update(
+        status="applied", applied_at=now, updated_at=now, dismissed_at=None
+    ).where(Recommendation.id == row["id"]).execute()
+    row.update(status="applied", applied_at=now, updated_at=now, dismissed_at=None)
+    body = serialize_recommendation(row)
+    emit(tenant_id, "pricing.recommendation.applied", "recommendation", row["id"], body)
+    claim.release()
     return body
 
 

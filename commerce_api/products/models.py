@@ -77,6 +77,9 @@ class Listing(BaseModel):
     push_failures = IntegerField(default=0)  # unavailable answers in a row (backoff)
     lease_until = BigIntegerField(null=True)  # a push is under way until then
     lease_token = CharField(max_length=80, null=True)
+    # grows with every price the listing takes (migration 0055): a price push computed
+    # from an older one is outdated (pricing.applying)
+    price_version = IntegerField(default=0)
     pushing_version = IntegerField(null=True)  # the intent: the version being pushed
 
     class Meta:

@@ -1,6 +1,6 @@
 """Webhook endpoints: create, read, list, update, delete, rotate the secret. No Flask here."""
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -9,6 +9,7 @@ from ..config import current_config
 from ..db import first_or_error, write_transaction
 from ..errors import ApiError, validation_error
 from ..events.catalogue import SUBSCRIBABLE
+from ..events.feed import scope_of
 from ..ids import new_id
 from ..pagination import paginate_args
 from ..shapes import compile_serializer, field_names
@@ -87,6 +88,29 @@ def check_events(events: Iterable[str]) -> list[str]:
     return list(events)
 
 
+def require_event_scopes(events: Iterable[str], has_scope: Callable[[str], bool] | None) -> None:
+    """Receiving events of a domain needs that domain's read scope, as the events feed
+    does (``"*"``: every domain's): subscribing an endpoint, pointing it elsewhere and
+    recovering its events would otherwise read what the caller's scopes do not cover.
+    ``has_scope`` None: the operator (no check)."""
+    if has_scope is None:
+        return
+    events = list(events)
+    types = SUBSCRIBABLE if WILDCARD in events else events
+    missing = sorted(
+        {scope for scope in map(scope_of, types) if scope is None or not has_scope(scope)},
+        key=str,
+    )
+    if missing:
+        raise ApiError(
+            "INSUFFICIENT_SCOPE",
+            "Receiving these events needs the read scope of each of their domains: "
+            + ", ".join(str(scope) for scope in missing)
+            + ".",
+            details={"required_scope": missing[0], "required_scopes": missing},
+        )
+
+
 def matches(events: Iterable[str], event_type: str) -> bool:
     return WILDCARD in events or event_type in events
 
@@ -125,9 +149,14 @@ def list_endpoints(
 # Changes ----------------------------------------------------------------------------------
 
 
-def create_endpoint(tenant_id: str, data: dict[str, Any]) -> dict[str, Any]:
-    """Register an endpoint; returns it with its secret (the only time it is shown)."""
+def create_endpoint(
+    tenant_id: str, data: dict[str, Any], has_scope: Callable[[str], bool] | None = None
+) -> dict[str, Any]:
+    """Register an endpoint; returns it with its secret (the only time it is shown).
+
+    ``has_scope``: the caller's scope check (``require_event_scopes``)."""
     events = check_events(data.get("events"))
+    require_event_scopes(events, has_scope)
     url = check_url(data.get("url"))  # resolves the host: before the transaction
     secret = new_secret()
     now = now_ms()
@@ -154,11 +183,22 @@ def create_endpoint(tenant_id: str, data: dict[str, Any]) -> dict[str, Any]:
     return serialize_endpoint(endpoint, secret=secret)
 
 
-def update_endpoint(tenant_id: str, endpoint_id: str, data: dict[str, Any]) -> dict[str, Any]:
-    """Change url, events, is_active, description; only the fields given."""
+def update_endpoint(
+    tenant_id: str,
+    endpoint_id: str,
+    data: dict[str, Any],
+    has_scope: Callable[[str], bool] | None = None,
+) -> dict[str, Any]:
+    """Change url, events, is_active, description; only the fields given.
+
+    The caller must be able to read every event the endpoint receives once changed
+    (``require_event_scopes``): else it could point another's endpoint at itself."""
     changes = {}
     if "events" in data:
         changes["events"] = check_events(data["events"])
+    if has_scope is not None:
+        current = _get(tenant_id, endpoint_id).events  # 404 first
+        require_event_scopes(changes.get("events", current), has_scope)
     if "description" in data:
         changes["description"] = data["description"]
     if "url" in data:

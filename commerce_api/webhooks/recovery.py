@@ -12,6 +12,7 @@ that has no succeeded delivery to the endpoint is delivered once more, and only 
 Events not yet fanned out are left to the fan-out, which delivers them anyway.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from ..db import for_update, write_transaction
@@ -19,7 +20,7 @@ from ..errors import ApiError
 from ..events.models import Event
 from ..sql import Statement, marks
 from ..timeutil import format_ms, now_ms
-from .endpoints import matches
+from .endpoints import matches, require_event_scopes
 from .fanout import delivery_row, event_order_column, insert_deliveries
 from .models import WebhookDelivery, WebhookEndpoint
 
@@ -69,9 +70,17 @@ def _make_due(delivery_ids: list[str], now: int) -> None:
 
 
 def recover(
-    tenant_id: str, endpoint_id: str, since: int, retention_days: float, now: int | None = None
+    tenant_id: str,
+    endpoint_id: str,
+    since: int,
+    retention_days: float,
+    now: int | None = None,
+    has_scope: Callable[[str], bool] | None = None,
 ) -> dict[str, Any]:
-    """Queue what the endpoint missed since ``since`` (epoch ms); returns the summary."""
+    """Queue what the endpoint missed since ``since`` (epoch ms); returns the summary.
+
+    ``has_scope``: the caller's scope check; it must read every event the endpoint
+    subscribes to (``endpoints.require_event_scopes``)."""
     now = now_ms() if now is None else now
     with write_transaction():
         query = WebhookEndpoint.select().where(
@@ -80,6 +89,7 @@ def recover(
         endpoint = for_update(query).first()  # one recovery of an endpoint at a time
         if endpoint is None:
             raise ApiError("WEBHOOK_NOT_FOUND", details={"id": endpoint_id})
+        require_event_scopes(endpoint.events, has_scope)
         if not endpoint.is_active:
             raise ApiError(
                 "WEBHOOK_DISABLED",

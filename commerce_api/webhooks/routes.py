@@ -6,6 +6,7 @@ from flask.views import MethodView
 from ..auth.middleware import require_scope
 from ..http.blueprint import Blueprint
 from ..http.envelope import list_page, no_content, one, resource_page
+from ..http.idempotency import shown_once
 from . import deliveries, endpoints, recovery
 from .schemas import (
     DETAIL_DELIVERY_FIELDS,
@@ -49,11 +50,12 @@ class WebhookViews(MethodView):
     @require_scope("webhooks:write")
     @blp.arguments(WebhookCreateSchema)
     @blp.response(201, WebhookWithSecretEnvelopeSchema)
-    @blp.errors("WEBHOOK_URL_NOT_ALLOWED", "WEBHOOK_LIMIT_REACHED", body=True)
+    @blp.errors("WEBHOOK_URL_NOT_ALLOWED", "WEBHOOK_LIMIT_REACHED", "INSUFFICIENT_SCOPE", body=True)
     @blp.doc(callbacks=event_callbacks())
     def post(self, data):
         """Create a webhook endpoint (its secret is shown only in this answer)"""
-        endpoint = endpoints.create_endpoint(g.auth.tenant_id, data)
+        endpoint = endpoints.create_endpoint(g.auth.tenant_id, data, g.auth.has_scope)
+        shown_once("secret")  # an idempotent replay of this answer shows ``secret`` null
         return one(endpoint, 201, headers={"Location": f"/api/webhooks/{endpoint['id']}"})
 
 
@@ -72,10 +74,10 @@ class WebhookByIdViews(MethodView):
     @require_scope("webhooks:write")
     @blp.arguments(WebhookUpdateSchema)
     @blp.response(200, WebhookEnvelopeSchema)
-    @blp.errors("WEBHOOK_NOT_FOUND", "WEBHOOK_URL_NOT_ALLOWED", body=True)
+    @blp.errors("WEBHOOK_NOT_FOUND", "WEBHOOK_URL_NOT_ALLOWED", "INSUFFICIENT_SCOPE", body=True)
     def patch(self, data, webhook_id):
         """Update a webhook endpoint's url, events, description or is_active"""
-        return one(endpoints.update_endpoint(g.auth.tenant_id, webhook_id, data))
+        return one(endpoints.update_endpoint(g.auth.tenant_id, webhook_id, data, g.auth.has_scope))
 
     @require_scope("webhooks:write")
     @blp.response(204)
@@ -93,7 +95,9 @@ class WebhookRotateViews(MethodView):
     @blp.errors("WEBHOOK_NOT_FOUND")
     def post(self, webhook_id):
         """Replace the signing secret (the new one is shown only in this answer)"""
-        return one(endpoints.rotate_secret(g.auth.tenant_id, webhook_id))
+        rotated = endpoints.rotate_secret(g.auth.tenant_id, webhook_id)
+        shown_once("secret")  # an idempotent replay of this answer shows ``secret`` null
+        return one(rotated)
 
 
 @blp.route("/<string:webhook_id>/test")
@@ -111,11 +115,13 @@ class WebhookRecoverViews(MethodView):
     @require_scope("webhooks:write")
     @blp.arguments(RecoverSchema)
     @blp.response(202, RecoverEnvelopeSchema)
-    @blp.errors("WEBHOOK_NOT_FOUND", "WEBHOOK_DISABLED", body=True)
+    @blp.errors("WEBHOOK_NOT_FOUND", "WEBHOOK_DISABLED", "INSUFFICIENT_SCOPE", body=True)
     def post(self, data, webhook_id):
         """Deliver again every event since a time that the endpoint has not received"""
         retention = current_app.config["WEBHOOK_RETENTION_DAYS"]
-        summary = recovery.recover(g.auth.tenant_id, webhook_id, data["since"], retention)
+        summary = recovery.recover(
+            g.auth.tenant_id, webhook_id, data["since"], retention, has_scope=g.auth.has_scope
+        )
         return one(summary, 202)
 
 

@@ -36,7 +36,11 @@ class WebhookSchema(ma.Schema):
 
 class WebhookWithSecretSchema(WebhookSchema):
     secret = ma.fields.String(
-        metadata={"description": "Shown only here: `whsec_` + base64 of 32 random bytes."}
+        allow_none=True,
+        metadata={
+            "description": "Shown only here: `whsec_` + base64 of 32 random bytes. An"
+            " idempotent replay of the answer shows null (a secret is shown once)."
+        },
     )
 
 

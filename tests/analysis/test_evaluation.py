@@ -20,6 +20,8 @@ from commerce_api.analysis.visibility_match import CatalogueMatcher
 from commerce_api.analysis.visibility_match import Product as Known
 from commerce_api.demo import DEMO_PRODUCTS
 
+from .labelled import DEV_KEYWORDS, DEV_MENTIONS, keyword_scores, load_mention_shops, mention_scores
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
@@ -79,6 +81,16 @@ def test_keyword_suggestions_are_of_the_same_kind_and_material_and_not_in_the_ti
     assert total >= 1
 
 
+def test_keyword_suggestions_from_descriptions_cover_the_development_catalogue():
+    scores = keyword_scores(DEV_KEYWORDS)
+    print(f"\nkeyword suggestions (development set): {scores}")
+    assert scores["categories"] >= 5
+    # a right suggestion for at least half of the products whose title lacks a term most
+    # of its category uses (and that is true of them), and not one wrong suggestion
+    assert scores["coverage"] >= 0.5 and scores["eligible"] >= 10
+    assert scores["wrong"] == []
+
+
 # Mention detection ----------------------------------------------------------------------
 
 
@@ -123,3 +135,14 @@ def test_mention_detection_per_sku_brand_only_answers_included():
     assert brand_right == len(answers)
     # a brand mention never credits every SKU: no SKU is wrongly credited more than once
     assert max(c["fp"] for c in counts.values()) <= 1
+
+
+def test_mention_detection_on_every_development_shop():
+    # the Fieldhouse set above and shops whose titles carry the brand or not, with exact
+    # titles said without it, "any ... from <brand>" and the brand's other products
+    scores = mention_scores(load_mention_shops(*DEV_MENTIONS))
+    print(f"\nmention detection (development set): {scores}")
+    assert scores["answers"] >= 90
+    assert scores["micro_precision"] >= 0.95 and scores["macro_precision"] >= 0.95
+    assert scores["micro_recall"] >= 0.9 and scores["macro_recall"] >= 0.9
+    assert scores["min_sku_precision"] >= 0.9

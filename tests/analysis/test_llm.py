@@ -296,6 +296,49 @@ def test_mention_by_gtin_and_by_sku_and_never_by_the_brand_alone():
     assert two.identify("Demo enamel mug, blue", True) == {"SKU-1": "title"}
 
 
+def test_an_exact_full_title_names_its_product_with_or_without_the_brand():
+    matcher = matcher_of(
+        "Oiled oak chopping board 45 x 30 cm with juice groove",
+        "Oiled oak chopping board 30 x 20 cm",
+        "Brass ballpoint pen",
+        brand="Birchwood",
+    )
+    text = "The Oiled Oak Chopping Board, 30 x 20 cm is the handy size."
+    assert matcher.identify(text, False) == {"SKU-1": "title"}
+    # the longer title found in the same place: not the shorter one inside it
+    assert matcher.identify("oiled oak chopping board 45 x 30 cm with juice groove", False) == {
+        "SKU-0": "title"
+    }
+    # out of order or cut short, it is a description, not the title
+    assert matcher.identify("An oiled oak chopping board of about 30 x 20 cm.", False) == {}
+    # a short title is the name of a kind: said of another brand, it is not ours
+    assert matcher.identify("Kaweco's brass ballpoint pen is a classic.", False) == {}
+
+
+def test_the_brand_with_any_of_a_kind_or_another_product_of_the_brand_names_no_sku():
+    matcher = matcher_of(
+        "Enamel cup, 250 ml",
+        "Insulated coffee tumbler, 450 ml",
+        "Canvas weekender bag",
+        brand="Falcon",
+    )
+    assert matcher.identify("Falcon enamel cup, 250 ml", True) == {"SKU-0": "title"}
+    assert matcher.identify("Any enamel cup from Falcon will do.", True) == {}
+    assert matcher.identify("Whichever Falcon enamel cup you pick, it lasts.", True) == {}
+    # the brand's flask shares two words with our tumbler, but is no tumbler
+    assert matcher.identify("Falcon Insulated Coffee Flask, 500 ml", True) == {}
+    assert matcher.identify("Falcon's insulated coffee tumbler", True) == {"SKU-1": "title"}
+    # another product of the brand, named in capitals with a word our title lacks
+    assert matcher.identify("Falcon Canvas Tote Bag - roomy.", True) == {}
+    assert matcher.identify("Falcon Canvas Weekender Bag - roomy.", True) == {"SKU-2": "title"}
+
+
+def test_a_colour_our_title_lacks_is_another_variant():
+    matcher = matcher_of("Enamel camping mug with steel rim, green", brand="Falcon")
+    assert matcher.identify("The Falcon enamel camping mug in white", True) == {}
+    assert matcher.identify("The Falcon enamel camping mug in green", True) == {"SKU-0": "title"}
+
+
 def test_a_prose_mention_has_no_position():
     found = detect_mention(
         "Hearth makes good mugs. I would pick their enamel camping mug in white.",
@@ -415,6 +458,32 @@ def test_a_brand_mention_is_never_credited_to_another_sku(client, headers, llm_a
     assert all(m["match"] is None and m["excerpt"] is None for m in pen["mentions"])
     # the brand was named in the pen's answers: counted per assistant, credited to no SKU
     assert [a["brand_mentions"] for a in result["by_assistant"]] == [1, 1]
+
+
+def test_an_exact_title_is_credited_without_the_brand_and_any_of_the_brand_is_not(
+    client, headers, llm_app, provider
+):
+    create_product(client, headers, sku="BOARD-S", title="Oiled oak chopping board 30 x 20 cm")
+    create_product(client, headers, sku="CUP-1", title="Enamel cup, 250 ml")
+    provider.answers = {
+        "model-a": "1. John Boos maple board\n2. Oiled Oak Chopping Board 30 x 20 cm\n",
+        "model-b": "Any enamel cup or board from Birchwood will do.",
+    }
+    job = dispatch(
+        client,
+        headers,
+        "llm_visibility_score",
+        {"skus": ["BOARD-S", "CUP-1"], "brand": "Birchwood", "queries": ["Best?"]},
+    )
+    run_worker(llm_app)
+    result = client.get(f"/api/ai-jobs/{job['id']}", headers=headers).get_json()["data"]["result"]
+    by_sku = {entry["sku"]: entry for entry in result["by_sku"]}
+    board = {m["assistant"]: m for m in by_sku["BOARD-S"]["mentions"]}
+    assert (board["model-a"]["mentioned"], board["model-a"]["position"]) == (True, 2)
+    assert board["model-b"]["mentioned"] is False
+    assert by_sku["CUP-1"]["mention_rate"] == 0.0
+    by_assistant = {entry["assistant"]: entry for entry in result["by_assistant"]}
+    assert by_assistant["model-b"]["brand_mentions"] == 2  # named, credited to no SKU
 
 
 def test_the_job_retries_429_within_the_attempt(client, headers, llm_app, provider, monkeypatch):

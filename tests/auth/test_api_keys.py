@@ -262,8 +262,8 @@ def test_rate_limit_override_is_enterprise_only(client):
             )
             assert error["details"] == {"plan": plan, "required_plan": "enterprise"}
     headers = headers_for(plan="enterprise")
-    data = create(client, headers, rate_limit_per_minute=5000, rate_limit_per_hour=200_000)["data"]
-    assert (data["rate_limit_per_minute"], data["rate_limit_per_hour"]) == (5000, 200_000)
+    data = create(client, headers, rate_limit_per_minute=500, rate_limit_per_hour=20_000)["data"]
+    assert (data["rate_limit_per_minute"], data["rate_limit_per_hour"]) == (500, 20_000)
 
 
 @pytest.mark.parametrize(
@@ -355,13 +355,14 @@ def test_list_pages_with_cursors_and_fields(client, tenant, headers):
     assert client.get(LIST, query_string={"limit": 500}, headers=headers).status_code == 422
 
 
-def test_an_idempotent_create_replays_the_same_key_and_stores_it_encrypted(client, headers):
+def test_an_idempotent_create_replays_the_same_key_without_its_secret(client, headers):
     body = {"name": "once", "scopes": ["orders:read"]}
     first = client.post(LIST, json=body, headers={**headers, "Idempotency-Key": "k-1"})
     again = client.post(LIST, json=body, headers={**headers, "Idempotency-Key": "k-1"})
     assert first.status_code == again.status_code == 201
     assert again.headers["Idempotent-Replayed"] == "true"
-    assert again.get_json()["data"] == first.get_json()["data"]
+    # the same key, but its secret is shown once: the replay has it null (issue 31)
+    assert again.get_json()["data"] == {**first.get_json()["data"], "key": None}
     assert ApiKey.select().where(ApiKey.name == "once").count() == 1
     # the column as stored (the model field decrypts what it reads)
     (stored,) = db.execute_sql(

@@ -84,3 +84,20 @@ def test_options_changes_nothing_and_reads_nothing(cors_client):
 def test_a_setting_that_is_not_an_origin_stops_the_start(base_config, setting):
     with pytest.raises(ValueError, match="COMMERCE_CORS_ORIGINS"):
         create_app({**base_config, "CORS_ORIGINS": setting})
+
+
+@pytest.mark.parametrize("origin", [None, ORIGIN, "https://evil.example.com"])
+def test_a_single_configured_origin_answers_vary_origin(make_app, app, headers, origin):
+    # one origin: flask-cors alone echoes it without Vary, and a cache would serve that
+    # answer to every origin (issue 31)
+    client = make_app(CORS_ORIGINS=ORIGIN).test_client()
+    sent = {**headers, **({"Origin": origin} if origin else {})}
+    for response in (
+        client.get("/api/products", headers=sent),
+        client.get("/api/products", headers={"Origin": origin} if origin else {}),
+        client.options("/api/products", headers={**PREFLIGHT, "Origin": origin or ORIGIN}),
+    ):
+        assert "Origin" in {v.strip() for v in response.headers.get("Vary", "").split(",")}
+    allowed = client.get("/api/products", headers=sent).headers.get("Access-Control-Allow-Origin")
+    if origin is not None:
+        assert allowed == (ORIGIN if origin == ORIGIN else None)

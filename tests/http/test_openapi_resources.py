@@ -7,6 +7,7 @@ every object, the keys sent are exactly the properties the schema documents (all
 formats) under OpenAPI 3.1's JSON Schema.
 """
 
+import io
 import json
 import re
 
@@ -191,6 +192,9 @@ def test_each_resource_and_its_schema_have_the_same_fields(
     check(spec, walker, client, headers, "delete", f"/api/api-keys/{key['id']}", key_path)
     get("/api/health/ready")
     get("/api/inventory/adjustments")
+    csv_file = (io.BytesIO(b"sku,title\nIMPORTED-1,From a file\n"), "products.csv")
+    check(spec, walker, client, headers, "post", "/api/imports",
+          data={"type": "products", "file": csv_file})  # fmt: skip
 
     # an error answer
     missing = client.get("/api/products/NOPE", headers=headers)

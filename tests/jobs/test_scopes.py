@@ -22,8 +22,18 @@ DOMAIN_SCOPE = {
     "marketplace_sync": "products:read",  # internal
     "order_pull": "orders:read",  # internal
     "order_cancellation": "orders:read",  # internal
+    "products_import": "products:read",  # internal
+    "inventory_import": "inventory:read",  # internal
+    "listings_import": "products:read",  # internal
 }
-INTERNAL = {"marketplace_sync", "order_pull", "order_cancellation"}
+INTERNAL = {
+    "marketplace_sync",
+    "order_pull",
+    "order_cancellation",
+    "products_import",
+    "inventory_import",
+    "listings_import",
+}
 VALID_PARAMS = {
     "pricing_recalculate": {"marketplace": "amazon", "apply": True},
     "competitor_scan": {"marketplace": "amazon"},

@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-from commerce_api.auth.models import ApiKey
+from commerce_api.auth.models import SCOPES, ApiKey
 from commerce_api.auth.services import create_key, parse_scopes
 from commerce_api.db import db
 from commerce_api.webhooks.models import WebhookDelivery, WebhookEndpoint
@@ -200,7 +200,12 @@ def test_scopes(client, tenant):
     assert response.get_json()["error"]["details"]["required_scope"] == "webhooks:write"
     assert client.get("/api/webhooks", headers=other).status_code == 403
     assert client.post("/api/webhooks", json=body, headers=other).status_code == 403
-    assert client.post("/api/webhooks", json=body, headers=writer).status_code == 201
+    # "*" carries every domain's events: it needs each domain's read scope (issue 31)
+    refused = client.post("/api/webhooks", json=body, headers=writer)
+    assert refused.get_json()["error"]["code"] == "INSUFFICIENT_SCOPE"
+    readers = [s for s in SCOPES if s.endswith(":read")]
+    full_writer = headers_for(tenant, scopes=["webhooks:write", *readers])
+    assert client.post("/api/webhooks", json=body, headers=full_writer).status_code == 201
     assert client.get("/api/webhooks", headers=reader).status_code == 200
 
 

@@ -1,0 +1,107 @@
+"""Mention detection and keyword suggestions on the development and held-out sets (issue
+30): ``.venv/bin/python bench/analysis_heldout.py`` (``--dev-only`` while working on the
+code: the held-out sets are measured, never tuned on; see tests/analysis/heldout/README.md).
+
+Bars (held-out): mention precision >= 0.9 and recall >= 0.8, micro and macro, every SKU
+>= 0.75 precision; a right keyword suggestion for at least half of the eligible products
+(title lacks a term most of its category uses that is true of it) and none wrong. Exit
+status 1 when a held-out bar fails.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.analysis.labelled import (  # noqa: E402
+    DEV_KEYWORDS,
+    DEV_MENTIONS,
+    HELDOUT2_KEYWORDS,
+    HELDOUT2_MENTIONS,
+    HELDOUT_KEYWORDS,
+    HELDOUT_MENTIONS,
+    keyword_scores,
+    load_mention_shops,
+    mention_scores,
+)
+
+
+def mention_bars(m):
+    return (
+        m["micro_precision"] >= 0.9
+        and m["micro_recall"] >= 0.8
+        and m["macro_precision"] >= 0.9
+        and m["macro_recall"] >= 0.8
+        and m["min_sku_precision"] >= 0.75
+    )
+
+
+def keyword_bars(k):
+    return k["coverage"] >= 0.5 and not k["wrong"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dev-only", action="store_true")
+    parser.add_argument("-v", "--verbose", action="store_true", help="list the misses")
+    args = parser.parse_args()
+    sets = {"dev": (DEV_MENTIONS, DEV_KEYWORDS)}
+    if not args.dev_only:
+        sets["held-out"] = ((HELDOUT_MENTIONS,), HELDOUT_KEYWORDS)
+        sets["held-out 2"] = ((HELDOUT2_MENTIONS,), HELDOUT2_KEYWORDS)
+    mentions = {name: mention_scores(load_mention_shops(*m)) for name, (m, _) in sets.items()}
+    keywords = {name: keyword_scores(k) for name, (_, k) in sets.items()}
+    names = list(sets)
+    print("mention detection (llm_visibility_score)" + "".join(f"{n:>12}" for n in names))
+    for field in (
+        "answers",
+        "skus",
+        "micro_precision",
+        "micro_recall",
+        "macro_precision",
+        "macro_recall",
+        "min_sku_precision",
+    ):
+        cells = "".join(
+            f"{mentions[n][field]:>12.3f}"
+            if isinstance(mentions[n][field], float)
+            else f"{mentions[n][field]:>12}"
+            for n in names
+        )
+        print(f"  {field:<38}{cells}")
+    print("keyword suggestions (listing_optimize)  " + "".join(f"{n:>12}" for n in names))
+    for field in ("products", "categories", "eligible", "covered", "coverage", "suggestions"):
+        cells = "".join(
+            f"{keywords[n][field]:>12.3f}"
+            if isinstance(keywords[n][field], float)
+            else f"{keywords[n][field]:>12}"
+            for n in names
+        )
+        print(f"  {field:<38}{cells}")
+    print(
+        "  wrong suggestions                     "
+        + "".join(f"{len(keywords[n]['wrong']):>12}" for n in names)
+    )
+    print(
+        "  titles lacking a common term, covered "
+        + "".join(f"{keywords[n]['lacking_covered']:>6}/{keywords[n]['lacking']:<5}" for n in names)
+    )
+    if args.verbose:
+        for n in names:
+            print(f"{n}: mention misses (answer, false, missed): {mentions[n]['wrong']}")
+            low = {s: v for s, v in mentions[n]["per_sku"].items() if v[0] < 1 or v[1] < 1}
+            print(f"{n}: SKUs below 1.0 (precision, recall, counts): {low}")
+            print(f"{n}: wrong keywords: {keywords[n]['wrong']}")
+    if "held-out" in sets:
+        failed = 0
+        for name in ("held-out", "held-out 2"):
+            ok = mention_bars(mentions[name]) and keyword_bars(keywords[name])
+            print(f"{name} bars:", "met" if ok else "NOT met")
+            failed += not ok
+        return 1 if failed else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

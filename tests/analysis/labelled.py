@@ -1,0 +1,144 @@
+"""Scoring of the labelled analysis sets (development and held-out) for mention detection
+and keyword suggestions; used by ``test_evaluation.py`` and ``bench/analysis_heldout.py``.
+
+Mention sets: ``{shops: [{brand, products: [{sku, title, gtin}], answers: [{id, text,
+mentions: [sku]}]}]}``; each (answer, SKU of its shop) is one decision. Keyword sets:
+``{products: [{sku, category, title, description, acceptable: [[spelling]]}], categories:
+{category: [common term]}}`` (see ``heldout/README.md``).
+"""
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from commerce_api.analysis.listing_keywords import KeywordCorpus
+from commerce_api.analysis.visibility import detect_mention
+from commerce_api.analysis.visibility_match import CatalogueMatcher
+from commerce_api.analysis.visibility_match import Product as Known
+
+HERE = Path(__file__).parent
+DEV_MENTIONS = (HERE / "fixtures" / "eval_mentions.json", HERE / "fixtures" / "dev_mentions.json")
+DEV_KEYWORDS = HERE / "fixtures" / "dev_keywords.json"
+HELDOUT_MENTIONS = HERE / "heldout" / "mentions.json"
+HELDOUT_KEYWORDS = HERE / "heldout" / "keywords.json"
+# the second held-out set, written by someone who never read the detector's or the
+# suggester's code (heldout2/README.md)
+HELDOUT2_MENTIONS = HERE / "heldout2" / "mentions.json"
+HELDOUT2_KEYWORDS = HERE / "heldout2" / "keywords.json"
+
+
+def load_mention_shops(*paths: Path) -> list[dict[str, Any]]:
+    """The shops of the mention sets at ``paths`` (the first dev file's one-shop layout,
+    ``{brand, catalogue, answers: [{id, answer, skus}]}``, is read as a shop)."""
+    shops = []
+    for path in paths:
+        data = json.loads(path.read_text())
+        if "shops" in data:
+            shops.extend(data["shops"])
+            continue
+        shops.append(
+            {
+                "brand": data["brand"],
+                "products": data["catalogue"],
+                "answers": [
+                    {"id": a["id"], "text": a["answer"], "mentions": a["skus"]}
+                    for a in data["answers"]
+                ],
+            }
+        )
+    return shops
+
+
+def _ratio(numerator, denominator):
+    return numerator / denominator if denominator else 1.0
+
+
+def mention_scores(shops: list[dict[str, Any]]) -> dict[str, Any]:
+    """Precision and recall of mention detection, micro (pooled) and macro (mean over the
+    SKUs), per SKU, and the answers got wrong."""
+    per_sku, wrong = {}, []
+    for shop in shops:
+        products = [Known(p["sku"], p["title"], p.get("gtin")) for p in shop["products"]]
+        matcher = CatalogueMatcher(products, shop["brand"])
+        for product in products:
+            per_sku[product.sku] = {"tp": 0, "fp": 0, "fn": 0}
+        for answer in shop["answers"]:
+            truth = set(answer["mentions"])
+            got = {
+                p.sku
+                for p in products
+                if detect_mention(answer["text"], matcher, p.sku)["mentioned"]
+            }
+            for sku in got & truth:
+                per_sku[sku]["tp"] += 1
+            for sku in got - truth:
+                per_sku[sku]["fp"] += 1
+            for sku in truth - got:
+                per_sku[sku]["fn"] += 1
+            if got != truth:
+                wrong.append((answer["id"], sorted(got - truth), sorted(truth - got)))
+    tp, fp, fn = (sum(c[k] for c in per_sku.values()) for k in ("tp", "fp", "fn"))
+    precision = {s: _ratio(c["tp"], c["tp"] + c["fp"]) for s, c in per_sku.items()}
+    recall = {s: _ratio(c["tp"], c["tp"] + c["fn"]) for s, c in per_sku.items()}
+    return {
+        "answers": sum(len(shop["answers"]) for shop in shops),
+        "skus": len(per_sku),
+        "micro_precision": _ratio(tp, tp + fp),
+        "micro_recall": _ratio(tp, tp + fn),
+        "macro_precision": sum(precision.values()) / len(precision),
+        "macro_recall": sum(recall.values()) / len(recall),
+        "min_sku_precision": min(precision.values()),
+        "per_sku": {s: (precision[s], recall[s], per_sku[s]) for s in per_sku},
+        "wrong": wrong,
+    }
+
+
+def normal(term: str) -> str:
+    return re.sub(r"\s+", " ", term.casefold().replace("-", " ")).strip()
+
+
+def _has(title, term):
+    return re.search(r"\b" + re.escape(normal(term)) + r"\b", normal(title)) is not None
+
+
+def keyword_scores(path: Path) -> dict[str, Any]:
+    """Coverage and wrong suggestions of ``listing_optimize``'s keyword suggester (with
+    descriptions) over the labelled catalogue at ``path``."""
+    data = json.loads(path.read_text())
+    products = data["products"]
+    corpus = KeywordCorpus((p["category"], p["title"]) for p in products)
+    eligible, covered, wrong, right, lacking, lacking_covered = 0, 0, [], 0, 0, 0
+    for product in products:
+        suggested = [
+            k["term"]
+            for k in corpus.suggest(
+                product["category"], product["title"], description=product["description"]
+            )
+        ]
+        spellings = {normal(s) for group in product["acceptable"] for s in group}
+        for term in suggested:
+            if normal(term) in spellings:
+                right += 1
+            else:
+                wrong.append((product["sku"], term))
+        common = [normal(t) for t in data["categories"][product["category"]]]
+        lacks = [t for t in common if not _has(product["title"], t)]
+        true_common = [g for g in product["acceptable"] if any(normal(s) in common for s in g)]
+        if lacks:
+            lacking += 1
+            lacking_covered += bool(suggested)
+        if lacks and true_common:
+            eligible += 1
+            covered += any(normal(t) in spellings for t in suggested)
+    return {
+        "products": len(products),
+        "categories": len({p["category"] for p in products}),
+        "eligible": eligible,
+        "covered": covered,
+        "coverage": _ratio(covered, eligible),
+        "lacking": lacking,
+        "lacking_covered": lacking_covered,
+        "suggestions": right + len(wrong),
+        "wrong": wrong,
+    }
