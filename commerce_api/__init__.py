@@ -6,6 +6,7 @@ import ipaddress
 from flask import Flask, request
 from flask_smorest import Api
 
+from . import console
 from .auth.middleware import authenticate, is_public_endpoint
 from .auth.routes import blp as api_keys
 from .config import check_drivers, load_config
@@ -145,6 +146,7 @@ def create_app(test_config=None):
         api.register_blueprint(blueprint)
     register_job_params(api)
     app.register_blueprint(docs.bp)
+    console.init_app(app)  # the merchant console at /console (DESIGN 15)
 
     app.extensions["commerce"] = {
         "api": api,
@@ -181,6 +183,8 @@ def _install_request_pipeline(app):
         # a marketplace call made for a request is refused when the tenant is at its cap
         marketplace_limits.start_serving()
         http_request.assign_request_id()
+        if console.is_console_request():
+            return None  # pages with a session cookie and CSRF tokens, not bearer tokens
         # OPTIONS (a browser's CORS preflight) carries no credentials and reveals no data
         if request.method != "OPTIONS" and not is_public_endpoint():
             authenticate()

@@ -92,9 +92,24 @@ DEFAULTS = {
     "LOG_FORMAT": "text",  # or "json": one JSON object per line (http/logs.py)
     "METRICS_ENABLED": False,  # GET /metrics in the Prometheus text format
     "METRICS_TOKEN": None,  # when set, /metrics wants "Authorization: Bearer <token>"
+    # the merchant console (/console): a session ends after this long without a request,
+    # and after the second figure whatever the activity
+    "CONSOLE_SESSION_IDLE_SECONDS": 1800,
+    "CONSOLE_SESSION_MAX_SECONDS": 12 * 3600,
+    # sign-in to the console through an OpenID Connect identity provider (authorization code
+    # + PKCE); unset issuer: API keys only. The token forwarded to the API (``access_token``
+    # or ``id_token``) is checked as the API checks user JWTs (COMMERCE_JWT_*).
+    "OIDC_ISSUER": None,
+    "OIDC_CLIENT_ID": None,
+    "OIDC_CLIENT_SECRET": None,
+    "OIDC_REDIRECT_URI": None,  # default: this server's /console/oidc/callback
+    "OIDC_SCOPES": "openid email profile",
+    "OIDC_TOKEN": "access_token",
 }
 
 _INT_KEYS = {
+    "CONSOLE_SESSION_IDLE_SECONDS",
+    "CONSOLE_SESSION_MAX_SECONDS",
     "LIST_COUNT_CAP",
     "SQLITE_CHECKPOINT_FRAMES",
     "JWT_LEEWAY_SECONDS",

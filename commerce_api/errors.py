@@ -100,6 +100,11 @@ CATALOGUE = {
     "PLAN_REQUIRED": (422, "The tenant's plan does not include this feature."),
     "CONFIRMATION_REQUIRED": (409, "This request revokes the calling key; confirm it."),
     "EVENT_NOT_FOUND": (404, "The event does not exist."),
+    # the merchant console (/console)
+    "CSRF_TOKEN_INVALID": (403, "The form's CSRF token is missing or does not match."),
+    "OIDC_NOT_CONFIGURED": (404, "Sign-in through an identity provider is not configured."),
+    "OIDC_SIGN_IN_FAILED": (401, "Sign-in through the identity provider failed."),
+    "IDENTITY_PROVIDER_UNAVAILABLE": (503, "The identity provider could not be reached."),
     # files: imports and exports (DESIGN 14)
     "CSV_INVALID": (422, "The file cannot be read as CSV (UTF-8)."),
     "CSV_EMPTY": (422, "The file has no header row."),

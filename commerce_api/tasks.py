@@ -13,6 +13,7 @@ TASK_MODULES = (
     "commerce_api.pricing.tasks",
     "commerce_api.analysis.tasks",
     "commerce_api.webhooks.tasks",
+    "commerce_api.console.tasks",
     "commerce_api.files.tasks",
 )
 

@@ -65,6 +65,7 @@ LAYERS = (
             "migrations",
             "schema_guard",
             "backup",
+            "console",
         ),
     ),
 )
