@@ -403,21 +403,15 @@ def test_demo_anomalies_are_found_whatever_day_it_is_seeded(
 
     now = 1_795_392_000_000 + day * 86_400_000 + at  # 2026-11-23T00:00:00Z + day + at
     monkeypatch.setattr(returns_demo, "now_ms", lambda: now)
-    monkeypatch.setattr(jobs_app, "instance_path", str(tmp_path))
-    result = runner.invoke(cli, ["demo", "--json"])
-    assert result.exit_code == 0, result.output
-    saved = json.loads(result.output)
-    client = jobs_app.test_client()
-    headers = {"Authorization": f"Bearer {saved['api_key']}", "X-Tenant-ID": saved["tenant_id"]}
-    returns = run(client, headers, jobs_app, {})
-    assert returns["status"] == "completed"
+    _, _, returns = _demo_returns(jobs_app, runner, tmp_path, monkeypatch)
     assert sorted((a["sku"], a["kind"]) for a in returns["result"]["anomalies"]) == [
         ("BOTTLE-STEEL", "return_spike"),
         ("MUG-ENAMEL-BLU", "high_return_rate"),
     ], format_ms(now)
 
 
-def test_demo_tenant_gives_both_jobs_something_to_work_on(jobs_app, runner, tmp_path, monkeypatch):
+def _demo_returns(jobs_app, runner, tmp_path, monkeypatch):
+    """``commerce-api demo``, then a completed ``return_classify``: (client, headers, job)."""
     monkeypatch.setattr(jobs_app, "instance_path", str(tmp_path))
     result = runner.invoke(cli, ["demo", "--json"])
     assert result.exit_code == 0, result.output
@@ -426,6 +420,11 @@ def test_demo_tenant_gives_both_jobs_something_to_work_on(jobs_app, runner, tmp_
     headers = {"Authorization": f"Bearer {saved['api_key']}", "X-Tenant-ID": saved["tenant_id"]}
     returns = run(client, headers, jobs_app, {})
     assert returns["status"] == "completed"
+    return client, headers, returns
+
+
+def test_demo_tenant_gives_both_jobs_something_to_work_on(jobs_app, runner, tmp_path, monkeypatch):
+    client, headers, returns = _demo_returns(jobs_app, runner, tmp_path, monkeypatch)
     anomalies = returns["result"]["anomalies"]
     assert sorted((a["sku"], a["kind"]) for a in anomalies) == [
         ("BOTTLE-STEEL", "return_spike"),  # the batch with leaky lids
