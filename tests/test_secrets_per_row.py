@@ -21,6 +21,7 @@ from commerce_api.webhooks.models import WebhookDelivery, WebhookEndpoint
 from tests.support.factories import headers_for, make_tenant
 from tests.support.listing_marketplace import ListingMarketplace
 from tests.support.orders_support import connect, make_own_warehouse, make_products, stock_up
+from tests.support.products_support import price_listing_now
 from tests.support.waiting import wait_for
 from tests.support.webhooks_support import Receiver, create_webhook, delivering, emit_events
 
@@ -104,6 +105,7 @@ def listed_shop(app, client, marketplace, token):
     stock_up(tenant, warehouse, {"MUG-1": 10})
     with app.app_context():
         connect(tenant, "mirakl", "http", base_url=marketplace.url, api_token=token)
+        price_listing_now(tenant.id, "MUG-1", "mirakl")  # nothing is pushed without a price
         assert sync_product(tenant.id, "MUG-1", ["mirakl"], created_by="test")["succeeded"] == 1
     return tenant, headers, warehouse
 

@@ -21,6 +21,7 @@ from tests.support import dbutil
 from tests.support.dbproxy import DatabaseProxy
 from tests.support.listing_marketplace import ListingMarketplace
 from tests.support.orders_support import connect, make_own_warehouse, make_products, stock_up
+from tests.support.products_support import price_listing
 from tests.support.servers import start_command, stop_process
 from tests.support.waiting import wait_for
 from tests.support.webhooks_support import Receiver, create_webhook
@@ -111,6 +112,7 @@ def assert_done_within(done, started, what):
 
 def warm_up(client, headers, shop):
     """The listing made on the marketplace (a sync), then a job, a webhook and a push."""
+    price_listing(client, headers, "MUG-1", "mirakl")  # nothing goes out without a price
     response = client.post("/api/products/MUG-1/sync", headers=headers)
     assert response.status_code == 202, response.get_json()
     assert wait_for(lambda: shop["marketplace"].pushes_of("MUG-1"), timeout=30)
