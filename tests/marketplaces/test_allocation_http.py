@@ -6,6 +6,7 @@ the last unit of a component drops every bundle that uses it on every channel.
 """
 
 import contextlib
+import time
 
 import pytest
 
@@ -85,10 +86,19 @@ def three_channels(client, headers, tenant, database_url):
         assert wait_for(
             lambda: Listing.select().where(Listing.external_id.is_null(False)).count() == 9, 30
         )
-        # the prices set first are pushed too: settled before any push is counted
-        assert wait_for(
-            lambda: not Listing.select().where(Listing.sync_status != "in_sync").exists(), 30
-        )
+
+        # the prices set first are pushed too: settled (every listing in sync and no push
+        # for a while) before any push is counted
+        def pushes():
+            return sum(len(fakes[c].pushes_of(s)) for c in fakes for s in SKUS)
+
+        def quiet():
+            before = pushes()
+            time.sleep(1.5)
+            in_sync = not Listing.select().where(Listing.sync_status != "in_sync").exists()
+            return in_sync and pushes() == before
+
+        assert wait_for(quiet, 60)
         yield {"fakes": fakes, "eu": eu, "us": us}
 
 
