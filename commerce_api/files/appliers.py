@@ -27,6 +27,8 @@ class ProductRows:
     """New products go in one INSERT per chunk; a row equal to its product is not
     written at all; a changed one goes through ``update_product`` (events, pushes)."""
 
+    chunk_rows = 200  # rows to a transaction (it holds SQLite's write lock meanwhile)
+
     def __init__(self, tenant_id, created_by):
         self.tenant_id = tenant_id
         self.create_schema = ProductCreateSchema()
@@ -88,6 +90,10 @@ class ProductRows:
 
 
 class InventoryRows:
+    # one bulk stock change per chunk, at its maximum size: the ledger's locks and reads
+    # are per chunk, so bigger chunks cost less per row (a chunk of 500 takes ~0.3 s)
+    chunk_rows = 500
+
     def __init__(self, tenant_id, created_by):
         self.tenant_id = tenant_id
         self.created_by = created_by
@@ -200,6 +206,8 @@ class InventoryRows:
 
 
 class ListingRows:
+    chunk_rows = 200
+
     def __init__(self, tenant_id, created_by):
         self.tenant_id = tenant_id
         self.schema = ListingUpdateSchema()

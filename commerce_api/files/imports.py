@@ -6,7 +6,8 @@ refuse the file at once), counts the rows and keeps the bytes in the database in
 first for the keys (a SKU, or SKU and warehouse, or SKU and marketplace, given by more
 than one row fails on every such row: which one was meant is not ours to guess), then to
 apply. Each row is loaded by the schema the API's own request uses, and applied by the
-same service, ``CHUNK_ROWS`` rows to a transaction: a chunk is atomic (a worker killed
+same service, a chunk of rows to a transaction (``chunk_rows`` of the type: 200, or
+500 for stock levels, one bulk stock change): a chunk is atomic (a worker killed
 halfway leaves whole chunks), and within it a row that the service refuses is rolled back
 alone (a savepoint) and reported with its row number, column and code. A row equal to
 what is stored changes nothing (no ledger row, no event, no push), so the same file twice
@@ -33,7 +34,6 @@ from .rows import Outcome, Row, read_rows, repeated_keys, row_error, row_key
 
 IMPORT_TYPES = ("products", "inventory", "listings")
 MAX_IMPORT_BYTES = 50 * 1024 * 1024
-CHUNK_ROWS = 200
 SCOPES = {
     "products": "products:write",
     "inventory": "inventory:write",
@@ -179,7 +179,7 @@ def run_import(
             done += 1
             continue
         chunk.append(row)
-        if len(chunk) >= CHUNK_ROWS:
+        if len(chunk) >= applier.chunk_rows:
             flush()
     flush()
     rows = done
