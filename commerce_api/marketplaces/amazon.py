@@ -20,7 +20,13 @@ from urllib.parse import quote
 
 from .amazon_client import TOKENS, USAGE_PLANS, AmazonClient, budget_plan, money_amount
 from .amazon_orders import AmazonOrders
-from .base import ListingResult, MarketplaceRejection, MarketplaceUnavailable, SubmissionCheck
+from .base import (
+    ListingResult,
+    MarketplaceRejection,
+    MarketplaceUnavailable,
+    SubmissionCheck,
+    push_each,
+)
 
 __all__ = ["TOKENS", "USAGE_PLANS", "AmazonClient", "AmazonConnector", "budget_plan"]
 
@@ -123,24 +129,7 @@ class AmazonConnector(AmazonOrders):
     def push_listings(self, items: Sequence[dict[str, Any]]) -> list[ListingResult]:
         """A few listings: a patch each; more: one JSON_LISTINGS_FEED."""
         if len(items) <= PATCH_AT_MOST:
-            results = []
-            for item in items:
-                try:
-                    results.append(self._patch(item["payload"]))
-                except MarketplaceRejection as exc:
-                    results.append(
-                        ListingResult("rejected", error_code=exc.code, error_message=exc.message)
-                    )
-                except MarketplaceUnavailable as exc:
-                    results.append(
-                        ListingResult(
-                            "unavailable",
-                            error_code=exc.code,
-                            error_message=exc.message,
-                            retry_after=exc.retry_after,
-                        )
-                    )
-            return results
+            return push_each(items, lambda item: self._patch(item["payload"]))
         return self._feed(items)
 
     def _feed(self, items):

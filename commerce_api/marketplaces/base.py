@@ -11,7 +11,7 @@ Failures are reported with two exceptions only:
 """
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -66,6 +66,31 @@ class ListingResult:
     error_code: str | None = None
     error_message: str | None = None
     retry_after: float | None = None
+
+
+def push_each(
+    items: Sequence[dict[str, Any]], push: Callable[[dict[str, Any]], ListingResult]
+) -> list[ListingResult]:
+    """``push(item)`` for each item in turn, a rejection or an unavailable answer being that
+    item's result (a batch that a connector sends as single calls)."""
+    results = []
+    for item in items:
+        try:
+            results.append(push(item))
+        except MarketplaceRejection as exc:
+            results.append(
+                ListingResult("rejected", error_code=exc.code, error_message=exc.message)
+            )
+        except MarketplaceUnavailable as exc:
+            results.append(
+                ListingResult(
+                    "unavailable",
+                    error_code=exc.code,
+                    error_message=exc.message,
+                    retry_after=exc.retry_after,
+                )
+            )
+    return results
 
 
 @dataclass
@@ -123,26 +148,12 @@ class Connector(ABC):
         idempotency_key}`` (``payload`` the ``push_product`` body); one ``ListingResult``
         per item, in order. Only an answer about the whole batch (the marketplace is
         unreachable) raises. The default pushes them one by one."""
-        results = []
-        for item in items:
-            try:
-                answer = self.push_product(item["payload"], item.get("idempotency_key"))
-            except MarketplaceRejection as exc:
-                results.append(
-                    ListingResult("rejected", error_code=exc.code, error_message=exc.message)
-                )
-            except MarketplaceUnavailable as exc:
-                results.append(
-                    ListingResult(
-                        "unavailable",
-                        error_code=exc.code,
-                        error_message=exc.message,
-                        retry_after=exc.retry_after,
-                    )
-                )
-            else:
-                results.append(ListingResult("accepted", answer=answer))
-        return results
+        return push_each(
+            items,
+            lambda item: ListingResult(
+                "accepted", answer=self.push_product(item["payload"], item.get("idempotency_key"))
+            ),
+        )
 
     def check_submissions(self, items: Sequence[dict[str, Any]]) -> SubmissionCheck:
         """Read the results of listings ``submitted`` earlier: ``items`` are ``{sku,
