@@ -659,6 +659,8 @@ def run_engine(engine, args):
         violations, counts = check(tenants, statuses)
         violations += failover_found
         logged = log_errors(worker_log, phase.get("log_window"))
+        # read while the folder is there (it goes with the block around this one)
+        during_failover = failover_log(worker_log, phase.get("log_window"))
         if logged["deadlocks"] or logged["database_locked"]:
             violations.append(("worker_log", logged))
         for receiver in receivers:
@@ -679,7 +681,7 @@ def run_engine(engine, args):
         "webhook_receipts": [dict(r.received) for r in receivers],
         "http_statuses": {str(k): v for k, v in sorted(statuses.items(), key=str)},
         "worker_log": logged,
-        "worker_log_during_failover": failover_log(worker_log, phase.get("log_window")),
+        "worker_log_during_failover": during_failover,
         "checked": dict(counts),
         "violations": len(violations),
         "violation_samples": violations[:20],
