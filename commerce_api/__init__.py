@@ -96,6 +96,7 @@ def register_domain_checks() -> None:
     # a listing's fulfilled_by follows the marketplace's warehouse stock (DESIGN 9)
     product_services.register_fulfilment_check(listing_sync.fulfilling_marketplaces)
     product_bundles.register_component_check(inventory_bundles.check_components)
+    product_bundles.register_becoming_bundle(inventory_bundles.drop_own_record)
 
 
 def create_app(test_config=None):
