@@ -8,7 +8,12 @@ from ..timeutil import now_ms
 from . import gateway
 from .amazon_client import TOKENS
 from .models import CONNECTION_STATUSES, MarketplaceConnection
-from .services import check_base_url, check_credentials, check_settings
+from .services import (
+    check_base_url,
+    check_credentials,
+    check_settings,
+    check_shopify_locations,
+)
 
 
 def _locked(tenant_id, connection_id):
@@ -57,16 +62,28 @@ def update_connection(
                     )
         if "settings" in changes:
             settings = dict(changes["settings"] or {})
-            if connection.connector in ("sandbox", "amazon"):  # only the named settings change
+            if connection.connector in ("sandbox", "amazon", "shopify"):  # named ones change
                 settings = {**(connection.settings or {}), **settings}
             fields["settings"] = check_settings(connection.connector, settings, allow_private)
-            if connection.connector == "amazon":
+            if connection.connector in ("amazon", "shopify"):
                 # endpoints are checked as the caller may set them (a private one kept from
                 # the operator is refused through the API); the new ones are the caller's
                 fields["allow_private"] = allow_private
         if changes.get("credentials") is not None:
             fields["credentials"] = check_credentials(connection.connector, changes["credentials"])
             fields["status_reason"] = None
+        if connection.connector == "shopify" and {"settings", "credentials"} & set(fields):
+            check_shopify_locations(
+                MarketplaceConnection(
+                    id=connection.id,
+                    tenant=connection.tenant_id,
+                    marketplace=connection.marketplace,
+                    connector=connection.connector,
+                    allow_private=fields.get("allow_private", connection.allow_private),
+                    settings=fields.get("settings", connection.settings),
+                    credentials=fields.get("credentials", connection.credentials),
+                )
+            )
         fields = {
             name: value for name, value in fields.items() if getattr(connection, name) != value
         }
