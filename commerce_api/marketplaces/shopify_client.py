@@ -20,6 +20,7 @@
 """
 
 import json
+import logging
 import math
 import threading
 import time
@@ -30,6 +31,8 @@ from . import budgets
 from .base import Connector, MarketplaceRejection, MarketplaceUnavailable
 from .limits import serving
 from .wire import exchange
+
+log = logging.getLogger("commerce_api.marketplaces")
 
 USER_AGENT = "commerce-api/0.1 (+connector-shopify)"
 DEFAULT_API_VERSION = "2025-01"
@@ -194,15 +197,20 @@ class ShopifyClient(Connector):
         requested = _number(cost.get("requestedQueryCost"))
         PLANS.learn(self.connection.id, name, requested and math.ceil(requested), rate, maximum)
         if maximum and rate and left is not None:
-            budgets.observe(
-                self.connection.id,
-                BUDGET,
-                rate * BUDGET_MARGIN,
-                maximum,
-                rate * BUDGET_MARGIN,
-                maximum,
-                left,
-            )
+            try:
+                budgets.observe(
+                    self.connection.id,
+                    BUDGET,
+                    rate * BUDGET_MARGIN,
+                    maximum,
+                    rate * BUDGET_MARGIN,
+                    maximum,
+                    left,
+                )
+            except Exception:
+                # Shopify has answered (and may have written): a busy budget store must
+                # not turn that answer into a failure; the next draw or THROTTLED corrects
+                log.warning("shopify: recording the cost bucket failed", exc_info=True)
             if requested and requested > left:
                 return (requested - left) / rate
         return None

@@ -170,9 +170,9 @@ def test_stock_price_and_archive_reach_shopify_at_the_mapped_location(
         price_listing(client, headers, sku, MARKETPLACE, 9.99)
     with running_worker(database_url):
         assert wait_for(lambda: fake.quantity("MUG-1") == 10, 20)
-        assert wait_for(
-            lambda: listing_of(client, headers, "MUG-1")["sync_status"] == "in_sync"
-        ), json.dumps(listing_of(client, headers, "MUG-1"))
+        assert wait_for(lambda: listing_of(client, headers, "MUG-1")["sync_status"] == "in_sync"), (
+            json.dumps(listing_of(client, headers, "MUG-1"))
+        )
         listing = listing_of(client, headers, "MUG-1")
         assert listing["external_id"] == fake.variant_of("MUG-1")["id"]
         assert fake.quantity("TOWEL-1") == 5
