@@ -521,3 +521,48 @@ def test_500_pending_listings_drain_within_the_cost_bucket(
     assert fake.count("inventorySetQuantities") <= 10
     assert fake.count("productVariants") == 0  # linked already: nothing looked up again
     assert_contract_kept(fake)
+
+
+def test_the_cli_connects_a_shop_with_its_location_mapping(runner, tenant, fake):
+    from commerce_api.cli import cli
+
+    warehouse = make_own_warehouse(tenant)
+    result = runner.invoke(
+        cli,
+        ["marketplaces", "connect", "--tenant", tenant.id, "--marketplace", MARKETPLACE,
+         "--connector", "shopify", "--setting", f"shop_domain={SHOP}",
+         "--setting", f"endpoint={fake.url}",
+         "--setting", f"locations.{warehouse}={fake.location}",
+         "--credential", f"access_token={fake.credentials()['access_token']}",
+         "--credential", f"webhook_secret={SECRET}", "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["connector"] == "shopify"
+    assert data["settings"]["locations"] == {warehouse: fake.location}
+    connection = MarketplaceConnection.get_by_id(data["id"])
+    assert json.loads(connection.credentials)["webhook_secret"] == SECRET
+    assert_contract_kept(fake)
+
+
+def test_a_manual_sync_links_the_listing_and_compares_with_what_shopify_shows(
+    app, client, headers, tenant, fake
+):
+    make_products(client, headers, "MUG-1")
+    fake.add_variant("MUG-1", price="9.99", quantity=4)  # set in the Shopify admin
+    warehouse = make_own_warehouse(tenant)
+    stock_up(tenant, warehouse, {"MUG-1": 6})
+    connect_shopify(tenant, fake, warehouse)
+    price_listing(client, headers, "MUG-1", MARKETPLACE, 11.0)
+    from commerce_api.marketplaces.listings import sync_product
+
+    with app.app_context():
+        result = sync_product(tenant.id, "MUG-1", [MARKETPLACE], "test")
+    assert result["succeeded"] == 1, result
+    assert fake.quantity("MUG-1") == 6 and fake.variant_of("MUG-1")["price"] == "11.00"
+    item = fake.variant_of("MUG-1")["inventoryItem"]["id"]
+    assert [(q, compare) for i, _, q, compare, _ in fake.sets if i == item] == [(6, 4)]
+    listing = Listing.get()
+    assert listing.external_id == fake.variant_of("MUG-1")["id"]
+    assert listing.external_refs["inventory_item"] == item
+    assert_contract_kept(fake)
