@@ -284,10 +284,10 @@ def test_a_throttled_query_waits_and_the_push_goes_through(app, client, headers,
     stock_up(tenant, warehouse, {"MUG-1": 3})
     connection = connect_shopify(tenant, fake, warehouse)
     price_listing(client, headers, "MUG-1", MARKETPLACE, 9.99)
-    fake.available = 0  # another app of the shop spent the bucket
     with app.app_context():
         connector = get_connector(MarketplaceConnection.get_by_id(connection.id))
         listing = Listing.get()
+        fake.empty_bucket()
         (result,) = connector.push_listings(
             [
                 {

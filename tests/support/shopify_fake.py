@@ -167,6 +167,7 @@ class ShopifyFake(LocalHTTPServer):
         self.refused = []  # (what, message)
         self.answer_problems = []
         self.throttled = 0
+        self.emptied = 0  # queries before which the bucket is spent (empty_bucket)
         self.calls = {}  # root field -> count
         self.costs = []  # (root fields, cost, monotonic time)
         self.products, self.variants, self.items = {}, {}, {}
@@ -371,6 +372,12 @@ class ShopifyFake(LocalHTTPServer):
             self.orders[gid] = order
             return gid
 
+    def empty_bucket(self, queries=1):
+        """Another app of the shop spends every point just before each of the next
+        ``queries`` queries (they are answered THROTTLED)."""
+        with self.lock:
+            self.emptied += queries
+
     def refused_count(self):
         return len(self.refused)
 
@@ -480,6 +487,10 @@ class ShopifyFake(LocalHTTPServer):
                 document_text[:60],
                 [f"Query cost {cost} exceeds the single query max cost limit."],
             )
+        with self.lock:
+            if self.emptied:
+                self.emptied -= 1
+                self.available, self.leaked_at = 0.0, time.monotonic()
         taken, status = self._bucket(cost)
         extensions = {
             "cost": {
