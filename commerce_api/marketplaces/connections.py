@@ -36,8 +36,11 @@ def update_connection(
     base URL must reach a public address (422 otherwise); the sandbox takes settings but no
     URL or token. A disabled connection is neither pulled nor pushed to; its listings wait,
     pending, until it is active again. A new URL or token takes effect at the next call
-    (each process's keep-alive pool is replaced, ``gateway.session_for``).
+    (each process's keep-alive pool is replaced, ``gateway.session_for``). A Shopify
+    connection's new settings or credentials are checked with the shop first (its
+    locations), with no transaction open.
     """
+    _check_shop(tenant_id, connection_id, changes, allow_private)
     with write_transaction():
         connection = _locked(tenant_id, connection_id)
         fields = {}
@@ -72,18 +75,6 @@ def update_connection(
         if changes.get("credentials") is not None:
             fields["credentials"] = check_credentials(connection.connector, changes["credentials"])
             fields["status_reason"] = None
-        if connection.connector == "shopify" and {"settings", "credentials"} & set(fields):
-            check_shopify_locations(
-                MarketplaceConnection(
-                    id=connection.id,
-                    tenant=connection.tenant_id,
-                    marketplace=connection.marketplace,
-                    connector=connection.connector,
-                    allow_private=fields.get("allow_private", connection.allow_private),
-                    settings=fields.get("settings", connection.settings),
-                    credentials=fields.get("credentials", connection.credentials),
-                )
-            )
         fields = {
             name: value for name, value in fields.items() if getattr(connection, name) != value
         }
@@ -106,6 +97,37 @@ def update_connection(
         gateway.forget_session(connection.id)
         TOKENS.forget(connection.id)  # new credentials are tried at once
     return connection
+
+
+def _check_shop(tenant_id, connection_id, changes, allow_private):
+    """``check_shopify_locations`` for the settings and credentials a PATCH would leave."""
+    if changes.get("settings") is None and changes.get("credentials") is None:
+        return
+    connection = MarketplaceConnection.get_or_none(
+        (MarketplaceConnection.id == connection_id) & (MarketplaceConnection.tenant == tenant_id)
+    )
+    if connection is None or connection.connector != "shopify":
+        return
+    settings = connection.settings
+    if changes.get("settings") is not None:
+        merged = {**(connection.settings or {}), **dict(changes["settings"])}
+        settings = check_settings("shopify", merged, allow_private)
+    credentials = connection.credentials
+    if changes.get("credentials") is not None:
+        credentials = check_credentials("shopify", changes["credentials"])
+    check_shopify_locations(
+        MarketplaceConnection(
+            id=connection.id,
+            tenant=connection.tenant_id,
+            marketplace=connection.marketplace,
+            connector=connection.connector,
+            allow_private=allow_private
+            if changes.get("settings") is not None
+            else connection.allow_private,
+            settings=settings,
+            credentials=credentials,
+        )
+    )
 
 
 def delete_connection(tenant_id: str, connection_id: str) -> MarketplaceConnection:

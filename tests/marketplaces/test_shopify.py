@@ -566,3 +566,25 @@ def test_a_manual_sync_links_the_listing_and_compares_with_what_shopify_shows(
     assert listing.external_id == fake.variant_of("MUG-1")["id"]
     assert listing.external_refs["inventory_item"] == item
     assert_contract_kept(fake)
+
+
+def test_a_changed_location_mapping_is_checked_with_the_shop(tenant, fake):
+    from commerce_api.errors import ApiError
+    from commerce_api.marketplaces.connections import update_connection
+
+    warehouse = make_own_warehouse(tenant)
+    second = make_own_warehouse(tenant, "Second")
+    connection = connect_shopify(tenant, fake, warehouse)
+    change = {"settings": {"locations": {second: "gid://shopify/Location/999999"}}}
+    with pytest.raises(ApiError) as error:
+        update_connection(tenant.id, connection.id, change, allow_private=True)
+    assert error.value.code == "VALIDATION_ERROR"
+    assert second in error.value.details["fields"]["settings"]["locations"]
+    assert MarketplaceConnection.get_by_id(connection.id).settings["locations"] == {
+        warehouse: fake.location
+    }
+    other = fake.add_location("Second shop")
+    change = {"settings": {"locations": {second: other}}}
+    updated = update_connection(tenant.id, connection.id, change, allow_private=True)
+    assert updated.settings["locations"] == {second: other}
+    assert_contract_kept(fake)
