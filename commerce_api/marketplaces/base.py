@@ -11,7 +11,7 @@ Failures are reported with two exceptions only:
 """
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -93,6 +93,17 @@ def push_each(
     return results
 
 
+@dataclass(frozen=True)
+class Notification:
+    """A marketplace notification whose signature held: the marketplace's id of the event
+    (duplicates carry the same one), its topic (``orders/create``...) and the external ids
+    of the orders it names (the body is never trusted beyond them)."""
+
+    event_id: str
+    topic: str
+    order_ids: list[str]
+
+
 @dataclass
 class SubmissionCheck:
     """What ``check_submissions`` found: a result per item, and ``notes`` on what the
@@ -162,6 +173,23 @@ class Connector(ABC):
             f"The {self.name} connector submits nothing for later processing.",
             code="NOT_SUPPORTED",
         )
+
+    def verify_notification(self, headers: Mapping[str, str], raw_body: bytes) -> Notification:
+        """Check a notification the marketplace sent us (its signature over ``raw_body``,
+        with the connection's secret, in constant time) and read it. Raises
+        ``MarketplaceRejection``: ``NOTIFICATION_SIGNATURE_INVALID`` (wrong or missing
+        signature), ``NOTIFICATION_BODY_INVALID`` (not the marketplace's JSON),
+        ``NOTIFICATIONS_UNSUPPORTED`` (this connector, or connection, takes none). It never
+        calls the marketplace."""
+        raise MarketplaceRejection(
+            "this connector takes no notifications", code="NOTIFICATIONS_UNSUPPORTED"
+        )
+
+    def fetch_order(self, external_id: str) -> dict[str, Any] | None:
+        """One order in the import shape that ``fetch_orders`` pages carry, or None when the
+        marketplace does not know it. ``NotImplemented``: the connector cannot read one
+        order (a notification then brings a cursor pull of the connection)."""
+        return NotImplemented
 
     def check(self) -> dict[str, Any]:
         """One cheap authenticated call: ``{ok, detail}`` (raises the two errors above)."""

@@ -111,8 +111,12 @@ def check_credentials(connector: str, credentials: Any) -> str | None:
         if connector == "amazon":
             raise validation_error({"credentials": [f"Required: {', '.join(AMAZON_CREDENTIALS)}."]})
         return None
+    if connector == "sandbox":
+        return _sandbox_credentials(credentials)
     if connector != "amazon":
-        raise validation_error({"credentials": ["Only the amazon connector takes credentials."]})
+        raise validation_error(
+            {"credentials": ["Only the amazon and sandbox connectors take credentials."]}
+        )
     if not isinstance(credentials, dict):
         raise validation_error({"credentials": ["An object."]})
     errors = {}
@@ -126,6 +130,21 @@ def check_credentials(connector: str, credentials: Any) -> str | None:
     if errors:
         raise validation_error({"credentials": errors})
     return json.dumps({name: credentials[name] for name in AMAZON_CREDENTIALS})
+
+
+def _sandbox_credentials(credentials: Any) -> str:
+    """The sandbox's one secret: ``notification_secret``, which signs its notifications."""
+    if not isinstance(credentials, dict):
+        raise validation_error({"credentials": ["An object."]})
+    errors = {
+        name: ["Unknown credential."] for name in credentials if name != "notification_secret"
+    }
+    secret = credentials.get("notification_secret")
+    if not isinstance(secret, str) or not 16 <= len(secret) <= 2000 or unstorable_text(secret):
+        errors["notification_secret"] = ["Required: a string of 16 to 2000 characters."]
+    if errors:
+        raise validation_error({"credentials": errors})
+    return json.dumps({"notification_secret": secret})
 
 
 def unstorable_text(value: str) -> bool:
