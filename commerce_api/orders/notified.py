@@ -140,6 +140,18 @@ def _queue(connection, external_id, topic, now):
         )
 
 
+def any_due(now: int | None = None) -> bool:
+    """A read-only look: is any pull due (so that an idle worker never takes SQLite's write
+    lock, nor a PostgreSQL row lock, just to find nothing)?"""
+    now = now_ms() if now is None else now
+    return (
+        OrderPullRequest.select(OrderPullRequest.id)
+        .where(OrderPullRequest.due_at <= now)
+        .limit(1)
+        .exists()
+    )
+
+
 def claim_pulls(
     worker: str, limit: int, lease_ms: int, now: int | None = None
 ) -> list[ClaimedPull]:
@@ -276,6 +288,8 @@ class NotifiedPullLoop:
 
     def step(self) -> bool:
         """Claim due pulls and do them one by one; True when there were some."""
+        if not any_due():
+            return False
         claimed = claim_pulls(self.worker, CLAIM_BATCH, self.lease_ms)
         for index, pull in enumerate(claimed):
             try:
@@ -304,10 +318,3 @@ class NotifiedPullLoop:
                     )
         except Exception:
             log.debug("giving back claimed pulls failed; their leases run out", exc_info=True)
-
-
-def queue_counts() -> dict[str, int]:
-    """``{due, held}``: rows waiting and rows being pulled now (tests, benchmarks)."""
-    now = now_ms()
-    held = OrderPullRequest.select().where(OrderPullRequest.lease_until >= now).count()
-    return {"due": OrderPullRequest.select().count() - held, "held": held}

@@ -5,6 +5,7 @@ import threading
 
 import pytest
 
+from commerce_api.marketplaces.sandbox_notifications import sign
 from commerce_api.marketplaces.services import connect_marketplace
 from commerce_api.orders.models import MarketplaceNotification, Order, OrderPullRequest
 from commerce_api.orders.notified import NotifiedPullLoop
@@ -103,8 +104,6 @@ def test_a_replayed_notification_is_harmless(app, client, headers, tenant, shop)
 def test_a_body_that_is_not_json_is_400(client, shop):
     headers, _ = signed("SBX-000001")
     for body in (b"not json", b'{"order_id": ', b"[1, 2]", b'{"order_id": 5}', b""):
-        from commerce_api.marketplaces.sandbox_notifications import sign
-
         headers["X-Sandbox-Hmac-Sha256"] = sign(SECRET, body)
         response = post(client, shop.id, headers, body)
         assert response.status_code == 400, (body, response.get_json())
