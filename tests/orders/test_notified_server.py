@@ -3,16 +3,25 @@ pulls the order (DESIGN 13). PostgreSQL: the worker's connections are terminated
 its loop, and a notification afterwards is still pulled."""
 
 import contextlib
+from concurrent.futures import ThreadPoolExecutor
 
 import psycopg2
 import pytest
+import requests
 
 from commerce_api.orders.models import Order
 from tests.support import dbutil
 from tests.support.listing_marketplace import ListingMarketplace
-from tests.support.notifications import connect_notified, place_and_notify
+from tests.support.notifications import (
+    connect_notified,
+    notification_path,
+    place_and_notify,
+    place_order,
+    signed,
+)
 from tests.support.orders_support import (
     connect,
+    events_of,
     levels,
     make_own_warehouse,
     make_products,
@@ -36,14 +45,17 @@ WORKER = {
 
 
 @contextlib.contextmanager
-def running(database_url, worker_url=None):
-    worker = start_command(["worker"], worker_url or database_url, **WORKER)
+def running(database_url, worker_url=None, workers=1):
+    started = [
+        start_command(["worker"], worker_url or database_url, **WORKER) for _ in range(workers)
+    ]
     try:
         with gunicorn_server(database_url, workers=2) as base:
             yield base
-        assert worker.poll() is None, "the worker exited"
+        assert all(worker.poll() is None for worker in started), "a worker exited"
     finally:
-        stop_process(worker)
+        for worker in started:
+            stop_process(worker)
 
 
 @pytest.fixture
@@ -79,6 +91,28 @@ def test_a_notified_order_is_in_the_api_and_the_other_channel_follows(
         # the other channel's listing drops to what is still available
         assert wait_for(lambda: shop["marketplace"].last_quantity("MUG-1") == 7, timeout=30)
     assert Order.select().count() == 1
+
+
+def test_two_workers_pull_each_notified_order_once(client, headers, tenant, shop, database_url):
+    """8 orders notified at once, each notification sent twice, two workers pulling."""
+    connection_id = shop["connection"].id
+    orders = [place_order(connection_id, [{"sku": "MUG-1", "quantity": 1}]) for _ in range(8)]
+    external_ids = {order["external_order_id"] for order in orders}
+    requests_ = [signed(external_id) for external_id in sorted(external_ids)]
+    with running(database_url, workers=2) as base:
+        url = base + notification_path(connection_id)
+
+        def send(request):
+            return requests.post(url, data=request[1], headers=request[0], timeout=10).status_code
+
+        with ThreadPoolExecutor(4) as pool:
+            assert set(pool.map(send, requests_ + requests_)) == {200}
+        assert wait_for(lambda: external_ids <= listed_orders(client, headers), timeout=30)
+    pulled = list(Order.select())
+    assert len(pulled) == len(external_ids)
+    for order in pulled:
+        assert events_of(order.id).count("order.created") == 1
+    assert levels(tenant.id, "MUG-1") == (10, 8)
 
 
 def terminate(database_url):
