@@ -27,7 +27,7 @@ from typing import Any
 from peewee import IntegrityError
 
 from .. import loophealth
-from ..db import write_transaction
+from ..db import db, write_transaction
 from ..errors import ApiError
 from ..leases import Lease, backoff_seconds, delay_ms, honour_retry_after, lease_free
 from ..marketplaces import gateway
@@ -93,27 +93,52 @@ def take_notification(connection: MarketplaceConnection, notification: Notificat
     """Record ``notification`` and queue a pull of each order it names (once per event)."""
     now = now_ms()
     order_ids = list(dict.fromkeys(notification.order_ids))
-    try:
-        with write_transaction():
-            MarketplaceNotification.create(
-                tenant_id=connection.tenant_id,
-                connection_id=connection.id,
-                event_id=notification.event_id,
-                topic=notification.topic,
-                order_ids=order_ids,
-                received_at=now,
-            )
-            for external_id in order_ids:
-                _queue(connection, external_id, notification.topic, now)
-    except IntegrityError:
-        # the event was taken before (a replay, or the marketplace's own retry)
-        return Taken(duplicate=True, queued=0)
+    with write_transaction():
+        try:
+            with db.atomic():  # a savepoint: a replay leaves the transaction usable
+                MarketplaceNotification.create(
+                    tenant_id=connection.tenant_id,
+                    connection_id=connection.id,
+                    event_id=notification.event_id,
+                    topic=notification.topic,
+                    order_ids=order_ids,
+                    received_at=now,
+                )
+        except IntegrityError:
+            # the event was taken before (a replay, or the marketplace's own retry)
+            return Taken(duplicate=True, queued=0)
+        for external_id in order_ids:
+            _queue(connection, external_id, notification.topic, now)
     return Taken(duplicate=False, queued=len(order_ids))
 
 
 def _queue(connection, external_id, topic, now):
-    """One row per (connection, order): a new one, or the waiting one due now again."""
-    changed = (
+    """One row per (connection, order): a new one, or the waiting one due now again (also
+    when another notification of the same order inserted it a moment before)."""
+    for _ in range(2):
+        if _requeue(connection, external_id, topic, now):
+            return
+        try:
+            with db.atomic():
+                OrderPullRequest.create(
+                    tenant_id=connection.tenant_id,
+                    connection_id=connection.id,
+                    external_order_id=external_id,
+                    topic=topic,
+                    requested=1,
+                    due_at=now,
+                    attempts=0,
+                    notified_at=now,
+                    created_at=now,
+                )
+            return
+        except IntegrityError:
+            continue  # a concurrent notification of this order inserted it: bump that one
+    raise AssertionError(f"order {external_id} could not be queued")
+
+
+def _requeue(connection, external_id, topic, now):
+    return (
         OrderPullRequest.update(
             requested=OrderPullRequest.requested + 1,
             topic=topic,
@@ -126,18 +151,6 @@ def _queue(connection, external_id, topic, now):
         )
         .execute()
     )
-    if not changed:
-        OrderPullRequest.create(
-            tenant_id=connection.tenant_id,
-            connection_id=connection.id,
-            external_order_id=external_id,
-            topic=topic,
-            requested=1,
-            due_at=now,
-            attempts=0,
-            notified_at=now,
-            created_at=now,
-        )
 
 
 def any_due(now: int | None = None) -> bool:
