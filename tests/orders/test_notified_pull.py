@@ -133,3 +133,21 @@ def test_the_notified_and_the_cursor_pull_race_for_the_same_orders(client, heade
         assert events_of(order.id).count("order.created") == 1
     assert levels(tenant.id, "MUG-1") == (50, 5)
     assert OrderPullRequest.select().count() == 0
+
+
+def test_a_connector_that_cannot_read_one_order_gets_a_cursor_pull(
+    client, headers, tenant, monkeypatch
+):
+    from commerce_api.jobs.models import Job
+    from commerce_api.marketplaces.sandbox import SandboxConnector
+
+    connection = setup_shop(client, headers, tenant)
+    monkeypatch.setattr(SandboxConnector, "fetch_order", lambda self, external_id: NotImplemented)
+    for n in range(2):
+        notify(connection, f"SBX-00000{n + 1}", f"evt-{n}")
+    outcomes = [pull_claimed(pull).status for pull in claim_pulls("worker-a", 5, LEASE_MS)]
+    assert outcomes == ["cursor_pull", "cursor_pull"]
+    jobs = list(Job.select().where(Job.type == "order_pull"))
+    assert len(jobs) == 1  # one queued pull of the connection, not one per order
+    assert jobs[0].params == {"connection_id": connection.id}
+    assert OrderPullRequest.select().count() == 0
