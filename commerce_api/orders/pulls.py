@@ -153,7 +153,9 @@ def pull_connection(
     return summary
 
 
-def note_unknown_skus(connection, raw, order_id, created_by):
+def note_unknown_skus(
+    connection: MarketplaceConnection, raw: dict[str, Any], order_id: str, created_by: str
+) -> None:
     """An order naming SKUs the tenant does not have is imported (no stock is held for
     them) and said in the sync history (``order_import``, ``UNKNOWN_SKU``): never silent."""
     skus = {line.get("sku") for line in raw.get("line_items") or [] if isinstance(line, dict)}
