@@ -60,6 +60,8 @@ DEFAULTS = {
     "MARKETPLACE_SLOT_WAIT_SECONDS": 600.0,  # how long background work waits for a tenant slot
     "MARKETPLACE_CONNECTION_CONCURRENCY": 4,  # listing pushes in flight per connection
     "MARKETPLACE_PUSH_POLL_INTERVAL": 0.2,  # seconds between looks for pending listings
+    # seconds between looks for orders a marketplace notification named (DESIGN 13)
+    "ORDER_NOTIFIED_POLL_INTERVAL": 0.1,
     "MARKETPLACE_LISTING_PUSH_SPACING_SECONDS": 0.6,  # a listing changing on is pushed this often
     # real marketplaces' usage plans kept fleet-wide (database, or Redis when REDIS_URL)
     "MARKETPLACE_RATE_BUDGETS": True,
@@ -152,6 +154,7 @@ _FLOAT_KEYS = {
     "CLAIM_LEASE_SECONDS",
     "MARKETPLACE_SLOT_WAIT_SECONDS",
     "MARKETPLACE_PUSH_POLL_INTERVAL",
+    "ORDER_NOTIFIED_POLL_INTERVAL",
     "MARKETPLACE_LISTING_PUSH_SPACING_SECONDS",
     "MARKETPLACE_BUDGET_WAIT_SECONDS",
     "WEBHOOK_TIMEOUT_SECONDS",

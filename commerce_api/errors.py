@@ -42,6 +42,10 @@ CATALOGUE = {
     "MARKETPLACE_NOT_CONNECTED": (422, "The marketplace is not connected for this tenant."),
     "MARKETPLACE_ALREADY_CONNECTED": (409, "The marketplace is already connected."),
     "CONNECTION_NOT_FOUND": (404, "The marketplace connection does not exist."),
+    # marketplace notifications (POST /api/marketplaces/:id/notifications)
+    "NOTIFICATION_SIGNATURE_INVALID": (401, "The notification's signature is missing or wrong."),
+    "NOTIFICATION_BODY_INVALID": (400, "The notification is not the marketplace's JSON."),
+    "NOTIFICATIONS_UNSUPPORTED": (422, "This connection takes no notifications."),
     # inventory
     "INVENTORY_NOT_FOUND": (404, "The SKU has no inventory record."),
     "WAREHOUSE_NOT_FOUND": (404, "The warehouse does not exist."),

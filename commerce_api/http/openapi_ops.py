@@ -39,6 +39,7 @@ ACTIONS = {
     ("post", "/api/orders/{order_id}/cancel"): "cancelOrder",
     ("post", "/api/marketplaces"): "connectMarketplace",
     ("get", "/api/marketplaces/sync-history"): "listSyncHistory",
+    ("post", "/api/marketplaces/{connection_id}/notifications"): "receiveMarketplaceNotification",
     ("post", "/api/pricing/recalculate"): "recalculatePrices",
     ("post", "/api/pricing/recommendations/{recommendation_id}/apply"): (
         "applyPricingRecommendation"

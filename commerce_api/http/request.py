@@ -28,6 +28,14 @@ def upload_limit() -> int | None:
     return getattr(getattr(view, "view_class", None), "upload_max_bytes", None)
 
 
+def raw_body_limit() -> int | None:
+    """The body size of the request's view when it reads its body raw (a view class with
+    ``raw_body_max_bytes``: a signed marketplace notification, whose signature is over the
+    exact bytes), else None."""
+    view = current_app.view_functions.get(request.endpoint or "")
+    return getattr(getattr(view, "view_class", None), "raw_body_max_bytes", None)
+
+
 def _check_upload(limit):
     """A file upload within its own size; werkzeug parses it (files over 500 kB spool to a
     temporary file) when the view reads ``request.files`` (``upload_form``)."""
@@ -64,7 +72,8 @@ def check_body():
     if upload is not None:
         _check_upload(upload)
         return
-    limit = current_app.config["MAX_BODY_BYTES"]
+    raw_limit = raw_body_limit()
+    limit = raw_limit or current_app.config["MAX_BODY_BYTES"]
     length = request.content_length
     if length is not None and length > limit:
         raise ApiError("PAYLOAD_TOO_LARGE", details={"max_bytes": limit})
@@ -78,6 +87,8 @@ def check_body():
         raise ApiError("PAYLOAD_TOO_LARGE", details={"max_bytes": limit}) from None
     if len(raw) > limit:
         raise ApiError("PAYLOAD_TOO_LARGE", details={"max_bytes": limit})
+    if raw_limit is not None:
+        return  # the view checks the bytes as they came (signature first), then parses them
     if not raw:
         g.empty_patch = request.method == "PATCH"
         return

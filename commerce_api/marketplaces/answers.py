@@ -151,6 +151,14 @@ class CheckedConnector:
     def fetch_orders(self, cursor: str | None) -> OrderPage:
         return check_order_page(self._connector.fetch_orders(cursor))
 
+    def fetch_order(self, external_id: str) -> dict[str, Any] | None:
+        order = self._connector.fetch_order(external_id)
+        if order is None or order is NotImplemented:
+            return order
+        if not isinstance(order, dict):
+            raise invalid_answer("fetch_order", "the order is not an object.")
+        return order
+
     def fetch_inventory(self) -> list[dict[str, Any]]:
         return check_inventory(self._connector.fetch_inventory())
 

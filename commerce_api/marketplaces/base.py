@@ -97,8 +97,9 @@ def push_each(
 
 @dataclass(frozen=True)
 class Notification:
-    """A marketplace's notification, verified: its id (duplicates share it), its topic and
-    the orders it names (the body is trusted no further)."""
+    """A marketplace notification whose signature held: the marketplace's id of the event
+    (duplicates carry the same one), its topic (``orders/create``...) and the external ids
+    of the orders it names (the body is never trusted beyond them)."""
 
     event_id: str
     topic: str
@@ -176,11 +177,21 @@ class Connector(ABC):
         )
 
     def verify_notification(self, headers: Mapping[str, str], raw_body: bytes) -> Notification:
-        """Check a notification the marketplace sent (its signature over ``raw_body``) and
-        read what it names; raises ``MarketplaceRejection`` when it is not one."""
+        """Check a notification the marketplace sent us (its signature over ``raw_body``,
+        with the connection's secret, in constant time) and read it. Raises
+        ``MarketplaceRejection``: ``NOTIFICATION_SIGNATURE_INVALID`` (wrong or missing
+        signature), ``NOTIFICATION_BODY_INVALID`` (not the marketplace's JSON),
+        ``NOTIFICATIONS_UNSUPPORTED`` (this connector, or connection, takes none). It never
+        calls the marketplace."""
         raise MarketplaceRejection(
             "this connector takes no notifications", code="NOTIFICATIONS_UNSUPPORTED"
         )
+
+    def fetch_order(self, external_id: str) -> dict[str, Any] | None:
+        """One order in the import shape that ``fetch_orders`` pages carry, or None when the
+        marketplace does not know it. ``NotImplemented``: the connector cannot read one
+        order (a notification then brings a cursor pull of the connection)."""
+        return NotImplemented
 
     def check(self) -> dict[str, Any]:
         """One cheap authenticated call: ``{ok, detail}`` (raises the two errors above)."""

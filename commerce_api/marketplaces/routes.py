@@ -2,14 +2,15 @@
 
 import functools
 
-from flask import g
+from flask import g, request
 from flask.views import MethodView
 
-from ..auth.middleware import require_scope
+from ..auth.middleware import public, require_scope
 from ..errors import ApiError
 from ..http.blueprint import Blueprint
 from ..http.envelope import list_page, no_content, one
-from . import checks, connections, services
+from ..orders.notified import take_notification
+from . import checks, connections, notifications, services
 from .schemas import (
     ConnectionCheckEnvelopeSchema,
     ConnectionCreateSchema,
@@ -17,6 +18,7 @@ from .schemas import (
     ConnectionListArgsSchema,
     ConnectionListSchema,
     ConnectionUpdateSchema,
+    NotificationReceiptEnvelopeSchema,
     SyncHistoryArgsSchema,
     SyncHistoryListSchema,
 )
@@ -133,3 +135,59 @@ class MarketplaceCheckViews(MethodView):
         """
         connection = services.get_connection(g.auth.tenant_id, connection_id)
         return one(checks.check_connection(connection))
+
+
+NOTIFICATION_MAX_BYTES = 1024 * 1024
+NOTIFICATION_BODY = {
+    "required": True,
+    "description": "The marketplace's notification, exactly as it signed it (Shopify: the"
+    ' order as JSON, signed in `X-Shopify-Hmac-Sha256`; sandbox: `{"order_id": "..."}`,'
+    " signed in `X-Sandbox-Hmac-Sha256`). At most 1 MB.",
+    "content": {"application/json": {"schema": {"type": "object"}}},
+}
+
+
+@blp.route("/<string:connection_id>/notifications")
+@public
+class MarketplaceNotificationViews(MethodView):
+    raw_body_max_bytes = NOTIFICATION_MAX_BYTES  # read raw: the signature is over the bytes
+
+    @blp.response(200, NotificationReceiptEnvelopeSchema)
+    @blp.doc(security=[], requestBody=NOTIFICATION_BODY)
+    @blp.errors(
+        "CONNECTION_NOT_FOUND",
+        "NOTIFICATION_SIGNATURE_INVALID",
+        "NOTIFICATION_BODY_INVALID",
+        "NOTIFICATIONS_UNSUPPORTED",
+        "PAYLOAD_TOO_LARGE",
+        "SECRET_KEY_MISMATCH",
+        auth=False,
+    )
+    def post(self, connection_id):
+        """Take a marketplace notification (no API key: the marketplace signs it)
+
+        Sent by the marketplace itself (Shopify's webhooks `orders/create`,
+        `orders/updated`, `orders/cancelled`; the sandbox's test notifications). The
+        signature over the raw body, with the connection's secret (Shopify:
+        `credentials.webhook_secret`; sandbox: `credentials.notification_secret`), is
+        checked in constant time before anything else of it is read: a wrong or missing
+        one is a 401 and nothing is queued. Each order it names is pulled from the
+        marketplace at once by the worker (the body is never trusted beyond the order
+        ids); the periodic pull stays the backstop. A notification replayed with the same
+        event id is answered 200 again (`duplicate: true`) and queues nothing. Only active
+        connections take notifications (404 otherwise, whatever the tenant). Not rate
+        limited by API key (there is none); the answer never waits for the marketplace.
+        """
+        connection = notifications.notified_connection(connection_id)
+        raw = request.get_data(cache=True)
+        notification = notifications.verify_notification(connection, request.headers, raw)
+        taken = take_notification(connection, notification)
+        return one(
+            {
+                "event_id": notification.event_id,
+                "topic": notification.topic,
+                "order_ids": list(notification.order_ids),
+                "duplicate": taken.duplicate,
+                "queued": taken.queued,
+            }
+        )

@@ -29,6 +29,9 @@ connection's ``state``), so pulls are incremental and repeatable:
   sandbox has emitted for it. With ``fba_skus``, FBA orders are of those SKUs only and
   other orders of the others; a push without a quantity (a marketplace-fulfilled listing)
   is answered with the FBA stock.
+- Notifications (``sandbox_notifications``): with a ``notification_secret`` credential
+  the sandbox signs notifications about orders placed or cancelled on demand, and
+  ``fetch_order`` reads one order.
 - Product reviews come from ``sandbox_reviews`` (deterministic, mixed sentiment per SKU);
   a fetch naming a SKU that starts with ``UNAVAILABLE`` finds the marketplace unreachable.
 """
@@ -46,6 +49,7 @@ from ..timeutil import DAY_MS, format_ms, now_ms
 from .base import Connector, MarketplaceRejection, MarketplaceUnavailable, OrderPage
 from .models import MarketplaceConnection, SandboxOrder
 from .offers import normalize_offers
+from .sandbox_notifications import SandboxNotifications
 from .sandbox_reviews import reviews_for, visible_count
 
 PAGE_SIZE = 100
@@ -87,7 +91,7 @@ def _digest(*parts):
     return hashlib.sha256(":".join(str(p) for p in parts).encode()).hexdigest()
 
 
-class SandboxConnector(Connector):
+class SandboxConnector(SandboxNotifications, Connector):
     name = "sandbox"
     remote = False  # in-process and instant: no outbound call to bound
 

@@ -43,7 +43,8 @@ class ConnectionCreateSchema(StrictSchema):
         load_only=True,
         metadata={
             "description": "amazon connector: lwa_client_id, lwa_client_secret, "
-            "refresh_token; stored encrypted, never shown again."
+            "refresh_token; sandbox: notification_secret (signs its notifications); stored "
+            "encrypted, never shown again."
         },
     )
 
@@ -66,7 +67,10 @@ class ConnectionUpdateSchema(StrictSchema):
     )
     credentials = ma.fields.Dict(
         load_only=True,
-        metadata={"description": "amazon connector: the new credentials (all three)."},
+        metadata={
+            "description": "amazon connector: the new credentials (all three); sandbox: "
+            "notification_secret."
+        },
     )
     status = ma.fields.String(
         validate=ma.validate.OneOf(CONNECTION_STATUSES),
@@ -95,6 +99,31 @@ ConnectionCheckEnvelopeSchema = envelope_schema(
     "ConnectionCheckEnvelopeSchema", ConnectionCheckSchema
 )
 
+
+class NotificationReceiptSchema(ma.Schema):
+    """What the service took of a marketplace notification."""
+
+    event_id = ma.fields.String(
+        required=True, metadata={"description": "The marketplace's id of the event."}
+    )
+    topic = ma.fields.String(required=True, metadata={"example": "orders/create"})
+    order_ids = ma.fields.List(
+        ma.fields.String(),
+        required=True,
+        metadata={"description": "The marketplace's ids of the orders it names."},
+    )
+    duplicate = ma.fields.Boolean(
+        required=True,
+        metadata={"description": "true: this event was taken before; nothing queued again."},
+    )
+    queued = StrictInteger(
+        required=True, metadata={"description": "Orders queued for an immediate pull."}
+    )
+
+
+NotificationReceiptEnvelopeSchema = envelope_schema(
+    "NotificationReceiptEnvelopeSchema", NotificationReceiptSchema
+)
 
 ConnectionListSchema = list_schema("ConnectionListSchema", ConnectionSchema)
 

@@ -175,9 +175,11 @@ def check_credentials(connector: str, credentials: Any) -> str | None:
         if names is not None:
             raise validation_error({"credentials": [f"Required: {', '.join(names[0])}."]})
         return None
+    if connector == "sandbox":
+        return _sandbox_credentials(credentials)
     if names is None:
         raise validation_error(
-            {"credentials": ["Only the amazon and shopify connectors take credentials."]}
+            {"credentials": ["Only the amazon, shopify and sandbox connectors take credentials."]}
         )
     if not isinstance(credentials, dict):
         raise validation_error({"credentials": ["An object."]})
@@ -197,6 +199,21 @@ def check_credentials(connector: str, credentials: Any) -> str | None:
     return json.dumps(
         {name: credentials[name] for name in (*required, *optional) if name in credentials}
     )
+
+
+def _sandbox_credentials(credentials: Any) -> str:
+    """The sandbox's one secret: ``notification_secret``, which signs its notifications."""
+    if not isinstance(credentials, dict):
+        raise validation_error({"credentials": ["An object."]})
+    errors = {
+        name: ["Unknown credential."] for name in credentials if name != "notification_secret"
+    }
+    secret = credentials.get("notification_secret")
+    if not isinstance(secret, str) or not 16 <= len(secret) <= 2000 or unstorable_text(secret):
+        errors["notification_secret"] = ["Required: a string of 16 to 2000 characters."]
+    if errors:
+        raise validation_error({"credentials": errors})
+    return json.dumps({"notification_secret": secret})
 
 
 def unstorable_text(value: str) -> bool:

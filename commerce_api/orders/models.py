@@ -1,6 +1,7 @@
 """Orders, their lines and their returns."""
 
 from peewee import (
+    AutoField,
     BigIntegerField,
     BooleanField,
     CharField,
@@ -107,4 +108,48 @@ class OrderReturn(BaseModel):
         indexes = (
             (("order", "dedupe_key"), True),
             (("tenant", "created_at"), False),
+        )
+
+
+class MarketplaceNotification(BaseModel):
+    """A marketplace notification taken (its signature held), once per (connection, event
+    id): a replayed one finds its row and queues nothing again."""
+
+    id = AutoField()
+    tenant_id = CharField(max_length=64)
+    connection_id = CharField(max_length=64)
+    event_id = CharField(max_length=200)
+    topic = CharField(max_length=64)
+    order_ids = JSONField()  # the external ids it named
+    received_at = BigIntegerField(default=now_ms)
+
+    class Meta:
+        table_name = "marketplace_notification"
+        indexes = ((("connection_id", "event_id"), True),)
+
+
+class OrderPullRequest(BaseModel):
+    """One order to pull now (a notification named it), claimed under a lease by a worker's
+    ``order_notified_pull`` loop; one row per (connection, order): notifications of an
+    order being pulled bump ``requested``, so it is pulled once more afterwards."""
+
+    id = AutoField()
+    tenant_id = CharField(max_length=64)
+    connection_id = CharField(max_length=64)
+    external_order_id = CharField(max_length=200)
+    topic = CharField(max_length=64)  # of the latest notification
+    requested = IntegerField(default=1)  # notifications so far (the claim's fence)
+    due_at = BigIntegerField()
+    attempts = IntegerField(default=0)  # failed pulls in a row
+    lease_until = BigIntegerField(null=True)
+    holder = CharField(max_length=255, null=True)
+    last_error = TextField(null=True)
+    notified_at = BigIntegerField(default=now_ms)  # the first notification not yet pulled
+    created_at = BigIntegerField(default=now_ms)
+
+    class Meta:
+        table_name = "order_pull_request"
+        indexes = (
+            (("connection_id", "external_order_id"), True),
+            (("due_at",), False),
         )

@@ -115,7 +115,7 @@ def pull_connection(
                     )
                     summary[outcome] += 1
                     if outcome == "created":
-                        _note_unknown_skus(connection, raw, order_id, created_by)
+                        note_unknown_skus(connection, raw, order_id, created_by)
                 except ApiError as error:
                     # a malformed order must not stop the others (nor block the cursor)
                     summary["failed"] += 1
@@ -153,7 +153,9 @@ def pull_connection(
     return summary
 
 
-def _note_unknown_skus(connection, raw, order_id, created_by):
+def note_unknown_skus(
+    connection: MarketplaceConnection, raw: dict[str, Any], order_id: str, created_by: str
+) -> None:
     """An order naming SKUs the tenant does not have is imported (no stock is held for
     them) and said in the sync history (``order_import``, ``UNKNOWN_SKU``): never silent."""
     skus = {line.get("sku") for line in raw.get("line_items") or [] if isinstance(line, dict)}
@@ -224,6 +226,28 @@ def sync_marketplace_stock(connection: MarketplaceConnection) -> int:
         except ApiError as error:
             log.info("stock of %s on %s skipped: %s", sku, connection.marketplace, error.code)
     return updated
+
+
+def enqueue_pull(connection: MarketplaceConnection, created_by: str) -> Job | None:
+    """An ``order_pull`` job for ``connection`` now, unless one is queued or running."""
+    for (params,) in (
+        Job.select(Job.params)
+        .where(
+            (Job.tenant_id == connection.tenant_id)
+            & (Job.type == "order_pull")
+            & Job.status.in_(("queued", "running"))
+        )
+        .tuples()
+    ):
+        if isinstance(params, dict) and params.get("connection_id") == connection.id:
+            return None
+    return enqueue_job(
+        connection.tenant_id,
+        "order_pull",
+        {"connection_id": connection.id},
+        created_by=created_by,
+        internal=True,
+    )
 
 
 def enqueue_pulls() -> list[dict[str, str]]:

@@ -1,15 +1,21 @@
-"""Order background work: the ``order_cancellation`` and ``order_pull`` jobs, and the
-periodic task that queues one ``order_pull`` per active connection."""
+"""Order background work: the ``order_cancellation`` and ``order_pull`` jobs, the
+periodic task that queues one ``order_pull`` per active connection, and the loop that pulls
+the orders marketplace notifications name (``order_notified_pull``)."""
 
+import os
+import socket
+import threading
 from typing import Any
 
-from ..config import load_config
+from ..config import current_config, load_config
 from ..errors import ApiError
 from ..jobs.errors import JobFailed
 from ..jobs.models import Job
-from ..jobs.registry import job_type, periodic
+from ..jobs.registry import background_loop, job_type, periodic
 from ..jobs.runtime import JobContext
 from .cancellation import push_cancellation
+from .notified import LOOP_NAME as NOTIFIED_LOOP
+from .notified import NotifiedPullLoop
 from .pulls import enqueue_pulls, pull_one
 
 # Read when the worker imports this module: COMMERCE_ORDER_PULL_INTERVAL_SECONDS.
@@ -62,3 +68,10 @@ def order_pull(job: Job, ctx: JobContext) -> dict[str, Any]:
 def pull_orders() -> list[dict[str, str]]:
     """Queue an ``order_pull`` job for every active connection (none twice)."""
     return enqueue_pulls()
+
+
+@background_loop(NOTIFIED_LOOP)
+def order_notified_pull(stop: threading.Event) -> None:
+    """Pull the orders marketplace notifications named, at once, until ``stop``."""
+    worker = f"{socket.gethostname()}:{os.getpid()}"
+    NotifiedPullLoop(current_config(), worker).run(stop)

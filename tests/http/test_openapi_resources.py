@@ -16,6 +16,7 @@ from openapi_schema_validator import OAS31Validator
 from commerce_api.http.openapi_responses import response_only_schemas
 from commerce_api.orders.ingest import upsert_order
 from tests.support.jobs_support import run_worker
+from tests.support.notifications import connect_notified, notification_path, signed
 from tests.support.openapi_support import resolve
 from tests.support.orders_support import connect, make_own_warehouse, order_body, stock_up
 from tests.support.pricing_support import offer, seed_offers
@@ -156,6 +157,10 @@ def test_each_resource_and_its_schema_have_the_same_fields(
     get(f"/api/marketplaces/{connection.id}", "/api/marketplaces/{connection_id}")
     get(f"/api/marketplaces/{connection.id}/check", "/api/marketplaces/{connection_id}/check")
     get("/api/marketplaces/sync-history")
+    notified = connect_notified(tenant.id)
+    signed_headers, signed_body = signed("SBX-000001")
+    check(spec, walker, client, signed_headers, "post", notification_path(notified.id),
+          "/api/marketplaces/{connection_id}/notifications", data=signed_body)  # fmt: skip
 
     rule = post("/api/pricing/rules", {"name": "Floor", "type": "floor", "value": 1.0,
                                        "value_type": "fixed"})  # fmt: skip
