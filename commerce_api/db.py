@@ -1,10 +1,13 @@
 """The database layer: a proxy the app factory binds, engine pragmas, transactions."""
 
 import json
+import logging
 import os
+import sqlite3
+import time
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlparse
+from urllib.parse import parse_qs, quote, unquote, urlparse
 
 import peewee
 from playhouse.pool import PooledPostgresqlDatabase
@@ -24,6 +27,11 @@ SQLITE_PRAGMAS = {
 }
 
 CENTS = Decimal("0.01")
+# how often a thread's SQLite connection outside a transaction checks that its file is still
+# the one at the database's path (every write transaction checks at its BEGIN)
+FILE_CHECK_SECONDS = 1.0
+
+log = logging.getLogger("commerce_api.db")
 
 
 class BaseModel(peewee.Model):
@@ -103,6 +111,138 @@ def create_private_file(path: str) -> None:
     os.close(fd)
 
 
+class _NotWrapped(Exception):
+    """First base of an error peewee must pass on as it is: its exception wrapper renames
+    an error after its first base when that is a DB-API name (``OperationalError``)."""
+
+
+class DatabaseFileMissing(_NotWrapped, peewee.OperationalError):
+    """The SQLite database file is not at its path (deleted, or moved away): it is not
+    created again empty (``commerce-api init-db`` creates databases)."""
+
+
+def file_identity(path: str) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of the file at ``path``, or None when there is none."""
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+class _IdentifiedConnection(sqlite3.Connection):
+    """A SQLite connection that knows which file (``identity``) it opened."""
+
+    identity: tuple[int, int] | None = None
+
+
+class SqliteFileDatabase(peewee.SqliteDatabase):
+    """A SQLite database in a file that follows the file at its path.
+
+    A connection keeps the file it opened (its inode) whatever happens to the path: when
+    the file is deleted, or replaced by another (a backup moved into place), a process
+    would go on reading and writing a file nobody else sees, and lose it all when it
+    closes. So each connection remembers the file's identity ``(st_dev, st_ino)`` when it
+    was opened, and compares it with the path's: at every top-level ``BEGIN`` (nothing is
+    written into a file that is gone), and at most every ``FILE_CHECK_SECONDS`` for
+    statements outside a transaction (one ``stat``). A replaced file: this thread's
+    connection is closed and the next statement opens the new file. A missing file: the
+    connection is closed and ``DatabaseFileMissing`` is raised, and so on every statement
+    until a file is back at the path; a connection is opened with ``mode=rw``, so SQLite
+    never creates the file again, empty (``init-db`` does, through ``make_database``).
+    Closing a connection to a file that was moved is safe: SQLite neither checkpoints nor
+    deletes the ``-wal`` of a moved database on close (``databaseIsUnmoved``).
+    """
+
+    def _connect(self):
+        path = self.database
+        if path == ":memory:" or path.startswith("file:"):
+            return super()._connect()
+        uri = "file:" + quote(os.path.abspath(path)) + "?mode=rw"
+        for _ in range(3):  # the file replaced while it was being opened: open it again
+            before = file_identity(path)
+            if before is None:
+                raise DatabaseFileMissing(_missing_message(path))
+            try:
+                conn = sqlite3.connect(
+                    uri,
+                    uri=True,
+                    timeout=self._timeout,
+                    isolation_level=None,
+                    factory=_IdentifiedConnection,
+                    **self.connect_params,
+                )
+            except sqlite3.OperationalError:
+                if file_identity(path) is None:  # deleted meanwhile
+                    raise DatabaseFileMissing(_missing_message(path)) from None
+                raise
+            if file_identity(path) == before:
+                break
+            conn.close()
+        else:
+            raise DatabaseFileMissing(f"The database file {path} keeps being replaced.")
+        conn.identity = before
+        try:
+            self._add_conn_hooks(conn)
+        except Exception:
+            conn.close()
+            raise
+        self._state.next_file_check = time.monotonic() + FILE_CHECK_SECONDS
+        return conn
+
+    def cursor(self, named_cursor=None):
+        state = self._state
+        if not state.closed and not state.transactions:
+            now = time.monotonic()
+            if now >= getattr(state, "next_file_check", 0.0):
+                state.next_file_check = now + FILE_CHECK_SECONDS
+                self.check_file()
+        return super().cursor(named_cursor)
+
+    def begin(self, lock_type=None):
+        # a transaction starts (peewee calls this at depth 0, before it is pushed)
+        if not self._state.closed:
+            self.check_file()
+        return super().begin(lock_type)
+
+    def file_changed(self) -> str | None:
+        """None while this thread's connection (if any) has the file at the path; else
+        ``"missing"`` or ``"replaced"``."""
+        conn = self._state.conn
+        identity = getattr(conn, "identity", None)
+        if conn is None or identity is None:
+            return None
+        current = file_identity(self.database)
+        if current == identity:
+            return None
+        return "missing" if current is None else "replaced"
+
+    def check_file(self) -> None:
+        """Outside a transaction: close this thread's connection when its file is no longer
+        at the path; raise ``DatabaseFileMissing`` when no file is."""
+        change = self.file_changed()
+        if change is None:
+            return
+        log.error(
+            "the database file %s was %s since this connection opened it: %s",
+            self.database,
+            "deleted or moved away" if change == "missing" else "replaced",
+            "refusing every statement until it is back"
+            if change == "missing"
+            else "opening the new file",
+        )
+        self.close()
+        if change == "missing":
+            raise DatabaseFileMissing(_missing_message(self.database))
+
+
+def _missing_message(path):
+    return (
+        f"The database file {path} is missing (deleted or moved away); it is not created "
+        "again empty: put the database back (or create one with commerce-api init-db)."
+    )
+
+
 def make_database(url):
     """Build (not connect) a peewee Database for a ``sqlite:///`` or ``postgresql://`` URL."""
     parsed = urlparse(url)
@@ -112,7 +252,7 @@ def make_database(url):
             directory = os.path.dirname(os.path.abspath(path))
             os.makedirs(directory, exist_ok=True)
             create_private_file(path)
-        database = peewee.SqliteDatabase(path, pragmas=SQLITE_PRAGMAS, check_same_thread=False)
+        database = SqliteFileDatabase(path, pragmas=SQLITE_PRAGMAS, check_same_thread=False)
         # SQLite's LOWER() folds ASCII only; search folds every letter, as PostgreSQL does
         database.register_function(_unicode_lower, "unicode_lower", 1, deterministic=True)
         return database

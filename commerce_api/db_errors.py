@@ -11,7 +11,7 @@ import logging
 import peewee
 from playhouse.pool import MaxConnectionsExceeded
 
-from .db import db, is_postgres
+from .db import DatabaseFileMissing, db, is_postgres
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,8 @@ def classify(error):
     """``BUSY``, ``UNAVAILABLE`` or None (not a failure the caller can wait out)."""
     if isinstance(error, MaxConnectionsExceeded):
         return UNAVAILABLE  # every pooled connection stayed busy for the pool's time-out
+    if isinstance(error, DatabaseFileMissing):
+        return UNAVAILABLE  # the SQLite file is not at its path until it is put back
     if not isinstance(error, peewee.OperationalError | peewee.InterfaceError):
         return None
     driver = _driver_error(error)

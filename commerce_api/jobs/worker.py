@@ -321,6 +321,7 @@ class Worker:
                         self._heartbeat_once()
                     except Exception as error:
                         log.exception("worker %s: heartbeat failed", self.id)
+                        self._report_stalled()  # in the log while nothing can be written
                         loophealth.after_failure(HEARTBEAT, backoff, error, self._stop_heartbeat)
                     else:
                         backoff.reset()

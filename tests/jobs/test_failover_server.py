@@ -9,6 +9,7 @@ after the database file was held locked past the busy time-out.
 """
 
 import contextlib
+import os
 import sqlite3
 import time
 
@@ -225,4 +226,71 @@ def test_worker_survives_a_locked_sqlite_file(client, headers, shop, database_ur
             holder.close()
         started = time.monotonic()
         assert_done_within(work_after(client, headers, shop, 6), started, "after the lock")
+        assert wait_for(lambda: workers_check(client)["status"] == "ok", timeout=15)
+
+
+def quiet():
+    """No listing push and no webhook delivery in flight or waiting."""
+    from commerce_api.webhooks.models import WebhookDelivery
+
+    pushing = Listing.select().where(
+        (Listing.sync_status != "in_sync") | Listing.lease_until.is_null(False)
+    )
+    sending = WebhookDelivery.select().where(
+        (WebhookDelivery.status == "pending") | WebhookDelivery.lease_until.is_null(False)
+    )
+    return not pushing.exists() and not sending.exists()
+
+
+def _ghost_state(holder):
+    """What the worker writes all the time (its heartbeat, its loops, jobs, pushes), read
+    through ``holder``, a connection that keeps the deleted file open."""
+    return holder.execute(
+        "SELECT (SELECT MAX(last_seen_at) FROM worker_process),"
+        " (SELECT COUNT(*) FROM job), (SELECT COUNT(*) FROM sync_attempt),"
+        " (SELECT MAX(updated_at) FROM listing)"
+    ).fetchone()
+
+
+@pytest.mark.skipif(dbutil.is_postgres_url(dbutil.BASE_URL), reason="SQLite only")
+def test_worker_follows_a_vanished_then_restored_sqlite_file(
+    client, headers, shop, database_url, app, tmp_path
+):
+    """The database file deleted under a running worker (and this API process): nothing is
+    written into the deleted file, nothing creates an empty one, readiness says the file is
+    missing; a backup moved into place is used without a restart (job, webhook, push)."""
+    with running_worker(database_url, client, headers):
+        warm_up(client, headers, shop)
+        path = sqlite_file(app.extensions["commerce"]["database"])
+        # the backup is taken with nothing in flight: a listing or a delivery leased in a
+        # backup is sent again only when its lease runs out (up to 40 s for a push)
+        assert wait_for(lambda: quiet(), timeout=30)
+        backup = str(tmp_path / "backup.db")
+        source = sqlite3.connect(path)
+        copy = sqlite3.connect(backup)
+        source.backup(copy)
+        copy.close()
+        source.close()
+        # a connection that keeps the file about to be deleted, to read what reaches it
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("SELECT 1 FROM worker_process").fetchall()
+        try:
+            for suffix in ("", "-wal", "-shm"):  # the database, as an operator removes it
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path + suffix)
+            time.sleep(2.0)  # a transaction begun before the deletion may still commit
+            before = _ghost_state(holder)
+            ready = client.get("/api/health/ready")
+            assert ready.status_code == 503, ready.get_json()
+            database = ready.get_json()["checks"]["database"]
+            assert database["status"] == "unavailable" and "missing" in database["error"]
+            time.sleep(6.0)  # three heartbeats, pushes and webhook passes of the worker
+            assert _ghost_state(holder) == before  # nothing written into the deleted file
+            assert not os.path.exists(path)  # and no empty database made in its place
+            assert client.get("/api/ai-jobs", headers=headers).status_code == 503
+        finally:
+            holder.close()
+        os.rename(backup, path)  # the backup moved into place
+        started = time.monotonic()
+        assert_done_within(work_after(client, headers, shop, 2), started, "after the restore")
         assert wait_for(lambda: workers_check(client)["status"] == "ok", timeout=15)
