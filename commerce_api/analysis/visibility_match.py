@@ -91,6 +91,8 @@ _SIZE = re.compile(
 # a number a word of the title carries: "SPF 50", "Trailhead 2-Person", "Cable 1 m": an
 # answer giving that word another number speaks of another product
 _WORD_NUMBER = re.compile(r"(?<![\w\-])([^\W\d_]{2,})[ \t]?(" + _NUMBER + r")(?![.,]?\d)")
+# an amount listed before a size, sharing its unit ("24 or 28 cm", "500, 750 ml")
+_LISTED_BEFORE = re.compile(r"(?<![\w.,])(?<!of )(?<!x )(\d+(?:[.,]\d+)?)\s*(?:,|/|\bor\b|\band\b)\s*$")
 _UNITS = {"litre": "l", "litres": "l", "liter": "l", "liters": "l", '"': "in", "lumens": "lumen"}
 # sizes a product comes in: "in 24 or 28 cm", "sizes 24, 28"
 _SIZE_OPTIONS = re.compile(
@@ -201,11 +203,16 @@ def sizes_of(text: str | None) -> dict[str, set[str]]:
     ``{"#spf": {"50"}}``)."""
     sizes: dict[str, set[str]] = {}
     text = text or ""
-    for amount, unit in _SIZE.findall(text):
+    for match in _SIZE.finditer(text):
+        amount, unit = match.groups()
         unit = unit.casefold()
         unit = _UNITS.get(unit, unit)
         unit = "in" if unit.startswith("inch") else unit
         sizes.setdefault(unit, set()).add(_amount(amount))
+        before = text[: match.start()]
+        while listed := _LISTED_BEFORE.search(before):  # "24 or 28 cm": 24 cm as well
+            sizes[unit].add(_amount(listed.group(1)))
+            before = before[: listed.start()]
     for word, number in _WORD_NUMBER.findall(text):
         word = word.casefold()
         if word not in _NOT_TITLE_WORDS and word not in _SIZE_UNITS:
