@@ -92,7 +92,9 @@ _SIZE = re.compile(
 # answer giving that word another number speaks of another product
 _WORD_NUMBER = re.compile(r"(?<![\w\-])([^\W\d_]{2,})[ \t]?(" + _NUMBER + r")(?![.,]?\d)")
 # an amount listed before a size, sharing its unit ("24 or 28 cm", "500, 750 ml")
-_LISTED_BEFORE = re.compile(r"(?<![\w.,])(?<!of )(?<!x )(\d+(?:[.,]\d+)?)\s*(?:,|/|\bor\b|\band\b)\s*$")
+_LISTED_BEFORE = re.compile(
+    r"(?<![\w.,])(?<!of )(?<!x )(\d+(?:[.,]\d+)?)\s*(?:,|/|\bor\b|\band\b)\s*$"
+)
 _UNITS = {"litre": "l", "litres": "l", "liter": "l", "liters": "l", '"': "in", "lumens": "lumen"}
 # sizes a product comes in: "in 24 or 28 cm", "sizes 24, 28"
 _SIZE_OPTIONS = re.compile(
