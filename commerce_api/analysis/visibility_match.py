@@ -95,6 +95,7 @@ _WORD_NUMBER = re.compile(r"(?<![\w\-])([^\W\d_]{2,})[ \t]?(" + _NUMBER + r")(?!
 _LISTED_BEFORE = re.compile(
     r"(?<![\w.,])(?<!of )(?<!x )(\d+(?:[.,]\d+)?)\s*(?:,|/|\bor\b|\band\b)\s*$"
 )
+_LISTED_AFTER = re.compile(r"\s*(?:,|/|\bor\b|\band\b)\s*(\d+(?:[.,]\d+)?)(?!\w|[.,]\d)")
 _UNITS = {"litre": "l", "litres": "l", "liter": "l", "liters": "l", '"': "in", "lumens": "lumen"}
 # sizes a product comes in: "in 24 or 28 cm", "sizes 24, 28"
 _SIZE_OPTIONS = re.compile(
@@ -215,10 +216,15 @@ def sizes_of(text: str | None) -> dict[str, set[str]]:
         while listed := _LISTED_BEFORE.search(before):  # "24 or 28 cm": 24 cm as well
             sizes[unit].add(_amount(listed.group(1)))
             before = before[: listed.start()]
-    for word, number in _WORD_NUMBER.findall(text):
-        word = word.casefold()
+    for match in _WORD_NUMBER.finditer(text):
+        word = match.group(1).casefold()
         if word not in _NOT_TITLE_WORDS and word not in _SIZE_UNITS:
-            sizes.setdefault("#" + stem(word), set()).add(_amount(number))
+            numbers = sizes.setdefault("#" + stem(word), set())
+            numbers.add(_amount(match.group(2)))
+            after = text[match.end() :]
+            while listed := _LISTED_AFTER.match(after):  # "size 01 and 02": 02 as well
+                numbers.add(_amount(listed.group(1)))
+                after = after[listed.end() :]
     return sizes
 
 
