@@ -357,6 +357,15 @@ class KeywordCorpus:
             if shop_wide > SHOP_WIDE_SHARE * everywhere and everywhere > others:
                 continue  # most titles of the whole shop carry a word of it: the brand
             candidates.append((-len(phrase), -share, phrase))
+        # an extension of the title's own phrase gives way to the new words alone when
+        # they are a suggestion by themselves ("insulated", not "insulated stainless steel")
+        alone_phrases = {phrase for _, _, phrase in candidates}
+        candidates = [
+            (length, share, phrase)
+            for length, share, phrase in candidates
+            if not own_words.intersection(phrase)
+            or not any(phrase[:split] in alone_phrases for split in range(1, len(phrase)))
+        ]
         candidates.sort()
         chosen = []
         for _, negative_share, phrase in candidates:

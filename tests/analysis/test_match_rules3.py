@@ -127,3 +127,18 @@ def test_a_phrase_before_the_titles_own_noun_phrase_is_suggested_whole():
         )
         == []
     )
+
+
+def test_the_new_words_alone_win_over_an_extension_of_the_titles_phrase():
+    titles = (
+        "Insulated Stainless Steel Water Bottle",
+        "Insulated Stainless Steel Bottle, Wide Mouth",
+        "Insulated Water Bottle 1 L",
+        "Kids' Water Bottle, Stainless Steel",
+    )
+    terms = suggest(
+        "Kids' Water Bottle, Stainless Steel",
+        "A small insulated stainless steel bottle for school bags.",
+        titles,
+    )
+    assert terms == ["insulated"]
