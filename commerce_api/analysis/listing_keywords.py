@@ -21,7 +21,11 @@ other titles of the category and ``MIN_SHARE`` of them use, that the description
 the product (not after "not", "no", "without"...), and that shares no word with the title
 is suggested; a longer phrase is preferred to its parts, and a phrase with a word most
 titles of the whole catalogue carry (the shop's brand) is not. A description that does not say it
-suggests nothing: a term common in the category is not true of every product in it.
+suggests nothing: a term common in the category is not true of every product in it, and
+what it says of a thing the product works with ("works with dimmable LED bulbs",
+"compatible with ...", "takes ...") is no evidence. A phrase whose last words end a noun
+phrase of the title is suggested whole ("LED desk lamp" for "Desk Lamp, Dimmable"), unless
+its new words are a suggestion on their own.
 """
 
 import math

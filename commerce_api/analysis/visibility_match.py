@@ -4,8 +4,9 @@ An answer is cut into units: the items of a list (with their nested lines) and t
 sentences of prose. A unit names one of our products when it carries the product's GTIN or
 SKU, or, said of our brand, the words of its title that single it out in the catalogue:
 
-- the *words* of a title are its significant words (three letters or more, not stop or
-  promotional words), plurals folded, hyphenated words split ("Dot-grid" is "dot grid");
+- the *words* of a title are its significant words (three letters or more, or a code of
+  letters and digits such as "A5"; not stop or promotional words), plurals folded,
+  hyphenated words split ("Dot-grid" is "dot grid");
 - a unit speaks of our brand when it names the brand, when it is a prose sentence after
   one that did in the same paragraph ("Fieldhouse sells a blanket. Their wool blanket..."),
   or when it is an item of a list whose heading names the brand ("Fieldhouse picks:");
@@ -16,15 +17,22 @@ SKU, or, said of our brand, the words of its title that single it out in the cat
 
 An exact full title names its product in any unit, brand or not ("Oiled Oak Chopping
 Board 30 x 20 cm"): the title's words and numbers in order, case, punctuation and
-possessives aside, when the title is a product's name rather than a kind's (at least
-``EXACT_MIN_TOKENS`` words and numbers, ``EXACT_MIN_WORDS`` of them significant); a title
-found inside a longer one found in the same place is not named. Said of our brand, the
-title's words must also name what the product is (its kind, the head noun of its title:
-"Insulated Coffee Flask" is no tumbler), must not be another product of the brand (a name
-that follows the brand in capitals with a word our title lacks: "Tidewater Canvas Tote
-Bag" is not our canvas duffel bag), must not speak of any product of a kind ("any enamel
-cup from Falcon", "whichever Birchwood board"), and must not name only colours our title
-lacks.
+possessives aside, plurals folded ("Chefs Knife"), thousands run together ("10,000" is
+"10000"), when the title is a product's name rather than a kind's (at least
+``EXACT_MIN_TOKENS`` words and numbers, ``EXACT_MIN_WORDS`` of them significant, or
+``EXACT_ALL_SIGNIFICANT`` words all significant); a title found inside a longer one found in
+the same place is not named, nor one said as another brand's product (right after a
+capitalised name or a possessive that is not our brand: "the Anker MagGo <our title>",
+"OXO's <our title>"; or followed by "from"/"by" and such a name). Said of our brand, the
+title's words must also name what the product is (its kind, the head noun of its title, or
+the last part of a compound kind: "pack" of "Backpack"; "Insulated Coffee Flask" is no
+tumbler), must not be another product of the brand (a name that follows the brand in
+capitals with a word our title lacks: "Tidewater Canvas Tote Bag" is not our canvas duffel
+bag), must not speak of any product of a kind ("any enamel cup from Falcon", "whichever
+Birchwood board"), must not name only colours our title lacks, and must not say another
+size, or another number after a word of the title ("SPF 30" of our "SPF 50"). A clause that
+names another brand's product by a possessive ("..., and Ruffwear's Knot-a-Leash is ...")
+and not our brand lends no words to ours.
 
 The brand alone, or the brand with a kind of product ("Fieldhouse mugs"), names no SKU:
 it is a brand mention. A generic title said of another brand ("Falcon enamel mug, white")
