@@ -338,12 +338,18 @@ class CatalogueMatcher:
         self.gtins = {}
         self.skus = {}  # the SKU case-folded -> the SKU
         self.sizes = {}  # sku -> its title's sizes
+        self.spaced = {}  # sku -> its title's "#word" numbers written apart ("Size 02")
         self.plural_kind = {}  # sku -> True when its title says its kind in the plural
         self.modifier = {}  # sku -> the word before its kind ("throw" of "throw blanket")
         for product in products:
             sku = product.sku
             self.products[sku] = product
             self.sizes[sku] = sizes_of(product.title)
+            self.spaced[sku] = {
+                "#" + stem(m.group(1).casefold())
+                for m in _WORD_NUMBER.finditer(product.title)
+                if product.title[m.end(1)] in " \t"
+            }
             # (promotional words are no title words; phrases such as "best seller" are
             # left in: cutting them out costs more than they can confuse)
             self.words[sku] = frozenset(words_of(product.title)) - brand_words
@@ -420,6 +426,9 @@ class CatalogueMatcher:
         several = any(
             len(amounts) > 1 and amounts & self.sizes[sku].get(unit, set())
             for unit, amounts in sizes.items()
+            # a number written apart from its word ("Size 02") is a size; one run into it
+            # ("model4340") is a code, a word of its own
+            if not unit.startswith("#") or unit in self.spaced[sku]
         )
         return several and not _SIZE_OPTIONS.search(text)
 

@@ -142,3 +142,14 @@ def test_the_new_words_alone_win_over_an_extension_of_the_titles_phrase():
         titles,
     )
     assert terms == ["insulated"]
+
+
+def test_model_codes_run_into_their_word_are_words_not_sizes_said_one_by_one():
+    shop = [
+        Product("X-1", "travel enamel model4392 model18231 candle"),
+        Product("X-2", "soy wool model3536 model18231 candle"),
+    ]
+    _, found, _ = CatalogueMatcher(shop, "Fieldhouse").read(
+        "Fieldhouse travel enamel model4392 model18231 candle - a good choice."
+    )
+    assert {sku for unit in found for sku in unit} == {"X-1"}
