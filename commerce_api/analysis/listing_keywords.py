@@ -67,7 +67,10 @@ MATERIAL_CONSENSUS = 0.75  # share of the neighbours that must share a material
 _NOT_KEYWORDS = STOPWORDS | PROMOTIONAL_WORDS | COLOURS
 MAX_PHRASE = 3  # words in a suggested phrase
 SHOP_WIDE_SHARE = 0.5  # a phrase this share of all titles has says nothing of one product
-NEGATIONS = word_set("not no without never nor non isn aren doesn")
+NEGATIONS = word_set(
+    "not no without never nor non isn aren doesn lacks lack lacking neither none instead "
+    "rather unlike than"
+)
 _NEGATION_REACH = 3
 # words after which a description speaks of something the product goes with
 _WITH_OF_ANOTHER = word_set("works work compatible use pairs pair")

@@ -153,3 +153,16 @@ def test_model_codes_run_into_their_word_are_words_not_sizes_said_one_by_one():
         "Fieldhouse travel enamel model4392 model18231 candle - a good choice."
     )
     assert {sku for unit in found for sku in unit} == {"X-1"}
+
+
+@pytest.mark.parametrize(
+    "description",
+    [
+        "A desk lamp that lacks a dimmable driver.",
+        "Uses a halogen bulb instead of an LED desk lamp panel.",
+        "Brighter than most dimmable lamps.",
+    ],
+)
+def test_what_a_description_says_the_product_is_not_is_not_suggested(description):
+    terms = {term.casefold() for term in suggest("Banker's Lamp, Brass", description, TITLES)}
+    assert terms.isdisjoint({"dimmable", "led", "led desk lamp"})
