@@ -46,6 +46,14 @@ from dataclasses import dataclass
 
 from .listing_keywords import COLOURS, MATERIAL_STEMS, kind_of
 from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem, word_set
+from .visibility_sizes import (
+    SIZE,
+    SIZE_OPTIONS,
+    sizes_agree,
+    sizes_conflict,
+    sizes_of,
+    spaced_number_words,
+)
 
 TITLE_COVERAGE = 0.75  # without a brand: share of the title's words a unit must carry
 TITLE_MIN_WORDS = 3  # ... and at least this many of them
@@ -87,28 +95,6 @@ _COLOUR_OPTIONS = re.compile(
     + r")+\b",
     re.IGNORECASE,
 )
-# a size of a variant: "500 g", "1.5 L", "70 x 90 cm", "40 by 30 cm", "45-litre", "65W",
-# "10,000 mAh" (numbers and unit, case aside)
-_NUMBER = r"(?:\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,])|\d+(?:[.,]\d+)*)"
-_SIZE = re.compile(
-    r"(?<![\w.,])(" + _NUMBER + r"(?:\s*(?:[x\u00d7]|\bby\b)\s*" + _NUMBER + r")*)[\s\-]*"
-    r"(ml|cl|l|litres?|liters?|g|kg|cm|mm|m|oz|inch(?:es)?|in|\"|mah|wh|w|kw|v|"
-    r"lumens?|lm|gb|tb|hz|mp)(?![\w])",
-    re.IGNORECASE,
-)
-# a number a word of the title carries: "SPF 50", "Trailhead 2-Person", "Cable 1 m": an
-# answer giving that word another number speaks of another product
-_WORD_NUMBER = re.compile(r"(?<![\w\-])([^\W\d_]{2,})[ \t]?(" + _NUMBER + r")(?![.,]?\d)")
-# an amount listed before a size, sharing its unit ("24 or 28 cm", "500, 750 ml")
-_LISTED_BEFORE = re.compile(
-    r"(?<![\w.,])(?<!of )(?<!x )(\d+(?:[.,]\d+)?)\s*(?:,|/|\bor\b|\band\b)\s*$"
-)
-_LISTED_AFTER = re.compile(r"\s*(?:,|/|\bor\b|\band\b)\s*(\d+(?:[.,]\d+)?)(?!\w|[.,]\d)")
-_UNITS = {"litre": "l", "litres": "l", "liter": "l", "liters": "l", '"': "in", "lumens": "lumen"}
-# sizes a product comes in: "in 24 or 28 cm", "sizes 24, 28"
-_SIZE_OPTIONS = re.compile(
-    r"\b(?:in|sizes?)\s+\d[\d.,]*\s*[^\W\d_]*\s*(?:,|/|\bor\b|\band\b)\s*\d", re.IGNORECASE
-)
 # capitalised names ("an Electric Burr Coffee Grinder"): another product when it has a word
 # our title lacks
 _CAPITALISED_NAME = re.compile(r"(?<![\w&])[A-Z][\w\-]*(?:\s+(?:[A-Z0-9][\w.\-]*|&))+")
@@ -139,7 +125,6 @@ _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+")
 _SKU_TOKEN = re.compile(r"[A-Za-z0-9._-]+")  # the characters a SKU may have
 _NOT_TITLE_WORDS = STOPWORDS | PROMOTIONAL_WORDS
-_SIZE_UNITS = frozenset(["x", "by"])  # a word before a number that is part of a size
 
 
 def _says(word, kind):
@@ -195,60 +180,10 @@ def answer_units(answer: str | None) -> list[Unit]:
     return units
 
 
-def _amount(text):
-    """A number as compared: thousands separators dropped ("10,000" is "10000"), a decimal
-    comma a point."""
-    text = text.replace("\u00d7", "x")
-    parts = re.split(r"\s*(?:x|\bby\b)\s*", text.casefold())
-    out = []
-    for part in parts:
-        if re.fullmatch(r"\d{1,3}(?:[., \u00a0\u202f]\d{3})+", part):
-            part = re.sub(r"[., \u00a0\u202f]", "", part)
-        out.append(part.replace(",", "."))
-    return "x".join(out)
-
-
-def sizes_of(text: str | None) -> dict[str, set[str]]:
-    """``{unit: {amounts}}`` of the sizes ``text`` says ("70 x 90 cm": ``{"cm": {"70x90"}}``),
-    and ``{"#word": {numbers}}`` of the numbers said right after a word ("SPF 50":
-    ``{"#spf": {"50"}}``)."""
-    sizes: dict[str, set[str]] = {}
-    text = text or ""
-    for match in _SIZE.finditer(text):
-        amount, unit = match.groups()
-        unit = unit.casefold()
-        unit = _UNITS.get(unit, unit)
-        unit = "in" if unit.startswith("inch") else unit
-        sizes.setdefault(unit, set()).add(_amount(amount))
-        before = text[: match.start()]
-        while listed := _LISTED_BEFORE.search(before):  # "24 or 28 cm": 24 cm as well
-            sizes[unit].add(_amount(listed.group(1)))
-            before = before[: listed.start()]
-    for match in _WORD_NUMBER.finditer(text):
-        word = match.group(1).casefold()
-        if word not in _NOT_TITLE_WORDS and word not in _SIZE_UNITS:
-            numbers = sizes.setdefault("#" + stem(word), set())
-            numbers.add(_amount(match.group(2)))
-            after = text[match.end() :]
-            while listed := _LISTED_AFTER.match(after):  # "size 01 and 02": 02 as well
-                numbers.add(_amount(listed.group(1)))
-                after = after[listed.end() :]
-    return sizes
-
-
-def sizes_conflict(said: dict[str, set[str]], title: dict[str, set[str]]) -> bool:
-    """True when ``said`` gives a size in a unit of ``title`` that ``title`` does not have."""
-    return any(unit in title and not amounts & title[unit] for unit, amounts in said.items())
-
-
-def sizes_agree(said: dict[str, set[str]], title: dict[str, set[str]]) -> bool:
-    return any(amounts & title.get(unit, set()) for unit, amounts in said.items())
-
-
 def _name_words(text):
     """The words of a name that tell products apart, its sizes and numbers aside ("30-litre
     Ridgeway", "20cm" say a size, which ``sizes_of`` compares)."""
-    return {word for word in words_of(_SIZE.sub(" ", text)) if word.isalpha()}
+    return {word for word in words_of(SIZE.sub(" ", text)) if word.isalpha()}
 
 
 def words_of(text: str | None) -> list[str]:
@@ -345,11 +280,7 @@ class CatalogueMatcher:
             sku = product.sku
             self.products[sku] = product
             self.sizes[sku] = sizes_of(product.title)
-            self.spaced[sku] = {
-                "#" + stem(m.group(1).casefold())
-                for m in _WORD_NUMBER.finditer(product.title)
-                if product.title[m.end(1)] in " \t"
-            }
+            self.spaced[sku] = spaced_number_words(product.title)
             # (promotional words are no title words; phrases such as "best seller" are
             # left in: cutting them out costs more than they can confuse)
             self.words[sku] = frozenset(words_of(product.title)) - brand_words
@@ -430,7 +361,7 @@ class CatalogueMatcher:
             # ("model4340") is a code, a word of its own
             if not unit.startswith("#") or unit in self.spaced[sku]
         )
-        return several and not _SIZE_OPTIONS.search(text)
+        return several and not SIZE_OPTIONS.search(text)
 
     def exact_titles(self, text: str) -> set[str]:
         """The SKUs whose whole title ``text`` says (module docstring)."""
