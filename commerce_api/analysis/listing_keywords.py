@@ -21,7 +21,11 @@ other titles of the category and ``MIN_SHARE`` of them use, that the description
 the product (not after "not", "no", "without"...), and that shares no word with the title
 is suggested; a longer phrase is preferred to its parts, and a phrase with a word most
 titles of the whole catalogue carry (the shop's brand) is not. A description that does not say it
-suggests nothing: a term common in the category is not true of every product in it.
+suggests nothing: a term common in the category is not true of every product in it, and
+what it says of a thing the product works with ("works with dimmable LED bulbs",
+"compatible with ...", "takes ...") is no evidence. A phrase whose last words end a noun
+phrase of the title is suggested whole ("LED desk lamp" for "Desk Lamp, Dimmable"), unless
+its new words are a suggestion on their own.
 """
 
 import math
@@ -63,8 +67,14 @@ MATERIAL_CONSENSUS = 0.75  # share of the neighbours that must share a material
 _NOT_KEYWORDS = STOPWORDS | PROMOTIONAL_WORDS | COLOURS
 MAX_PHRASE = 3  # words in a suggested phrase
 SHOP_WIDE_SHARE = 0.5  # a phrase this share of all titles has says nothing of one product
-NEGATIONS = word_set("not no without never nor non isn aren doesn")
-_NEGATION_REACH = 3  # words before a phrase that a negation reaches
+NEGATIONS = word_set(
+    "not no without never nor non isn aren doesn lacks lack lacking neither none instead "
+    "rather unlike than"
+)
+_NEGATION_REACH = 3
+# words after which a description speaks of something the product goes with
+_WITH_OF_ANOTHER = word_set("works work compatible use pairs pair")
+_TAKES = word_set("takes accepts")  # words before a phrase that a negation reaches
 _PHRASE_TOKEN = re.compile(r"[^\W_]+")
 _CLAUSE_END = re.compile(r"[.;:!?]")
 _HEAD_END = re.compile(r",|\s[-\u2013|/]\s|\(|\s(?:with|for|in|of|from|by)\s", re.IGNORECASE)
@@ -130,6 +140,7 @@ def phrases_of(text: str | None, negated: bool = True) -> dict[tuple[str, ...], 
     (stems), none a stop, colour or promotional word, a lone word of 3+ letters;
     ``negated=False`` leaves out the runs that follow a negation closely."""
     words = _phrase_words(text)
+    other_thing = _said_of_another_thing(words) if not negated else ()
     found = {}
     for start, word in enumerate(words):
         if not _usable(word):
@@ -137,6 +148,8 @@ def phrases_of(text: str | None, negated: bool = True) -> dict[tuple[str, ...], 
         if not negated and any(
             w in NEGATIONS for w in words[max(0, start - _NEGATION_REACH) : start] if w
         ):
+            continue
+        if start in other_thing:
             continue
         for end in range(start + 1, min(start + MAX_PHRASE, len(words)) + 1):
             if not _usable(words[end - 1]):
@@ -147,6 +160,23 @@ def phrases_of(text: str | None, negated: bool = True) -> dict[tuple[str, ...], 
             phrase = tuple(_stem(w) for w in run)
             found.setdefault(phrase, " ".join(run))
     return found
+
+
+def _said_of_another_thing(words):
+    """The indexes of ``words`` (``_phrase_words``) said of another thing than the product:
+    after "works with", "compatible with", "for use with", "pairs with", "takes" or
+    "accepts", to the end of the clause ("works with dimmable LED bulbs": the bulbs are
+    dimmable, not the lamp)."""
+    marked, inside = set(), False
+    for index, word in enumerate(words):
+        if word is None:
+            inside = False
+            continue
+        if inside:
+            marked.add(index)
+        elif word in _TAKES or (word == "with" and index and words[index - 1] in _WITH_OF_ANOTHER):
+            inside = True
+    return marked
 
 
 _PROPERTY_ENDINGS = ("ed", "able", "ible", "proof", "less", "ive", "ant", "ent", "ful", "ous", "ic")
@@ -315,9 +345,13 @@ class KeywordCorpus:
         alone = standalone_words(description, known, own_words)
         own_joined = {"".join(phrase) for phrase in own}
         candidates = []
-        for phrase in phrases_of(description, negated=False):
-            if own_words.intersection(phrase) or "".join(phrase) in own_joined:
-                continue  # the title says it (or a part of it) already
+        for phrase, spelling in phrases_of(description, negated=False).items():
+            if "".join(phrase) in own_joined:
+                continue  # the title says it already
+            if own_words.intersection(phrase) and not _extends(
+                phrase, spelling, title, own_words, description
+            ):
+                continue  # the title says a part of it already
             if len(phrase) == 1 and (
                 phrase[0] not in alone or (_cut(phrase[0], counts) and not _property(phrase[0]))
             ):
@@ -330,6 +364,15 @@ class KeywordCorpus:
             if shop_wide > SHOP_WIDE_SHARE * everywhere and everywhere > others:
                 continue  # most titles of the whole shop carry a word of it: the brand
             candidates.append((-len(phrase), -share, phrase))
+        # an extension of the title's own phrase gives way to the new words alone when
+        # they are a suggestion by themselves ("insulated", not "insulated stainless steel")
+        alone_phrases = {phrase for _, _, phrase in candidates}
+        candidates = [
+            (length, share, phrase)
+            for length, share, phrase in candidates
+            if not own_words.intersection(phrase)
+            or not any(phrase[:split] in alone_phrases for split in range(1, len(phrase)))
+        ]
         candidates.sort()
         chosen = []
         for _, negative_share, phrase in candidates:
@@ -345,6 +388,37 @@ class KeywordCorpus:
             }
             for phrase, share in chosen[:limit]
         ]
+
+
+def _extends(phrase, spelling, title, own_words, description):
+    """True when ``phrase`` is new words before the end of a noun phrase of the title
+    ("LED desk lamp" of "Desk Lamp, Dimmable", "memory foam" of "Shredded Foam, Washable";
+    not "non-stick frying" of "Frying Pan"): what it adds is said of the title's own thing.
+    Its first word must not be the end of a hyphenated word ("on-ear headphones")."""
+    first = spelling.split()[0]
+    if re.search(r"\w-\s*" + re.escape(first) + r"\b", description, re.IGNORECASE):
+        return False
+    ends = _phrase_ends(title)
+    for split in range(1, len(phrase)):
+        head, tail = phrase[:split], phrase[split:]
+        if tail in ends and not own_words.intersection(head):
+            return True
+    return False
+
+
+def _phrase_ends(title):
+    """The runs of words that end a noun phrase of ``title`` (before a comma, dash, bracket,
+    "with", "for"... or its end), as stems."""
+    ends = set()
+    for part in re.split(r",|\s[-\u2013|/]\s|[()]|\s(?:with|for|in|of|from|by)\s", title or ""):
+        words = [w for w in _phrase_words(part) if w is not None]
+        if not words or not _usable(words[-1]):
+            continue
+        stems = [_stem(w) for w in words]
+        for start in range(max(0, len(stems) - MAX_PHRASE), len(stems)):
+            if all(_usable(w) for w in words[start:]):
+                ends.add(tuple(stems[start:]))
+    return ends
 
 
 def _cut(word, counts):

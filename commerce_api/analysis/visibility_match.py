@@ -4,8 +4,9 @@ An answer is cut into units: the items of a list (with their nested lines) and t
 sentences of prose. A unit names one of our products when it carries the product's GTIN or
 SKU, or, said of our brand, the words of its title that single it out in the catalogue:
 
-- the *words* of a title are its significant words (three letters or more, not stop or
-  promotional words), plurals folded, hyphenated words split ("Dot-grid" is "dot grid");
+- the *words* of a title are its significant words (three letters or more, or a code of
+  letters and digits such as "A5"; not stop or promotional words), plurals folded,
+  hyphenated words split ("Dot-grid" is "dot grid");
 - a unit speaks of our brand when it names the brand, when it is a prose sentence after
   one that did in the same paragraph ("Fieldhouse sells a blanket. Their wool blanket..."),
   or when it is an item of a list whose heading names the brand ("Fieldhouse picks:");
@@ -16,15 +17,22 @@ SKU, or, said of our brand, the words of its title that single it out in the cat
 
 An exact full title names its product in any unit, brand or not ("Oiled Oak Chopping
 Board 30 x 20 cm"): the title's words and numbers in order, case, punctuation and
-possessives aside, when the title is a product's name rather than a kind's (at least
-``EXACT_MIN_TOKENS`` words and numbers, ``EXACT_MIN_WORDS`` of them significant); a title
-found inside a longer one found in the same place is not named. Said of our brand, the
-title's words must also name what the product is (its kind, the head noun of its title:
-"Insulated Coffee Flask" is no tumbler), must not be another product of the brand (a name
-that follows the brand in capitals with a word our title lacks: "Tidewater Canvas Tote
-Bag" is not our canvas duffel bag), must not speak of any product of a kind ("any enamel
-cup from Falcon", "whichever Birchwood board"), and must not name only colours our title
-lacks.
+possessives aside, plurals folded ("Chefs Knife"), thousands run together ("10,000" is
+"10000"), when the title is a product's name rather than a kind's (at least
+``EXACT_MIN_TOKENS`` words and numbers, ``EXACT_MIN_WORDS`` of them significant, or
+``EXACT_ALL_SIGNIFICANT`` words all significant); a title found inside a longer one found in
+the same place is not named, nor one said as another brand's product (right after a
+capitalised name or a possessive that is not our brand: "the Anker MagGo <our title>",
+"OXO's <our title>"; or followed by "from"/"by" and such a name). Said of our brand, the
+title's words must also name what the product is (its kind, the head noun of its title, or
+the last part of a compound kind: "pack" of "Backpack"; "Insulated Coffee Flask" is no
+tumbler), must not be another product of the brand (a name that follows the brand in
+capitals with a word our title lacks: "Tidewater Canvas Tote Bag" is not our canvas duffel
+bag), must not speak of any product of a kind ("any enamel cup from Falcon", "whichever
+Birchwood board"), must not name only colours our title lacks, and must not say another
+size, or another number after a word of the title ("SPF 30" of our "SPF 50"). A clause that
+names another brand's product by a possessive ("..., and Ruffwear's Knot-a-Leash is ...")
+and not our brand lends no words to ours.
 
 The brand alone, or the brand with a kind of product ("Fieldhouse mugs"), names no SKU:
 it is a brand mention. A generic title said of another brand ("Falcon enamel mug, white")
@@ -38,6 +46,14 @@ from dataclasses import dataclass
 
 from .listing_keywords import COLOURS, MATERIAL_STEMS, kind_of
 from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem, word_set
+from .visibility_sizes import (
+    SIZE,
+    SIZE_OPTIONS,
+    sizes_agree,
+    sizes_conflict,
+    sizes_of,
+    spaced_number_words,
+)
 
 TITLE_COVERAGE = 0.75  # without a brand: share of the title's words a unit must carry
 TITLE_MIN_WORDS = 3  # ... and at least this many of them
@@ -46,6 +62,8 @@ RARE_HOLDERS = 256  # a word this few titles have: its products are looked at on
 MAX_COMMON_WORDS = 8  # common words of one unit combined (the rarest ones)
 EXACT_MIN_TOKENS = 5  # an exact title names its product alone from this many words/numbers
 EXACT_MIN_WORDS = 3  # ... of which this many significant
+EXACT_ALL_SIGNIFICANT = 4  # ... or this many words and numbers, all significant
+KIND_TAIL_MIN = 4  # letters of the last part of a compound kind that say it
 QUANTIFIER_REACH = 4  # words before the kind or the brand a quantifier reaches
 QUANTIFIERS = frozenset(["any", "every", "all", "whichever", "whatever", "each"])
 _EXACT_TOKEN = re.compile(r"[^\W\d_]+|\d+")  # letter runs and digit runs ("350ml": 2)
@@ -77,12 +95,6 @@ _COLOUR_OPTIONS = re.compile(
     + r")+\b",
     re.IGNORECASE,
 )
-# a size of a variant: "500 g", "1.5 L", "70 x 90 cm" (numbers and unit, case aside)
-_SIZE = re.compile(
-    r"(\d+(?:[.,]\d+)?(?:\s*[x\u00d7]\s*\d+(?:[.,]\d+)?)*)\s*"
-    r"(ml|cl|l|litres?|liters?|g|kg|cm|mm|m|oz|inch(?:es)?|in|\")(?![\w])",
-    re.IGNORECASE,
-)
 # capitalised names ("an Electric Burr Coffee Grinder"): another product when it has a word
 # our title lacks
 _CAPITALISED_NAME = re.compile(r"(?<![\w&])[A-Z][\w\-]*(?:\s+(?:[A-Z0-9][\w.\-]*|&))+")
@@ -90,11 +102,35 @@ _CAPITALISED_NAME = re.compile(r"(?<![\w&])[A-Z][\w\-]*(?:\s+(?:[A-Z0-9][\w.\-]*
 _NUMBERED = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?\s*(\d{1,3})[.)]\s+(.*\S)")
 _BULLET = re.compile(r"^(\s*)[-*\u2022+]\s+(.*\S)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# the clauses of a sentence ("..., and ...", "...; ...", "... - ...")
+_CLAUSE_SPLIT = re.compile(
+    r",\s*(?=(?:and|but|while|whereas|or|though|although)\b)|;\s+|\s[\u2014\u2013-]\s",
+    re.IGNORECASE,
+)
+# a possessive before a capitalised name: "Ruffwear's Knot-a-Leash"
+_OTHER_POSSESSIVE = re.compile(r"(?<![\w&])([A-Z][\w\-]*)['\u2019]s\s+[A-Z0-9]")
+# words that open a sentence or stand before a product's name without being a brand
+_OPENERS = frozenset(
+    stem(word)
+    for word in word_set(
+        "my our your his her their its this that these those both each every any some one "
+        "two also then so but if when as yes no i we you they it he she try get buy choose "
+        "pick consider recommend grab skip avoid order love like use take go see check new "
+        "classic original best good great"
+    )
+)
+_DETACHING = re.compile(r"[^\s\-'\u2019]")  # punctuation between two words
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+")
 _SKU_TOKEN = re.compile(r"[A-Za-z0-9._-]+")  # the characters a SKU may have
 _NOT_TITLE_WORDS = STOPWORDS | PROMOTIONAL_WORDS
+
+
+def _says(word, kind):
+    """True when the stem ``word`` says the kind ``kind``: the same, or the last part of a
+    compound ("pack" of "backpack" and "daypack", "lamp" of "headlamp")."""
+    return word == kind or (len(word) >= KIND_TAIL_MIN and kind.endswith(word))
 
 
 @dataclass
@@ -144,33 +180,21 @@ def answer_units(answer: str | None) -> list[Unit]:
     return units
 
 
-def sizes_of(text: str | None) -> dict[str, set[str]]:
-    """``{unit: {amounts}}`` of the sizes ``text`` says ("70 x 90 cm": ``{"cm": {"70x90"}}``)."""
-    sizes: dict[str, set[str]] = {}
-    for amount, unit in _SIZE.findall(text or ""):
-        unit = unit.casefold()
-        unit = {"litre": "l", "litres": "l", "liter": "l", "liters": "l", '"': "in"}.get(unit, unit)
-        unit = "in" if unit.startswith("inch") else unit
-        value = re.sub(r"\s+", "", amount.casefold().replace("\u00d7", "x").replace(",", "."))
-        sizes.setdefault(unit, set()).add(value)
-    return sizes
-
-
-def sizes_conflict(said: dict[str, set[str]], title: dict[str, set[str]]) -> bool:
-    """True when ``said`` gives a size in a unit of ``title`` that ``title`` does not have."""
-    return any(unit in title and not amounts & title[unit] for unit, amounts in said.items())
-
-
-def sizes_agree(said: dict[str, set[str]], title: dict[str, set[str]]) -> bool:
-    return any(amounts & title.get(unit, set()) for unit, amounts in said.items())
+def _name_words(text):
+    """The words of a name that tell products apart, its sizes and numbers aside ("30-litre
+    Ridgeway", "20cm" say a size, which ``sizes_of`` compares)."""
+    return {word for word in words_of(SIZE.sub(" ", text)) if word.isalpha()}
 
 
 def words_of(text: str | None) -> list[str]:
-    """The significant words of ``text``, plurals folded, in order, each once."""
+    """The significant words of ``text`` (three letters or more, or a code such as "A5"),
+    plurals folded, in order, each once."""
     words = []
     for token in _keys(text):
-        if len(token) < 3 or not has_letter(token) or token in _NOT_TITLE_WORDS:
+        if not has_letter(token) or token in _NOT_TITLE_WORDS:
             continue
+        if len(token) < 3 and token.isalpha():
+            continue  # "ml", "of"; a code of a letter and a digit ("A5", "4K") counts
         word = stem(token)
         if word not in words:
             words.append(word)
@@ -182,10 +206,39 @@ def _keys(text):
     return _WORD.findall(_POSSESSIVE.sub("", text or "").casefold())
 
 
+def _exact_runs(text):
+    """``[(token, spelling, possessive, detached)]`` of ``text``: its letter runs (lower
+    case, plurals folded: "Chefs" is "Chef's") and digit runs ("10,000" one run), possessives
+    cut (and marked on the word they follow); ``detached``: the run starts the text or
+    punctuation sets it off from the one before ("Top pick: Cardboard...")."""
+    runs, last_end = [], 0
+    for match in _EXACT_TOKEN.finditer(text or ""):
+        spelling, gap = match.group(), text[last_end : match.start()]
+        last_end = match.end()
+        if runs and spelling.casefold() == "s" and gap in ("'", "\u2019"):
+            runs[-1] = (*runs[-1][:2], True, runs[-1][3])
+            continue
+        if (
+            runs
+            and gap in (",", ".", " ", "\u00a0", "\u202f")
+            and len(spelling) == 3
+            and spelling.isdigit()
+            and runs[-1][0].isdigit()
+            and len(runs[-1][0]) <= 6
+        ):
+            runs[-1] = (runs[-1][0] + spelling, *runs[-1][1:])  # "10,000" is "10000"
+            continue
+        token = spelling.casefold()
+        if not token.isdigit():
+            token = stem(token)
+        runs.append((token, spelling, False, not runs or bool(_DETACHING.search(gap))))
+    return runs
+
+
 def exact_tokens(text: str | None) -> tuple[str, ...]:
-    """``text`` as compared for an exact title: lower-case letter runs and digit runs,
-    possessives cut."""
-    return tuple(_EXACT_TOKEN.findall(_POSSESSIVE.sub("", text or "").casefold()))
+    """``text`` as compared for an exact title: lower-case letter runs (plurals folded) and
+    digit runs, possessives cut."""
+    return tuple(run[0] for run in _exact_runs(text))
 
 
 @dataclass(frozen=True)
@@ -200,7 +253,7 @@ class CatalogueMatcher:
 
     def __init__(self, products, brand=None):
         self.brand = _keys(brand)
-        brand_words = {stem(word) for word in self.brand}
+        brand_words = self.brand_stems = frozenset(stem(word) for word in self.brand)
         self.brand_name = (
             re.compile(
                 r"(?<![\w])(?i:"
@@ -220,18 +273,21 @@ class CatalogueMatcher:
         self.gtins = {}
         self.skus = {}  # the SKU case-folded -> the SKU
         self.sizes = {}  # sku -> its title's sizes
+        self.spaced = {}  # sku -> its title's "#word" numbers written apart ("Size 02")
         self.plural_kind = {}  # sku -> True when its title says its kind in the plural
         self.modifier = {}  # sku -> the word before its kind ("throw" of "throw blanket")
         for product in products:
             sku = product.sku
             self.products[sku] = product
             self.sizes[sku] = sizes_of(product.title)
+            self.spaced[sku] = spaced_number_words(product.title)
             # (promotional words are no title words; phrases such as "best seller" are
             # left in: cutting them out costs more than they can confuse)
             self.words[sku] = frozenset(words_of(product.title)) - brand_words
-            if (
-                len(_keys(product.title)) >= EXACT_MIN_TOKENS
-                and len(self.words[sku]) >= EXACT_MIN_WORDS
+            title_keys = len(_keys(product.title))
+            title_words = sum(1 for word in self.words[sku] if len(word) >= 3)
+            if (title_keys >= EXACT_MIN_TOKENS and title_words >= EXACT_MIN_WORDS) or (
+                title_keys >= EXACT_ALL_SIGNIFICANT and title_words >= EXACT_ALL_SIGNIFICANT
             ):
                 tokens = exact_tokens(product.title)
                 self.exact.setdefault(tokens, []).append(sku)
@@ -287,18 +343,30 @@ class CatalogueMatcher:
             return True  # a word only this product has
         return set.intersection(*holders) == {sku}
 
-    def _single_out_sized(self, found, sku, sizes):
-        """``_single_out``, or the size the unit says is ours and no other's of ``found``."""
+    def _single_out_sized(self, found, sku, sizes, text):
+        """``_single_out``, or the size the unit says is ours and no other's of ``found``;
+        a unit naming several sizes one by one ("the 24 cm for eggs and the 28 cm for
+        steaks") names each, unless they are the sizes it comes in ("in 24 or 28 cm")."""
         if self._single_out(found, sku):
             return True
         if not sizes or not sizes_agree(sizes, self.sizes[sku]):
             return False
         others = set.intersection(*(self.holding[word] for word in found)) - {sku}
-        return all(sizes_conflict(sizes, self.sizes[other]) for other in others)
+        if all(sizes_conflict(sizes, self.sizes[other]) for other in others):
+            return True
+        several = any(
+            len(amounts) > 1 and amounts & self.sizes[sku].get(unit, set())
+            for unit, amounts in sizes.items()
+            # a number written apart from its word ("Size 02") is a size; one run into it
+            # ("model4340") is a code, a word of its own
+            if not unit.startswith("#") or unit in self.spaced[sku]
+        )
+        return several and not SIZE_OPTIONS.search(text)
 
     def exact_titles(self, text: str) -> set[str]:
         """The SKUs whose whole title ``text`` says (module docstring)."""
-        tokens = exact_tokens(text)
+        runs = _exact_runs(text)
+        tokens = tuple(run[0] for run in runs)
         spans = []
         for length in self.exact_lengths:
             for start in range(len(tokens) - length + 1):
@@ -308,7 +376,33 @@ class CatalogueMatcher:
             sku
             for start, end, sku in spans
             if not any(s <= start and end <= e and (s, e) != (start, end) for s, e, _ in spans)
+            and not self._of_another_brand(runs, start, end)
         }
+
+    def _other_name(self, run):
+        """True when ``run`` (of ``_exact_runs``) reads as a name that is not our brand's: a
+        capitalised word or a possessive, not a stop word nor a word that opens sentences
+        ("My", "Try", "Both": ``_OPENERS``)."""
+        token, spelling, possessive, _ = run
+        if token in self.brand_stems or token in STOPWORDS or token in _OPENERS:
+            return False
+        if possessive:
+            return spelling[:1].isalnum()
+        return len(spelling) >= 2 and spelling[:1].isupper() and not spelling.isdigit()
+
+    def _of_another_brand(self, runs, start, end):
+        """True when the title at ``runs[start:end]`` is said as another brand's product:
+        right after a name that is not ours ("the Anker MagGo 10,000 mAh Magnetic Power
+        Bank", "OXO's Kitchen Shears"), or followed by "from"/"by" and such a name."""
+        if start and not runs[start][3] and self._other_name(runs[start - 1]):
+            return True
+        return (
+            end + 1 < len(runs)
+            and runs[end][0] in ("from", "by")
+            and not runs[end + 1][3]
+            and runs[end + 1][1][:1].isupper()
+            and runs[end + 1][0] not in self.brand_stems
+        )
 
     def _others_of_brand(self, text):
         """The significant words of each name that follows the brand in capitals."""
@@ -319,15 +413,32 @@ class CatalogueMatcher:
             run = match.group(1).split()
             while run and run[-1].casefold() in _CONNECTORS | {"&"}:
                 run.pop()
-            names.append(set(words_of(" ".join(run))))
+            names.append(_name_words(" ".join(run)))
         for match in _CAPITALISED_NAME.finditer(text):
             run = match.group().split()
             if match.start() == len(text) - len(text.lstrip()):
                 run = run[1:]  # the first word of a sentence is capitalised anyway
-            name = set(words_of(" ".join(run))) - {stem(word) for word in self.brand}
+            name = _name_words(" ".join(run)) - self.brand_stems
             if len(run) >= 2 and len(name) >= 2:
                 names.append(name)
         return [name for name in names if name]
+
+    def _without_other_brands(self, text):
+        """``text`` without its clauses that name another brand's product and not our
+        brand ("Barkwell leashes are fine, and Ruffwear's Knot-a-Leash is reflective")."""
+        clauses = _CLAUSE_SPLIT.split(text)
+        if len(clauses) < 2:
+            return text
+        kept = [
+            clause
+            for clause in clauses
+            if self.names_brand(clause)
+            or not any(
+                stem(match.group(1).casefold()) not in self.brand_stems
+                for match in _OTHER_POSSESSIVE.finditer(clause)
+            )
+        ]
+        return " ".join(kept)
 
     def _of_any(self, keys, anchors):
         """True when a quantifier ("any", "whichever"...) comes shortly before one of the
@@ -357,7 +468,7 @@ class CatalogueMatcher:
         return self.kinds[sku]
 
     def _plural_only(self, sku, kind, keys):
-        said = [k for k in keys if stem(k) == kind]
+        said = [k for k in keys if _says(stem(k), kind)]
         return bool(said) and not self.plural_kind[sku] and all(k != stem(k) for k in said)
 
     def _says_kind(self, sku, kind, found, keys, sizes):
@@ -366,7 +477,7 @@ class CatalogueMatcher:
         ending a noun phrase ("merino wool throw in oatmeal" of a throw blanket); a plural
         with our size or a variant word of our title is ours ("steel bottles: ... makes a
         750 ml one", "small soy candles", "enamel mugs in white and blue")."""
-        said = [k for k in keys if stem(k) == kind]
+        said = [k for k in keys if _says(stem(k), kind)]
         if said:
             return (
                 self.plural_kind[sku]
@@ -418,6 +529,8 @@ class CatalogueMatcher:
             named.setdefault(sku, "title")
         if self.brand and not branded:
             return named  # a title said of no brand of ours (or of another) is not ours
+        if self.brand:
+            text = self._without_other_brands(text)
         present = set(words_of(text))
         keys = _keys(text)
         names = self._others_of_brand(text) if self.brand else []
@@ -435,7 +548,7 @@ class CatalogueMatcher:
                 )
             else:
                 enough = len(found) >= TITLE_MIN_WORDS and len(found) / len(title) >= TITLE_COVERAGE
-            if enough and self._single_out_sized(found, sku, sizes):
+            if enough and self._single_out_sized(found, sku, sizes, text):
                 named[sku] = "title"
         return named
 

@@ -1,0 +1,91 @@
+"""Sizes and numbers in product titles and answers (``visibility_match``): "500 g", "70 x 90
+cm", "40 by 30 cm", "10,000 mAh", "24 or 28 cm", and the number a word carries ("SPF 50",
+"Size 02"). Two sizes in one unit compare by their amounts, thousands separators aside."""
+
+import re
+
+from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, stem
+
+# a size of a variant: "500 g", "1.5 L", "70 x 90 cm", "40 by 30 cm", "45-litre", "65W",
+# "10,000 mAh" (numbers and unit, case aside)
+NUMBER = r"(?:\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,])|\d+(?:[.,]\d+)*)"
+SIZE = re.compile(
+    r"(?<![\w.,])(" + NUMBER + r"(?:\s*(?:[x\u00d7]|\bby\b)\s*" + NUMBER + r")*)[\s\-]*"
+    r"(ml|cl|l|litres?|liters?|g|kg|cm|mm|m|oz|inch(?:es)?|in|\"|mah|wh|w|kw|v|"
+    r"lumens?|lm|gb|tb|hz|mp)(?![\w])",
+    re.IGNORECASE,
+)
+# a number a word of the title carries: "SPF 50", "Trailhead 2-Person", "Cable 1 m": an
+# answer giving that word another number speaks of another product
+WORD_NUMBER = re.compile(r"(?<![\w\-])([^\W\d_]{2,})[ \t]?(" + NUMBER + r")(?![.,]?\d)")
+# an amount listed before a size, sharing its unit ("24 or 28 cm", "500, 750 ml")
+_LISTED_BEFORE = re.compile(
+    r"(?<![\w.,])(?<!of )(?<!x )(\d+(?:[.,]\d+)?)\s*(?:,|/|\bor\b|\band\b)\s*$"
+)
+_LISTED_AFTER = re.compile(r"\s*(?:,|/|\bor\b|\band\b)\s*(\d+(?:[.,]\d+)?)(?!\w|[.,]\d)")
+_UNITS = {"litre": "l", "litres": "l", "liter": "l", "liters": "l", '"': "in", "lumens": "lumen"}
+# sizes a product comes in: "in 24 or 28 cm", "sizes 24, 28"
+SIZE_OPTIONS = re.compile(
+    r"\b(?:in|sizes?)\s+\d[\d.,]*\s*[^\W\d_]*\s*(?:,|/|\bor\b|\band\b)\s*\d", re.IGNORECASE
+)
+_NOT_NUMBER_WORDS = STOPWORDS | PROMOTIONAL_WORDS | frozenset(["x", "by"])
+
+
+def _amount(text):
+    """A number as compared: thousands separators dropped ("10,000" is "10000"), a decimal
+    comma a point."""
+    text = text.replace("\u00d7", "x")
+    parts = re.split(r"\s*(?:x|\bby\b)\s*", text.casefold())
+    out = []
+    for part in parts:
+        if re.fullmatch(r"\d{1,3}(?:[., \u00a0\u202f]\d{3})+", part):
+            part = re.sub(r"[., \u00a0\u202f]", "", part)
+        out.append(part.replace(",", "."))
+    return "x".join(out)
+
+
+def sizes_of(text: str | None) -> dict[str, set[str]]:
+    """``{unit: {amounts}}`` of the sizes ``text`` says ("70 x 90 cm": ``{"cm": {"70x90"}}``),
+    and ``{"#word": {numbers}}`` of the numbers said right after a word ("SPF 50":
+    ``{"#spf": {"50"}}``)."""
+    sizes: dict[str, set[str]] = {}
+    text = text or ""
+    for match in SIZE.finditer(text):
+        amount, unit = match.groups()
+        unit = unit.casefold()
+        unit = _UNITS.get(unit, unit)
+        unit = "in" if unit.startswith("inch") else unit
+        sizes.setdefault(unit, set()).add(_amount(amount))
+        before = text[: match.start()]
+        while listed := _LISTED_BEFORE.search(before):  # "24 or 28 cm": 24 cm as well
+            sizes[unit].add(_amount(listed.group(1)))
+            before = before[: listed.start()]
+    for match in WORD_NUMBER.finditer(text):
+        word = match.group(1).casefold()
+        if word not in _NOT_NUMBER_WORDS:
+            numbers = sizes.setdefault("#" + stem(word), set())
+            numbers.add(_amount(match.group(2)))
+            after = text[match.end() :]
+            while listed := _LISTED_AFTER.match(after):  # "size 01 and 02": 02 as well
+                numbers.add(_amount(listed.group(1)))
+                after = after[listed.end() :]
+    return sizes
+
+
+def sizes_conflict(said: dict[str, set[str]], title: dict[str, set[str]]) -> bool:
+    """True when ``said`` gives a size in a unit of ``title`` that ``title`` does not have."""
+    return any(unit in title and not amounts & title[unit] for unit, amounts in said.items())
+
+
+def sizes_agree(said: dict[str, set[str]], title: dict[str, set[str]]) -> bool:
+    return any(amounts & title.get(unit, set()) for unit, amounts in said.items())
+
+
+def spaced_number_words(title: str) -> set[str]:
+    """The ``"#word"`` keys of ``title``'s numbers written apart from their word ("Size 02";
+    not "model4340", a code)."""
+    return {
+        "#" + stem(m.group(1).casefold())
+        for m in WORD_NUMBER.finditer(title)
+        if title[m.end(1)] in " \t"
+    }
