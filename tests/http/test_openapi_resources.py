@@ -156,6 +156,7 @@ def test_each_resource_and_its_schema_have_the_same_fields(
     get(f"/api/marketplaces/{connection.id}", "/api/marketplaces/{connection_id}")
     get(f"/api/marketplaces/{connection.id}/check", "/api/marketplaces/{connection_id}/check")
     get("/api/marketplaces/sync-history")
+    assert get("/api/listings"), "no listing to compare"
 
     rule = post("/api/pricing/rules", {"name": "Floor", "type": "floor", "value": 1.0,
                                        "value_type": "fixed"})  # fmt: skip
