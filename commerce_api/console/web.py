@@ -46,6 +46,13 @@ CSP = (
 NOTICES = {
     "pushed": "The listings are queued for a push to their marketplaces.",
     "stock-set": "The stock level is set.",
+    "stock-adjusted": "The stock level is adjusted.",
+    "transfer-created": "The transfer is drafted.",
+    "transfer-shipped": "The transfer is shipped: its stock is in transit.",
+    "transfer-received": "The receipt is recorded.",
+    "transfer-cancelled": "The transfer is cancelled.",
+    "listing-updated": "The listing is changed; it is pushed to its marketplace.",
+    "components-set": "The bundle's components are set.",
     "safety-stock": "The safety stock is set.",
     "shipped": "The shipment is confirmed.",
     "cancelled": "The cancellation is requested; the marketplace decides.",
