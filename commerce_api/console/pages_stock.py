@@ -182,3 +182,43 @@ def update_components(sku):
     if answer.ok:
         return done("console.product", "components-set", sku=sku)
     return product_page(sku, answer.status, [answer.error])
+
+
+# -- CSV imports ---------------------------------------------------------------------------
+
+IMPORT_TYPES = ("products", "inventory", "listings")
+
+
+def _imports_page(status=200, errors=(), form=None):
+    jobs = {
+        kind: api("GET", "/api/ai-jobs", {"type": f"{kind}_import", "limit": 5})
+        for kind in IMPORT_TYPES
+    }
+    return render(
+        "console/imports.html",
+        status,
+        jobs=jobs,
+        import_types=IMPORT_TYPES,
+        form=form or {},
+        errors=list(errors),
+    )
+
+
+@bp.route("/inventory/imports")
+def imports():
+    """Upload a CSV file (products, stock levels or listings), with a dry run; the recent
+    imports of each kind."""
+    return _imports_page()
+
+
+@bp.route("/inventory/imports", methods=["POST"])
+def create_import():
+    """Hand the file to ``POST /api/imports``; its job's page shows progress and row errors."""
+    upload = request.files.get("file")
+    form = present(type=form_text("type"), dry_run="true" if request.form.get("dry_run") else None)
+    if upload is not None and upload.filename:
+        form["file"] = (upload.stream, upload.filename, upload.mimetype or "text/csv")
+    answer = api("POST", "/api/imports", form=form)
+    if answer.ok:
+        return done("console.job", "import-queued", job_id=answer.data["job_id"])
+    return _imports_page(answer.status, [answer.error], form=request.form)

@@ -2,6 +2,7 @@
 a listing's allocation, bundles), the Overview's pending and failed listings and the
 delivery log's response bodies, through HTTP as a browser posts them (issue 36)."""
 
+import io
 import re
 
 import pytest
@@ -11,8 +12,9 @@ from commerce_api.inventory.models import Adjustment
 from commerce_api.products.models import Listing
 from commerce_api.transfers.models import Transfer
 from tests.support import webhooks_support
-from tests.support.console_support import post_form, sign_in
+from tests.support.console_support import csrf_of, post_form, sign_in
 from tests.support.factories import make_key
+from tests.support.jobs_support import run_worker
 from tests.support.orders_support import (
     connect,
     levels,
@@ -301,3 +303,55 @@ def test_the_delivery_log_shows_the_response_body(console, hooks_app):
     delivery = console.get(link.group(0))
     assert 'data-testid="response-body-1"' in delivery.text
     assert "{&#34;ack&#34;: &#34;&lt;b&gt;thanks&lt;/b&gt;&#34;}" in delivery.text
+
+
+def _upload(console, data, name="products.csv", **form):
+    page = console.get("/console/inventory/imports")
+    assert page.status_code == 200, page.text[:1000]
+    fields = {"csrf_token": csrf_of(page.text), **form}
+    if data is not None:
+        fields["file"] = (io.BytesIO(data), name)
+    return console.post(
+        "/console/inventory/imports", data=fields, content_type="multipart/form-data"
+    )
+
+
+def test_import_a_csv_with_a_dry_run_then_for_real(console, app, client, headers):
+    rows = b"sku,title\nCSV-1,From a file\nCSV-2,\nCSV-3,Third\n"
+    answer = _upload(console, rows, type="products", dry_run="1")
+    assert answer.status_code == 303, answer.text[:2000]
+    assert "notice=import-queued" in answer.headers["Location"]
+    run_worker(app)
+    job = console.get(answer.headers["Location"].split("?")[0])
+    assert 'data-testid="job-status">completed' in job.text, job.text[-3000:]
+    assert "dry run" in job.text.replace("_", " ")
+    assert "VALIDATION_ERROR" in job.text  # row 3's missing title, with its row and column
+    assert client.get("/api/products/CSV-1", headers=headers).status_code == 404
+    answer = _upload(console, rows, type="products")
+    run_worker(app)
+    assert client.get("/api/products/CSV-1", headers=headers).status_code == 200
+    page = console.get("/console/inventory/imports")
+    assert page.text.count('href="/console/jobs/') >= 2
+
+
+@pytest.mark.parametrize(
+    "data, form, code",
+    [
+        (None, {"type": "products"}, "VALIDATION_ERROR"),
+        (b"sku,title\nA,B\n", {"type": "recipes"}, "VALIDATION_ERROR"),
+        (b"sku,colour\nA,red\n", {"type": "products"}, "CSV_UNKNOWN_COLUMN"),
+    ],
+)
+def test_a_refused_upload_queues_nothing(console, data, form, code):
+    answer = _upload(console, data, **form)
+    assert 400 <= answer.status_code < 500 and code in answer.text, answer.text[:2000]
+    assert 'role="alert"' in answer.text
+
+
+def test_an_upload_needs_the_forms_csrf_token(console):
+    answer = console.post(
+        "/console/inventory/imports",
+        data={"type": "products", "file": (io.BytesIO(b"sku,title\nA,B\n"), "p.csv")},
+        content_type="multipart/form-data",
+    )
+    assert answer.status_code == 403 and "CSRF_TOKEN_INVALID" in answer.text
