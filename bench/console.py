@@ -369,6 +369,7 @@ def main():
                 ("Transfer detail", f"/console/inventory/transfers/{transfer_id}"),
                 ("Bundle detail", f"/console/products/{bundle}"),
                 ("Bundle stock", f"/console/inventory/{bundle}"),
+                ("Imports", "/console/inventory/imports"),
                 ("Orders", "/console/orders"),
                 ("Orders, pending", "/console/orders?status=pending"),
                 ("Orders, by SKU", f"/console/orders?sku={sku}"),

@@ -328,6 +328,8 @@ def test_a_merchants_day_in_the_browser(day):
             ("/console/inventory", "15-inventory"),
             ("/console/jobs", "16-jobs"),
             ("/console/settings/marketplaces", "17-marketplaces"),
+            ("/console/inventory/imports", "26-imports"),
+            ("/console/listings?sync_status=pending", "27-listings-pending"),
         ]:
             page.open(path)
             page.shot(name)

@@ -182,6 +182,8 @@ def test_a_key_without_orders_write_cannot_ship(app, client, headers, tenant, ru
     [
         ("/console/products", "products:read"),
         ("/console/inventory", "inventory:read"),
+        ("/console/inventory/transfers", "inventory:read"),
+        ("/console/listings", "products:read"),
         ("/console/pricing", "pricing:read"),
         ("/console/settings/api-keys", "api-keys:read"),
         ("/console/settings/notifications", "webhooks:read"),
