@@ -15,7 +15,7 @@ from ..pagination import paginate_args
 from ..shapes import Row, compile_serializer, field_names
 from ..sql import PreparedQuery, executemany, insert_statement
 from ..timeutil import now_ms
-from ..totals import maintained
+from ..totals import bounded, maintained
 from .bundles import (
     components_payload,
     lock_listings_with_bundles,
@@ -102,6 +102,17 @@ def list_listings(
     """The tenant's listings with their products' SKU and title, newest first, filtered by
     ``sync_status`` and ``marketplace`` (the listings that need attention: ``pending``,
     ``error``; migration 0116's index serves every status but ``in_sync``)."""
+    condition = Listing.tenant == tenant_id
+    scope = [tenant_id]
+    for name in ("sync_status", "marketplace"):
+        value = args.get(name)
+        scope.append(value)
+        if value:
+            condition &= getattr(Listing, name) == value
+    if args.get("sync_status") and args["sync_status"] != "in_sync":
+        # the partial index's own condition, spelled out: SQLite uses a partial index only
+        # for a query that names its WHERE term (it does not infer it from ``= 'error'``)
+        condition &= Listing.sync_status != "in_sync"
     query = (
         Listing.select(
             *_LISTING_SHOWN,
@@ -113,19 +124,9 @@ def list_listings(
             Product.title,
         )
         .join(Product, on=(Listing.product == Product.id))
-        .where(Listing.tenant == tenant_id)
+        .where(condition)
         .dicts()
     )
-    scope = [tenant_id]
-    for name in ("sync_status", "marketplace"):
-        value = args.get(name)
-        scope.append(value)
-        if value:
-            query = query.where(getattr(Listing, name) == value)
-    if args.get("sync_status") and args["sync_status"] != "in_sync":
-        # the partial index's own condition, spelled out: SQLite uses a partial index only
-        # for a query that names its WHERE term (it does not infer it from ``= 'error'``)
-        query = query.where(Listing.sync_status != "in_sync")
     rows, meta = paginate_args(
         query,
         args,
@@ -133,6 +134,8 @@ def list_listings(
         tiebreak=Listing.id,
         kind="listings",
         scope=scope,
+        # counted without the join (every listing has its product), from the index alone
+        total=bounded(Listing.select(Listing.id).where(condition)),
     )
     by_product: dict[str, list[str]] = {}
     for row in rows:
