@@ -4,6 +4,8 @@ allocation and a bundle's components. Every action is the API's own request."""
 
 from flask import request
 
+from ..files.imports import IMPORT_TYPES
+from ..transfers.models import TRANSFER_STATUSES
 from .gateway import segment
 from .pages_catalog import product_page, stock_page
 from .web import (
@@ -20,7 +22,6 @@ from .web import (
 )
 
 LIST_LIMIT = 25
-TRANSFER_STATUSES = ("draft", "in_transit", "received", "cancelled")
 NEW_LINES = 5  # blank lines on the create form (the API takes up to its own bound)
 
 
@@ -185,8 +186,6 @@ def update_components(sku):
 
 
 # -- CSV imports ---------------------------------------------------------------------------
-
-IMPORT_TYPES = ("products", "inventory", "listings")
 
 
 def _imports_page(status=200, errors=(), form=None):
