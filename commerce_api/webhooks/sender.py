@@ -109,13 +109,12 @@ def _as_text(head):
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError as exc:
-        # only a multi-byte character cut at the bound is forgiven
-        if exc.start < len(head) - 3 or len(head) < MAX_STORED_BODY_BYTES:
+        # only a multi-byte character cut at the bound is forgiven: the bytes end in the
+        # middle of a valid sequence, and everything before it is UTF-8
+        cut = exc.reason == "unexpected end of data" and len(head) == MAX_STORED_BODY_BYTES
+        if not cut:
             return None, True
-        try:
-            text = head[: exc.start].decode("utf-8")
-        except UnicodeDecodeError:
-            return None, True
+        text = head[: exc.start].decode("utf-8")
     if "\x00" in text:
         return None, True
     return text, False

@@ -38,6 +38,7 @@ def _answered(answers):
         (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", None, True),
         (b"text with a NUL\x00 byte", None, True),
         (b"\xff\xfe not utf-8", None, True),
+        (b"a" * (MAX_STORED_BODY_BYTES - 2) + b"\xff\xfe", None, True),  # not a cut character
     ],
 )
 def test_the_answer_is_kept_as_text_or_marked_binary(
