@@ -2,17 +2,22 @@
 products, 50,000 orders and 200,000 adjustments).
 
 Seeds a fresh SQLite database (``commerce-api init-db``, then rows straight into the
-tables), serves it with gunicorn on 127.0.0.1 (2 sync workers, rate limiting on, as
-``make run`` has it; the key's own limits high enough for the run), signs in through the
-sign-in form like a browser, and times ``--requests`` sequential GETs of each page after a
-few warm-ups: the time a person waits, one page at a time. Prints a table; exits 1 when a
-page's p95 is over ``--budget-ms``.
+tables; also ``--transfers`` transfers of 1-5 lines between two warehouses, 2 % of the
+listings refused and 5 % pending, 100 bundles of 2-3 components, and a webhook endpoint
+with ``--deliveries`` deliveries of 3 attempts, each keeping a 4 KiB answer), serves it
+with gunicorn on 127.0.0.1 (2 sync workers, rate limiting on, as ``make run`` has it; the
+key's own limits high enough for the run), signs in through the sign-in form like a
+browser, and times ``--requests`` sequential GETs of each page after a few warm-ups: the
+time a person waits, one page at a time. Prints a table and the load average; exits 1
+when a page's p95 is over ``--budget-ms``.
 
     .venv/bin/python bench/console.py [--products 10000] [--orders 50000]
-        [--adjustments 200000] [--requests 40] [--budget-ms 150]
+        [--adjustments 200000] [--transfers 5000] [--deliveries 20000] [--requests 40]
+        [--budget-ms 150]
 """
 
 import argparse
+import os
 import random
 import re
 import sys
@@ -139,7 +144,145 @@ def seed(tenant_id, products, orders, adjustments, rng):
             common._insert_many(db, Order, order_rows)
             common._insert_many(db, OrderLine, lines)
         pending = next(row["id"] for row in order_rows if row["status"] == "pending")
-    return skus, order_rows[0]["id"], pending, len(ledger)
+    return skus, order_rows[0]["id"], pending, len(ledger), warehouse
+
+
+def seed_stock_work(tenant_id, skus, warehouse, transfers, rng):
+    """A second warehouse and ``transfers`` transfers between the two (every status), some
+    listings refused or pending, bundles. Returns (a transfer id in transit, a bundle SKU)."""
+    from commerce_api.db import db
+    from commerce_api.ids import new_id
+    from commerce_api.inventory.models import Warehouse
+    from commerce_api.products.models import BundleComponent, Listing, Product
+    from commerce_api.timeutil import now_ms
+    from commerce_api.transfers.models import Transfer, TransferLine
+
+    now = now_ms()
+    with db.connection_context():
+        ids = dict(
+            Product.select(Product.sku, Product.id).where(Product.tenant == tenant_id).tuples()
+        )
+        spare = new_id("warehouse")
+        rows, lines = [], []
+        statuses = ("draft", "in_transit", "received", "received", "cancelled")
+        for n in range(transfers):
+            transfer_id = new_id("transfer")
+            status = rng.choice(statuses)
+            created = now - rng.randint(0, 180) * DAY_MS - n
+            rows.append(
+                {
+                    "id": transfer_id,
+                    "tenant": tenant_id,
+                    "from_warehouse": warehouse,
+                    "to_warehouse": spare,
+                    "status": status,
+                    "reference": f"PO-{n:05d}",
+                    "created_by": "bench",
+                    "created_at": created,
+                    "updated_at": created,
+                    "shipped_at": created if status != "draft" else None,
+                    "received_at": created if status == "received" else None,
+                    "cancelled_at": created if status == "cancelled" else None,
+                }
+            )
+            for position, sku in enumerate(rng.sample(skus, rng.randint(1, 5)), start=1):
+                quantity = rng.randint(1, 20)
+                lines.append(
+                    {
+                        "id": new_id("transfer_line"),
+                        "transfer": transfer_id,
+                        "tenant": tenant_id,
+                        "product": ids[sku],
+                        "sku": sku,
+                        "position": position,
+                        "quantity": quantity,
+                        "received_quantity": quantity if status == "received" else 0,
+                        "returned_quantity": 0,
+                    }
+                )
+        in_transit = next(r["id"] for r in rows if r["status"] == "in_transit")
+        bundles = skus[-100:]
+        parts = skus[:-100]
+        components = []
+        for sku in bundles:
+            for part in rng.sample(parts, rng.randint(2, 3)):
+                components.append(
+                    {
+                        "tenant": tenant_id,
+                        "bundle": ids[sku],
+                        "component": ids[part],
+                        "sku": part,
+                        "quantity": rng.randint(1, 4),
+                        "created_at": now,
+                    }
+                )
+        with db.atomic():
+            Warehouse.create(id=spare, tenant=tenant_id, name="Spare warehouse")
+            common._insert_many(db, Transfer, rows)
+            common._insert_many(db, TransferLine, lines)
+            common._insert_many(db, BundleComponent, components)
+            listed = [row[0] for row in Listing.select(Listing.id).tuples()]
+            refused = rng.sample(listed, len(listed) // 50)
+            waiting = rng.sample(sorted(set(listed) - set(refused)), len(listed) // 20)
+            for chunk in range(0, len(refused), 500):
+                Listing.update(
+                    sync_status="error", last_sync_error="The marketplace refused the GTIN."
+                ).where(Listing.id.in_(refused[chunk : chunk + 500])).execute()
+            for chunk in range(0, len(waiting), 500):
+                Listing.update(sync_status="pending", next_push_at=now).where(
+                    Listing.id.in_(waiting[chunk : chunk + 500])
+                ).execute()
+    return in_transit, bundles[0]
+
+
+def seed_deliveries(tenant_id, webhook_id, deliveries, rng):
+    """``deliveries`` finished deliveries of one endpoint, 3 attempts each with a 4 KiB
+    answer kept. Returns a delivery id."""
+    from commerce_api.db import db
+    from commerce_api.ids import new_id
+    from commerce_api.timeutil import now_ms
+    from commerce_api.webhooks.models import WebhookAttempt, WebhookDelivery
+
+    now = now_ms()
+    answer = ('{"error": "busy", "detail": "' + "x" * 4000 + '"}')[:4096]
+    rows, attempts = [], []
+    for n in range(deliveries):
+        delivery_id = new_id("delivery")
+        created = now - n * 1000
+        rows.append(
+            {
+                "id": delivery_id,
+                "tenant_id": tenant_id,
+                "endpoint_id": webhook_id,
+                "event_id": new_id("event"),
+                "event_type": "order.created",
+                "event_seq": n,
+                "status": "succeeded",
+                "attempt_count": 3,
+                "last_status_code": 200,
+                "last_duration_ms": 40,
+                "created_at": created,
+                "delivered_at": created + 10_000,
+                "finished_at": created + 10_000,
+            }
+        )
+        for k, status in enumerate((503, 503, 200)):
+            attempts.append(
+                {
+                    "delivery_id": delivery_id,
+                    "attempted_at": created + k * 5000,
+                    "status_code": status,
+                    "duration_ms": rng.randint(20, 200),
+                    "error": None if status == 200 else f"The endpoint answered HTTP {status}.",
+                    "response_body": answer if status != 200 else '{"ok": true}',
+                    "response_body_size": 4096 if status != 200 else 12,
+                    "response_body_binary": False,
+                }
+            )
+    with db.connection_context(), db.atomic():
+        common._insert_many(db, WebhookDelivery, rows)
+        common._insert_many(db, WebhookAttempt, attempts)
+    return rows[len(rows) // 2]["id"]
 
 
 def sign_in(base, secret):
@@ -175,6 +318,8 @@ def main():
     parser.add_argument("--products", type=int, default=10_000)
     parser.add_argument("--orders", type=int, default=50_000)
     parser.add_argument("--adjustments", type=int, default=200_000)
+    parser.add_argument("--transfers", type=int, default=5_000)
+    parser.add_argument("--deliveries", type=int, default=20_000)
     parser.add_argument("--requests", type=int, default=40)
     parser.add_argument("--budget-ms", type=float, default=150.0)
     args = parser.parse_args()
@@ -185,17 +330,29 @@ def main():
         common.bind_database(url)
         tenant_id, secret = common.create_tenant_and_key("enterprise", rate_limit=10_000_000)
         started = time.monotonic()
-        skus, order_id, pending_id, adjustments = seed(
+        skus, order_id, pending_id, adjustments, warehouse = seed(
             tenant_id, args.products, args.orders, args.adjustments, rng
         )
+        transfer_id, bundle = seed_stock_work(tenant_id, skus, warehouse, args.transfers, rng)
         print(
             f"seeded {len(skus):,} products, {args.orders:,} orders, {adjustments:,}"
-            f" adjustments in {time.monotonic() - started:.1f} s"
+            f" adjustments, {args.transfers:,} transfers in {time.monotonic() - started:.1f} s"
         )
-        env = common.child_env(url, SECRET_KEY="bench-console")
+        env = common.child_env(url, SECRET_KEY="bench-console", WEBHOOK_ALLOW_PRIVATE_TARGETS="1")
         with common.gunicorn("wsgi:app", env) as base:
             session = sign_in(base, secret)
+            hook = requests.post(
+                base + "/api/webhooks",
+                json={"url": "http://127.0.0.1:9/hook", "events": ["order.created"]},
+                headers={"Authorization": f"Bearer {secret}", "X-Tenant-ID": tenant_id},
+                timeout=10,
+            )
+            assert hook.status_code == 201, hook.text[:500]
+            webhook_id = hook.json()["data"]["id"]
+            delivery_id = seed_deliveries(tenant_id, webhook_id, args.deliveries, rng)
+            print(f"seeded {args.deliveries:,} deliveries of 3 attempts with their answers")
             sku = skus[len(skus) // 2]
+            hooks = f"/console/settings/notifications/{webhook_id}"
             pages = [
                 ("Overview", "/console/"),
                 ("Products", "/console/products"),
@@ -205,6 +362,14 @@ def main():
                 ("Inventory", "/console/inventory"),
                 ("Inventory, low", "/console/inventory?status=low"),
                 ("Stock and ledger", f"/console/inventory/{sku}"),
+                ("Listings, refused", "/console/listings?sync_status=error"),
+                ("Transfers", "/console/inventory/transfers"),
+                ("Transfers, in transit", "/console/inventory/transfers?status=in_transit"),
+                ("Transfers, by SKU", f"/console/inventory/transfers?sku={sku}"),
+                ("Transfer detail", f"/console/inventory/transfers/{transfer_id}"),
+                ("Bundle detail", f"/console/products/{bundle}"),
+                ("Bundle stock", f"/console/inventory/{bundle}"),
+                ("Imports", "/console/inventory/imports"),
                 ("Orders", "/console/orders"),
                 ("Orders, pending", "/console/orders?status=pending"),
                 ("Orders, by SKU", f"/console/orders?sku={sku}"),
@@ -213,6 +378,8 @@ def main():
                 ("Jobs", "/console/jobs"),
                 ("API keys", "/console/settings/api-keys"),
                 ("Notifications", "/console/settings/notifications"),
+                ("Delivery log", hooks),
+                ("Delivery with answers", f"{hooks}/deliveries/{delivery_id}"),
                 ("Marketplaces", "/console/settings/marketplaces"),
             ]
             print()
@@ -228,6 +395,7 @@ def main():
                 mark = "yes" if ok else "NO"
                 print(f"| {name} | {p50:.1f} | {p95:.1f} | {worst:.1f} | {status} | {mark} |")
     print()
+    print("load average (1, 5, 15 min): " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     print("all pages within budget" if not over else f"over budget: {', '.join(over)}")
     return 1 if over else 0
 

@@ -35,6 +35,7 @@ from .pricing.routes import blp as pricing
 from .products import bundles as product_bundles
 from .products import services as product_services
 from .products.routes import blp as products
+from .products.routes import listings_blp as listings
 from .tasks import load_task_modules
 from .transfers.routes import blp as transfers
 from .webhooks.routes import blp as webhooks
@@ -58,6 +59,7 @@ def _blueprints():
     return [
         health,
         products,
+        listings,
         inventory,
         transfers,
         orders,

@@ -9,6 +9,7 @@ from . import (  # noqa: F401  (each registers its pages on the blueprint)
     pages_oidc,
     pages_orders,
     pages_settings,
+    pages_stock,
 )
 from .models import ConsoleLogin, ConsoleSession  # noqa: F401  (encrypted columns: rotation)
 from .web import bp, is_console_request

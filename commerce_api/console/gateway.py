@@ -63,8 +63,10 @@ def call(
     tenant_id: str,
     query: dict[str, Any] | None = None,
     body: Any = None,
+    form: dict[str, Any] | None = None,
 ) -> Answer:
-    """Make one API request inside the process and return its answer."""
+    """Make one API request inside the process and return its answer: a JSON ``body``, or a
+    multipart ``form`` (values, and files as ``(stream, filename, content type)``)."""
     app = current_app._get_current_object()
     headers = {
         "Authorization": f"Bearer {credential}",
@@ -76,13 +78,18 @@ def call(
     if forwarded:
         headers["X-Forwarded-For"] = forwarded
     args = {k: v for k, v in (query or {}).items() if v not in (None, "")}
+    data, content_type = None, None
+    if form is not None:  # multipart even without a file (the API says which part is missing)
+        data, content_type = form, "multipart/form-data"
+    elif body is not None:
+        data, content_type = json.dumps(body), "application/json"
     builder = EnvironBuilder(
         path=path,
         method=method,
         query_string=args,
         headers=headers,
-        data=None if body is None else json.dumps(body),
-        content_type="application/json" if body is not None else None,
+        data=data,
+        content_type=content_type,
         environ_base={"REMOTE_ADDR": request.remote_addr or "127.0.0.1"},
     )
     environ = builder.get_environ()

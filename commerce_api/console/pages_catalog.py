@@ -17,6 +17,8 @@ from .web import (
 )
 
 LIST_LIMIT = 25
+OVERVIEW_LISTINGS = 10  # the first page of pending and of failed listings
+NEW_COMPONENTS = 3  # blank component rows under a product's components
 STOCK_REASONS = (
     "cycle_count",
     "supplier_receipt",
@@ -32,7 +34,12 @@ STOCK_REASONS = (
 @bp.route("")
 @bp.route("/")
 def overview():
-    """What needs attention: failed syncs, jobs, webhook endpoints, connections."""
+    """What needs attention: listings pending or in error (with the marketplace's message),
+    failed syncs, jobs, webhook endpoints, connections."""
+    listings = {
+        status: api("GET", "/api/listings", {"sync_status": status, "limit": OVERVIEW_LISTINGS})
+        for status in ("error", "pending")
+    }
     failed_syncs = api("GET", "/api/marketplaces/sync-history", {"status": "failed", "limit": 10})
     jobs = {
         status: api("GET", "/api/ai-jobs", {"status": status, "limit": 1})
@@ -42,6 +49,7 @@ def overview():
     connections = api("GET", "/api/marketplaces", {"limit": 50})
     return render(
         "console/overview.html",
+        listings=listings,
         failed_syncs=failed_syncs,
         jobs=jobs,
         webhooks=webhooks,
@@ -67,19 +75,36 @@ def _listings(sku):
     return api("GET", f"/api/products/{segment(sku)}")
 
 
-@bp.route("/products/<string:sku>")
-def product(sku):
-    """A product with its listings: price, sync status, the marketplace's last error."""
+def product_page(sku, status=200, errors=()):
+    """A product with its listings (allocation, sync status, the marketplace's last error),
+    its stock, and a bundle's components with their availability."""
     answer = _listings(sku)
-    stock = api("GET", f"/api/inventory/{segment(sku)}") if answer.ok else None
+    stock = components = warehouses = None
+    if answer.ok:
+        stock = api("GET", f"/api/inventory/{segment(sku)}")
+        warehouses = api("GET", "/api/inventory/warehouses", {"limit": 100, "type": "own"})
+        parts = answer.data.get("components") or []
+        if parts:  # each component's stock record (a bundle has a few; the API bounds them)
+            components = {
+                c["sku"]: api("GET", f"/api/inventory/{segment(c['sku'])}") for c in parts
+            }
     return render(
         "console/product.html",
-        status_of(answer),
+        status if status != 200 else status_of(answer),
         sku=sku,
         answer=answer,
         stock=stock,
-        errors=[answer.error],
+        components=components,
+        warehouses=warehouses,
+        new_components=NEW_COMPONENTS,
+        errors=[*errors, answer.error],
     )
+
+
+@bp.route("/products/<string:sku>")
+def product(sku):
+    """A product with its listings: price, sync status, the marketplace's last error."""
+    return product_page(sku)
 
 
 @bp.route("/products/<string:sku>/listings")
@@ -95,15 +120,7 @@ def push_product(sku):
     answer = api("POST", f"/api/products/{segment(sku)}/sync", body={})
     if answer.ok:
         return done("console.product", "pushed", sku=sku)
-    page = _listings(sku)
-    return render(
-        "console/product.html",
-        answer.status,
-        sku=sku,
-        answer=page,
-        stock=None,
-        errors=[answer.error],
-    )
+    return product_page(sku, answer.status, [answer.error])
 
 
 @bp.route("/inventory")
@@ -122,16 +139,24 @@ def inventory():
     )
 
 
-def _stock_page(sku, status=200, errors=(), form=None):
+def stock_page(sku, status=200, errors=(), form=None):
     stock = api("GET", f"/api/inventory/{segment(sku)}")
     warehouses = api("GET", "/api/inventory/warehouses", {"limit": 100, "is_active": "true"})
     query = args_of("cursor", "warehouse_id", "reason")
     ledger = api("GET", f"/api/inventory/{segment(sku)}/adjustments", {**query, "limit": 25})
+    components = None
+    if stock.ok and not stock.data.get("warehouses") and ledger.status == 404:
+        # a bundle: a derived record and no ledger of its own (its components have them)
+        product = api("GET", f"/api/products/{segment(sku)}", {"fields": "sku,components"})
+        components = (product.data or {}).get("components") or None
+        if components:
+            ledger = None
     return render(
         "console/stock.html",
         status if status != 200 else status_of(stock, ledger),
         sku=sku,
         stock=stock,
+        components=components,
         warehouses=warehouses,
         ledger=ledger,
         query=query,
@@ -144,7 +169,7 @@ def _stock_page(sku, status=200, errors=(), form=None):
 @bp.route("/inventory/<string:sku>")
 def stock(sku):
     """One SKU: its level per warehouse, the set-level form, its ledger."""
-    return _stock_page(sku)
+    return stock_page(sku)
 
 
 @bp.route("/inventory/<string:sku>/set", methods=["POST"])
@@ -159,7 +184,7 @@ def set_stock(sku):
     answer = api("PUT", f"/api/inventory/{segment(sku)}", body=body)
     if answer.ok:
         return done("console.stock", "stock-set", sku=sku)
-    return _stock_page(sku, answer.status, [answer.error], form=request.form)
+    return stock_page(sku, answer.status, [answer.error], form=request.form)
 
 
 @bp.route("/inventory/<string:sku>/safety-stock", methods=["POST"])
@@ -169,4 +194,19 @@ def set_safety_stock(sku):
     answer = api("PATCH", f"/api/inventory/{segment(sku)}", body=body)
     if answer.ok:
         return done("console.stock", "safety-stock", sku=sku)
-    return _stock_page(sku, answer.status, [answer.error], form=request.form)
+    return stock_page(sku, answer.status, [answer.error], form=request.form)
+
+
+@bp.route("/listings")
+def listings():
+    """Every listing by sync status and marketplace, by cursor (the Overview's "all")."""
+    query = args_of("sync_status", "marketplace", "cursor")
+    answer = api("GET", "/api/listings", {**query, "limit": LIST_LIMIT})
+    return render(
+        "console/listings.html",
+        status_of(answer),
+        answer=answer,
+        query=query,
+        statuses=("pending", "error", "submitted", "held", "in_sync"),
+        errors=[answer.error],
+    )

@@ -22,6 +22,7 @@ from werkzeug.exceptions import HTTPException
 
 from ..auth.models import SCOPES
 from ..errors import ApiError
+from ..files.imports import MAX_IMPORT_BYTES
 from . import gateway, sessions
 from .gateway import Answer
 
@@ -46,6 +47,14 @@ CSP = (
 NOTICES = {
     "pushed": "The listings are queued for a push to their marketplaces.",
     "stock-set": "The stock level is set.",
+    "stock-adjusted": "The stock level is adjusted.",
+    "transfer-created": "The transfer is drafted.",
+    "transfer-shipped": "The transfer is shipped: its stock is in transit.",
+    "transfer-received": "The receipt is recorded.",
+    "transfer-cancelled": "The transfer is cancelled.",
+    "listing-updated": "The listing is changed; it is pushed to its marketplace.",
+    "components-set": "The bundle's components are set.",
+    "import-queued": "The file is uploaded; its import runs as this job.",
     "safety-stock": "The safety stock is set.",
     "shipped": "The shipment is confirmed.",
     "cancelled": "The cancellation is requested; the marketplace decides.",
@@ -118,8 +127,13 @@ def _refuse_csrf() -> Response:
 @bp.before_request
 def _load_session():
     g.console_session = None
-    # the API's body limit holds for the console's forms too (413 past it)
-    request.max_content_length = int(settings()["MAX_BODY_BYTES"])
+    # the API's body limit holds for the console's forms too (413 past it); an import's
+    # upload has the import's own (the API checks the file again)
+    request.max_content_length = (
+        MAX_IMPORT_BYTES + 64 * 1024
+        if request.endpoint == "console.create_import"
+        else int(settings()["MAX_BODY_BYTES"])
+    )
     if request.endpoint in PUBLIC_ENDPOINTS:
         if request.method == "POST" and not sessions.csrf_matches(
             request.cookies.get(PRE_COOKIE), request.form.get("csrf_token")
@@ -177,7 +191,13 @@ def page_url(endpoint: str, **values: Any) -> str:
     return url_for(endpoint, **{k: v for k, v in values.items() if v not in (None, "")})
 
 
-def api(method: str, path: str, query: dict[str, Any] | None = None, body: Any = None) -> Answer:
+def api(
+    method: str,
+    path: str,
+    query: dict[str, Any] | None = None,
+    body: Any = None,
+    form: dict[str, Any] | None = None,
+) -> Answer:
     """An API request as the signed-in key or user, for the session's tenant."""
     session = g.console_session
     answer = gateway.call(
@@ -187,6 +207,7 @@ def api(method: str, path: str, query: dict[str, Any] | None = None, body: Any =
         tenant_id=session.tenant_id,
         query=query,
         body=body,
+        form=form,
     )
     if answer.status == 401:
         g.signed_out = answer.error  # the key was revoked or has expired: the session ends

@@ -15,6 +15,8 @@ from .schemas import (
     BulkResultEnvelopeSchema,
     BulkUpdateSchema,
     ListingEnvelopeSchema,
+    ListingListArgsSchema,
+    ListingListSchema,
     ListingUpdateSchema,
     ProductCreateSchema,
     ProductDetailEnvelopeSchema,
@@ -34,7 +36,32 @@ blp = Blueprint(
     description="The product catalog and its per-marketplace listings.",
 )
 
+# the listings of every product, by sync status (the ones that need attention)
+listings_blp = Blueprint(
+    "listings",
+    __name__,
+    url_prefix="/api/listings",
+    description="Every product's listings, by sync status and marketplace.",
+)
+
 _bulk_item_schema = BulkItemSchema()
+
+
+@listings_blp.route("")
+class ListingListViews(MethodView):
+    @require_scope("products:read")
+    @listings_blp.arguments(ListingListArgsSchema, location="query")
+    @listings_blp.response(200, ListingListSchema)
+    @listings_blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
+    def get(self, args):
+        """List listings (filter by sync status: pending, error)"""
+        return list_page(
+            args,
+            services.LISTING_ROW_FIELDS,
+            services.list_listings,
+            g.auth.tenant_id,
+            always=("sku", "marketplace"),
+        )
 
 
 @blp.route("")

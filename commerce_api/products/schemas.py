@@ -21,9 +21,10 @@ from ..http.schemas import (
 )
 from ..shapes import field_names
 from .bundles import MAX_COMPONENTS
-from .models import LISTING_STATUSES, PRODUCT_STATUSES
-from .services import MAX_SEARCH_WORDS, PRODUCT_FIELDS, search_words
+from .models import LISTING_STATUSES, PRODUCT_STATUSES, SYNC_STATUSES
+from .services import LISTING_ROW_FIELDS, MAX_SEARCH_WORDS, PRODUCT_FIELDS, search_words
 from .shapes import (
+    ListingRowSchema,
     ListingSchema,
     ProductDetailSchema,
     ProductSchema,
@@ -219,6 +220,18 @@ class ProductListArgsSchema(ListArgsSchema):
     )
 
 
+class ListingListArgsSchema(ListArgsSchema):
+    fields = fields_arg(LISTING_ROW_FIELDS)
+    sync_status = ma.fields.String(
+        validate=ma.validate.OneOf(SYNC_STATUSES),
+        metadata={
+            "description": "Only listings in this sync status (`pending`, `error`: the ones "
+            "that need attention)."
+        },
+    )
+    marketplace = ma.fields.String(validate=ma.validate.Length(min=1, max=64))
+
+
 class ProductFieldsArgsSchema(FieldsArgsSchema):
     fields = fields_arg(DETAIL_FIELDS)
 
@@ -233,6 +246,7 @@ ListingEnvelopeSchema = envelope_schema("ListingEnvelopeSchema", ListingSchema)
 
 
 ProductListSchema = list_schema("ProductListSchema", ProductSchema)
+ListingListSchema = list_schema("ListingListSchema", ListingRowSchema)
 
 
 class BulkResultSchema(ma.Schema):

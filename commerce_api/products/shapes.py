@@ -71,6 +71,18 @@ class ListingSchema(ma.Schema):
     )
 
 
+class ListingRowSchema(ListingSchema):
+    """A listing in ``GET /api/listings``: the listing with its product."""
+
+    sku = ma.fields.String(metadata={"example": "MUG-ENAMEL-WHT"})
+    product_id = ma.fields.String(
+        attribute="product", metadata={"example": "prod_01JD3Q9Z7G0000000000000000"}
+    )
+    title = ma.fields.String(metadata={"description": "The product's title."})
+    created_at = ma.fields.DateTime(metadata={"example": "2026-11-22T10:04:05.123Z"})
+    updated_at = ma.fields.DateTime(metadata={"example": "2026-11-22T10:04:05.123Z"})
+
+
 class ProductSchema(ma.Schema):
     id = ma.fields.String(metadata={"example": "prod_01JD3Q9Z7G0000000000000000"})
     sku = ma.fields.String()

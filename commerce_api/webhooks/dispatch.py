@@ -63,6 +63,11 @@ class Outcome:
     retry_after: float | None = None
     sent: bool = True  # False: not sent at all (endpoint disabled, event gone)
     given_back: bool = False  # not sent, and not an attempt: the lease ran short in the queue
+    # what the receiver answered (sender.MAX_STORED_BODY_BYTES of it, as text; None: no
+    # answer or not text), the size read, whether it was not text
+    response_body: str | None = None
+    response_body_size: int | None = None
+    response_body_binary: bool | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -332,7 +337,16 @@ FAILED = Statement(
     " ELSE CAST({p} AS BIGINT) END, recover_now = {p}, " + LEASE.released() + _HELD,
     WebhookDelivery=WebhookDelivery,
 )
-ATTEMPT_FIELDS = ("delivery_id", "attempted_at", "status_code", "duration_ms", "error")
+ATTEMPT_FIELDS = (
+    "delivery_id",
+    "attempted_at",
+    "status_code",
+    "duration_ms",
+    "error",
+    "response_body",
+    "response_body_size",
+    "response_body_binary",
+)
 
 
 def record(
@@ -372,7 +386,8 @@ def record(
                 error = None if outcome.succeeded else params[3]
                 attempts.append(
                     (delivery.id, outcome.attempted_at, outcome.status_code,
-                     outcome.duration_ms, error)
+                     outcome.duration_ms, error, outcome.response_body,
+                     outcome.response_body_size, outcome.response_body_binary)
                 )  # fmt: skip
         if attempts:
             executemany(insert_statement(WebhookAttempt, ATTEMPT_FIELDS), attempts)

@@ -75,6 +75,11 @@ class WebhookAttempt(BaseModel):
     status_code = IntegerField(null=True)
     duration_ms = IntegerField()
     error = TextField(null=True)
+    # what the receiver answered (migration 0115): the body's first 4 KiB as text (None:
+    # no answer, or not text), its size as read, and whether it was not text
+    response_body = TextField(null=True)
+    response_body_size = IntegerField(null=True)
+    response_body_binary = BooleanField(null=True)
 
     class Meta:
         table_name = "webhook_attempt"

@@ -16,7 +16,8 @@ from ..retry_after import parse_retry_after
 from .dispatch import Claimed, Outcome
 from .signing import delivery_headers
 
-MAX_RESPONSE_BYTES = 64 * 1024  # read (and discard) at most this much of an answer
+MAX_RESPONSE_BYTES = 64 * 1024  # read at most this much of an answer
+MAX_STORED_BODY_BYTES = 4096  # of which the attempt keeps the first 4 KiB, as text
 
 _local = threading.local()
 
@@ -46,6 +47,7 @@ def send(delivery: Claimed, *, timeout: float, allow_private: bool) -> Outcome:
     )
     started = time.monotonic()
     status = error = retry_after = None
+    body = None
     try:
         with netguard.time_limit(timeout) as expired:
             try:
@@ -54,7 +56,7 @@ def send(delivery: Claimed, *, timeout: float, allow_private: bool) -> Outcome:
                 try:
                     status = response.status
                     retry_after = parse_retry_after(response.headers.get("Retry-After"))
-                    _drain(response)
+                    body = _read(response)
                 finally:
                     response.release_conn()
             except (urllib3.exceptions.HTTPError, OSError):
@@ -76,16 +78,46 @@ def send(delivery: Claimed, *, timeout: float, allow_private: bool) -> Outcome:
         error = f"No complete answer within {timeout:g} s."
     if error is None and not 200 <= status < 300:
         error = f"The endpoint answered HTTP {status}."
-    return Outcome(delivery, attempted_at, duration_ms, status, error, retry_after)
+    outcome = Outcome(delivery, attempted_at, duration_ms, status, error, retry_after)
+    if body is not None:
+        outcome.response_body, outcome.response_body_binary = _as_text(body[0])
+        outcome.response_body_size = body[1]
+    return outcome
 
 
-def _drain(response):
+def _read(response):
+    """The answer's first ``MAX_STORED_BODY_BYTES`` and the size read (at most
+    ``MAX_RESPONSE_BYTES``; the rest is not read)."""
     size = 0
+    head = bytearray()
     for chunk in response.stream(16384):
+        if len(head) < MAX_STORED_BODY_BYTES:
+            head += chunk[: MAX_STORED_BODY_BYTES - len(head)]
         size += len(chunk)
         if size >= MAX_RESPONSE_BYTES:
             response.close()  # don't keep a connection whose answer we did not finish
-            return
+            break
+    return bytes(head), size
+
+
+def _as_text(head):
+    """``(text, binary)``: the kept bytes as UTF-8 text (a character cut at the 4 KiB
+    bound dropped), or ``(None, True)`` for a body that is not text (not UTF-8, or NUL
+    bytes in it)."""
+    if not head:
+        return "", False
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # only a multi-byte character cut at the bound is forgiven: the bytes end in the
+        # middle of a valid sequence, and everything before it is UTF-8
+        cut = exc.reason == "unexpected end of data" and len(head) == MAX_STORED_BODY_BYTES
+        if not cut:
+            return None, True
+        text = head[: exc.start].decode("utf-8")
+    if "\x00" in text:
+        return None, True
+    return text, False
 
 
 def _reason(exc):

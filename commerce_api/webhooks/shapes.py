@@ -57,6 +57,31 @@ class AttemptSchema(ma.Schema):
     status_code = ma.fields.Integer(allow_none=True)
     duration_ms = ma.fields.Integer()
     error = ma.fields.String(allow_none=True)
+    response_body = ma.fields.String(
+        allow_none=True,
+        metadata={
+            "description": "What the endpoint answered: the first 4 KiB (4,096 bytes) of the"
+            " response body, as UTF-8 text (a character cut at the bound is dropped); an"
+            " empty string for an empty body; null when there was no answer (a connection error, a"
+            " time-out) or the body is not text (`response_body_binary`), and for attempts"
+            " made before the service kept answers."
+        },
+    )
+    response_body_size = ma.fields.Integer(
+        allow_none=True,
+        metadata={
+            "description": "Bytes of the response body read (the service reads at most"
+            " 64 KiB of an answer); more than 4,096: `response_body` is the start of it."
+            " null when there was no answer."
+        },
+    )
+    response_body_binary = ma.fields.Boolean(
+        allow_none=True,
+        metadata={
+            "description": "true: the body is not UTF-8 text (or holds NUL bytes) and is not"
+            " kept; null when there was no answer."
+        },
+    )
 
 
 class DeliverySchema(ma.Schema):

@@ -5,8 +5,11 @@ under ``.screenshots/`` (``console-*.png``) (DESIGN 15).
 One merchant's day: sign in with a key; set a stock level and watch the listing go pending,
 then in sync once the worker pushes it (htmx polling, no reload); ship an order; apply a
 price recommendation; create a narrow key and see its secret exactly once; register a
-webhook to a local receiver, send a test event and read the delivery with its body; sign
-out. axe-core (vendored under tests/console/vendor) checks every page on the way.
+webhook to a local receiver, send a test event and read the delivery with its body and
+the receiver's answer; draft a transfer, ship it and receive it partly then whole while
+the destination's stock follows; cap a listing's allocation and see it go pending (and
+on the Overview); sign out. axe-core (vendored under tests/console/vendor) checks every
+page on the way.
 """
 
 import contextlib
@@ -116,6 +119,11 @@ class Page:
     def text(self):
         return self.find("main").text
 
+    def select(self, css, value):
+        from selenium.webdriver.support.ui import Select
+
+        Select(self.find(css)).select_by_value(value)
+
     def wait_text(self, css, expected):
         self.wait.until(lambda d: expected in d.find_element(self.by.CSS_SELECTOR, css).text)
 
@@ -140,8 +148,12 @@ def day(app, client, headers, tenant, runner, tmp_path, database_url):
     recalculate(client, headers, app, marketplace="amazon", skus=["TOWEL-1"])
     import_orders(runner, tenant, tmp_path, [order_body("EXT-1")])
     _, secret = make_key(tenant, name="merchant")
-    with Receiver() as receiver, gunicorn_server(database_url, **SERVER) as base:
+    with (
+        Receiver(respond=_acknowledge) as receiver,
+        gunicorn_server(database_url, **SERVER) as base,
+    ):
         yield {
+            "tenant": tenant,
             "base": base,
             "secret": secret,
             "warehouse": warehouse,
@@ -149,6 +161,11 @@ def day(app, client, headers, tenant, runner, tmp_path, database_url):
             "database_url": database_url,
             "order": Order.get(Order.external_order_id == "EXT-1"),
         }
+
+
+def _acknowledge(record):
+    """The receiver's answer: a JSON body the delivery log shows."""
+    return 200, {"Content-Type": "application/json"}, b'{"received": true, "by": "erp"}'
 
 
 @contextlib.contextmanager
@@ -249,15 +266,70 @@ def test_a_merchants_day_in_the_browser(day):
             page.check_accessibility()
             body = page.find('[data-testid="delivery-body"]').text
             assert '"type": "webhook.test"' in body
+            answer = page.find('[data-testid="response-body-1"]').text
+            assert answer == '{"received": true, "by": "erp"}'
             page.shot("12-delivery-body")
+            # the worker has pushed everything before it stops: the listing is in sync
+            page.open("/console/products/MUG-1")
+            page.wait_text('[data-testid="sync-amazon"]', "in sync")
 
-        # 7. the other pages, for the accessibility check and the README's pictures
+        # 7. cap a listing's allocation: it goes pending (no worker runs now), on the Overview
+        page.open("/console/products/MUG-1")
+        page.fill("#l1-max_quantity", "1")
+        page.submit("#l1-max_quantity")
+        page.wait_text(".notice", "The listing is changed")
+        page.wait_text('[data-testid="sync-amazon"]', "pending")
+        assert "at most 1" in page.find('[data-testid="allocation-amazon"]').text
+        page.check_accessibility("product, allocation")
+        page.shot("19-allocation-cap-pending")
+        page.open("/console/")
+        assert page.find('[data-testid="listings-pending-count"]').text != "(0)"
+        assert page.find("#h-listings-pending + table a[href='/console/products/MUG-1']")
+        page.shot("20-overview-pending-listings")
+
+        # 8. a transfer: drafted, shipped, received partly then whole; the stock follows
+        spare = make_own_warehouse(day["tenant"], name="Spare")
+        source = day["warehouse"]
+        page.open("/console/inventory/transfers")
+        page.select("#t-from", source)
+        page.select("#t-to", spare)
+        page.fill("#t-reference", "PO-7")
+        page.fill("#t-sku-0", "MUG-1")
+        page.fill("#t-qty-0", "2")
+        page.submit("#t-reference")
+        page.wait_text(".notice", "The transfer is drafted.")
+        page.check_accessibility("transfer")
+        transfer_path = driver.current_url.replace(day["base"], "").split("?")[0]
+        page.shot("21-transfer-draft")
+        page.submit("form[action$='/ship'] button")
+        page.wait_text(".notice", "in transit")
+        page.open("/console/inventory/MUG-1")
+        assert page.find(f'[data-testid="incoming-{spare}"]').text == "2"
+        page.shot("22-transfer-in-transit-stock")
+        page.open(transfer_path)
+        page.fill("#r-1", "1")
+        page.submit("#r-1")
+        page.wait_text(".notice", "The receipt is recorded.")
+        assert page.find('[data-testid="received-MUG-1"]').text == "1"
+        page.submit("form:not(#receive-lines)[action$='/receive'] button")
+        page.wait_text('[data-testid="transfer-status"]', "received")
+        page.shot("23-transfer-received")
+        page.open("/console/inventory/MUG-1")
+        assert page.find(f'[data-testid="on-hand-{spare}"]').text == "2"
+        assert page.find(f'[data-testid="incoming-{spare}"]').text == "0"
+        page.shot("24-stock-after-transfer")
+        page.open("/console/inventory/transfers")
+        page.shot("25-transfers")
+
+        # 9. the other pages, for the accessibility check and the README's pictures
         for path, name in [
             ("/console/products", "13-products"),
             ("/console/orders", "14-orders"),
             ("/console/inventory", "15-inventory"),
             ("/console/jobs", "16-jobs"),
-            ("/console/settings/marketplaces", "17-marketplaces"),
+            ("/console/inventory/imports", "26-imports"),
+            ("/console/listings?sync_status=pending", "27-listings-pending"),
+            ("/console/settings/marketplaces", "17-marketplaces"),  # its link is followed next
         ]:
             page.open(path)
             page.shot(name)
@@ -267,7 +339,7 @@ def test_a_merchants_day_in_the_browser(day):
         page.open("/console/products/NO-SUCH-SKU")
         assert "PRODUCT_NOT_FOUND" in page.text()
 
-        # 8. sign out: the session is gone, the pages ask for a key again
+        # 10. sign out: the session is gone, the pages ask for a key again
         page.submit("header form button")
         page.wait.until(lambda d: "/console/sign-in" in d.current_url)
         page.shot("18-signed-out")
@@ -280,7 +352,7 @@ def test_a_merchants_day_in_the_browser(day):
 
     bad = {path: found for path, found in checked.items() if found}
     assert bad == {}, json.dumps(bad, indent=1)
-    assert len(checked) >= 18, sorted(checked)
+    assert len(checked) >= 21, sorted(checked)
 
 
 def _delivered(page):

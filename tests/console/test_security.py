@@ -1,6 +1,8 @@
 """What the console must never do: run a payload, show another tenant's data, or let a key
 do through a page what it may not do through the API."""
 
+import re
+
 import pytest
 
 from commerce_api.db import write_transaction
@@ -8,6 +10,7 @@ from commerce_api.ids import new_id
 from commerce_api.marketplaces.models import SyncAttempt
 from commerce_api.orders.models import Order
 from commerce_api.products.models import Listing
+from tests.support import webhooks_support
 from tests.support.console_support import post_form, sign_in
 from tests.support.factories import auth_headers, make_key, make_tenant
 from tests.support.orders_support import (
@@ -19,6 +22,7 @@ from tests.support.orders_support import (
     stock_up,
 )
 from tests.support.pricing_support import list_product
+from tests.support.transfer_helpers import make_transfer
 
 PAYLOADS = (
     "<script>alert(1)</script>",
@@ -178,6 +182,8 @@ def test_a_key_without_orders_write_cannot_ship(app, client, headers, tenant, ru
     [
         ("/console/products", "products:read"),
         ("/console/inventory", "inventory:read"),
+        ("/console/inventory/transfers", "inventory:read"),
+        ("/console/listings", "products:read"),
         ("/console/pricing", "pricing:read"),
         ("/console/settings/api-keys", "api-keys:read"),
         ("/console/settings/notifications", "webhooks:read"),
@@ -220,3 +226,73 @@ def test_console_pages_count_against_the_keys_rate_limit(app, make_app):
         assert browser.get("/console/products").status_code == 200
     answer = browser.get("/console/products")
     assert answer.status_code == 429 and "RATE_LIMITED" in answer.text
+
+
+@pytest.mark.parametrize("payload", PAYLOADS)
+def test_payloads_in_the_new_inventory_and_delivery_fields_come_back_escaped(
+    console, client, headers, tenant, payload
+):
+    """Transfer references, bundle titles and components, a refused listing's error on the
+    Overview, warehouse names on transfers and allocation forms (issue 36)."""
+    make_products(client, headers, "MUG-1")
+    bundle = client.post(
+        "/api/products",
+        json={"sku": "GIFT-1", "title": payload, "components": [{"sku": "MUG-1", "quantity": 2}]},
+        headers=headers,
+    )
+    assert bundle.status_code == 201, bundle.get_json()
+    main = make_own_warehouse(tenant, name=payload)
+    spare = make_own_warehouse(tenant, name="Spare " + payload)
+    stock_up(tenant, main, {"MUG-1": 10})
+    connect(tenant, "amazon", settings={"initial_orders": 0, "orders_per_pull": 0})
+    listing = list_product(tenant, "MUG-1", "amazon", "9.00")
+    with write_transaction():
+        Listing.update(sync_status="error", last_sync_error=payload).where(
+            Listing.id == listing.id
+        ).execute()
+    transfer = make_transfer(
+        client, headers, main, spare, [{"sku": "MUG-1", "quantity": 1}], reference=payload[:200]
+    )
+    pages = [
+        "/console/",
+        "/console/listings?sync_status=error",
+        "/console/inventory/transfers",
+        f"/console/inventory/transfers/{transfer['id']}",
+        "/console/inventory/MUG-1",
+        "/console/products/MUG-1",
+        "/console/products/GIFT-1",
+        "/console/inventory/GIFT-1",
+    ]
+    for path in pages:
+        page = console.get(path)
+        assert page.status_code == 200, (path, page.text[:1000])
+        assert _escaped(page.text, payload), path
+    assert "&lt;" in console.get(f"/console/inventory/transfers/{transfer['id']}").text
+    assert "&lt;" in console.get("/console/").text
+
+
+@pytest.mark.parametrize("payload", PAYLOADS)
+def test_a_receivers_answer_is_shown_escaped(console, app, monkeypatch, payload):
+    monkeypatch.setitem(app.config, "WEBHOOK_ALLOW_PRIVATE_TARGETS", True)
+    monkeypatch.setitem(app.config, "WEBHOOK_RETRY_SCHEDULE", "0")
+
+    def respond(record):
+        return 500, {"Content-Type": "text/html"}, payload.encode()
+
+    with webhooks_support.Receiver(respond=respond) as receiver:
+        created = post_form(
+            console,
+            "/console/settings/notifications",
+            "/console/settings/notifications",
+            {"url": receiver.url, "events": ["order.shipped"]},
+        )
+        webhook_id = re.search(r"notifications/(whk_[0-9A-Z]+)/test", created.text).group(1)
+        path = f"/console/settings/notifications/{webhook_id}"
+        post_form(console, path, f"{path}/test")
+        webhooks_support.deliver(app)
+    link = re.search(rf"{path}/deliveries/(dlv_[0-9A-Z]+)", console.get(path).text).group(0)
+    page = console.get(link)
+    assert page.status_code == 200
+    assert 'data-testid="response-body-1"' in page.text
+    assert _escaped(page.text, payload)
+    assert "&lt;" in page.text

@@ -161,6 +161,7 @@ def test_each_resource_and_its_schema_have_the_same_fields(
     signed_headers, signed_body = signed("SBX-000001")
     check(spec, walker, client, signed_headers, "post", notification_path(notified.id),
           "/api/marketplaces/{connection_id}/notifications", data=signed_body)  # fmt: skip
+    assert get("/api/listings"), "no listing to compare"
 
     rule = post("/api/pricing/rules", {"name": "Floor", "type": "floor", "value": 1.0,
                                        "value_type": "fixed"})  # fmt: skip

@@ -49,9 +49,9 @@ class _Handler(BaseHTTPRequestHandler):
         if answer == HANG:
             self._hang(receiver)
             return False
-        status, headers = answer
+        status, headers = answer[:2]
         receiver._end(self.path)  # answered: the sender may send the next one
-        payload = b"ok"
+        payload = answer[2] if len(answer) > 2 else b"ok"  # (status, headers, body)
         self.send_response(status)
         for name, value in headers.items():
             self.send_header(name, value)
@@ -85,7 +85,8 @@ class Receiver:
 
     ``script`` maps a key (``delivery``: X-Service-Delivery, or ``event``: webhook-id) to
     a list of statuses answered in turn (then 200); ``respond(record)`` may decide instead
-    (``(status, headers)``, or ``HANG``). ``max_in_flight[path]``: the most requests to
+    (``(status, headers)``, ``(status, headers, body bytes)`` (the body is ``ok`` unless
+    given), or ``HANG``). ``max_in_flight[path]``: the most requests to
     one path it ever had open at once.
     """
 
