@@ -134,18 +134,18 @@ def function_lengths(root):
     for module, path in modules_of(root).items():
         tree = ast.parse(path.read_text(), filename=str(path))
 
-        def visit(node, prefix):
+        todo = [(tree, "")]
+        while todo:
+            node, prefix = todo.pop()
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                     name = f"{prefix}{child.name}"
                     found.append((child.end_lineno - child.lineno + 1, module, name))
-                    visit(child, f"{name}.")
+                    todo.append((child, f"{name}."))
                 elif isinstance(child, ast.ClassDef):
-                    visit(child, f"{prefix}{child.name}.")
+                    todo.append((child, f"{prefix}{child.name}."))
                 else:
-                    visit(child, prefix)
-
-        visit(tree, "")
+                    todo.append((child, prefix))
     return sorted(found, key=lambda item: (-item[0], item[1], item[2]))
 
 
