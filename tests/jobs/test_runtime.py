@@ -695,7 +695,7 @@ def test_completion_event_row_matches_emit(jobs_app, tenant):
     with jobs_app.app_context():
         job_id = enqueue_job(tenant.id, "test_noop", {}).id
         (job,) = jobqueue.claim_jobs("worker-a", 1, 30_000)
-        _, _, row = completion.prepare_completion(job, "worker-a", {"ok": 1}, now_ms())
+        row = completion.prepare_completion(job, "worker-a", {"ok": 1}, now_ms()).event
         fields = Event._meta.sorted_fields
         assert {f.name for f in fields} == {
             "id",
