@@ -7,10 +7,12 @@ from ..config import load_config
 from ..errors import ApiError
 from ..jobs.errors import JobFailed
 from ..jobs.models import Job
-from ..jobs.registry import job_type, periodic
+from ..jobs.registry import job_type, periodic, register_marked
 from ..jobs.runtime import JobContext
+from ..products.services import register_open_order_check
 from .cancellation import push_cancellation
 from .pulls import enqueue_pulls, pull_one
+from .queries import sku_has_open_orders
 
 # Read when the worker imports this module: COMMERCE_ORDER_PULL_INTERVAL_SECONDS.
 ORDER_PULL_INTERVAL_SECONDS = int(load_config()["ORDER_PULL_INTERVAL_SECONDS"])
@@ -62,3 +64,10 @@ def order_pull(job: Job, ctx: JobContext) -> dict[str, Any]:
 def pull_orders() -> list[dict[str, str]]:
     """Queue an ``order_pull`` job for every active connection (none twice)."""
     return enqueue_pulls()
+
+
+def register() -> None:
+    """Register this domain's background work and checks (``commerce_api.tasks``)."""
+    register_marked(__name__)
+    # archiving a product asks whether open orders hold its SKU (orders is above products)
+    register_open_order_check(sku_has_open_orders)
