@@ -61,20 +61,23 @@ LEASE = Lease(
     Job,
     lease="lease_expires_at",
     holder="worker_id",
-    due="{Job.status} = 'queued' AND {Job.run_at} <= {p}",
+    due="{Job.status} = 'queued' AND {Job.run_at} <= {p:now}",
     order="{Job.claim_key}, {Job.id}",
     setting=(
-        "{Job.status} = 'running', {Job.worker_id} = {p}, {Job.attempts} = {Job.attempts} + 1,"
-        " {Job.started_at} = {p}, {Job.deadline_at} = {Job.timeout_seconds} * 1000 + {p},"
-        " {Job.lease_expires_at} = CASE WHEN {Job.timeout_seconds} * 1000 + {p} < {p}"
-        " THEN {Job.timeout_seconds} * 1000 + {p} ELSE {p} END, {Job.updated_at} = {p}"
+        "{Job.status} = 'running', {Job.worker_id} = {p:worker_id},"
+        " {Job.attempts} = {Job.attempts} + 1, {Job.started_at} = {p:now},"
+        " {Job.deadline_at} = {Job.timeout_seconds} * 1000 + {p:now},"
+        " {Job.lease_expires_at} = CASE WHEN {Job.timeout_seconds} * 1000 + {p:now}"
+        " < {p:lease_until} THEN {Job.timeout_seconds} * 1000 + {p:now}"
+        " ELSE {p:lease_until} END, {Job.updated_at} = {p:now}"
     ),
     claimable="{Job.status} = 'queued'",
     returning=_JOB_NAMES,
     by_rowid=True,
 )
 HAS_DUE = Statement(
-    "SELECT 1 FROM {Job} WHERE {Job.status} = 'queued' AND {Job.run_at} <= {p} LIMIT 1", Job=Job
+    "SELECT 1 FROM {Job} WHERE {Job.status} = 'queued' AND {Job.run_at} <= {p:now} LIMIT 1",
+    Job=Job,
 )
 
 
@@ -99,8 +102,9 @@ def jobs_from_rows(rows: list[tuple]) -> list[Job]:
 def claim_rows(worker_id: str, limit: int, lease_ms: int, now: int | None = None) -> list[tuple]:
     """The claim, inside the caller's write transaction: the claimed rows as they are."""
     now = now_ms() if now is None else now
-    lease_until = now + lease_ms
-    return LEASE.claim((now, limit), (worker_id, now, now, now, lease_until, now, lease_until, now))
+    return LEASE.claim(
+        {"now": now, "limit": limit, "worker_id": worker_id, "lease_until": now + lease_ms}
+    )
 
 
 def claim_in_transaction(
@@ -142,7 +146,7 @@ def _record(item: AttemptFailure, worker_id: str, now: int) -> Written | None:
 def has_due_jobs(now: int | None = None) -> bool:
     """A cheap read-only probe: is any job claimable now?"""
     now = now_ms() if now is None else now
-    return HAS_DUE.execute((now,)).fetchone() is not None
+    return HAS_DUE.execute({"now": now}).fetchone() is not None
 
 
 # Leases ---------------------------------------------------------------------------------
