@@ -49,6 +49,4 @@ def register_all(config):
     registry.load_modules(name for name in extra if name)
     if str(config.get("DATABASE_URL") or "").startswith("postgres"):
         # only PostgreSQL keeps count deltas to fold (SQLite's triggers update the counts)
-        registry.add_periodic(
-            ("list_count_compact", LIST_COUNT_COMPACT_SECONDS, list_count_compact)
-        )
+        registry.add_periodic("list_count_compact", LIST_COUNT_COMPACT_SECONDS, list_count_compact)

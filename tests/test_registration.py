@@ -39,13 +39,13 @@ def test_every_domain_task_module_is_registered(monkeypatch):
 def test_what_a_domain_marks_is_registered_by_create_app(app):
     for name in _domain_task_modules():
         for func in registry.marked(importlib.import_module(name)):
-            for add, item in func.registrations:
+            for add, args in func.registrations:
                 if add is registry.register:
-                    assert registry.get(item.name) == item, item.name
+                    assert registry.get(args[0].name) == args[0], args[0].name
                 elif add is registry.add_periodic:
-                    assert registry.PERIODIC_TASKS[item[0]] == item[1:], item[0]
+                    assert registry.PERIODIC_TASKS[args[0]] == args[1:], args[0]
                 else:
-                    assert registry.BACKGROUND_LOOPS[item[0]] is item[1], item[0]
+                    assert registry.BACKGROUND_LOOPS[args[0]] is args[1], args[0]
 
 
 @pytest.fixture

@@ -97,7 +97,7 @@ def job_type(
 
     def decorator(func):
         spec = JobType(name, func, params, typical_seconds, timeout, internal, scope, result)
-        _mark(func, register, spec)
+        _mark(func, register, (spec,))
         return func
 
     return decorator
@@ -125,9 +125,8 @@ def periodic(name: str, interval_seconds: float) -> Callable[[Callable], Callabl
     return decorator
 
 
-def add_periodic(task: tuple[str, float, Callable]) -> None:
-    """Add (or replace) a periodic task ``(name, interval_seconds, func)``."""
-    name, interval_seconds, func = task
+def add_periodic(name: str, interval_seconds: float, func: Callable) -> None:
+    """Add (or replace) a periodic task."""
     PERIODIC_TASKS[name] = (interval_seconds, func)
 
 
@@ -146,9 +145,8 @@ def background_loop(name: str) -> Callable[[Callable], Callable]:
     return decorator
 
 
-def add_background_loop(loop: tuple[str, Callable]) -> None:
-    """Add (or replace) a background loop ``(name, func)``."""
-    name, func = loop
+def add_background_loop(name: str, func: Callable) -> None:
+    """Add (or replace) a background loop."""
     BACKGROUND_LOOPS[name] = func
 
 
@@ -169,8 +167,8 @@ def register_marked(module: ModuleType | str) -> None:
     if isinstance(module, str):
         module = importlib.import_module(module)
     for func in marked(module):
-        for add, item in func.registrations:
-            add(item)
+        for add, args in func.registrations:
+            add(*args)
 
 
 def get(name: str) -> JobType | None:
