@@ -33,13 +33,21 @@ the tenant's cap of calls in flight (``MARKETPLACE_TENANT_CONCURRENCY``, 2 by de
              receiving its new quantity (p50, p99 over all listings and changes)
 
 ``--only CASE`` runs one case. Bars (DESIGN 9, 14): latency and bundles p99 <= 2 s;
-<= 20 pushes per 1,000 changes to one SKU, last quantity right. The bundles case is bound
-by throughput: 200 pushes at 50 ms with 2 in flight (the default tenant cap) take 5 s at
-the least; ``--tenant-cap`` and ``--connection-concurrency`` raise it. The drain rate is
+<= 20 pushes per 1,000 changes to one SKU, last quantity right.
+
+The http connections use the documented batch endpoint (``settings.batch_size``,
+``POST /products/batch``; ``--batch-size``, 100 by default, as docs/connector-http.md
+suggests): the push service then sends up to that many due listings of a connection in one
+request, and a single due listing as its own ``PUT``. ``--batch-size 1`` is a connection
+without it, every listing its own ``PUT``: the bundles case is then bound by throughput
+(200 pushes at 50 ms with 2 in flight, the default tenant cap, take 5 s at the least;
+``--tenant-cap`` and ``--connection-concurrency`` raise it). The drain rate is
 reported (it is bounded by the connection's concurrency, the tenant's cap of calls in
-flight (``MARKETPLACE_TENANT_CONCURRENCY``, 2 by default; ``--tenant-cap``) and the
-marketplace's answer time: 2 in flight at 50 ms is at most 40/s, 4 at most 80/s). Exit
-status 1 when a bar fails. SQLite (a temporary file).
+flight (``MARKETPLACE_TENANT_CONCURRENCY``, 2 by default; ``--tenant-cap``), the
+marketplace's answer time and the batch size: 2 single pushes in flight at 50 ms are at
+most 40/s, 4 at most 80/s; batches carry up to ``--batch-size`` listings each). Exit
+status 1 when a bar fails. SQLite (a temporary file). The load average printed is the
+machine's over the last minute when the run ends (``/proc/loadavg``).
 """
 
 import argparse
@@ -69,6 +77,7 @@ BAR_P99_SECONDS = 2.0
 BAR_BURST_PUSHES = 20
 BAR_AMAZON_DRAIN_SECONDS = 60
 MARKETPLACE = "mirakl"
+BATCH_SIZE = 1  # the http connections' settings.batch_size (--batch-size)
 
 
 def percentile(values, p):
@@ -102,7 +111,12 @@ def setup_tenant(name, marketplace, skus, stock):
             )
         else:
             connect_marketplace(
-                tenant.id, MARKETPLACE, "http", base_url=marketplace.url, allow_private=True
+                tenant.id,
+                MARKETPLACE,
+                "http",
+                base_url=marketplace.url,
+                settings={"batch_size": BATCH_SIZE} if BATCH_SIZE > 1 else None,
+                allow_private=True,
             )
         now = int(time.time() * 1000)
         products, listings = [], []
@@ -326,8 +340,15 @@ def main():
         "--only", choices=("latency", "burst", "drain", "bundles"), help="run one case"
     )
     parser.add_argument("--connector", choices=("http", "amazon"), default="http")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=100,
+        help="http: the connections' settings.batch_size (POST /products/batch); 1: single PUTs",
+    )
     args = parser.parse_args()
-    global MARKETPLACE
+    global MARKETPLACE, BATCH_SIZE
+    BATCH_SIZE = args.batch_size
     amazon = args.connector == "amazon"
     if amazon:
         MARKETPLACE = "amazon_us"
@@ -376,8 +397,10 @@ def main():
         finally:
             stop_process(worker)
 
-    print(f"listing sync bench ({args.connector}): sqlite, one worker process, "
-          f"marketplace answering in "
+    batches = f"batch_size {BATCH_SIZE}, " if not amazon else ""
+    print(f"listing sync bench ({args.connector}, {batches}tenant cap "
+          f"{args.tenant_cap or 2}, connection concurrency {args.connection_concurrency or 4}): "
+          f"sqlite, one worker process, marketplace answering in "
           f"{args.delay * 1000:.0f} ms; load average {os.getloadavg()[0]:.1f} on "
           f"{os.cpu_count()} CPUs")  # fmt: skip
     ok = True

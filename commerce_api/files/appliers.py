@@ -9,6 +9,7 @@ from ..inventory.models import InventorySummary, Stock, Warehouse
 from ..inventory.schemas import BulkStockItemSchema, SafetyStockSchema
 from ..inventory.services import bulk_set_stock, set_safety_stock
 from ..marketplaces.listings import update_listing
+from ..products.bundles import bundle_ids, bundle_stock_error
 from ..products.models import Listing, Product
 from ..products.schemas import ListingUpdateSchema, ProductCreateSchema, ProductUpdateSchema
 from ..products.services import (
@@ -126,6 +127,7 @@ class InventoryRows:
             .where((Stock.tenant == self.tenant_id) & Stock.product.in_(list(products.values())))
             .tuples()
         }
+        bundles = bundle_ids(products.values())
         safety = dict(
             InventorySummary.select(InventorySummary.sku, InventorySummary.safety_stock)
             .where((InventorySummary.tenant == self.tenant_id) & InventorySummary.sku.in_(skus))
@@ -138,6 +140,9 @@ class InventoryRows:
                 outcome.fail(
                     row_error(row.number, "sku", "PRODUCT_NOT_FOUND", f"No product {sku}.")
                 )
+                continue
+            if products[sku] in bundles:  # its stock is derived: refused as the API does
+                outcome.fail(api_error(row.number, bundle_stock_error(sku), "sku"))
                 continue
             try:
                 item = self._stock_item(row, products[sku], levels)

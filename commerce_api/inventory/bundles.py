@@ -14,13 +14,17 @@ def check_components(tenant_id: str, bundle_id: str, component_ids: list[str]) -
     one (its orders reserve own stock). Registered with ``products.bundles``."""
     held = (
         Stock.select(Stock.id)
-        .where((Stock.product == bundle_id) & ((Stock.on_hand > 0) | (Stock.reserved > 0)))
+        .where(
+            (Stock.product == bundle_id)
+            & ((Stock.on_hand > 0) | (Stock.reserved > 0) | (Stock.incoming > 0))
+        )
         .exists()
     )
     if held:
         return ApiError(
             "BUNDLE_STOCK_IS_DERIVED",
-            "The product holds stock: set it to 0 before making the product a bundle.",
+            "The product holds stock (or has stock in transit to it): set it to 0 and "
+            "receive or cancel its transfers before making the product a bundle.",
             details={"field": "components"},
         )
     rows = (
@@ -43,6 +47,16 @@ def check_components(tenant_id: str, bundle_id: str, component_ids: list[str]) -
                 field="components",
             )
     return None
+
+
+def drop_own_record(tenant_id: str, product_id: str) -> None:
+    """A product becomes a bundle: its own inventory record (empty: ``check_components``
+    refused one that holds stock) goes, so that no list, filter or total shows a record the
+    bundle does not have; its empty stock rows stay with their ledger history. Registered
+    with ``products.bundles`` (``register_becoming_bundle``)."""
+    InventorySummary.delete().where(
+        (InventorySummary.tenant == tenant_id) & (InventorySummary.product == product_id)
+    ).execute()
 
 
 def _available(components: list[Component]) -> tuple[dict[str, int], dict[str, int]]:

@@ -541,9 +541,16 @@ def bulk_set_stock(tenant_id: str, items: list[dict[str, Any]], created_by: str)
 def list_adjustments(
     tenant_id: str, sku: str, args: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    summary = _summary_of(tenant_id, sku)
+    """A SKU's ledger; a bundle's is its own (none since it became one: its orders move
+    its components'), as its derived record has no record row."""
+    try:
+        product_id = _summary_of(tenant_id, sku).product_id
+    except ApiError as error:
+        product_id = find_product(tenant_id, sku)["id"]
+        if error.code != "INVENTORY_NOT_FOUND" or not bundle_ids([product_id]):
+            raise
     query = Adjustment.select().where(
-        (Adjustment.tenant == tenant_id) & (Adjustment.product == summary.product_id)
+        (Adjustment.tenant == tenant_id) & (Adjustment.product == product_id)
     )
     return page_ledger(query, tenant_id, args, "adjustments")
 

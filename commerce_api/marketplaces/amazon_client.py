@@ -25,14 +25,12 @@ import time
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 
-import requests
-
-from .. import netguard
 from ..config import current_config
 from ..retry_after import parse_retry_after
 from . import budgets
 from .base import Connector, MarketplaceRejection, MarketplaceUnavailable
-from .limits import remaining, serving
+from .limits import serving
+from .wire import exchange
 
 USER_AGENT = "commerce-api/0.1 (Language=Python; +connector-amazon)"
 REGION_ENDPOINTS = {
@@ -68,9 +66,6 @@ BUDGET_MARGIN = 0.95
 def budget_plan(rate: float, burst: int) -> tuple[float, int]:
     """The budget kept for a usage plan of ``rate`` per second and ``burst``."""
     return rate * BUDGET_MARGIN, max(1, burst - 1)
-
-
-MAX_RESPONSE_BYTES = 50 * 1024 * 1024
 
 
 def amazon_time(moment: datetime) -> str:
@@ -229,54 +224,16 @@ class AmazonClient(Connector):
 
     def _exchange(self, method, url, *, params=None, json_body=None, data=None, headers=None):
         """One HTTP exchange within the call's deadline; returns (status, body, headers)."""
-        deadline = remaining(current_config()["MARKETPLACE_DEADLINE_SECONDS"])
-        headers = {"User-Agent": USER_AGENT, "Accept": "application/json", **(headers or {})}
-        kwargs = {
-            "params": params,
-            "headers": headers,
-            "timeout": (
-                float(current_config()["MARKETPLACE_CONNECT_TIMEOUT"]),
-                float(current_config()["MARKETPLACE_READ_TIMEOUT"]),
-            ),
-            "allow_redirects": False,
-            "stream": True,
-        }
-        if json_body is not None:
-            kwargs["data"] = json.dumps(json_body, separators=(",", ":")).encode()
-            headers.setdefault("Content-Type", "application/json")
-        elif data is not None:
-            kwargs["data"] = data
-        expired = None
-        try:
-            with netguard.time_limit(deadline) as expired:
-                if self.session is None:
-                    response = netguard.request(
-                        method, url, allow_private=self.connection.allow_private, **kwargs
-                    )
-                else:
-                    response = self.session.request(method, url, **kwargs)
-                with response:
-                    raw = _read(response)
-                    status, answer_headers = response.status_code, dict(response.headers)
-        except MarketplaceUnavailable:
-            raise
-        except Exception as exc:
-            if expired is not None and expired.is_set():
-                raise MarketplaceUnavailable(
-                    f"Amazon did not answer within the deadline of {deadline:g} s.", code="TIMEOUT"
-                ) from None
-            raise _unavailable(exc, self.connection.allow_private) from None
-        if expired.is_set():
-            raise MarketplaceUnavailable(
-                f"Amazon did not answer within the deadline of {deadline:g} s.", code="TIMEOUT"
-            )
-        payload = None
-        if raw:
-            try:
-                payload = json.loads(raw, parse_constant=_no_constant)
-            except (ValueError, UnicodeDecodeError, RecursionError):
-                payload = None
-        return status, payload, {k.lower(): v for k, v in answer_headers.items()}
+        return exchange(
+            self,
+            "Amazon",
+            method,
+            url,
+            params=params,
+            json_body=json_body,
+            data=data,
+            headers={"User-Agent": USER_AGENT, **(headers or {})},
+        )
 
     def _budget_wait(self) -> float:
         return 5.0 if serving() else float(current_config()["MARKETPLACE_BUDGET_WAIT_SECONDS"])
@@ -396,34 +353,3 @@ def _rate(value):
 def _retry_after(value):
     seconds = parse_retry_after(value)
     return None if seconds is None else max(1, min(math.ceil(seconds), 3600))
-
-
-def _read(response):
-    chunks, size = [], 0
-    for chunk in response.iter_content(65536):
-        size += len(chunk)
-        if size > MAX_RESPONSE_BYTES:
-            raise MarketplaceUnavailable("Amazon's answer is too large.", code="INVALID_RESPONSE")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _no_constant(name):
-    raise ValueError(f"{name} is not JSON")
-
-
-def _unavailable(exc, allow_private):
-    if isinstance(exc, netguard.AddressNotAllowed):
-        return MarketplaceUnavailable(str(exc), code="TARGET_NOT_ALLOWED")
-    if isinstance(exc, netguard.HostNotResolved):
-        code = "CONNECTION_FAILED" if allow_private else "TARGET_NOT_ALLOWED"
-        return MarketplaceUnavailable(str(exc), code=code)
-    if isinstance(exc, requests.Timeout):
-        return MarketplaceUnavailable("Amazon did not answer in time.", code="TIMEOUT")
-    if isinstance(exc, requests.RequestException):
-        return MarketplaceUnavailable(
-            "The connection to Amazon failed.",
-            code="CONNECTION_FAILED",
-            details={"error": str(exc)[:300]},
-        )
-    raise exc

@@ -166,7 +166,7 @@ class CheckedConnector:
         return check
 
 
-RESULT_STATUSES = ("accepted", "submitted", "rejected", "unavailable")
+RESULT_STATUSES = ("accepted", "submitted", "rejected", "unavailable", "mismatch")
 
 
 def _checked_results(results: Any, count: int, operation: str) -> list[ListingResult]:

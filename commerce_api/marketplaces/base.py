@@ -11,7 +11,7 @@ Failures are reported with two exceptions only:
 """
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -56,8 +56,10 @@ class ListingResult:
     ``status``: ``accepted`` (the marketplace shows the values: ``answer`` is the listing
     as ``push_product`` returns it), ``submitted`` (accepted for processing, the result is
     read later: ``submission`` is what to read it by; in a check: not processed yet),
-    ``rejected`` (a final no, with the marketplace's code and message) or ``unavailable``
-    (try again later).
+    ``mismatch`` (the marketplace's quantity was not the one we last set, so nothing was
+    written: ``answer`` is ``{quantity, refs}`` as the marketplace shows it now, and the
+    listing is pushed again from our state), ``rejected`` (a final no, with the
+    marketplace's code and message) or ``unavailable`` (try again later).
     """
 
     status: str
@@ -91,6 +93,16 @@ def push_each(
                 )
             )
     return results
+
+
+@dataclass(frozen=True)
+class Notification:
+    """A marketplace's notification, verified: its id (duplicates share it), its topic and
+    the orders it names (the body is trusted no further)."""
+
+    event_id: str
+    topic: str
+    order_ids: list[str]
 
 
 @dataclass
@@ -161,6 +173,13 @@ class Connector(ABC):
         raise MarketplaceUnavailable(
             f"The {self.name} connector submits nothing for later processing.",
             code="NOT_SUPPORTED",
+        )
+
+    def verify_notification(self, headers: Mapping[str, str], raw_body: bytes) -> Notification:
+        """Check a notification the marketplace sent (its signature over ``raw_body``) and
+        read what it names; raises ``MarketplaceRejection`` when it is not one."""
+        raise MarketplaceRejection(
+            "this connector takes no notifications", code="NOTIFICATIONS_UNSUPPORTED"
         )
 
     def check(self) -> dict[str, Any]:

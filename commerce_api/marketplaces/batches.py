@@ -77,6 +77,15 @@ LATER = Statement(
     "UPDATE {Listing} SET " + _RELEASED + ", {Listing.next_push_at} = {p}" + _HELD,
     Listing=Listing,
 )
+# the marketplace showed another quantity than the one we last set (Shopify's compare
+# quantity): nothing was written there; the listing keeps what it shows as the quantity
+# to compare with and is pushed again at once, from our state as it is then
+MISMATCH = Statement(
+    "UPDATE {Listing} SET {Listing.quantity} = {p},"
+    " {Listing.external_refs} = COALESCE({p}, {Listing.external_refs}),"
+    " {Listing.updated_at} = {p}, " + _RELEASED + ", {Listing.next_push_at} = {p}" + _HELD,
+    Listing=Listing,
+)
 SETTLED = Statement(
     "UPDATE {Listing} SET {Listing.submission} = NULL WHERE {Listing.id} = {p}"
     " AND {Listing.sync_status} <> 'submitted'",
@@ -153,9 +162,7 @@ def push_batch(
 ) -> BatchOutcome:
     """Push claimed listings in one ``push_listings`` call; one outcome per listing."""
     started = now_ms()
-    batch = [
-        {"payload": item.payload, "idempotency_key": f"{item.id}:{item.version}"} for item in items
-    ]
+    batch = [item.batch_item() for item in items]
     try:
         answer = call(
             connection,
@@ -241,7 +248,7 @@ def _check_delay(submission: dict, now: int) -> int:
 def record(items: list[Any], spacing_ms: int, now: int | None = None) -> int:
     """Record push outcomes and batch outcomes (inside the caller's transaction)."""
     now = now_ms() if now is None else now
-    plain, submitted, later, checked, notes = [], [], [], [], []
+    plain, submitted, later, checked, notes, mismatched = [], [], [], [], [], []
     for item in items:
         if isinstance(item, BatchOutcome):
             for note in item.notes:
@@ -253,6 +260,8 @@ def record(items: list[Any], spacing_ms: int, now: int | None = None) -> int:
                     submitted.append(outcome)
                 elif outcome.status == "processing":
                     later.append(outcome)
+                elif outcome.status == "mismatch":
+                    mismatched.append((item.connection, outcome))
                 else:
                     plain.append(outcome)
         elif item.status == "submitted":
@@ -288,6 +297,8 @@ def record(items: list[Any], spacing_ms: int, now: int | None = None) -> int:
             delay = max(delay, int(float(outcome.retry_after) * 1000))
         cursor = LATER.execute((now + delay, listing.id, listing.token))
         landed += cursor.rowcount or 0
+    for connection, outcome in sorted(mismatched, key=lambda pair: pair[1].listing.id):
+        landed += _record_mismatch(connection, outcome, now)
     for listing_id in sorted(set(checked)):
         SETTLED.execute((listing_id,))
     for connection, note in notes:
@@ -314,3 +325,42 @@ def _record_note(connection, note):
         details=note,
         created_by="listing_sync",
     )
+
+
+def _record_mismatch(connection, outcome, now):
+    """A compare mismatch: the listing takes the marketplace's quantity as the one to
+    compare with, is due again at once, and the sync history says what was found."""
+    listing = outcome.listing
+    answer = outcome.answer or {}
+    found = answer.get("quantity")
+    cursor = MISMATCH.execute(
+        (
+            found if isinstance(found, int) and found >= 0 else listing.last_quantity or 0,
+            Listing.external_refs.db_value(answer.get("refs")),
+            now,
+            now,
+            listing.id,
+            listing.token,
+        )
+    )
+    if not cursor.rowcount:
+        return 0
+    record_attempt(
+        connection,
+        resource_type="product",
+        resource_id=listing.product_id,
+        sku=listing.sku,
+        operation="compare_mismatch",
+        status="rejected",
+        error_code=outcome.error_code or "COMPARE_MISMATCH",
+        error_message=outcome.error_message,
+        details={
+            "listing_id": listing.id,
+            "version": listing.version,
+            "expected": listing.last_quantity,
+            "found": found,
+            "desired": listing.payload.get("quantity"),
+        },
+        created_by="listing_sync",
+    )
+    return 1

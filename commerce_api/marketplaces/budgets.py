@@ -12,7 +12,10 @@ call (0: now). The bucket may go below zero by the reservations made; a reservat
 further out than the caller may wait is not taken (``BudgetExhausted`` with the wait).
 The rate follows what the marketplace says (``adjust``: Amazon's
 ``x-amzn-RateLimit-Limit``); a 429 empties the bucket (``drain``): the marketplace's
-count is the truth.
+count is the truth. A marketplace that prices each call (Shopify's query cost) draws
+``amount`` tokens at once, and says after each call how big its bucket is, how fast it
+refills and what is left (``observe``): the bucket takes its size and rate, and never
+holds more than the marketplace said was left.
 
 ``COMMERCE_MARKETPLACE_RATE_BUDGETS=0`` turns the budgets off (each call goes at once).
 """
@@ -48,13 +51,14 @@ READ = Statement(
 )
 WRITE = Statement(
     "UPDATE {RateBudget} SET {RateBudget.tokens} = {p}, {RateBudget.rate} = {p},"
-    " {RateBudget.updated_at} = {p}"
+    " {RateBudget.burst} = {p}, {RateBudget.updated_at} = {p}"
     " WHERE {RateBudget.connection_id} = {p} AND {RateBudget.operation} = {p}",
     RateBudget=RateBudget,
 )
 
-# KEYS[1]: the bucket; ARGV: rate, burst, now, max wait, mode (take, adjust, drain),
-# new rate. Returns the wait in milliseconds (-1: not taken, the wait in the 2nd value).
+# KEYS[1]: the bucket; ARGV: rate, burst, now, max wait, mode (take, adjust, drain,
+# observe), new rate, amount (take) or what is left (observe), new burst. Returns
+# {taken, the wait in seconds}.
 REDIS_SCRIPT = """
 local b = redis.call('HMGET', KEYS[1], 'tokens', 'rate', 'burst', 'at')
 local rate = tonumber(b[2]) or tonumber(ARGV[1])
@@ -66,13 +70,18 @@ if now > at then tokens = math.min(burst, tokens + (now - at) * rate) at = now e
 local mode = ARGV[5]
 local wait = 0
 local taken = 1
+local amount = tonumber(ARGV[7]) or 1
 if mode == 'take' then
-  wait = math.max(0, (1 - tokens) / rate)
-  if wait > tonumber(ARGV[4]) then taken = 0 else tokens = tokens - 1 end
+  wait = math.max(0, (amount - tokens) / rate)
+  if wait > tonumber(ARGV[4]) then taken = 0 else tokens = tokens - amount end
 elseif mode == 'adjust' then
   rate = tonumber(ARGV[6])
 elseif mode == 'drain' then
   tokens = math.min(tokens, 0)
+elseif mode == 'observe' then
+  rate = tonumber(ARGV[6])
+  burst = tonumber(ARGV[8])
+  tokens = math.min(tokens, amount, burst)
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'rate', tostring(rate),
   'burst', tostring(burst), 'at', tostring(at))
@@ -93,16 +102,18 @@ def _redis(url):
     return client, client.register_script(REDIS_SCRIPT)
 
 
-def _redis_call(url, key, rate, burst, max_wait, mode, new_rate=0.0):
+def _redis_call(url, key, rate, burst, max_wait, mode, new_rate=0.0, amount=1.0, new_burst=0):
     _, script = _redis(url)
     taken, wait = script(
         keys=[f"commerce:budget:{key}"],
-        args=[rate, burst, time.time(), max_wait, mode, new_rate],
+        args=[rate, burst, time.time(), max_wait, mode, new_rate, amount, new_burst or burst],
     )
     return bool(int(taken)), float(wait)
 
 
-def _db_call(connection_id, operation, rate, burst, max_wait, mode, new_rate=0.0):
+def _db_call(
+    connection_id, operation, rate, burst, max_wait, mode, new_rate=0.0, amount=1.0, new_burst=0
+):
     now = time.time()
     with write_transaction():
         CREATE.execute((connection_id, operation, float(burst), float(rate), float(burst), now))
@@ -115,45 +126,99 @@ def _db_call(connection_id, operation, rate, burst, max_wait, mode, new_rate=0.0
             at = now
         wait, taken = 0.0, True
         if mode == "take":
-            wait = max(0.0, (1 - tokens) / stored_rate)
+            wait = max(0.0, (amount - tokens) / stored_rate)
             if wait > max_wait:
                 taken = False
             else:
-                tokens -= 1
+                tokens -= amount
         elif mode == "adjust":
             stored_rate = new_rate
         elif mode == "drain":
             tokens = min(tokens, 0.0)
-        WRITE.execute((tokens, stored_rate, at, connection_id, operation))
+        elif mode == "observe":
+            stored_rate, stored_burst = new_rate, float(new_burst)
+            tokens = min(tokens, amount, stored_burst)
+        WRITE.execute((tokens, stored_rate, stored_burst, at, connection_id, operation))
     return taken, wait
 
 
-def _call(connection_id, operation, rate, burst, max_wait, mode, new_rate=0.0):
+def _call(
+    connection_id, operation, rate, burst, max_wait, mode, new_rate=0.0, amount=1.0, new_burst=0
+):
     url = current_config().get("REDIS_URL")
     if url:
         return _redis_call(
-            url, f"{connection_id}:{operation}", rate, burst, max_wait, mode, new_rate
+            url,
+            f"{connection_id}:{operation}",
+            rate,
+            burst,
+            max_wait,
+            mode,
+            new_rate,
+            amount,
+            new_burst,
         )
-    return _db_call(connection_id, operation, rate, burst, max_wait, mode, new_rate)
+    return _db_call(
+        connection_id, operation, rate, burst, max_wait, mode, new_rate, amount, new_burst
+    )
 
 
-def reserve(connection_id: str, operation: str, rate: float, burst: int, max_wait: float) -> float:
-    """Take a token of the bucket (created with ``rate`` and ``burst`` on first use);
-    returns the seconds to wait before the call. Raises ``BudgetExhausted`` when that is
-    more than ``max_wait`` (nothing taken)."""
+def reserve(
+    connection_id: str,
+    operation: str,
+    rate: float,
+    burst: int,
+    max_wait: float,
+    amount: float = 1.0,
+) -> float:
+    """Take ``amount`` tokens of the bucket (created with ``rate`` and ``burst`` on first
+    use); returns the seconds to wait before the call. Raises ``BudgetExhausted`` when
+    that is more than ``max_wait`` (nothing taken)."""
     if not enabled():
         return 0.0
-    taken, wait = _call(connection_id, operation, rate, burst, max_wait, "take")
+    taken, wait = _call(connection_id, operation, rate, burst, max_wait, "take", amount=amount)
     if not taken:
         raise BudgetExhausted(wait)
     return wait
 
 
-def take(connection_id: str, operation: str, rate: float, burst: int, max_wait: float) -> None:
-    """``reserve`` a token, then wait until it is due."""
-    wait = reserve(connection_id, operation, rate, burst, max_wait)
+def take(
+    connection_id: str,
+    operation: str,
+    rate: float,
+    burst: int,
+    max_wait: float,
+    amount: float = 1.0,
+) -> None:
+    """``reserve`` tokens, then wait until they are due."""
+    wait = reserve(connection_id, operation, rate, burst, max_wait, amount)
     if wait > 0:
         time.sleep(wait)
+
+
+def observe(
+    connection_id: str,
+    operation: str,
+    rate: float,
+    burst: int,
+    new_rate: float,
+    new_burst: float,
+    left: float,
+) -> None:
+    """The marketplace says its bucket holds ``new_burst`` and refills at ``new_rate``
+    per second, and that ``left`` is available now (Shopify's ``throttleStatus``)."""
+    if enabled() and new_rate > 0 and new_burst > 0:
+        _call(
+            connection_id,
+            operation,
+            rate,
+            burst,
+            0.0,
+            "observe",
+            new_rate,
+            amount=left,
+            new_burst=new_burst,
+        )
 
 
 def adjust(connection_id: str, operation: str, rate: float, burst: int, new_rate: float) -> None:

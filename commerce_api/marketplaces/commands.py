@@ -10,7 +10,16 @@ from .checks import check_connection
 from .connections import delete_connection, update_connection
 from .services import connect_marketplace, serialize_connection, tenant_connections
 
-TEXT_SETTINGS = {"region", "marketplace_id", "seller_id", "endpoint", "token_endpoint"}
+TEXT_SETTINGS = {
+    "region",
+    "marketplace_id",
+    "seller_id",
+    "endpoint",
+    "token_endpoint",
+    "shop_domain",
+    "api_version",
+}
+LOCATIONS_PREFIX = "locations."  # shopify: --setting locations.<warehouse id>=<location gid>
 
 
 def _parse_settings(pairs):
@@ -19,7 +28,10 @@ def _parse_settings(pairs):
         name, sep, value = pair.partition("=")
         if not sep or not name:
             raise click.BadParameter(f"expected NAME=VALUE, got {pair!r}", param_hint="--setting")
-        if name in TEXT_SETTINGS:  # amazon's settings are text; the others integers
+        if name.startswith(LOCATIONS_PREFIX) and len(name) > len(LOCATIONS_PREFIX):
+            settings.setdefault("locations", {})[name[len(LOCATIONS_PREFIX) :]] = value
+            continue
+        if name in TEXT_SETTINGS:  # amazon's and shopify's settings are text; others integers
             settings[name] = value
             continue
         try:
@@ -102,7 +114,9 @@ def register(cli):
     @click.option(
         "--marketplace", required=True, help="The marketplace's identifier, e.g. amazon_us."
     )
-    @click.option("--connector", type=click.Choice(["sandbox", "http", "amazon"]), required=True)
+    @click.option(
+        "--connector", type=click.Choice(["sandbox", "http", "amazon", "shopify"]), required=True
+    )
     @click.option("--base-url", help="http connector: the marketplace adapter's base URL.")
     @click.option("--api-token", help="http connector: sent as 'Authorization: Bearer <token>'.")
     @click.option(
@@ -116,14 +130,16 @@ def register(cli):
         multiple=True,
         metavar="NAME=VALUE",
         help="sandbox: initial_orders, orders_per_pull, max_orders; amazon: region, "
-        "marketplace_id, seller_id, endpoint, token_endpoint; http: batch_size.",
+        "marketplace_id, seller_id, endpoint, token_endpoint; http: batch_size; shopify: "
+        "shop_domain, api_version, endpoint, locations.<warehouse id>=<location gid>.",
     )
     @click.option(
         "--credential",
         "credential_pairs",
         multiple=True,
         metavar="NAME=VALUE",
-        help="amazon: lwa_client_id, lwa_client_secret, refresh_token.",
+        help="amazon: lwa_client_id, lwa_client_secret, refresh_token; shopify: "
+        "access_token, webhook_secret.",
     )
     @click.option(
         "--credential-file",

@@ -8,7 +8,12 @@ from ..timeutil import now_ms
 from . import gateway
 from .amazon_client import TOKENS
 from .models import CONNECTION_STATUSES, MarketplaceConnection
-from .services import check_base_url, check_credentials, check_settings
+from .services import (
+    check_base_url,
+    check_credentials,
+    check_settings,
+    check_shopify_locations,
+)
 
 
 def _locked(tenant_id, connection_id):
@@ -31,8 +36,11 @@ def update_connection(
     base URL must reach a public address (422 otherwise); the sandbox takes settings but no
     URL or token. A disabled connection is neither pulled nor pushed to; its listings wait,
     pending, until it is active again. A new URL or token takes effect at the next call
-    (each process's keep-alive pool is replaced, ``gateway.session_for``).
+    (each process's keep-alive pool is replaced, ``gateway.session_for``). A Shopify
+    connection's new settings or credentials are checked with the shop first (its
+    locations), with no transaction open.
     """
+    _check_shop(tenant_id, connection_id, changes, allow_private)
     with write_transaction():
         connection = _locked(tenant_id, connection_id)
         fields = {}
@@ -57,10 +65,10 @@ def update_connection(
                     )
         if "settings" in changes:
             settings = dict(changes["settings"] or {})
-            if connection.connector in ("sandbox", "amazon"):  # only the named settings change
+            if connection.connector in ("sandbox", "amazon", "shopify"):  # named ones change
                 settings = {**(connection.settings or {}), **settings}
             fields["settings"] = check_settings(connection.connector, settings, allow_private)
-            if connection.connector == "amazon":
+            if connection.connector in ("amazon", "shopify"):
                 # endpoints are checked as the caller may set them (a private one kept from
                 # the operator is refused through the API); the new ones are the caller's
                 fields["allow_private"] = allow_private
@@ -89,6 +97,37 @@ def update_connection(
         gateway.forget_session(connection.id)
         TOKENS.forget(connection.id)  # new credentials are tried at once
     return connection
+
+
+def _check_shop(tenant_id, connection_id, changes, allow_private):
+    """``check_shopify_locations`` for the settings and credentials a PATCH would leave."""
+    if changes.get("settings") is None and changes.get("credentials") is None:
+        return
+    connection = MarketplaceConnection.get_or_none(
+        (MarketplaceConnection.id == connection_id) & (MarketplaceConnection.tenant == tenant_id)
+    )
+    if connection is None or connection.connector != "shopify":
+        return
+    settings = connection.settings
+    if changes.get("settings") is not None:
+        merged = {**(connection.settings or {}), **dict(changes["settings"])}
+        settings = check_settings("shopify", merged, allow_private)
+    credentials = connection.credentials
+    if changes.get("credentials") is not None:
+        credentials = check_credentials("shopify", changes["credentials"])
+    check_shopify_locations(
+        MarketplaceConnection(
+            id=connection.id,
+            tenant=connection.tenant_id,
+            marketplace=connection.marketplace,
+            connector=connection.connector,
+            allow_private=allow_private
+            if changes.get("settings") is not None
+            else connection.allow_private,
+            settings=settings,
+            credentials=credentials,
+        )
+    )
 
 
 def delete_connection(tenant_id: str, connection_id: str) -> MarketplaceConnection:

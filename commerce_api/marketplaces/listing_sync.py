@@ -83,6 +83,24 @@ class ClaimedListing:
     sku: str = ""
     payload: dict = field(default_factory=dict)
     fulfilled_by_marketplace: bool = False
+    # what the connection knows of the listing on the marketplace: its id there, the
+    # other ids it is pushed by (Shopify), the quantity the marketplace last took and the
+    # own warehouses that feed it (a connector that maps warehouses to locations)
+    external_id: str | None = None
+    external_refs: dict | None = None
+    last_quantity: int | None = None
+    warehouse_ids: list | None = None
+
+    def batch_item(self) -> dict[str, Any]:
+        """The item ``push_listings`` takes for this listing."""
+        return {
+            "payload": self.payload,
+            "idempotency_key": f"{self.id}:{self.version}",
+            "external_id": self.external_id,
+            "external_refs": self.external_refs,
+            "last_quantity": self.last_quantity,
+            "warehouse_ids": self.warehouse_ids,
+        }
 
 
 # The listing queue's leased claim: the due listings of one connection, oldest due first,
@@ -246,6 +264,9 @@ def _fill_desired_state(tenant_id, marketplace, claimed):
             Listing.price,
             Listing.currency,
             Listing.status.alias("listing_status"),
+            Listing.external_id,
+            Listing.external_refs,
+            Listing.quantity,
             *ALLOCATION_COLUMNS,
             Product.id.alias("product_id"),
             *(getattr(Product, name) for name in _PRODUCT_FIELDS),
@@ -272,6 +293,8 @@ def _fill_desired_state(tenant_id, marketplace, claimed):
             "status": row["listing_status"],
         }
         item.fulfilled_by_marketplace = row["product_id"] in by_marketplace
+        item.external_id, item.external_refs = row["external_id"], row["external_refs"]
+        item.last_quantity, item.warehouse_ids = row["quantity"], row["warehouse_ids"]
         quantity = None
         if not item.fulfilled_by_marketplace:
             quantity = quantities[item.id]
@@ -337,6 +360,7 @@ _HELD = " WHERE {Listing.id} = {p} AND {Listing.lease_token} = {p}"
 ACCEPTED = Statement(
     "UPDATE {Listing} SET {Listing.synced_version} = {p}, {Listing.last_synced_at} = {p},"
     " {Listing.updated_at} = {p}, {Listing.external_id} = {p},"
+    " {Listing.external_refs} = COALESCE({p}, {Listing.external_refs}),"
     " {Listing.quantity} = COALESCE({p}, {Listing.quantity}),"
     " {Listing.price} = COALESCE({Listing.price}, {p}),"
     " {Listing.currency} = COALESCE({Listing.currency}, {p}),"
@@ -397,6 +421,7 @@ def record(outcomes: list[PushOutcome], spacing_ms: int, now: int | None = None)
                     now,
                     now,
                     answer.get("external_id"),
+                    Listing.external_refs.db_value(answer.get("refs")),
                     quantity,
                     Listing.price.db_value(answer.get("price")),
                     answer.get("currency"),

@@ -54,6 +54,7 @@ def _save_listing(listing, answer):
     price, currency = answer.get("price"), answer.get("currency")
     fields = {
         Listing.external_id: answer["external_id"],
+        Listing.external_refs: answer.get("refs") or listing.external_refs,
         Listing.price: listing.price if price is None else price,
         Listing.currency: listing.currency if currency is None else currency,
         Listing.quantity: answer.get("quantity") or 0,

@@ -17,7 +17,7 @@ from ..crypto import EncryptedTextField
 from ..db import BaseModel, JSONField
 from ..timeutil import now_ms
 
-CONNECTORS = ("sandbox", "http", "amazon")
+CONNECTORS = ("sandbox", "http", "amazon", "shopify")
 CONNECTION_STATUSES = ("active", "disabled")
 ATTEMPT_STATUSES = ("succeeded", "rejected", "unavailable", "failed")
 

@@ -8,11 +8,13 @@ from .answers import CheckedConnector
 from .http_connector import HttpConnector
 from .models import MarketplaceConnection
 from .sandbox import SandboxConnector
+from .shopify import ShopifyConnector
 
 CONNECTOR_CLASSES = {
     "sandbox": SandboxConnector,
     "http": HttpConnector,
     "amazon": AmazonConnector,
+    "shopify": ShopifyConnector,
 }
 
 

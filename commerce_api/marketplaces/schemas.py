@@ -136,6 +136,8 @@ class ListingAnswerSchema(ma.Schema):
         allow_none=True,
         validate=FullMatch(r"^[A-Z]{3}$", error="A 3-letter code."),
     )
+    # the marketplace-side ids besides external_id and what it last took (Shopify)
+    refs = ma.fields.Dict(keys=ma.fields.String(), load_default=None, allow_none=True)
     # None: the push carried no quantity (a listing fulfilled by the marketplace)
     quantity = StrictInteger(
         load_default=0, allow_none=True, validate=ma.validate.Range(min=0, max=MAX_QUANTITY)

@@ -13,12 +13,15 @@ from ..auth.models import Tenant
 from ..db import row_getter, write_transaction
 from ..errors import ApiError, validation_error
 from ..ids import new_id
+from ..inventory.models import Warehouse
 from ..netguard import check_public_host
 from ..pagination import filter_equal, paginate_args
 from ..shapes import Row, compile_serializer, field_names
 from ..timeutil import now_ms
+from .base import MarketplaceRejection, MarketplaceUnavailable
 from .models import CONNECTORS, MarketplaceConnection, SyncAttempt
 from .shapes import ConnectionSchema, SyncAttemptSchema
+from .shopify import ShopifyConnector
 
 log = logging.getLogger("commerce_api.marketplaces")
 
@@ -70,6 +73,15 @@ AMAZON_MARKETPLACE_ID = re.compile(r"^A[0-9A-Z]{9,15}$")
 AMAZON_SELLER_ID = re.compile(r"^A[0-9A-Z]{5,20}$")
 AMAZON_CREDENTIALS = ("lwa_client_id", "lwa_client_secret", "refresh_token")
 HTTP_MAX_BATCH = 1000
+SHOPIFY_DOMAIN = re.compile(r"^[a-z0-9][a-z0-9-]{0,59}\.myshopify\.com$")
+SHOPIFY_API_VERSION = re.compile(r"^20[2-9][0-9]-(01|04|07|10)$")
+SHOPIFY_LOCATION = re.compile(r"^gid://shopify/Location/[0-9]{1,20}$")
+SHOPIFY_MAX_LOCATIONS = 50
+# the secrets each connector takes: (required, optional)
+CREDENTIALS = {
+    "amazon": (AMAZON_CREDENTIALS, ()),
+    "shopify": (("access_token", "webhook_secret"), ()),
+}
 
 
 def check_amazon_settings(settings: dict[str, Any], allow_private: bool) -> dict[str, Any]:
@@ -105,27 +117,86 @@ def check_amazon_settings(settings: dict[str, Any], allow_private: bool) -> dict
     return checked
 
 
+def check_shopify_settings(settings: dict[str, Any], allow_private: bool) -> dict[str, Any]:
+    """``{shop_domain, api_version, locations}`` and the optional ``endpoint`` (public
+    through the API). Whether the warehouses are the tenant's and the locations the
+    shop's: ``check_shopify_locations``."""
+    errors = {}
+    for name in settings:
+        if name not in ("shop_domain", "api_version", "locations", "endpoint"):
+            errors[name] = ["Unknown setting."]
+    domain = settings.get("shop_domain")
+    if isinstance(domain, str):
+        domain = domain.strip().lower()
+    if not isinstance(domain, str) or not SHOPIFY_DOMAIN.fullmatch(domain):
+        errors["shop_domain"] = ["The shop's myshopify domain, such as example-shop.myshopify.com."]
+    version = settings.get("api_version") or "2025-01"
+    if not isinstance(version, str) or not SHOPIFY_API_VERSION.fullmatch(version):
+        errors["api_version"] = ["An Admin API version such as 2025-01."]
+    locations = settings.get("locations")
+    if (
+        not isinstance(locations, dict)
+        or not 1 <= len(locations) <= SHOPIFY_MAX_LOCATIONS
+        or not all(isinstance(key, str) and 1 <= len(key) <= 40 for key in locations)
+    ):
+        errors["locations"] = [
+            f"An object of 1 to {SHOPIFY_MAX_LOCATIONS} own warehouse ids, each to the Shopify "
+            "location (gid://shopify/Location/...) it sells from."
+        ]
+    else:
+        bad = {
+            key: ["A Shopify location gid such as gid://shopify/Location/123."]
+            for key, value in locations.items()
+            if not isinstance(value, str) or not SHOPIFY_LOCATION.fullmatch(value)
+        }
+        if bad:
+            errors["locations"] = bad
+    checked = {"shop_domain": domain, "api_version": version, "locations": locations}
+    endpoint = settings.get("endpoint")
+    if endpoint is not None:
+        if not isinstance(endpoint, str) or not 1 <= len(endpoint) <= 2048:
+            errors["endpoint"] = ["A URL of at most 2048 characters."]
+        else:
+            try:
+                checked["endpoint"] = check_base_url(endpoint, allow_private)
+            except ApiError as exc:
+                errors["endpoint"] = exc.details.get("fields", {}).get(
+                    "base_url", ["Not a valid URL."]
+                )
+    if errors:
+        raise validation_error({"settings": errors})
+    return checked
+
+
 def check_credentials(connector: str, credentials: Any) -> str | None:
     """The connector's secrets as the stored (then encrypted) JSON text."""
+    names = CREDENTIALS.get(connector)
     if credentials is None:
-        if connector == "amazon":
-            raise validation_error({"credentials": [f"Required: {', '.join(AMAZON_CREDENTIALS)}."]})
+        if names is not None:
+            raise validation_error({"credentials": [f"Required: {', '.join(names[0])}."]})
         return None
-    if connector != "amazon":
-        raise validation_error({"credentials": ["Only the amazon connector takes credentials."]})
+    if names is None:
+        raise validation_error(
+            {"credentials": ["Only the amazon and shopify connectors take credentials."]}
+        )
     if not isinstance(credentials, dict):
         raise validation_error({"credentials": ["An object."]})
+    required, optional = names
     errors = {}
     for name in credentials:
-        if name not in AMAZON_CREDENTIALS:
+        if name not in required and name not in optional:
             errors[name] = ["Unknown credential."]
-    for name in AMAZON_CREDENTIALS:
+    for name in (*required, *optional):
         value = credentials.get(name)
+        if value is None and name in optional:
+            continue
         if not isinstance(value, str) or not 1 <= len(value) <= 2000 or unstorable_text(value):
             errors[name] = ["Required: a string of 1 to 2000 characters."]
     if errors:
         raise validation_error({"credentials": errors})
-    return json.dumps({name: credentials[name] for name in AMAZON_CREDENTIALS})
+    return json.dumps(
+        {name: credentials[name] for name in (*required, *optional) if name in credentials}
+    )
 
 
 def unstorable_text(value: str) -> bool:
@@ -138,6 +209,8 @@ def check_settings(
     settings = dict(settings or {})
     if connector == "amazon":
         return check_amazon_settings(settings, allow_private)
+    if connector == "shopify":
+        return check_shopify_settings(settings, allow_private)
     if connector == "http":
         batch = settings.pop("batch_size", None)
         if settings:
@@ -176,6 +249,53 @@ def check_settings(
     if fba_skus is not None:
         checked[FBA_SKUS] = list(fba_skus)
     return checked
+
+
+def check_shopify_locations(connection: MarketplaceConnection) -> None:
+    """A Shopify connection's ``settings.locations`` map the tenant's own warehouses to
+    locations the shop has (it is asked: one call); 422 naming each one that is not, and
+    the shop's locations. A shop that refuses the token is a 422 on ``access_token``."""
+    locations = (connection.settings or {}).get("locations") or {}
+    errors = {}
+    own = {
+        row.id: row.type
+        for row in Warehouse.select(Warehouse.id, Warehouse.type).where(
+            (Warehouse.tenant == connection.tenant_id) & (Warehouse.id.in_(list(locations)))
+        )
+    }
+    for warehouse_id in locations:
+        if warehouse_id not in own:
+            errors[warehouse_id] = ["Not a warehouse of the tenant."]
+        elif own[warehouse_id] != "own":
+            errors[warehouse_id] = ["Only own warehouses are sold from Shopify locations."]
+    if errors:
+        raise validation_error({"settings": {"locations": errors}})
+    connector = ShopifyConnector(connection, connection.settings or {})
+    try:
+        known = connector.shop_locations()
+    except MarketplaceUnavailable as exc:
+        if exc.code == "AUTH":
+            raise validation_error({"credentials": {"access_token": [exc.message]}}) from None
+        raise ApiError(
+            "MARKETPLACE_UNAVAILABLE",
+            f"The shop's locations could not be read: {exc.message}",
+            details={"reason": exc.code},
+        ) from None
+    except MarketplaceRejection as exc:
+        raise ApiError(
+            "MARKETPLACE_REJECTION",
+            f"The shop's locations could not be read: {exc.message}",
+            details={"marketplace_code": exc.code},
+        ) from None
+    listed = ", ".join(f"{gid} ({name})" for gid, name in sorted(known.items())) or "none"
+    for warehouse_id, gid in locations.items():
+        if gid not in known:
+            errors[warehouse_id] = [
+                f"Not a location of the shop {connection.settings['shop_domain']}"
+                f"; its locations: {listed}."
+            ]
+    if errors:
+        raise validation_error({"settings": {"locations": errors}})
 
 
 def _sku_list(value):
@@ -220,6 +340,19 @@ def connect_marketplace(
             raise validation_error({"api_token": [f"The {connector} connector takes no token."]})
     settings = check_settings(connector, settings, allow_private)
     stored_credentials = check_credentials(connector, credentials)
+    connection_id = new_id("connection")
+    if connector == "shopify":
+        check_shopify_locations(
+            MarketplaceConnection(
+                id=connection_id,
+                tenant=tenant_id,
+                marketplace=marketplace,
+                connector=connector,
+                allow_private=allow_private,
+                settings=settings,
+                credentials=stored_credentials,
+            )
+        )
     now = now_ms()
     try:
         with write_transaction():
@@ -237,7 +370,7 @@ def connect_marketplace(
                     "MARKETPLACE_ALREADY_CONNECTED", details={"marketplace": marketplace}
                 )
             connection = MarketplaceConnection.create(
-                id=new_id("connection"),
+                id=connection_id,
                 tenant=tenant_id,
                 marketplace=marketplace,
                 connector=connector,

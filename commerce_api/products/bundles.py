@@ -32,6 +32,18 @@ def register_component_check(check: Callable[[str, str, list[str]], ApiError | N
         _COMPONENT_CHECKS.append(check)
 
 
+# ``hook(tenant_id, product_id)``, run in the transaction that makes a product a bundle
+# (after every check passed), registered by create_app (inventory drops the product's own,
+# empty inventory record: a bundle's record is derived).
+_BECOMING_BUNDLE: list[Callable[[str, str], None]] = []
+
+
+def register_becoming_bundle(hook: Callable[[str, str], None]) -> None:
+    """Register what happens when a product becomes a bundle; once per hook."""
+    if hook not in _BECOMING_BUNDLE:
+        _BECOMING_BUNDLE.append(hook)
+
+
 @dataclass(frozen=True)
 class Component:
     """One component of a bundle as its availability needs it."""
@@ -237,6 +249,9 @@ def set_components(
         error = check(tenant_id, product.id, sorted(found.values()))
         if error is not None:
             raise error
+    if not current:
+        for hook in _BECOMING_BUNDLE:
+            hook(tenant_id, product.id)
     now = now_ms()
     BundleComponent.insert_many(
         [

@@ -96,6 +96,9 @@ class Listing(BaseModel):
     # sync_status ``submitted``: a push the marketplace accepted for processing, whose
     # result is read later ({id, version, payload, ...}; marketplaces.submissions)
     submission = JSONField(null=True)
+    # the marketplace-side ids the listing is pushed by besides ``external_id`` (Shopify:
+    # product, variant, inventory item) and what the marketplace last took of it
+    external_refs = JSONField(null=True)
 
     class Meta:
         indexes = (

@@ -39,7 +39,13 @@ class TransferViews(MethodView):
     @require_scope("inventory:write")
     @blp.arguments(TransferCreateSchema)
     @blp.response(201, TransferEnvelopeSchema)
-    @blp.errors("SAME_WAREHOUSE_TRANSFER", "PRODUCT_NOT_FOUND", *_STOCK_ERRORS, body=True)
+    @blp.errors(
+        "SAME_WAREHOUSE_TRANSFER",
+        "PRODUCT_NOT_FOUND",
+        "BUNDLE_STOCK_IS_DERIVED",
+        *_STOCK_ERRORS,
+        body=True,
+    )
     def post(self, data):
         """Create a draft transfer between two own warehouses"""
         return one(services.create_transfer(g.auth.tenant_id, data, g.auth.created_by), 201)
@@ -63,7 +69,11 @@ class TransferShipViews(MethodView):
     @require_scope("inventory:write")
     @blp.response(200, TransferEnvelopeSchema)
     @blp.errors(
-        "TRANSFER_NOT_FOUND", "INVALID_TRANSFER_STATUS", "NEGATIVE_QUANTITY", *_STOCK_ERRORS
+        "TRANSFER_NOT_FOUND",
+        "INVALID_TRANSFER_STATUS",
+        "NEGATIVE_QUANTITY",
+        "BUNDLE_STOCK_IS_DERIVED",
+        *_STOCK_ERRORS,
     )
     def post(self, transfer_id):
         """Ship a draft transfer: its stock leaves the source and is in transit"""

@@ -24,6 +24,7 @@ from ..inventory.ledger import StockLedger, StockRow, lock_warehouses
 from ..inventory.models import Stock, Warehouse
 from ..inventory.services import run_with_retry
 from ..pagination import paginate_args
+from ..products.bundles import bundle_ids
 from ..products.models import Product
 from ..shapes import compile_serializer, field_names
 from ..sql import executemany, update_statement
@@ -134,6 +135,20 @@ def _check_warehouses(
     return warehouses[from_id], warehouses[to_id]
 
 
+def _refuse_bundles(products: dict[str, str]) -> None:
+    """A bundle holds no stock of its own (DESIGN 14): a line of one is refused
+    (``BUNDLE_STOCK_IS_DERIVED``, 409), at creation and again at shipping (a product with
+    no stock may have become a bundle since the draft was made). ``products``: {sku: id}."""
+    bundles = bundle_ids(products.values())
+    for sku in sorted(products):
+        if products[sku] in bundles:
+            raise ApiError(
+                "BUNDLE_STOCK_IS_DERIVED",
+                f"{sku} is a bundle: it holds no stock to transfer; transfer its components.",
+                details={"sku": sku, "field": "lines"},
+            )
+
+
 def _status_error(transfer: Transfer, action: str, allowed: tuple[str, ...]) -> ApiError:
     return ApiError(
         "INVALID_TRANSFER_STATUS",
@@ -227,6 +242,7 @@ def create_transfer(tenant_id: str, data: dict[str, Any], created_by: str) -> di
             for sku in skus:
                 if sku not in products:
                     raise ApiError("PRODUCT_NOT_FOUND", details={"sku": sku})
+            _refuse_bundles(products)
             now = now_ms()
             transfer = Transfer.create(
                 id=new_id("transfer"),
@@ -275,6 +291,7 @@ def ship_transfer(tenant_id: str, transfer_id: str, created_by: str) -> dict[str
             from_id, to_id = transfer.from_warehouse_id, transfer.to_warehouse_id
             _check_warehouses(lock_warehouses(tenant_id, (from_id, to_id)), from_id, to_id)
             lines = _lines_of([transfer.id])[transfer.id]
+            _refuse_bundles({line.sku: line.product_id for line in lines})
             ledger = _lock_stock(tenant_id, created_by, lines, [from_id, to_id], create_in=to_id)
             short = []
             for line in lines:

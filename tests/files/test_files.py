@@ -238,6 +238,46 @@ def test_below_reserved_is_a_row_error(jobs_app, client, headers):
     assert result["errors"][0]["column"] == "quantity" and result["failed"] == 1
 
 
+def test_rows_of_a_bundle_are_refused_as_the_api_refuses_them(jobs_app, client, headers):
+    """A bundle's stock is derived (DESIGN 14): a level or a safety stock for it is that
+    row's BUNDLE_STOCK_IS_DERIVED, as PUT /api/inventory/:sku answers, even a level equal
+    to the empty row the product kept from before it became a bundle; the others apply."""
+    main = _warehouse(client, headers, "Main")
+    for sku in ("C-1", "WAS-1"):
+        create_product(client, headers, sku=sku)
+    put = {"warehouse_id": main, "quantity": 5, "reason": "cycle_count"}
+    assert client.put("/api/inventory/WAS-1", json=put, headers=headers).status_code == 200
+    put["quantity"] = 0
+    assert client.put("/api/inventory/WAS-1", json=put, headers=headers).status_code == 200
+    for sku in ("SET-1", "WAS-1"):
+        body = {"components": [{"sku": "C-1", "quantity": 2}]}
+        if sku == "SET-1":
+            answer = client.post("/api/products", json={"sku": sku, "title": "Set", **body},
+                                 headers=headers)  # fmt: skip
+        else:
+            answer = client.patch(f"/api/products/{sku}", json=body, headers=headers)
+        assert answer.status_code in (200, 201), answer.get_json()
+    api = client.put("/api/inventory/SET-1", json={**put, "quantity": 4}, headers=headers)
+    assert api.status_code == 409
+    assert api.get_json()["error"]["code"] == "BUNDLE_STOCK_IS_DERIVED"
+    ledger = Adjustment.select().count()
+    text = (
+        "sku,warehouse_id,quantity,safety_stock\n"
+        f"C-1,{main},8,\n"
+        f"SET-1,{main},4,\n"
+        f"WAS-1,{main},0,3\n"
+    )
+    result = run_import(client, jobs_app, headers, "inventory", text)
+    assert (result["updated"], result["failed"]) == (1, 2), result
+    codes = {error["row"]: (error["column"], error["code"]) for error in result["errors"]}
+    assert codes == {n: ("sku", "BUNDLE_STOCK_IS_DERIVED") for n in (3, 4)}
+    assert Adjustment.select().count() == ledger + 1  # C-1 only
+    record = client.get("/api/inventory/SET-1", headers=headers).get_json()["data"]
+    assert (record["total_available"], record["safety_stock"]) == (4, 0)  # 8 // 2, derived
+    record = client.get("/api/inventory/WAS-1", headers=headers).get_json()["data"]
+    assert (record["total_available"], record["safety_stock"]) == (4, 0)
+
+
 def test_listings_from_a_file(jobs_app, client, headers):
     create_product(client, headers, sku="L-1")
     text = "sku,marketplace,price,stock_buffer\nL-1,amazon,12.5,1\nL-1,ebay,3,0\n"

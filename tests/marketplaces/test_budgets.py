@@ -62,3 +62,23 @@ def test_budgets_off_never_wait(app):
             assert [budgets.reserve(connection, "op", 0.001, 1, 5) for _ in range(3)] == [0.0] * 3
     finally:
         app.config["MARKETPLACE_RATE_BUDGETS"] = True
+
+
+def test_a_priced_call_draws_its_cost_and_the_marketplace_bucket_is_taken(store):
+    connection = key()
+    # a bucket of 100 points restoring 50/s: 60 + 30 go at once, 20 more wait for 10 points
+    assert budgets.reserve(connection, "graphql", 50.0, 100, 60, amount=60) == 0.0
+    assert budgets.reserve(connection, "graphql", 50.0, 100, 60, amount=30) == 0.0
+    wait = budgets.reserve(connection, "graphql", 50.0, 100, 60, amount=20)
+    assert 0 < wait <= 0.2  # (less the points restored while the calls were made)
+    # Shopify says its bucket is 1000 restoring 100/s and only 5 points are left: the budget
+    # holds no more than that, and a call of 105 points waits a second
+    other = key()
+    assert budgets.reserve(other, "graphql", 50.0, 100, 60, amount=1) == 0.0
+    budgets.observe(other, "graphql", 50.0, 100, new_rate=100.0, new_burst=1000, left=5)
+    assert 0.5 < budgets.reserve(other, "graphql", 50.0, 100, 60, amount=105) <= 1.0
+    # what is left never goes up by what the marketplace says (reservations in flight)
+    third = key()
+    assert budgets.reserve(third, "graphql", 50.0, 100, 60, amount=100) == 0.0
+    budgets.observe(third, "graphql", 50.0, 100, new_rate=50.0, new_burst=100, left=100)
+    assert budgets.reserve(third, "graphql", 50.0, 100, 60, amount=50) > 0.5

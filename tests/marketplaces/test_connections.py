@@ -9,9 +9,9 @@ import pytest
 
 from commerce_api.auth.models import SCOPES
 from commerce_api.cli import cli
+from commerce_api.inventory.models import Stock
 from commerce_api.marketplaces import gateway
 from commerce_api.marketplaces.models import MarketplaceConnection, SyncAttempt
-from commerce_api.inventory.models import Stock
 from commerce_api.orders.pulls import pull_one
 from commerce_api.products.models import Listing
 from tests.support.factories import headers_for

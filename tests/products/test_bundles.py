@@ -290,3 +290,97 @@ def test_bundle_availability_follows_orders_like_the_reference(app, stock, recip
                     assert 0 <= actual["total_reserved"] <= actual["total_on_hand"]
                     assert actual["total_reserved"] == reserved[sku]
     check_ledger()
+
+
+def inventory_list(client, headers, query=""):
+    response = client.get(f"/api/inventory?limit=200{query}", headers=headers)
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+def test_the_inventory_list_shows_stock_held_never_a_bundle(client, headers, parts):
+    """DESIGN 14, docs/decisions.md: the list is of SKUs that hold stock; a bundle's derived
+    record is at GET /api/inventory/:sku only. A product that had an (empty) record before
+    it became a bundle loses it: no list, filter or total shows the bundle."""
+    tenant, warehouse = parts["tenant"], parts["warehouse"]
+    create_product(client, headers, sku="WAS-STOCKED")
+    put(tenant, "WAS-STOCKED", warehouse, 2)
+    put(tenant, "WAS-STOCKED", warehouse, 0)  # an empty record, out_of_stock
+    before = inventory_list(client, headers)
+    assert "WAS-STOCKED" in [r["sku"] for r in before["data"]]
+    out_before = inventory_list(client, headers, "&status=out_of_stock")["meta"]["total"]
+    response = client.patch(
+        "/api/products/WAS-STOCKED",
+        json={"components": [{"sku": "MUG-1", "quantity": 2}]},
+        headers=headers,
+    )
+    assert response.status_code == 200, response.get_json()
+    make_bundle(client, headers)
+    listed = inventory_list(client, headers)
+    assert [r["sku"] for r in listed["data"]] == ["MUG-1", "TOWEL-1"]
+    assert listed["meta"]["total"] == 2 == before["meta"]["total"] - 1
+    out = inventory_list(client, headers, "&status=out_of_stock")["meta"]["total"]
+    assert out == out_before - 1
+    for query in ("&sku=GIFT-1", "&sku=WAS-STOCKED", f"&warehouse_id={warehouse}"):
+        assert all(r["sku"] not in ("GIFT-1", "WAS-STOCKED") for r in
+                   inventory_list(client, headers, query)["data"])  # fmt: skip
+    # the single GET derives both; the former product keeps its ledger history
+    assert record(client, headers, "WAS-STOCKED")["total_available"] == 5
+    assert record(client, headers, "GIFT-1")["total_available"] == 5
+    history = client.get("/api/inventory/WAS-STOCKED/adjustments", headers=headers)
+    assert history.status_code == 200
+    assert len(history.get_json()["data"]) == 2
+    history = client.get("/api/inventory/GIFT-1/adjustments", headers=headers)
+    assert history.status_code == 200 and history.get_json()["data"] == []
+    # no longer a bundle: a stock level makes it a listed SKU again
+    client.patch("/api/products/WAS-STOCKED", json={"components": []}, headers=headers)
+    assert client.get("/api/inventory/WAS-STOCKED", headers=headers).status_code == 404
+    put(tenant, "WAS-STOCKED", warehouse, 4)
+    assert record(client, headers, "WAS-STOCKED")["total_available"] == 4
+    assert "WAS-STOCKED" in [r["sku"] for r in inventory_list(client, headers)["data"]]
+    assert inventory_list(client, headers)["meta"]["total"] == 3
+
+
+def test_a_product_with_stock_in_transit_cannot_become_a_bundle(client, headers, parts):
+    tenant, source = parts["tenant"], parts["warehouse"]
+    target = create_warehouse(tenant.id, {"name": "Second"})["id"]
+    create_product(client, headers, sku="MOVING")
+    put(tenant, "MOVING", source, 3)
+    body = {
+        "from_warehouse_id": source,
+        "to_warehouse_id": target,
+        "lines": [{"sku": "MOVING", "quantity": 3}],
+    }
+    transfer = client.post("/api/inventory/transfers", json=body, headers=headers).get_json()
+    shipped = client.post(f"/api/inventory/transfers/{transfer['data']['id']}/ship",
+                          headers=headers)  # fmt: skip
+    assert shipped.status_code == 200, shipped.get_json()
+    response = client.patch(
+        "/api/products/MOVING",
+        json={"components": [{"sku": "TOWEL-1", "quantity": 1}]},
+        headers=headers,
+    )
+    assert response.status_code == 409
+    assert response.get_json()["error"]["code"] == "BUNDLE_STOCK_IS_DERIVED"
+    shown = client.get("/api/products/MOVING", headers=headers).get_json()["data"]
+    assert shown["components"] == []
+
+
+def test_the_migration_drops_the_record_a_bundle_kept(client, headers, parts):
+    """0110: a bundle made before ``drop_own_record`` kept its empty record; the migration
+    removes it (and the list's totals follow), leaving the components' records alone."""
+    import importlib
+
+    from commerce_api.db import db
+    from commerce_api.inventory.models import InventorySummary
+
+    make_bundle(client, headers)
+    bundle = client.get("/api/products/GIFT-1", headers=headers).get_json()["data"]["id"]
+    InventorySummary.insert(product=bundle, tenant=parts["tenant"].id, sku="GIFT-1").execute()
+    assert inventory_list(client, headers)["meta"]["total"] == 3
+    migration = importlib.import_module("commerce_api.migrations.0110_bundle_records")
+    migration.up(None, db)
+    listed = inventory_list(client, headers)
+    assert [r["sku"] for r in listed["data"]] == ["MUG-1", "TOWEL-1"]
+    assert listed["meta"]["total"] == 2
+    assert record(client, headers, "GIFT-1")["total_available"] == 5

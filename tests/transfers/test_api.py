@@ -270,6 +270,52 @@ def test_refused_requests_change_nothing(client, headers, tenant, two):
     assert _state() == before
 
 
+def make_bundle(client, headers, sku, components):
+    body = {"sku": sku, "title": "Gift set", "components": components}
+    response = client.post("/api/products", json=body, headers=headers)
+    assert response.status_code == 201, response.get_json()
+
+
+def test_a_bundle_sku_is_refused_as_a_line(client, headers, two):
+    """A bundle holds no stock of its own (DESIGN 14): a line of one is a 409, at creation
+    and at shipping (a product became a bundle after its draft was made); nothing moves."""
+    source, destination = two["source"], two["destination"]
+    make_bundle(client, headers, "GIFT-1", [{"sku": "MUG-1", "quantity": 2}])
+    before = _state()
+    for lines in (
+        [{"sku": "GIFT-1", "quantity": 1}],
+        [{"sku": "MUG-1", "quantity": 1}, {"sku": "GIFT-1", "quantity": 1}],
+    ):
+        body = {"from_warehouse_id": source, "to_warehouse_id": destination, "lines": lines}
+        response = client.post(TRANSFERS, json=body, headers=headers)
+        assert response.status_code == 409, response.get_json()
+        error = response.get_json()["error"]
+        assert error["code"] == "BUNDLE_STOCK_IS_DERIVED"
+        assert error["details"] == {"sku": "GIFT-1", "field": "lines"}
+    assert _state() == before
+    create_product(client, headers, sku="LATER-SET", gtin=None)
+    draft = make_transfer(
+        client,
+        headers,
+        source,
+        destination,
+        [{"sku": "MUG-1", "quantity": 5}, {"sku": "LATER-SET", "quantity": 1}],
+    )
+    response = client.patch(
+        "/api/products/LATER-SET",
+        json={"components": [{"sku": "LAMP-1", "quantity": 1}]},
+        headers=headers,
+    )
+    assert response.status_code == 200, response.get_json()
+    before = _state()
+    response = act(client, headers, draft["id"], "ship")
+    assert response.status_code == 409, response.get_json()
+    assert response.get_json()["error"]["code"] == "BUNDLE_STOCK_IS_DERIVED"
+    assert _state() == before
+    response = act(client, headers, draft["id"], "cancel")
+    assert response.status_code == 200, response.get_json()
+
+
 def test_shipping_without_enough_available_stock_is_refused_whole(client, headers, two):
     source, destination = two["source"], two["destination"]
     create_product(client, headers, sku="EMPTY-1", gtin=None)
