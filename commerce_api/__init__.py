@@ -23,20 +23,15 @@ from .http.limits import RequestLimits
 from .http.logs import configure_logging, install_request_observer
 from .http.openapi import bulk_item_properties, decimal_properties, register_job_params
 from .http.schemas import ErrorSchema, StrictDecimal, StrictInteger
-from .inventory import bundles as inventory_bundles
 from .inventory.routes import blp as inventory
 from .jobs.routes import blp as jobs
 from .marketplaces import limits as marketplace_limits
-from .marketplaces import listing_sync
 from .marketplaces.routes import blp as marketplaces
-from .orders import queries as order_queries
 from .orders.routes import blp as orders
 from .pricing.routes import blp as pricing
-from .products import bundles as product_bundles
-from .products import services as product_services
 from .products.routes import blp as products
 from .products.routes import listings_blp as listings
-from .tasks import load_task_modules
+from .tasks import register_all
 from .transfers.routes import blp as transfers
 from .webhooks.routes import blp as webhooks
 
@@ -91,16 +86,6 @@ class CommerceFlask(Flask):
         return response
 
 
-def register_domain_checks() -> None:
-    """Give a lower domain the questions it asks a higher one (explicitly, never as the
-    side effect of an import): archiving a product asks whether open orders hold its SKU."""
-    product_services.register_open_order_check(order_queries.sku_has_open_orders)
-    # a listing's fulfilled_by follows the marketplace's warehouse stock (DESIGN 9)
-    product_services.register_fulfilment_check(listing_sync.fulfilling_marketplaces)
-    product_bundles.register_component_check(inventory_bundles.check_components)
-    product_bundles.register_becoming_bundle(inventory_bundles.drop_own_record)
-
-
 def create_app(test_config=None):
     """Build the Flask app: configuration, database, API, blueprints, error handling."""
     app = CommerceFlask(__name__, instance_relative_config=True)
@@ -119,8 +104,7 @@ def create_app(test_config=None):
     )
     json_logs = configure_logging(config)
     app.json = JSONProvider(app)
-    load_task_modules(config)  # the job types and periodic tasks (jobs.registry)
-    register_domain_checks()
+    register_all(config)  # job types, periodic tasks, loops, domain checks (every domain)
 
     database = init_database(config["DATABASE_URL"])
 

@@ -22,14 +22,14 @@ Every statement is a ``sql.Statement``: rendered once per engine, names from the
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import peewee
 from peewee import Case
 
 from .db import is_postgres
-from .sql import Statement
+from .sql import Statement, parameter_names
 
 
 class Lease:
@@ -73,7 +73,10 @@ class Lease:
         table, key = _ref(name), _ref(name, "id")
         source = source or table
         select = select or key
-        due_query = f"{source} WHERE {due} ORDER BY {order} LIMIT {{p}}"
+        # named: the templates use ``{p:name}`` marks, the claim's limit is ``limit``
+        self.named = bool(parameter_names(due + setting))
+        limit = "{p:limit}" if self.named else "{p}"
+        due_query = f"{source} WHERE {due} ORDER BY {order} LIMIT {limit}"
         returned = ", ".join(_ref(name, field) for field in returning)
         qualified = ", ".join(table + "." + _ref(name, field) for field in returning)
         self._postgres = Statement(
@@ -90,10 +93,16 @@ class Lease:
             **named,
         )
 
-    def claim(self, due: Sequence[Any], setting: Sequence[Any]) -> list[tuple]:
-        """Claim: the rows as ``returning`` gives them. ``due``: the parameters of the due
-        condition followed by the limit; ``setting``: those of the SET clause. Call it
-        inside the caller's write transaction."""
+    def claim(
+        self, due: Sequence[Any] | Mapping[str, Any], setting: Sequence[Any] = ()
+    ) -> list[tuple]:
+        """Claim: the rows as ``returning`` gives them. Call it inside the caller's write
+        transaction. Named templates: ``due`` maps every name (``limit`` among them), the
+        same on both engines. Positional ones: ``due``, the parameters of the due condition
+        followed by the limit; ``setting``, those of the SET clause."""
+        if self.named:
+            statement = self._postgres if is_postgres() else self._sqlite
+            return statement.execute(due).fetchall()
         if is_postgres():
             return self._postgres.execute((*due, *setting)).fetchall()
         return self._sqlite.execute((*setting, *due)).fetchall()

@@ -9,7 +9,10 @@ thing"). A statement is a template rendered once per bound engine:
     CLAIM.execute((job_id,))
 
 ``{Model}`` is the model's quoted table, ``{Model.field}`` the quoted column of that field,
-``{p}`` the engine's parameter mark. Parts that vary between calls (a list of marks, a SET
+``{p}`` the engine's parameter mark. ``{p:name}`` is a named parameter: the statement is
+then run with a mapping (``STATEMENT.execute({"name": value})``), each engine's marks
+filled in the order the names come in the text (a name may come more than once); a
+statement uses names or positions, never both. Parts that vary between calls (a list of marks, a SET
 clause made from field names) are passed by name at run time and are part of the cache
 key, so they must be SQL fragments drawn from a small set, never values: values always go
 as parameters.
@@ -21,7 +24,7 @@ same statements all the time; here they are built once per (engine, statement, p
 from __future__ import annotations
 
 import string
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import peewee
@@ -72,12 +75,27 @@ class _Renderer(string.Formatter):
 
     def get_field(self, field_name: str, args: Any, kwargs: Any) -> tuple[str, str]:
         if field_name == "p":
-            return self.param, field_name
+            return self.param, field_name  # ``{p:name}``: the spec is left out (format_field)
         if field_name in self.parts:
             return self.parts[field_name], field_name
         head, _, name = field_name.partition(".")
         model = self.models[head]
         return (column(model, name) if name else table(model)), field_name
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        # a spec is only ever a parameter's name (``{p:name}``): the mark is the same
+        return value
+
+
+def parameter_names(template: str) -> tuple[str, ...]:
+    """The names of a template's ``{p:name}`` marks in text order (empty: positional)."""
+    found = [
+        (spec, field) for _, field, spec, _ in string.Formatter().parse(template) if field == "p"
+    ]
+    names = tuple(spec for spec, _ in found if spec)
+    if names and len(names) != len(found):
+        raise ValueError(f"a statement uses {{p:name}} or {{p}}, not both: {template!r}")
+    return names
 
 
 class Statement:
@@ -86,6 +104,7 @@ class Statement:
     def __init__(self, template: str, **models: type[peewee.Model]):
         self.template = template
         self.models = models
+        self.names = parameter_names(template)  # of ``{p:name}`` marks, in order
         self._plain: dict[str, str] = {}  # param -> text, for the statements without parts
 
     def sql(self, **parts: str) -> str:
@@ -109,12 +128,24 @@ class Statement:
             text = _STATEMENTS[key] = renderer.format(self.template)
         return text
 
-    def execute(self, params: Sequence[Any] = (), **parts: str) -> Any:
-        """Run the statement once; returns the cursor."""
-        return db.execute_sql(self.sql(**parts), params)
+    def bind(self, params: Sequence[Any] | Mapping[str, Any]) -> Sequence[Any]:
+        """The values in mark order: a mapping for a named statement, else a sequence."""
+        if not self.names:
+            if isinstance(params, Mapping):
+                raise TypeError(f"{self!r} takes its parameters by position")
+            return params
+        if not isinstance(params, Mapping):
+            raise TypeError(f"{self!r} takes its parameters by name: {self.names}")
+        return tuple([params[name] for name in self.names])
+
+    def execute(self, params: Sequence[Any] | Mapping[str, Any] = (), **parts: str) -> Any:
+        """Run the statement once (``params`` by name for ``{p:name}``); the cursor."""
+        return db.execute_sql(self.sql(**parts), self.bind(params))
 
     def executemany(self, rows: Iterable[Sequence[Any]], **parts: str) -> None:
         """Run the statement for every parameter row, as one driver call."""
+        if self.names:
+            rows = [self.bind(row) for row in rows]
         executemany(self.sql(**parts), rows)
 
     def __repr__(self) -> str:

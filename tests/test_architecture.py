@@ -450,3 +450,98 @@ def test_own_privates_and_library_conventions_pass(tmp_path):
         },
     )
     assert foreign_privates(root) == []
+
+
+# -- No import circles (issue 37) -------------------------------------------------------------
+# Counted by bench/structure.py, loaded here so that the script and the test count alike:
+# every import is an arrow, those inside functions, under ``if TYPE_CHECKING:`` and for
+# annotations only included.
+
+
+def _structure():
+    import importlib.util
+
+    path = PACKAGE.parent / "bench" / "structure.py"
+    spec = importlib.util.spec_from_file_location("bench_structure", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# Circles left for phase 2 of issue 37 (folders other helpers work in this round), each
+# named; none remain.
+ALLOWED_CIRCLES = []
+
+
+def test_no_import_circles():
+    structure = _structure()
+    graph = structure.import_graph(PACKAGE)
+    found = [
+        structure.circle_arrows(graph, circle)
+        for circle in structure.circles(graph)
+        if circle not in ALLOWED_CIRCLES
+    ]
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    "files, expected",
+    [
+        # a runtime circle through ``from module import name``
+        (
+            {
+                "webhooks/__init__.py": "",
+                "webhooks/endpoints.py": "from . import deliveries\n",
+                "webhooks/deliveries.py": "from .fanout import mark\n",
+                "webhooks/fanout.py": "from .endpoints import matches\n",
+            },
+            [
+                [
+                    "commerce_api.webhooks.deliveries",
+                    "commerce_api.webhooks.endpoints",
+                    "commerce_api.webhooks.fanout",
+                ]
+            ],
+        ),
+        # a circle through an annotation-only import
+        (
+            {
+                "jobs/__init__.py": "",
+                "jobs/worker.py": "from .runners import RunnerPool\n",
+                "jobs/runners.py": (
+                    "from typing import TYPE_CHECKING\n"
+                    "if TYPE_CHECKING:\n"
+                    "    from .worker import Worker\n"
+                ),
+            },
+            [["commerce_api.jobs.runners", "commerce_api.jobs.worker"]],
+        ),
+        # a lazy import inside a function is an arrow too
+        (
+            {
+                "pricing/__init__.py": "",
+                "pricing/engine.py": "from .probability import score\n",
+                "pricing/probability.py": "def f():\n    from commerce_api.pricing import engine\n",
+            },
+            [["commerce_api.pricing.engine", "commerce_api.pricing.probability"]],
+        ),
+    ],
+)
+def test_an_import_circle_is_found(tmp_path, files, expected):
+    structure = _structure()
+    assert structure.circles(structure.import_graph(_tree(tmp_path, files))) == expected
+
+
+def test_imports_one_way_make_no_circle(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "webhooks/__init__.py": "",
+            "webhooks/endpoints.py": "from . import deliveries\nfrom .subscriptions import x\n",
+            "webhooks/deliveries.py": "from .fanout import mark\n",
+            "webhooks/fanout.py": "from .subscriptions import matches\n",
+            "webhooks/subscriptions.py": "WILDCARD = '*'\n",
+        },
+    )
+    structure = _structure()
+    assert structure.circles(structure.import_graph(root)) == []

@@ -1,7 +1,7 @@
 """Cross-domain checks are registered by ``create_app``, never by importing a domain.
 
 Archiving a product (products) asks whether open orders (orders, a higher domain) hold its
-SKU. ``create_app`` hands products that question (``register_domain_checks``); importing
+SKU. ``create_app`` hands products that question (``tasks.register_all``); importing
 ``commerce_api.orders`` registers nothing.
 """
 
@@ -9,11 +9,11 @@ import subprocess
 import sys
 import textwrap
 
-from commerce_api import register_domain_checks
 from commerce_api.ids import new_id
 from commerce_api.orders import queries
 from commerce_api.orders.models import Order, OrderLine
 from commerce_api.products import services
+from commerce_api.tasks import register_all
 from commerce_api.timeutil import now_ms
 from tests.support.factories import create_product
 
@@ -49,8 +49,8 @@ def test_importing_orders_registers_nothing_and_create_app_registers_the_check(t
 
 
 def test_registering_again_changes_nothing(app):
-    register_domain_checks()
-    register_domain_checks()
+    register_all(app.config)
+    register_all(app.config)
     assert [queries.sku_has_open_orders] == services._OPEN_ORDER_CHECKS
 
 

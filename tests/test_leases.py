@@ -58,6 +58,28 @@ def claim(token, limit, now=NOW, lease_ms=1000, queue=LEASE):
         return queue.claim((now, limit), (now + lease_ms, token))
 
 
+def test_a_named_claim_binds_the_same_on_both_engines(app):
+    """Named templates: one mapping, no per-engine order of the due and SET parameters."""
+    named = Lease(
+        WebhookDelivery,
+        lease="lease_until",
+        holder="lease_token",
+        due="{WebhookDelivery.status} = 'pending' AND ({WebhookDelivery.lease_until} IS NULL"
+        " OR {WebhookDelivery.lease_until} <= {p:now})",
+        order="{WebhookDelivery.event_seq}",
+        setting="{WebhookDelivery.lease_until} = {p:until},"
+        " {WebhookDelivery.lease_token} = {p:token}",
+        claimable="{WebhookDelivery.status} = 'pending'",
+        returning=("id", "lease_token", "lease_until"),
+    )
+    assert named.named and not LEASE.named
+    rows(3)
+    with write_transaction():
+        claimed = named.claim({"now": NOW, "limit": 2, "until": NOW + 1000, "token": "w1:1"})
+    assert sorted(claimed) == [("d001", "w1:1", NOW + 1000), ("d002", "w1:1", NOW + 1000)]
+    assert held() == {"d001": ("w1:1", NOW + 1000), "d002": ("w1:1", NOW + 1000)}
+
+
 def held():
     return {
         row.id: (row.lease_token, row.lease_until)

@@ -323,14 +323,14 @@ def test_concurrent_writers_of_one_tenant_never_wait_on_a_count(app, tenant):
 
 def test_the_fold_is_a_periodic_task_on_postgresql_only():
     from commerce_api.jobs import registry
-    from commerce_api.tasks import list_count_compact, load_task_modules
+    from commerce_api.tasks import list_count_compact, register_all
 
     saved = dict(registry.PERIODIC_TASKS)
     try:
         registry.PERIODIC_TASKS.pop("list_count_compact", None)
-        load_task_modules({"DATABASE_URL": "sqlite:///x.db"})
+        register_all({"DATABASE_URL": "sqlite:///x.db"})
         assert "list_count_compact" not in registry.PERIODIC_TASKS
-        load_task_modules({"DATABASE_URL": "postgresql://postgres@127.0.0.1:5432/test"})
+        register_all({"DATABASE_URL": "postgresql://postgres@127.0.0.1:5432/test"})
         assert registry.PERIODIC_TASKS["list_count_compact"][1] is list_count_compact
     finally:
         registry.PERIODIC_TASKS.clear()

@@ -52,6 +52,48 @@ def test_a_statement_takes_names_from_the_model_and_marks_from_the_engine():
     assert same.render("?") == 'SELECT "tenant_id" FROM "pricing_recommendation"'
 
 
+def test_named_parameters_are_bound_in_each_engines_mark_order():
+    statement = sql.Statement(
+        "UPDATE {R} SET {R.status} = {p:status} WHERE {R.tenant} = {p:tenant}"
+        " AND ({R.created_at} < {p:now} OR {R.updated_at} < {p:now})",
+        R=Recommendation,
+    )
+    assert statement.names == ("status", "tenant", "now", "now")
+    assert statement.render("?") == (
+        'UPDATE "pricing_recommendation" SET "status" = ? WHERE "tenant_id" = ?'
+        ' AND ("created_at" < ? OR "updated_at" < ?)'
+    )
+    assert statement.render("%s").count("%s") == 4
+    assert statement.bind({"now": 5, "tenant": "t", "status": "s", "unused": 0}) == (
+        "s",
+        "t",
+        5,
+        5,
+    )
+    with pytest.raises(KeyError):
+        statement.bind({"status": "s", "tenant": "t"})
+    with pytest.raises(TypeError):
+        statement.bind(("s", "t", 5, 5))  # a named statement takes a mapping
+    with pytest.raises(TypeError):
+        sql.Statement("SELECT {p}").bind({"a": 1})  # a positional one a sequence
+    with pytest.raises(ValueError):
+        sql.Statement("SELECT {p:a}, {p}")  # names or positions, not both
+
+
+def test_a_named_statement_runs_on_the_bound_engine(app):
+    with db.connection_context():
+        with write_transaction():
+            sql.insert_rows(OperationClaim, [_claim_row("a"), _claim_row("b", token="t2")])
+        select = sql.Statement(
+            "SELECT {C.resource_id} FROM {C} WHERE {C.token} = {p:token}"
+            " OR ({C.token} = {p:other} AND {C.token} <> {p:token})"
+            " ORDER BY {C.resource_id}",
+            C=OperationClaim,
+        )
+        assert select.execute({"token": "t1", "other": "t2"}).fetchall() == [("a",), ("b",)]
+        assert select.execute({"token": "t2", "other": "t2"}).fetchall() == [("b",)]
+
+
 def test_a_statement_is_rendered_once_per_mark_and_parts():
     statement = sql.Statement("SELECT 1 FROM {C} WHERE {C.token} IN ({ids})", C=OperationClaim)
     first = statement.render("?", ids="?, ?")

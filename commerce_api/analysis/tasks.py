@@ -9,7 +9,7 @@ from ..config import current_config
 from ..errors import ApiError
 from ..jobs.errors import JobFailed
 from ..jobs.models import Job
-from ..jobs.registry import job_type
+from ..jobs.registry import job_type, register_marked
 from ..jobs.runtime import JobContext
 from ..jobs.schemas import MARKETPLACE, NotBlank, StrictSchema, skus_field
 from .listing import optimize_listings
@@ -241,3 +241,8 @@ def return_classify(job: Job, ctx: JobContext) -> dict[str, Any]:
         since_ms=to_ms(params.get("since")),
         progress=ctx.progress,
     )
+
+
+def register() -> None:
+    """Register this domain's background work and checks (``commerce_api.tasks``)."""
+    register_marked(__name__)

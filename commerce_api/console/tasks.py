@@ -1,6 +1,6 @@
 """The console's housekeeping, run by the worker fleet (``jobs.registry.periodic``)."""
 
-from ..jobs.registry import periodic
+from ..jobs.registry import periodic, register_marked
 from ..timeutil import now_ms
 from . import sessions
 
@@ -12,3 +12,8 @@ KEEP_ENDED_MS = 7 * 86_400_000  # an ended session's row is kept a week (who sig
 def purge_console_sessions() -> int:
     """Delete sessions (and abandoned provider sign-ins) that ended over a week ago."""
     return sessions.purge_ended(now_ms() - KEEP_ENDED_MS)
+
+
+def register() -> None:
+    """Register this domain's background work and checks (``commerce_api.tasks``)."""
+    register_marked(__name__)

@@ -6,7 +6,7 @@ from typing import Any
 from ..errors import ApiError
 from ..jobs.errors import JobFailed
 from ..jobs.models import Job
-from ..jobs.registry import job_type
+from ..jobs.registry import job_type, register_marked
 from ..jobs.runtime import JobContext
 from .imports import delete_upload, run_import, upload_parts
 from .models import ImportUpload
@@ -57,3 +57,8 @@ def _register(kind: str, scope: str) -> None:
 _register("products", "products:read")
 _register("inventory", "inventory:read")
 _register("listings", "products:read")
+
+
+def register() -> None:
+    """Register this domain's background work and checks (``commerce_api.tasks``)."""
+    register_marked(__name__)

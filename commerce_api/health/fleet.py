@@ -133,9 +133,6 @@ class FleetCollector:
 
     def collect(self) -> list:
         core = self.families
-        now = now_ms()
-        errors = 0
-        up = 1
         gauges = []
 
         def gauge(name, documentation, labels=None):
@@ -143,86 +140,105 @@ class FleetCollector:
             gauges.append(family)
             return family
 
-        def run(query):
-            nonlocal errors
-            try:
-                return query(now)
-            except Exception:
-                log.warning("metrics: %s failed", query.__name__, exc_info=True)
-                errors += 1
-                return None
-
-        try:
-            with db.connection_context():
-                jobs = run(_job_rows)
-                oldest = run(_oldest_queued)
-                deliveries = run(_deliveries)
-                listings = run(_listing_rows)
-                calls = run(_marketplace_rows)
-                workers = run(_workers)
-                loops = run(_loops)
-        except Exception:  # could not even connect
-            log.warning("metrics: the database did not answer", exc_info=True)
-            up = 0
-            jobs = oldest = deliveries = listings = calls = workers = loops = None
-        g = gauge("commerce_database_up", "1 when the database answered this scrape.")
-        g.add_metric([], up)
-        if jobs is not None:
-            g = gauge(
-                "commerce_jobs",
-                "Jobs by type and status (queued, running, completed, failed, cancelled).",
-                ["type", "status"],
-            )
-            for job_type, status, n in jobs:
-                g.add_metric([job_type, status], n)
-        if oldest is not None:
-            gauge(
-                "commerce_jobs_oldest_queued_age_seconds",
-                "How long the job due longest has waited for a worker.",
-            ).add_metric([], oldest)
-        if deliveries is not None:
-            pending, failed = deliveries
-            gauge(
-                "commerce_webhook_deliveries_pending", "Webhook deliveries not sent yet."
-            ).add_metric([], pending)
-            gauge(
-                "commerce_webhook_deliveries_failed_last_hour",
-                "Webhook deliveries that failed for good in the last hour.",
-            ).add_metric([], failed)
-        if listings is not None:
-            g = gauge(
-                "commerce_listings",
-                "Listings waiting for a push, refused, or held (no price).",
-                ["sync_status"],
-            )
-            counts = dict(listings)
-            for state in LISTING_STATES:
-                g.add_metric([state], counts.get(state, 0))
-        if calls is not None:
-            g = gauge(
-                "commerce_marketplace_calls_last_hour",
-                "Marketplace calls of the last hour (sync history), by outcome.",
-                ["marketplace", "status"],
-            )
-            for marketplace, status, n in calls:
-                g.add_metric([marketplace, status], n)
-        if workers is not None:
-            count, age = workers
-            gauge("commerce_workers", "Job worker processes alive.").add_metric([], count)
-            gauge(
-                "commerce_worker_heartbeat_age_seconds",
-                "Seconds since the newest worker heartbeat (+Inf: no worker).",
-            ).add_metric([], age)
-        if loops is not None:
-            g = gauge(
-                "commerce_worker_loop_last_pass_age_seconds",
-                "Seconds since the last successful pass of a worker loop (the longest among"
-                " running workers), as their heartbeats last wrote it.",
-                ["loop"],
-            )
-            for name, age in sorted(loops.items()):
-                g.add_metric([name], age)
+        up, errors, found = _run_queries(now_ms())
+        gauge("commerce_database_up", "1 when the database answered this scrape.").add_metric(
+            [], up
+        )
+        _work_gauges(gauge, found)
+        _worker_gauges(gauge, found)
         gauge(
             "commerce_metrics_query_errors", "Fleet queries that failed in this scrape."
         ).add_metric([], errors)
         return gauges
+
+
+_QUERIES = {
+    "jobs": _job_rows,
+    "oldest": _oldest_queued,
+    "deliveries": _deliveries,
+    "listings": _listing_rows,
+    "calls": _marketplace_rows,
+    "workers": _workers,
+    "loops": _loops,
+}
+
+
+def _run_queries(now):
+    """``(database up, queries failed, {name: result or None})`` of one scrape."""
+    errors = 0
+    found = dict.fromkeys(_QUERIES)
+    try:
+        with db.connection_context():
+            for name, query in _QUERIES.items():
+                try:
+                    found[name] = query(now)
+                except Exception:
+                    log.warning("metrics: %s failed", query.__name__, exc_info=True)
+                    errors += 1
+    except Exception:  # could not even connect
+        log.warning("metrics: the database did not answer", exc_info=True)
+        return 0, errors, dict.fromkeys(_QUERIES)
+    return 1, errors, found
+
+
+def _work_gauges(gauge, found):
+    """Jobs, webhook deliveries, listings and marketplace calls."""
+    if found["jobs"] is not None:
+        g = gauge(
+            "commerce_jobs",
+            "Jobs by type and status (queued, running, completed, failed, cancelled).",
+            ["type", "status"],
+        )
+        for job_type, status, n in found["jobs"]:
+            g.add_metric([job_type, status], n)
+    if found["oldest"] is not None:
+        gauge(
+            "commerce_jobs_oldest_queued_age_seconds",
+            "How long the job due longest has waited for a worker.",
+        ).add_metric([], found["oldest"])
+    if found["deliveries"] is not None:
+        pending, failed = found["deliveries"]
+        gauge("commerce_webhook_deliveries_pending", "Webhook deliveries not sent yet.").add_metric(
+            [], pending
+        )
+        gauge(
+            "commerce_webhook_deliveries_failed_last_hour",
+            "Webhook deliveries that failed for good in the last hour.",
+        ).add_metric([], failed)
+    if found["listings"] is not None:
+        g = gauge(
+            "commerce_listings",
+            "Listings waiting for a push, refused, or held (no price).",
+            ["sync_status"],
+        )
+        counts = dict(found["listings"])
+        for state in LISTING_STATES:
+            g.add_metric([state], counts.get(state, 0))
+    if found["calls"] is not None:
+        g = gauge(
+            "commerce_marketplace_calls_last_hour",
+            "Marketplace calls of the last hour (sync history), by outcome.",
+            ["marketplace", "status"],
+        )
+        for marketplace, status, n in found["calls"]:
+            g.add_metric([marketplace, status], n)
+
+
+def _worker_gauges(gauge, found):
+    """Worker processes, their heartbeats and their loops."""
+    if found["workers"] is not None:
+        count, age = found["workers"]
+        gauge("commerce_workers", "Job worker processes alive.").add_metric([], count)
+        gauge(
+            "commerce_worker_heartbeat_age_seconds",
+            "Seconds since the newest worker heartbeat (+Inf: no worker).",
+        ).add_metric([], age)
+    if found["loops"] is not None:
+        g = gauge(
+            "commerce_worker_loop_last_pass_age_seconds",
+            "Seconds since the last successful pass of a worker loop (the longest among"
+            " running workers), as their heartbeats last wrote it.",
+            ["loop"],
+        )
+        for name, age in sorted(found["loops"].items()):
+            g.add_metric([name], age)

@@ -318,17 +318,7 @@ class StockLedger:
         follows the stock)."""
         now = now_ms()
         rows = [row for row in self.stocks.values() if row.dirty]
-        if rows:
-            executemany(
-                update_statement(
-                    Stock,
-                    ("on_hand", "reserved", "version", "last_adjusted_at", "updated_at"),
-                    "id",
-                ),
-                [(r.on_hand, r.reserved, r.version, r.last_adjusted_at, now, r.id) for r in rows],
-            )
-            # bundles follow their components' stock (DESIGN 14): theirs are marked too
-            mark_listings_pending(product_ids=with_bundles(r.product_id for r in rows), now=now)
+        self._write_stock(rows, now)
         if self.adjustments:
             fields = [Adjustment._meta.fields[name] for name in self.adjustments[0]]
             executemany(
@@ -336,6 +326,33 @@ class StockLedger:
                 [tuple(a[f.name] for f in fields) for a in self.adjustments],
             )
         summaries = [s for s in self.summaries.values() if s.dirty]
+        changes = self._write_summaries(summaries, now)
+        self._emit_events(changes)
+        for row in rows:
+            row.dirty = False
+        for summary in summaries:
+            summary.dirty = False
+        written = self.adjustments
+        self.adjustments = []
+        return written
+
+    def _write_stock(self, rows, now):
+        """The changed stock rows, and their listings (and their bundles') marked pending."""
+        if not rows:
+            return
+        executemany(
+            update_statement(
+                Stock,
+                ("on_hand", "reserved", "version", "last_adjusted_at", "updated_at"),
+                "id",
+            ),
+            [(r.on_hand, r.reserved, r.version, r.last_adjusted_at, now, r.id) for r in rows],
+        )
+        # bundles follow their components' stock (DESIGN 14): theirs are marked too
+        mark_listings_pending(product_ids=with_bundles(r.product_id for r in rows), now=now)
+
+    def _write_summaries(self, summaries, now):
+        """The changed summaries with their status recomputed; those whose status changed."""
         changes = []
         for summary in summaries:
             summary.status = compute_status(summary.total_available, summary.safety_stock)
@@ -368,6 +385,10 @@ class StockLedger:
                     for s in summaries
                 ],
             )
+        return changes
+
+    def _emit_events(self, changes):
+        """``inventory.adjusted`` per adjustment, ``inventory.status_changed`` per change."""
         for adjustment in self.adjustments:
             emit(
                 self.tenant_id,
@@ -393,10 +414,3 @@ class StockLedger:
                 },
             )
             summary.previous_status = summary.status
-        for row in rows:
-            row.dirty = False
-        for summary in summaries:
-            summary.dirty = False
-        written = self.adjustments
-        self.adjustments = []
-        return written

@@ -17,6 +17,7 @@ from ..sql import Statement, cached_statement
 from ..timeutil import now_ms
 from . import registry
 from .models import HELD, Job
+from .outcomes import PreparedCompletion
 from .store import aging_ms, job_write, notify_workers, serialize_job
 
 # An event (and so every webhook delivery of it) carries a job's params and result up to
@@ -25,9 +26,6 @@ from .store import aging_ms, job_write, notify_workers, serialize_job
 EVENT_PAYLOAD_LIMIT = 64 * 1024
 # completions written by one statement at most (its parameters: 5 per job)
 MANY_LIMIT = 64
-# what ``prepare_completion`` computes: the job, the fenced update's parameters
-# (result, completed_at, updated_at, id, worker_id, attempts) and its outbox row or None
-Prepared = tuple[Job, tuple, list[Any] | None]
 
 
 def encode_result(result: Any) -> str:
@@ -77,7 +75,7 @@ def completed_event_row(job: Job, now: int, result_chars: int | None = None) -> 
 
 def prepare_completion(
     job: Job, worker_id: str, result: Any, now: int | None = None, encoded: str | None = None
-) -> Prepared:
+) -> PreparedCompletion:
     """Everything a completion writes, computed before the transaction opens (so the
     write lock is held for the statements only). ``encoded``: the result already as
     ``encode_result`` text (the worker encodes it once, when checking it is JSON)."""
@@ -85,8 +83,7 @@ def prepare_completion(
     text = encode_result(result) if encoded is None else encoded
     job.status, job.result, job.completed_at = "completed", json.loads(text), now
     job.lease_expires_at = job.deadline_at = job.last_error = None
-    params = (text, now, now, job.id, worker_id, job.attempts)
-    return job, params, completed_event_row(job, now, len(text))
+    return PreparedCompletion(job, text, now, worker_id, completed_event_row(job, now, len(text)))
 
 
 def complete_job(job: Job, worker_id: str, result: Any, now: int | None = None) -> bool:
@@ -131,32 +128,30 @@ def _write_many(prepared):
     for start in range(0, len(prepared), MANY_LIMIT):
         chunk = prepared[start : start + MANY_LIMIT]
         values = []
-        for _, (text, completed_at, _, job_id, worker_id, attempts), _ in chunk:
-            values += (job_id, attempts, worker_id, text, completed_at)
+        for item in chunk:
+            job = item.job
+            values += (job.id, job.attempts, item.worker_id, item.result, item.completed_at)
         rows = _COMPLETE_MANY.execute(values, rows=_many_rows(len(chunk))).fetchall()
         landed.update((job_id, attempts) for job_id, attempts in rows)
-    return [(params[3], params[5]) in landed for _, params, _ in prepared]
+    return [(item.job.id, item.job.attempts) in landed for item in prepared]
 
 
-def write_completions(prepared: Sequence[Prepared], now: int | None = None) -> list[bool]:
+def write_completions(prepared: Sequence[PreparedCompletion], now: int | None = None) -> list[bool]:
     """Inside the caller's transaction: the fenced updates, their outbox rows and the
     release of sequential-batch successors; a list of booleans (False: lease lost)."""
     if db.transaction_depth() == 0:
         raise RuntimeError("completions must be written inside a transaction")
     if len(prepared) == 1:
-        changed = [_COMPLETE.execute(prepared[0][1]).rowcount == 1]
+        changed = [_COMPLETE.execute(prepared[0].params).rowcount == 1]
     else:
         changed = _write_many(prepared)
-    events = [
-        event
-        for (_, _, event), ok in zip(prepared, changed, strict=True)
-        if ok and event is not None
-    ]
+    landed = [item for item, ok in zip(prepared, changed, strict=True) if ok]
+    events = [item.event for item in landed if item.event is not None]
     if events:
         write_events(events)
-    for (job, _, _), ok in zip(prepared, changed, strict=True):
-        if ok and job.batch_sequential:
-            release_next(job, job.completed_at if now is None else now)
+    for item in landed:
+        if item.job.batch_sequential:
+            release_next(item.job, item.job.completed_at if now is None else now)
     return changed
 
 

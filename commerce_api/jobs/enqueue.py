@@ -10,7 +10,6 @@ from ..config import current_config
 from ..db import db, is_postgres
 from ..ids import new_id
 from ..sql import Statement, cached_statement, column, table
-from ..totals import register_extra
 from . import registry
 from .models import HELD, PRIORITIES, Job, WorkerProcess
 from .store import timeout_seconds_for, typical_ms
@@ -307,6 +306,3 @@ def live_jobs_term(tenant_id: str) -> tuple[str, tuple[str, ...]]:
     if is_postgres():
         return _LIVE_JOBS_POSTGRES.sql(), (tenant_id,)
     return _LIVE_JOBS_SQLITE.sql(), (tenant_id, tenant_id)
-
-
-register_extra("ai_jobs", live_jobs_term)

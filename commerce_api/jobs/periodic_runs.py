@@ -6,25 +6,22 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from .. import loophealth
 from ..db import db
 from . import queue as jobqueue
 from . import registry
-
-if TYPE_CHECKING:
-    from .worker import Worker
+from .handle import WorkerHandle
 
 log = logging.getLogger("commerce_api.jobs")
 
 
 class PeriodicRuns:
     """The periodic tasks of one worker: it reads the worker's ``id``, ``app`` and
-    ``lease_ms``, runs its database steps through ``worker.guard`` and calls
-    ``worker.wake()`` when a run ends."""
+    ``lease_ms`` from its handle, runs its database steps through ``worker.guard`` and
+    calls ``worker.wake()`` when a run ends."""
 
-    def __init__(self, worker: "Worker") -> None:
+    def __init__(self, worker: WorkerHandle) -> None:
         self.worker = worker
         self.tasks: dict[str, tuple[float, Callable]] = {}  # name -> (interval, func), at start
         self._threads = {}  # task name -> thread, for runs of this process

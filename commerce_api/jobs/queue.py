@@ -19,6 +19,7 @@ from ..sql import Statement
 from ..timeutil import now_ms
 from .completion import emits_events, event_job, write_completions
 from .models import RUNNING, Job, PeriodicTask, WorkerProcess
+from .outcomes import AttemptFailure, PreparedCompletion, StepItem, Written
 from .store import aging_ms, cancel_batch_rest, job_write, notify_workers
 
 log = logging.getLogger("commerce_api.jobs")
@@ -60,20 +61,23 @@ LEASE = Lease(
     Job,
     lease="lease_expires_at",
     holder="worker_id",
-    due="{Job.status} = 'queued' AND {Job.run_at} <= {p}",
+    due="{Job.status} = 'queued' AND {Job.run_at} <= {p:now}",
     order="{Job.claim_key}, {Job.id}",
     setting=(
-        "{Job.status} = 'running', {Job.worker_id} = {p}, {Job.attempts} = {Job.attempts} + 1,"
-        " {Job.started_at} = {p}, {Job.deadline_at} = {Job.timeout_seconds} * 1000 + {p},"
-        " {Job.lease_expires_at} = CASE WHEN {Job.timeout_seconds} * 1000 + {p} < {p}"
-        " THEN {Job.timeout_seconds} * 1000 + {p} ELSE {p} END, {Job.updated_at} = {p}"
+        "{Job.status} = 'running', {Job.worker_id} = {p:worker_id},"
+        " {Job.attempts} = {Job.attempts} + 1, {Job.started_at} = {p:now},"
+        " {Job.deadline_at} = {Job.timeout_seconds} * 1000 + {p:now},"
+        " {Job.lease_expires_at} = CASE WHEN {Job.timeout_seconds} * 1000 + {p:now}"
+        " < {p:lease_until} THEN {Job.timeout_seconds} * 1000 + {p:now}"
+        " ELSE {p:lease_until} END, {Job.updated_at} = {p:now}"
     ),
     claimable="{Job.status} = 'queued'",
     returning=_JOB_NAMES,
     by_rowid=True,
 )
 HAS_DUE = Statement(
-    "SELECT 1 FROM {Job} WHERE {Job.status} = 'queued' AND {Job.run_at} <= {p} LIMIT 1", Job=Job
+    "SELECT 1 FROM {Job} WHERE {Job.status} = 'queued' AND {Job.run_at} <= {p:now} LIMIT 1",
+    Job=Job,
 )
 
 
@@ -98,8 +102,9 @@ def jobs_from_rows(rows: list[tuple]) -> list[Job]:
 def claim_rows(worker_id: str, limit: int, lease_ms: int, now: int | None = None) -> list[tuple]:
     """The claim, inside the caller's write transaction: the claimed rows as they are."""
     now = now_ms() if now is None else now
-    lease_until = now + lease_ms
-    return LEASE.claim((now, limit), (worker_id, now, now, now, lease_until, now, lease_until, now))
+    return LEASE.claim(
+        {"now": now, "limit": limit, "worker_id": worker_id, "lease_until": now + lease_ms}
+    )
 
 
 def claim_in_transaction(
@@ -110,35 +115,38 @@ def claim_in_transaction(
 
 
 def step(
-    worker_id: str, outcomes: list[tuple[str, Any]], claim_limit: int, lease_ms: int
-) -> tuple[list[str | None], list[Job]]:
+    worker_id: str, outcomes: list[StepItem], claim_limit: int, lease_ms: int
+) -> tuple[list[Written], list[Job]]:
     """Write finished jobs' outcomes and claim the next jobs, in one transaction.
 
-    ``outcomes``: ``("complete", prepare_completion(...))`` or ``("fail", (job, code,
-    message, retryable, details))`` items. Returns ``(results, jobs)``: per outcome
-    "completed", "failed", "retrying", or None (the worker had lost the job).
+    ``outcomes``: ``PreparedCompletion`` or ``AttemptFailure`` items. Returns ``(results,
+    jobs)``: what writing each outcome did (``Written.LOST``: the worker had lost the job).
     """
-    completions = [payload for kind, payload in outcomes if kind == "complete"]
+    completions = [item for item in outcomes if isinstance(item, PreparedCompletion)]
     with job_write():
         now = now_ms()
         done = iter(write_completions(completions, now) if completions else ())
         results = []
-        for kind, payload in outcomes:
-            if kind == "complete":
-                results.append("completed" if next(done) else None)
+        for item in outcomes:
+            if isinstance(item, PreparedCompletion):
+                results.append(Written.COMPLETED if next(done) else Written.LOST)
             else:
-                job, code, message, retryable, details = payload
-                results.append(
-                    record_failure(job, worker_id, code, message, retryable, details, now)
-                )
+                results.append(_record(item, worker_id, now) or Written.LOST)
         rows = claim_rows(worker_id, claim_limit, lease_ms, now) if claim_limit else ()
     return results, jobs_from_rows(rows)
+
+
+def _record(item: AttemptFailure, worker_id: str, now: int) -> Written | None:
+    failed = item.failed
+    return record_failure(
+        item.job, worker_id, failed.code, failed.message, failed.retryable, failed.details, now
+    )
 
 
 def has_due_jobs(now: int | None = None) -> bool:
     """A cheap read-only probe: is any job claimable now?"""
     now = now_ms() if now is None else now
-    return HAS_DUE.execute((now,)).fetchone() is not None
+    return HAS_DUE.execute({"now": now}).fetchone() is not None
 
 
 # Leases ---------------------------------------------------------------------------------
@@ -196,12 +204,13 @@ def backoff_ms(attempt: int, config: dict | None = None) -> int:
 
 def fail_attempt(
     job: Job, worker_id: str, code: str, message: str, retryable: bool, **more: Any
-) -> str | None:
+) -> Written | None:
     """End the current attempt with an error: back to the queue after a backoff while
     attempts remain and the error is retryable, else ``failed`` (event, batch cancelled).
     ``more``: ``details``, ``now``, ``fence``, as ``record_failure`` takes them.
 
-    Returns "retrying", "failed", or None when the worker no longer held the job.
+    Returns ``Written.RETRYING`` or ``Written.FAILED``, or None when the worker no longer
+    held the job.
     """
     with job_write():
         return record_failure(job, worker_id, code, message, retryable, **more)
@@ -216,7 +225,7 @@ def record_failure(
     details: dict | None = None,
     now: int | None = None,
     fence: Expression | None = None,
-) -> str | None:
+) -> Written | None:
     """``fail_attempt`` inside the caller's transaction."""
     now = now_ms() if now is None else now
     condition = _fence(job, worker_id) if fence is None else fence
@@ -245,7 +254,7 @@ def record_failure(
         if emits_events(job):
             emit(job.tenant_id, "ai_job.failed", "ai_job", job.id, event_job(job))
         cancel_batch_rest(job, "batch_predecessor_failed", now)
-        return "failed"
+        return Written.FAILED
     run_at = now + backoff_ms(job.attempts)
     changed = LEASE.release(
         condition,
@@ -258,7 +267,7 @@ def record_failure(
             "updated_at": now,
         },
     )
-    return "retrying" if changed else None
+    return Written.RETRYING if changed else None
 
 
 def give_back(job: Job, worker_id: str, now: int | None = None) -> bool:
@@ -315,9 +324,14 @@ def sweep_expired_leases(now: int | None = None, limit: int = 100) -> dict[str, 
             fence=fence,
         )
         if outcome:
-            counts[outcome] += 1
+            counts[outcome.value] += 1
             log.warning(
-                "job %s (%s) attempt %s: %s -> %s", job.id, job.type, job.attempts, message, outcome
+                "job %s (%s) attempt %s: %s -> %s",
+                job.id,
+                job.type,
+                job.attempts,
+                message,
+                outcome.value,
             )
     return counts
 

@@ -21,14 +21,19 @@ thread with an app context and their own database connection.
 A public type that is not built yet is registered with ``declare_job_type`` (its params
 are still checked at dispatch) and fails with ``JOB_TYPE_NOT_IMPLEMENTED`` when it runs.
 
-The registry knows no domain: the top of the package (``commerce_api.tasks``) names the
-modules to import, plus the ``EXTRA_TASK_MODULES`` setting (the tests' own job types).
+The decorators only mark a function; nothing exists until a domain registers it: each
+domain's ``tasks.register()`` calls ``register_marked`` on its module (pypi/warehouse's
+``includeme``), and ``commerce_api.tasks.register_all`` (called by ``create_app``, which
+the API and the worker both go through) calls every domain's ``register``. The registry
+knows no domain; the ``EXTRA_TASK_MODULES`` setting adds modules of marked functions (the
+tests' own job types).
 """
 
 import functools
 import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from types import ModuleType
 
 from ..shapes import compile_shape
 
@@ -71,6 +76,11 @@ def unregister(name: str) -> None:
     _TYPES.pop(name, None)
 
 
+def _mark(func, add, item):
+    """Note on ``func`` what registering it will add (a function may carry several)."""
+    func.registrations = (*getattr(func, "registrations", ()), (add, item))
+
+
 def job_type(
     name: str,
     *,
@@ -86,7 +96,8 @@ def job_type(
     what it returns."""
 
     def decorator(func):
-        register(JobType(name, func, params, typical_seconds, timeout, internal, scope, result))
+        spec = JobType(name, func, params, typical_seconds, timeout, internal, scope, result)
+        _mark(func, register, (spec,))
         return func
 
     return decorator
@@ -108,10 +119,15 @@ def periodic(name: str, interval_seconds: float) -> Callable[[Callable], Callabl
     """Register ``func()`` to run about every ``interval_seconds`` across the whole fleet."""
 
     def decorator(func):
-        PERIODIC_TASKS[name] = (interval_seconds, func)
+        _mark(func, add_periodic, (name, interval_seconds, func))
         return func
 
     return decorator
+
+
+def add_periodic(name: str, interval_seconds: float, func: Callable) -> None:
+    """Add (or replace) a periodic task."""
+    PERIODIC_TASKS[name] = (interval_seconds, func)
 
 
 def background_loop(name: str) -> Callable[[Callable], Callable]:
@@ -123,10 +139,36 @@ def background_loop(name: str) -> Callable[[Callable], Callable]:
     """
 
     def decorator(func):
-        BACKGROUND_LOOPS[name] = func
+        _mark(func, add_background_loop, (name, func))
         return func
 
     return decorator
+
+
+def add_background_loop(name: str, func: Callable) -> None:
+    """Add (or replace) a background loop."""
+    BACKGROUND_LOOPS[name] = func
+
+
+def marked(module: ModuleType) -> list[Callable]:
+    """The functions of ``module`` a decorator above marked, in the module's order."""
+    return [
+        value
+        for name, value in vars(module).items()
+        if callable(value)
+        and getattr(value, "__module__", None) == module.__name__
+        and getattr(value, "registrations", None)
+    ]
+
+
+def register_marked(module: ModuleType | str) -> None:
+    """Register what the decorators marked in ``module`` (or the module of that name,
+    imported): a domain's ``register`` calls this; registering again changes nothing."""
+    if isinstance(module, str):
+        module = importlib.import_module(module)
+    for func in marked(module):
+        for add, args in func.registrations:
+            add(*args)
 
 
 def get(name: str) -> JobType | None:
@@ -157,6 +199,12 @@ def typical_seconds(name: str) -> int:
 
 
 def load_modules(names: Iterable[str]) -> None:
-    """Import the modules that register job types and periodic tasks (idempotent)."""
+    """Import the modules named (``EXTRA_TASK_MODULES``) and register what they mark, or
+    call their own ``register()`` (idempotent)."""
     for name in names:
-        importlib.import_module(name)
+        module = importlib.import_module(name)
+        own = getattr(module, "register", None)
+        if callable(own) and getattr(own, "__module__", None) == name:
+            own()
+        else:
+            register_marked(module)

@@ -13,16 +13,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from .. import loophealth
 from ..db import db, is_postgres
 from . import queue as jobqueue
+from .handle import WorkerHandle
 from .models import Job
+from .outcomes import Written
 from .runtime import Entry, Finished, JobContext, run_handler
-
-if TYPE_CHECKING:
-    from .worker import Worker
 
 log = logging.getLogger("commerce_api.worker")
 
@@ -88,11 +86,11 @@ class RunnerPool:
     """The worker's runner threads and every job the process holds (``Entry`` per job).
 
     It reads the worker's settings (``id``, ``app``, ``lease_ms``, ``poll_interval``,
-    ``max_abandoned``) and ``stopping`` event, and calls its ``wake()`` and
-    ``exit_hung()``.
+    ``max_abandoned``) and ``stopping`` event from its handle, and calls its ``wake()``
+    and ``exit_hung()``.
     """
 
-    def __init__(self, worker: "Worker") -> None:
+    def __init__(self, worker: WorkerHandle) -> None:
         self.worker = worker
         self._stopping = worker.stopping
         self._lock = threading.Lock()
@@ -468,17 +466,17 @@ class RunnerPool:
         for finished, result in zip(pending, results, strict=True):
             self._release(finished.entry)
             job: Job = finished.entry.job
-            if result == "completed":
+            if result is Written.COMPLETED:
                 self._count("completed")
-            elif result is None:
+            elif result is Written.LOST:
                 log.warning(
                     "job %s attempt %s: the lease was lost before its outcome was written",
                     job.id,
                     job.attempts,
                 )
-            else:  # "failed" or "retrying": the outcome was a runtime.Failed
+            else:  # failed or retrying: the outcome was an outcomes.Failed
                 failed = finished.outcome
-                self._count("failed" if result == "failed" else "retried")
+                self._count("failed" if result is Written.FAILED else "retried")
                 log.warning(
                     "job %s (%s) attempt %s: %s: %s -> %s",
                     job.id,
@@ -486,5 +484,5 @@ class RunnerPool:
                     job.attempts,
                     failed.code,
                     failed.message,
-                    result,
+                    result.value,
                 )

@@ -13,6 +13,7 @@ from . import completion, registry
 from . import queue as jobqueue
 from .errors import JobFailed, JobLost
 from .models import Job
+from .outcomes import AttemptFailure, Completed, Failed, Outcome, PreparedCompletion, StepItem
 
 log = logging.getLogger("commerce_api.worker")
 
@@ -36,26 +37,6 @@ class Entry:
 
 
 @dataclass(frozen=True)
-class Completed:
-    """The handler returned: its result as ``completion.encode_result`` JSON text."""
-
-    encoded: str
-
-
-@dataclass(frozen=True)
-class Failed:
-    """The handler failed (or could not run): the error the attempt records."""
-
-    code: str
-    message: str
-    retryable: bool
-    details: dict | None = None
-
-
-Outcome = Completed | Failed
-
-
-@dataclass(frozen=True)
 class Finished:
     """A run's outcome waiting to be written, with the runner's next claim.
 
@@ -65,7 +46,7 @@ class Finished:
 
     entry: Entry
     outcome: Outcome
-    completion: tuple | None = None
+    completion: PreparedCompletion | None = None
 
     @classmethod
     def of(cls, entry: Entry, outcome: Outcome, worker_id: str) -> "Finished":
@@ -76,14 +57,11 @@ class Finished:
             return cls(entry, outcome, prepared)
         return cls(entry, outcome)
 
-    def step_item(self) -> tuple[str, tuple]:
-        """The item ``queue.step`` writes: ``("complete", prepared)`` or ``("fail", (job,
-        code, message, retryable, details))``."""
+    def step_item(self) -> StepItem:
+        """What ``queue.step`` writes for this run."""
         if isinstance(self.outcome, Completed):
-            return ("complete", self.completion)
-        failed = self.outcome
-        payload = (self.entry.job, failed.code, failed.message, failed.retryable, failed.details)
-        return ("fail", payload)
+            return self.completion
+        return AttemptFailure(self.entry.job, self.outcome)
 
 
 # The handler's side -------------------------------------------------------------------

@@ -32,6 +32,7 @@ from ..db import db, is_postgres
 from ..timeutil import now_ms
 from . import queue as jobqueue
 from . import registry
+from .handle import WorkerHandle
 from .periodic_runs import PeriodicRuns
 from .runners import BUSY_SECONDS, RunnerPool
 from .wakeup import WakeUp
@@ -77,8 +78,8 @@ class Worker:
         self.exit_code = 0
         self.stopping = threading.Event()  # set: claim nothing new, finish, exit
 
-        self.runners = RunnerPool(self)
-        self._periodic = PeriodicRuns(self)
+        self.runners = RunnerPool(self._handle())
+        self._periodic = PeriodicRuns(self._handle())
         self._loops = []  # threads of the registry's background loops (not with ``once``)
         self._stop_heartbeat = threading.Event()
         self._signals = 0
@@ -89,6 +90,21 @@ class Worker:
         cap = min(loophealth.BACKOFF_MAX_SECONDS, max(0.5, self.lease_seconds / 3))
         self._main_backoff = loophealth.Backoff(cap=cap)
         self._main_failed = False  # a step of the main loop's current pass failed
+
+    def _handle(self) -> WorkerHandle:
+        """What the runner pool and the periodic runs see of this worker."""
+        return WorkerHandle(
+            self.id,
+            self.app,
+            self.lease_seconds,
+            self.lease_ms,
+            self.poll_interval,
+            self.max_abandoned,
+            self.stopping,
+            self.wake,
+            self.exit_hung,
+            self.guard,
+        )
 
     @property
     def stats(self) -> dict[str, int]:

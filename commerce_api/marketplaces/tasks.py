@@ -7,8 +7,10 @@ from ..config import current_config
 from ..errors import ApiError
 from ..jobs.errors import JobFailed
 from ..jobs.models import Job
-from ..jobs.registry import background_loop, job_type
+from ..jobs.registry import background_loop, job_type, register_marked
 from ..jobs.runtime import JobContext
+from ..products.services import register_fulfilment_check
+from .listing_sync import fulfilling_marketplaces
 from .listings import PRICE_MISSING, sync_product
 from .push_service import run_loop
 
@@ -60,3 +62,10 @@ def marketplace_sync(job: Job, ctx: JobContext) -> dict[str, Any]:
             "MARKETPLACE_REJECTION", "Every marketplace refused the product.", details=result
         )
     return result
+
+
+def register() -> None:
+    """Register this domain's background work and checks (``commerce_api.tasks``)."""
+    register_marked(__name__)
+    # a listing's fulfilled_by follows the marketplace's warehouse stock (DESIGN 9)
+    register_fulfilment_check(fulfilling_marketplaces)

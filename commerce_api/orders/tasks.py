@@ -11,12 +11,14 @@ from ..config import current_config, load_config
 from ..errors import ApiError
 from ..jobs.errors import JobFailed
 from ..jobs.models import Job
-from ..jobs.registry import background_loop, job_type, periodic
+from ..jobs.registry import background_loop, job_type, periodic, register_marked
 from ..jobs.runtime import JobContext
+from ..products.services import register_open_order_check
 from .cancellation import push_cancellation
 from .notified import LOOP_NAME as NOTIFIED_LOOP
 from .notified import NotifiedPullLoop
 from .pulls import enqueue_pulls, pull_one
+from .queries import sku_has_open_orders
 
 # Read when the worker imports this module: COMMERCE_ORDER_PULL_INTERVAL_SECONDS.
 ORDER_PULL_INTERVAL_SECONDS = int(load_config()["ORDER_PULL_INTERVAL_SECONDS"])
@@ -75,3 +77,10 @@ def order_notified_pull(stop: threading.Event) -> None:
     """Pull the orders marketplace notifications named, at once, until ``stop``."""
     worker = f"{socket.gethostname()}:{os.getpid()}"
     NotifiedPullLoop(current_config(), worker).run(stop)
+
+
+def register() -> None:
+    """Register this domain's background work and checks (``commerce_api.tasks``)."""
+    register_marked(__name__)
+    # archiving a product asks whether open orders hold its SKU (orders is above products)
+    register_open_order_check(sku_has_open_orders)

@@ -13,9 +13,9 @@ from ..pagination import filter_equal, paginate_args
 from ..shapes import compile_serializer
 from ..sql import PreparedIn, insert_rows
 from ..timeutil import now_ms
-from .engine import Offer
 from .models import CompetitorLatest, CompetitorOffer
 from .shapes import CompetitorPriceSchema
+from .types import Offer
 
 OFFER_COLUMNS = (
     "marketplace",

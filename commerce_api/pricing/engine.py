@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 
 from .probability import buy_box_probability, buy_box_reference, confidence_score, dispersion
+from .types import PriceInput, PriceResult, Rule
 
 TARGET_TYPES = ("competitor_match", "buy_box_target", "margin_target")
 BOUND_TYPES = ("floor", "ceiling")
@@ -24,62 +25,6 @@ MAX_RISE = Decimal("1.5")
 
 # Narrower scope wins a priority tie: sku, then category, then all.
 _SCOPE_RANK = {"sku": 0, "category": 1, "all": 2}
-
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    name: str
-    type: str  # floor | ceiling | competitor_match | buy_box_target | margin_target
-    value: Decimal
-    value_type: str  # fixed | percent
-    applies_to: str  # all | category | sku
-    category: str | None
-    skus: frozenset  # of str; empty unless applies_to == "sku"
-    marketplace: str  # a marketplace id or "all"
-    priority: int  # 0-1000, higher wins
-    created_at: int  # epoch ms; older wins a full tie
-    is_active: bool = True
-
-
-@dataclass(frozen=True)
-class Offer:
-    competitor: str
-    price: Decimal
-    shipping: Decimal
-    landed_price: Decimal
-    is_buy_box_winner: bool
-    condition: str  # "new", "used", ...
-    observed_at: int  # epoch ms
-
-
-@dataclass(frozen=True)
-class PriceInput:
-    sku: str
-    marketplace: str
-    category: str | None
-    current_price: Decimal  # P, the listing's price
-    cost_price: Decimal | None  # C
-    offers: tuple  # of Offer: the latest offer per competitor (stale and used ones dropped here)
-    now: int  # epoch ms
-    max_offer_age_seconds: int = 86400
-
-
-@dataclass(frozen=True)
-class PriceResult:
-    sku: str
-    marketplace: str
-    current_price: Decimal  # P, 2 places
-    recommended_price: Decimal  # R, 2 places, >= 0.01
-    delta: Decimal  # R - P, 2 places
-    delta_pct: Decimal  # 100 * delta / P, 2 places; 0.00 when P is 0 (see reasoning)
-    buy_box_win_probability: float  # [0, 1]
-    estimated_margin: Decimal | None  # (R - C) / R, 4 places; None without cost
-    confidence: float  # [0, 1]
-    reasoning: str
-    rule_ids: tuple  # ids of the rules that decided (target, floor, ceiling)
-    reference_price: Decimal | None  # L or W when a competitor/buy-box rule decided
-    offers_used: int  # fresh "new" offers considered
 
 
 # --- Matching and conflicts ------------------------------------------------------------
@@ -249,58 +194,61 @@ def _bound(rule, value, cost):
     return value, ""
 
 
-def compute_price(inp: PriceInput, rules: "Iterable[Rule] | RuleSet") -> PriceResult:
-    """Recommend a price for one SKU on one marketplace (DESIGN 6, steps 1-4)."""
-    current = _money(_decimal(inp.current_price))
-    cost = None if inp.cost_price is None else _decimal(inp.cost_price)
-    fresh = _fresh_offers(inp)
-    offers = [offer for offer, _ in fresh]
-    if offers:
-        lowest, buy_box, has_winner = buy_box_reference(offers)
-    else:
-        lowest = buy_box = None
-        has_winner = False
+@dataclass
+class _Chosen:
+    """What steps 1-2 chose: the target and the bounds, with the rules they came from."""
 
-    notes = []
-    passed_over = 0
-    target_rule = reference = target = None
-    floor_rule = floor = ceiling_rule = ceiling = None
+    target_rule: Rule | None = None
+    target: Decimal | None = None
+    reference: Decimal | None = None
+    floor_rule: Rule | None = None
+    floor: Decimal | None = None
+    ceiling_rule: Rule | None = None
+    ceiling: Decimal | None = None
+    passed_over: int = 0
 
-    # Step 1-2: the first target rule in precedence order that can compute.
+
+def _choose_rules(inp, rules, cost, lowest, buy_box, has_winner, notes):
+    """Steps 1-2: the first target rule in precedence order that can compute, and the first
+    floor and ceiling that can."""
+    chosen = _Chosen()
     for rule in _ordered_matches(rules, inp):
         value = _decimal(rule.value)
         if rule.type in TARGET_TYPES:
-            if target_rule is not None:
+            if chosen.target_rule is not None:
                 continue
             computed, ref, why = _target(rule, value, lowest, buy_box, has_winner, cost)
             if computed is None:
-                passed_over += 1
+                chosen.passed_over += 1
                 notes.append(f"{_label(rule)} passed over: {why}.")
                 continue
-            target_rule, target, reference = rule, computed, ref
+            chosen.target_rule, chosen.target, chosen.reference = rule, computed, ref
             notes.append(f"Target from {_label(rule)}: {why} = {_money(computed)}.")
         elif rule.type in BOUND_TYPES:
-            if (floor_rule if rule.type == "floor" else ceiling_rule) is not None:
+            if (chosen.floor_rule if rule.type == "floor" else chosen.ceiling_rule) is not None:
                 continue
             bound, why = _bound(rule, value, cost)
             if bound is None:
-                passed_over += 1
+                chosen.passed_over += 1
                 notes.append(f"{_label(rule)} passed over: {why}.")
                 continue
             if rule.type == "floor":
                 # Rounded up to a cent so that R never falls below the floor.
-                floor_rule, floor = rule, bound.quantize(CENT, rounding=ROUND_CEILING)
-                notes.append(f"Floor F = {floor} from {_label(rule)}{why}.")
+                chosen.floor_rule = rule
+                chosen.floor = bound.quantize(CENT, rounding=ROUND_CEILING)
+                notes.append(f"Floor F = {chosen.floor} from {_label(rule)}{why}.")
             else:
                 # Rounded down to a cent so that R never rises above the ceiling.
-                ceiling_rule, ceiling = rule, bound.quantize(CENT, rounding=ROUND_FLOOR)
-                notes.append(f"Ceiling U = {ceiling} from {_label(rule)}{why}.")
+                chosen.ceiling_rule = rule
+                chosen.ceiling = bound.quantize(CENT, rounding=ROUND_FLOOR)
+                notes.append(f"Ceiling U = {chosen.ceiling} from {_label(rule)}{why}.")
+    return chosen
 
-    if target_rule is None:
-        target = current
-        notes.append(f"No target rule applies: T = the current price P = {current}.")
 
-    # Step 3: R = min(T, U), then max(R, F); the floor wins when they cross.
+def _bounded(target, current, chosen, notes):
+    """Step 3: R = min(T, U), then max(R, F); the floor wins when they cross. Returns
+    (price, capped by the 50 % rise, the floor decided, the ceiling decided)."""
+    floor, ceiling = chosen.floor, chosen.ceiling
     price = target
     capped = floor_bound = ceiling_bound = False
     if ceiling is not None:
@@ -322,12 +270,34 @@ def compute_price(inp: PriceInput, rules: "Iterable[Rule] | RuleSet") -> PriceRe
             notes.append(f"The floor {floor} is above the ceiling {ceiling}: the floor wins.")
         else:
             notes.append(f"The floor raises the price to {floor}.")
+    return price, capped, floor_bound, ceiling_bound
+
+
+def compute_price(inp: PriceInput, rules: "Iterable[Rule] | RuleSet") -> PriceResult:
+    """Recommend a price for one SKU on one marketplace (DESIGN 6, steps 1-4)."""
+    current = _money(_decimal(inp.current_price))
+    cost = None if inp.cost_price is None else _decimal(inp.cost_price)
+    fresh = _fresh_offers(inp)
+    offers = [offer for offer, _ in fresh]
+    if offers:
+        lowest, buy_box, has_winner = buy_box_reference(offers)
+    else:
+        lowest = buy_box = None
+        has_winner = False
+
+    notes = []
+    chosen = _choose_rules(inp, rules, cost, lowest, buy_box, has_winner, notes)
+    target = chosen.target
+    if chosen.target_rule is None:
+        target = current
+        notes.append(f"No target rule applies: T = the current price P = {current}.")
+    price, capped, floor_bound, ceiling_bound = _bounded(target, current, chosen, notes)
     recommended = max(_money(price), MIN_PRICE)
     # The rules that decided: the target, and a bound only when it moved the price.
     deciding = (
-        (target_rule, True),
-        (floor_rule, floor_bound),
-        (ceiling_rule, ceiling_bound),
+        (chosen.target_rule, True),
+        (chosen.floor_rule, floor_bound),
+        (chosen.ceiling_rule, ceiling_bound),
     )
     rule_ids = tuple(rule.id for rule, decided in deciding if rule is not None and decided)
 
@@ -341,12 +311,11 @@ def compute_price(inp: PriceInput, rules: "Iterable[Rule] | RuleSet") -> PriceRe
     margin = None
     if cost is not None:
         margin = ((recommended - cost) / recommended).quantize(BASIS, rounding=ROUND_HALF_UP)
-    probability = buy_box_probability(recommended, offers)
     confidence = confidence_score(
         has_cost=cost is not None,
         offer_count=len(offers),
         age_fractions=[age / (inp.max_offer_age_seconds * 1000 or 1) for _, age in fresh],
-        passed_over=passed_over,
+        passed_over=chosen.passed_over,
         # a floor above the cap decided the price, not the cap
         capped=capped and not floor_bound,
         spread=dispersion(offer.landed_price for offer in offers),
@@ -366,12 +335,12 @@ def compute_price(inp: PriceInput, rules: "Iterable[Rule] | RuleSet") -> PriceRe
         recommended_price=recommended,
         delta=delta,
         delta_pct=delta_pct,
-        buy_box_win_probability=probability,
+        buy_box_win_probability=buy_box_probability(recommended, offers),
         estimated_margin=margin,
         confidence=confidence.value,
         reasoning=" ".join(notes),
         rule_ids=rule_ids,
-        reference_price=reference,
+        reference_price=chosen.reference,
         offers_used=len(offers),
     )
 

@@ -8,10 +8,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .engine import Offer  # engine imports this module
+from .types import Offer
 
 CENT = Decimal("0.01")
 
@@ -39,7 +37,7 @@ MAX_COUNTED_PASSED_OVER = 3
 CAP_FACTOR = 0.7
 
 
-def buy_box_reference(offers: Sequence["Offer"]) -> tuple[Decimal, Decimal, bool]:
+def buy_box_reference(offers: Sequence[Offer]) -> tuple[Decimal, Decimal, bool]:
     """(L, W, has_winner): the lowest landed price, and the buy-box winner's, else L."""
     lowest = min(offer.landed_price for offer in offers)
     winners = [offer for offer in offers if offer.is_buy_box_winner]
@@ -50,7 +48,7 @@ def buy_box_reference(offers: Sequence["Offer"]) -> tuple[Decimal, Decimal, bool
     return lowest, winner.landed_price, True
 
 
-def buy_box_probability(price: Decimal, offers: Sequence["Offer"]) -> float:
+def buy_box_probability(price: Decimal, offers: Sequence[Offer]) -> float:
     """Chance that ``price`` wins the buy box against ``offers`` (the fresh new ones).
 
     Logistic in the relative gap g = (R - W) / W: p = 1 / (1 + exp(k g - b)), with

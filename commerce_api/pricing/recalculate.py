@@ -27,11 +27,12 @@ from ..sql import Statement, insert_rows, marks
 from ..timeutil import now_ms, parse_timestamp
 from .applying import PriceApplier, StillUnavailable
 from .competitors import FetchFailed, fetch_offers, latest_offers, needs_fetch, store_offers
-from .engine import MinChange, Offer, PriceInput, RuleSet, compute_price
+from .engine import MinChange, RuleSet, compute_price
 from .models import Recommendation
 from .recommendations import listed_products, serialize_recommendation
 from .rules import active_rules
 from .schemas import MAX_RECALCULATE_SKUS
+from .types import Offer, PriceInput
 
 MAX_SKIPPED_SHOWN = 100
 

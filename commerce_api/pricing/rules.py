@@ -11,9 +11,10 @@ from ..marketplaces.services import connected_marketplaces
 from ..pagination import filter_equal, paginate_args
 from ..shapes import compile_serializer, field_names
 from ..timeutil import now_ms
-from .engine import Rule, find_conflict
+from .engine import find_conflict
 from .models import PricingRule
 from .shapes import RuleSchema
+from .types import Rule
 
 ALL = "all"
 RULE_FIELDS = field_names(RuleSchema)

@@ -7,7 +7,7 @@ import marshmallow as ma
 from ..config import current_config
 from ..jobs.errors import JobFailed
 from ..jobs.models import Job
-from ..jobs.registry import job_type
+from ..jobs.registry import job_type, register_marked
 from ..jobs.runtime import JobContext
 from ..jobs.schemas import MARKETPLACE, StrictBoolean, StrictSchema, skus_field
 from .competitors import FetchFailed, scan_competitors
@@ -150,3 +150,8 @@ def competitor_scan(job: Job, ctx: JobContext) -> dict[str, Any]:
             retryable=failure.retryable,
             details={"marketplace": marketplace, "marketplace_code": failure.code},
         ) from None
+
+
+def register() -> None:
+    """Register this domain's background work and checks (``commerce_api.tasks``)."""
+    register_marked(__name__)

@@ -262,8 +262,20 @@ def register_open_order_check(check: Callable[[str, str], bool]) -> None:
         _OPEN_ORDER_CHECKS.append(check)
 
 
+class DomainNotRegistered(RuntimeError):
+    """A question products asks a higher domain has no answer: that domain was not
+    registered (``commerce_api.tasks.register_all``, which ``create_app`` calls)."""
+
+
 def sku_has_open_orders(tenant_id: str, sku: str) -> bool:
-    """True when a registered domain has an open order with ``sku`` (archive is refused)."""
+    """True when a registered domain has an open order with ``sku`` (archive is refused).
+    Fails closed: with no check registered (a process that did not go through
+    ``create_app``) it raises rather than let an archive through."""
+    if not _OPEN_ORDER_CHECKS:
+        raise DomainNotRegistered(
+            "No open-order check is registered: archiving is refused (the orders domain"
+            " registers it in commerce_api.tasks.register_all, called by create_app)."
+        )
     return any(check(tenant_id, sku) for check in _OPEN_ORDER_CHECKS)
 
 

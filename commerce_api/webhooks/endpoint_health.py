@@ -4,13 +4,10 @@ one whose every attempt has failed for ``WEBHOOK_DISABLE_AFTER_DAYS`` is disable
 began; a success ends it, and so does re-activation)."""
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from ..sql import Statement, marks
 from .models import WebhookEndpoint
-
-if TYPE_CHECKING:
-    from .dispatch import Outcome  # dispatch imports this module
+from .types import Attempt
 
 GONE = "The endpoint answered 410 Gone."
 FAILING = "failing"
@@ -57,7 +54,7 @@ def _runs(outcomes):
 
 
 def update(
-    outcomes: Iterable["Outcome"], now: int, disable_after_ms: int | None = None
+    outcomes: Iterable[Attempt], now: int, disable_after_ms: int | None = None
 ) -> dict[str, str]:
     """Inside the recording transaction: track failing runs, disable gone and failing
     endpoints; returns ``{endpoint_id: reason}`` of the endpoints disabled now."""

@@ -1,6 +1,6 @@
 """Webhook endpoints: create, read, list, update, delete, rotate the secret. No Flask here."""
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -9,8 +9,6 @@ from ..config import current_config
 from ..crypto import UnreadableSecret
 from ..db import first_or_error, write_transaction
 from ..errors import ApiError, validation_error
-from ..events.catalogue import SUBSCRIBABLE
-from ..events.feed import scope_of
 from ..ids import new_id
 from ..pagination import paginate_args
 from ..shapes import compile_serializer, field_names
@@ -19,8 +17,8 @@ from . import deliveries
 from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from .shapes import WebhookSchema, WebhookWithSecretSchema
 from .signing import new_secret
+from .subscriptions import check_events, require_event_scopes
 
-WILDCARD = "*"
 ENDPOINT_FIELDS = field_names(WebhookSchema)
 MAX_URL_LENGTH = 2048
 
@@ -69,51 +67,6 @@ def check_url(url: str) -> str:
                 details={"fields": {"url": [str(exc)]}},
             ) from None
     return url
-
-
-def check_events(events: Iterable[str]) -> list[str]:
-    """A non-empty list of known event types, or ``["*"]``; returned as given."""
-    if not isinstance(events, list) or not events:
-        raise validation_error({"events": ['At least one event type, or ["*"] for all.']})
-    problems = []
-    for item in events:
-        if item == WILDCARD:
-            if len(events) > 1:
-                problems.append('"*" stands alone: it already means every event type.')
-        elif item not in SUBSCRIBABLE:
-            problems.append(f"Unknown event type: {item}.")
-    if len(set(events)) != len(events):
-        problems.append("An event type is listed twice.")
-    if problems:
-        raise validation_error({"events": sorted(set(problems))})
-    return list(events)
-
-
-def require_event_scopes(events: Iterable[str], has_scope: Callable[[str], bool] | None) -> None:
-    """Receiving events of a domain needs that domain's read scope, as the events feed
-    does (``"*"``: every domain's): subscribing an endpoint, pointing it elsewhere and
-    recovering its events would otherwise read what the caller's scopes do not cover.
-    ``has_scope`` None: the operator (no check)."""
-    if has_scope is None:
-        return
-    events = list(events)
-    types = SUBSCRIBABLE if WILDCARD in events else events
-    missing = sorted(
-        {scope for scope in map(scope_of, types) if scope is None or not has_scope(scope)},
-        key=str,
-    )
-    if missing:
-        raise ApiError(
-            "INSUFFICIENT_SCOPE",
-            "Receiving these events needs the read scope of each of their domains: "
-            + ", ".join(str(scope) for scope in missing)
-            + ".",
-            details={"required_scope": missing[0], "required_scopes": missing},
-        )
-
-
-def matches(events: Iterable[str], event_type: str) -> bool:
-    return WILDCARD in events or event_type in events
 
 
 # Reads ------------------------------------------------------------------------------------

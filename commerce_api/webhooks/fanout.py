@@ -17,8 +17,8 @@ from ..db import db, is_postgres, write_transaction
 from ..events.models import Event
 from ..ids import new_id
 from ..sql import Statement, executemany, insert_statement, marks
-from .endpoints import matches
 from .models import WebhookDelivery, WebhookEndpoint
+from .subscriptions import matches
 
 ADVISORY_LOCK_KEY = 0x5745_4248_4F4F_4B31 & 0x7FFF_FFFF_FFFF_FFFF  # "WEBHOOK1"
 

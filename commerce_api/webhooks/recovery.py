@@ -20,9 +20,9 @@ from ..errors import ApiError
 from ..events.models import Event
 from ..sql import Statement, marks
 from ..timeutil import format_ms, now_ms
-from .endpoints import matches, require_event_scopes
 from .fanout import delivery_row, event_order_column, insert_deliveries
 from .models import WebhookDelivery, WebhookEndpoint
+from .subscriptions import matches, require_event_scopes
 
 # ``{order}``: ``event_order_column()``; ``fanned_out_at`` is the outbox's own column
 _CANDIDATES = Statement(

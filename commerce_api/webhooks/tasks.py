@@ -3,7 +3,7 @@
 import threading
 
 from ..config import current_config
-from ..jobs.registry import background_loop, periodic
+from ..jobs.registry import background_loop, periodic, register_marked
 from . import retention
 from .service import run_loop
 
@@ -20,3 +20,8 @@ def webhook_delivery(stop: threading.Event) -> None:
 def webhook_retention() -> dict[str, int]:
     """Delete finished deliveries and delivered events older than the retention age."""
     return retention.purge(float(current_config()["WEBHOOK_RETENTION_DAYS"]))
+
+
+def register() -> None:
+    """Register this domain's background work and checks (``commerce_api.tasks``)."""
+    register_marked(__name__)

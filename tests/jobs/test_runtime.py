@@ -632,7 +632,7 @@ def periodic_tasks():
 
 def test_periodic_task_runs_once_when_due_across_workers(jobs_app, periodic_tasks):
     calls = []
-    registry.periodic("probe", 3600)(lambda: calls.append(time.time()))
+    registry.add_periodic("probe", 3600, lambda: calls.append(time.time()))
     run_worker(jobs_app)
     assert len(calls) == 1
     run_worker(jobs_app)  # another worker: not due for an hour
@@ -648,7 +648,7 @@ def test_periodic_task_runs_once_when_due_across_workers(jobs_app, periodic_task
 
 def test_periodic_task_is_skipped_while_another_worker_runs_it(jobs_app, periodic_tasks):
     calls = []
-    registry.periodic("probe", 60)(lambda: calls.append(1))
+    registry.add_periodic("probe", 60, lambda: calls.append(1))
     with jobs_app.app_context():
         jobqueue.ensure_periodic_rows(periodic_tasks)
         assert jobqueue.claim_periodic("probe", "other-worker", 30_000)
@@ -667,7 +667,7 @@ def test_periodic_errors_are_logged_and_never_stop_the_worker(
     def broken():
         raise RuntimeError("marketplace down")
 
-    registry.periodic("broken", 60)(broken)
+    registry.add_periodic("broken", 60, broken)
     job_id = dispatch(client, headers, "test_noop")["id"]
     run_worker(jobs_app)
     assert get(client, headers, job_id)["status"] == "completed"
@@ -695,7 +695,7 @@ def test_completion_event_row_matches_emit(jobs_app, tenant):
     with jobs_app.app_context():
         job_id = enqueue_job(tenant.id, "test_noop", {}).id
         (job,) = jobqueue.claim_jobs("worker-a", 1, 30_000)
-        _, _, row = completion.prepare_completion(job, "worker-a", {"ok": 1}, now_ms())
+        row = completion.prepare_completion(job, "worker-a", {"ok": 1}, now_ms()).event
         fields = Event._meta.sorted_fields
         assert {f.name for f in fields} == {
             "id",

@@ -27,9 +27,8 @@ MIGRATIONS = sorted(pathlib.Path(DIRECTORY).glob("[0-9]*.py"))
 
 # What a migration may import from the package: helpers with no model in them.
 ALLOWED_IMPORTS = {
-    "commerce_api.db": {"is_postgres"},
-    "commerce_api.crypto": {"PREFIX", "encrypt"},
-    "commerce_api.migrations.frozen": {"Frozen", "stub"},
+    "commerce_api.db": {"is_postgres"},  # the engine of the database migrated: no model
+    "commerce_api.migrations.frozen": {"Frozen", "stub", "SECRET_PREFIX", "SecretBox"},
 }
 # The migrations' shared base and stubs obey the same rule as a migration.
 CHECKED = [*MIGRATIONS, pathlib.Path(DIRECTORY) / "frozen.py"]

@@ -5,16 +5,9 @@ from decimal import Decimal as D
 
 import pytest
 
-from commerce_api.pricing.engine import (
-    Offer,
-    PriceInput,
-    Rule,
-    RuleSet,
-    compute_price,
-    find_conflict,
-    matching_rules,
-)
+from commerce_api.pricing.engine import RuleSet, compute_price, find_conflict, matching_rules
 from commerce_api.pricing.probability import buy_box_probability
+from commerce_api.pricing.types import Offer, PriceInput, Rule
 
 NOW = 1_800_000_000_000
 HOUR_MS = 3_600_000

@@ -6,8 +6,9 @@ from decimal import ROUND_CEILING, Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from commerce_api.pricing.engine import Offer, PriceInput, Rule, RuleSet, compute_price
+from commerce_api.pricing.engine import RuleSet, compute_price
 from commerce_api.pricing.probability import buy_box_probability
+from commerce_api.pricing.types import Offer, PriceInput, Rule
 
 NOW = 1_800_000_000_000
 DAY_MS = 86_400_000
