@@ -12,8 +12,8 @@ from .services import (
     check_base_url,
     check_credentials,
     check_settings,
-    check_shopify_locations,
 )
+from .shopify_locations import check_shopify_locations
 
 
 def _locked(tenant_id, connection_id):

@@ -4,6 +4,7 @@ connectors): within the call's deadline, through the connection's keep-alive poo
 size and read as JSON (no NaN or Infinity)."""
 
 import json
+from typing import Any
 
 import requests
 
@@ -16,8 +17,16 @@ MAX_RESPONSE_BYTES = 50 * 1024 * 1024
 
 
 def exchange(
-    connector, label, method, url, *, params=None, json_body=None, data=None, headers=None
-):
+    connector: Any,
+    label: str,
+    method: str,
+    url: str,
+    *,
+    params: dict[str, Any] | None = None,
+    json_body: Any = None,
+    data: bytes | str | dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, Any, dict[str, str]]:
     """One HTTP exchange of ``connector`` (``label``: the marketplace's name in messages);
     returns (status, JSON body or None, headers with lower-case names)."""
     deadline = remaining(current_config()["MARKETPLACE_DEADLINE_SECONDS"])
@@ -69,7 +78,8 @@ def exchange(
     return status, payload, {k.lower(): v for k, v in answer_headers.items()}
 
 
-def read_capped(response, label):
+def read_capped(response: requests.Response, label: str) -> bytes:
+    """The answer's body, refused past ``MAX_RESPONSE_BYTES``."""
     chunks, size = [], 0
     for chunk in response.iter_content(65536):
         size += len(chunk)
@@ -83,7 +93,7 @@ def _no_constant(name):
     raise ValueError(f"{name} is not JSON")
 
 
-def unavailable(exc, allow_private, label):
+def unavailable(exc: Exception, allow_private: bool, label: str) -> MarketplaceUnavailable:
     """The unavailable error for a failed exchange (re-raises what is not one)."""
     if isinstance(exc, netguard.AddressNotAllowed):
         return MarketplaceUnavailable(str(exc), code="TARGET_NOT_ALLOWED")

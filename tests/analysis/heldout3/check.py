@@ -1,14 +1,28 @@
-"""Consistency checks for held-out set 3 (data only; runs no project code). Usage: python3 check.py"""
-import json, os, re, collections
+"""Consistency checks for held-out set 3 (data only; runs no project code).
+
+Usage: python3 check.py
+"""
+
+import collections
+import json
+import os
+import re
+from pathlib import Path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 errors = []
 
+
 def norm(s):
     return re.sub(r"\s+", " ", s.lower().replace("-", " ")).strip()
 
+
 def has_phrase(text, term):
-    return re.search(r"(?<![a-z0-9])" + re.escape(norm(term)) + r"(?![a-z0-9])", norm(text)) is not None
+    return (
+        re.search(r"(?<![a-z0-9])" + re.escape(norm(term)) + r"(?![a-z0-9])", norm(text))
+        is not None
+    )
+
 
 def gtin_ok(g):
     if not re.fullmatch(r"\d{13}", g):
@@ -16,7 +30,8 @@ def gtin_ok(g):
     s = sum(int(d) * (3 if i % 2 else 1) for i, d in enumerate(g[:12]))
     return (10 - s % 10) % 10 == int(g[12])
 
-m = json.load(open(os.path.join(HERE, "mentions.json")))
+
+m = json.loads(Path(HERE, "mentions.json").read_text())
 all_gtins = {}
 n_ans = n_prod = 0
 per_sku_pos = collections.Counter()
@@ -50,12 +65,14 @@ for shop in m["shops"]:
         # an exact title (normalised) in the text must be labelled
         for p in shop["products"]:
             if norm(p["title"]) in norm(a["text"]) and p["sku"] not in a["mentions"]:
-                errors.append(a["id"] + ": exact title of " + p["sku"] + " present but not labelled")
+                errors.append(
+                    a["id"] + ": exact title of " + p["sku"] + " present but not labelled"
+                )
     for s in skus:
         if per_sku_pos[s] == 0:
             errors.append("sku never labelled positive: " + s)
 
-k = json.load(open(os.path.join(HERE, "keywords.json")))
+k = json.loads(Path(HERE, "keywords.json").read_text())
 by_cat = collections.defaultdict(list)
 for p in k["products"]:
     by_cat[p["category"]].append(p)
@@ -66,27 +83,37 @@ for cat, terms in k["categories"].items():
     for t in terms:
         n = sum(has_phrase(x, t) for x in titles)
         if not n * 2 > len(titles):
-            errors.append("%s: term %r used by %d of %d titles" % (cat, t, n, len(titles)))
+            errors.append(f"{cat}: term {t!r} used by {n} of {len(titles)} titles")
 for p in k["products"]:
     common = {norm(t) for t in k["categories"][p["category"]]}
     acc = {norm(s) for g in p["acceptable"] for s in g}
     for s in acc:
         if has_phrase(p["title"], s):
-            errors.append(p["sku"] + ": acceptable %r already in title" % s)
+            errors.append(p["sku"] + f": acceptable {s!r} already in title")
     for w in p["wrong"]:
         if norm(w) in acc:
-            errors.append(p["sku"] + ": wrong %r also acceptable" % w)
+            errors.append(p["sku"] + f": wrong {w!r} also acceptable")
     lacks = [t for t in common if not has_phrase(p["title"], t)]
     is_elig = bool(lacks) and any(norm(s) in common for g in p["acceptable"] for s in g)
     eligible += is_elig
     # every acceptable term should appear in some title of the category
     for g in p["acceptable"]:
         if not any(has_phrase(q["title"], s) for s in g for q in by_cat[p["category"]]):
-            errors.append(p["sku"] + ": acceptable group %r used by no title of its category" % g)
+            errors.append(p["sku"] + f": acceptable group {g!r} used by no title of its category")
 
-print("shops", len(m["shops"]), "products", n_prod, "answers", n_ans,
-      "positive answers", sum(1 for s in m["shops"] for a in s["answers"] if a["mentions"]))
-print("categories", len(k["categories"]), "keyword products", len(k["products"]), "eligible", eligible)
+print(
+    "shops",
+    len(m["shops"]),
+    "products",
+    n_prod,
+    "answers",
+    n_ans,
+    "positive answers",
+    sum(1 for s in m["shops"] for a in s["answers"] if a["mentions"]),
+)
+print(
+    "categories", len(k["categories"]), "keyword products", len(k["products"]), "eligible", eligible
+)
 print("kinds", dict(collections.Counter(a["kind"] for s in m["shops"] for a in s["answers"])))
 print("errors", len(errors))
 for e in errors:
