@@ -13,6 +13,12 @@ sent:
   follow     until the other channel received the SKU's new quantity (the listing
              dropped by the order; DESIGN 13: within 2 s more)
 
+``--connector shopify``: the notifying shop is the Shopify contract fake
+(tests/support/shopify_fake.py) instead of the sandbox: each order is created in the fake
+and the fake signs and sends its ``orders/create`` webhook; the worker pulls that order
+through the fake's Admin GraphQL endpoint. The fake's refused documents and throttled
+requests are reported (bar: 0 each).
+
 The cursor pull is off (``ORDER_PULL_INTERVAL_SECONDS`` one hour): every order arrives by
 its notification. SQLite (a temporary file) by default; ``--database-url`` for PostgreSQL
 (a database of its own, emptied by ``init-db`` expectations: give a fresh one). Exit
@@ -60,6 +66,7 @@ CONFIG = {
     "ORDER_NOTIFIED_POLL_INTERVAL": 0.05,
     "MARKETPLACE_PUSH_POLL_INTERVAL": 0.05,
     "WORKER_POLL_INTERVAL": 0.1,
+    "RATE_LIMIT_ENABLED": 0,  # the bench polls GET /api/orders every 10 ms
 }
 
 
@@ -70,7 +77,7 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
 
 
-def seed(base, key, tenant_id, marketplace):
+def seed(base, key, tenant_id, marketplace, fake=None):
     from commerce_api.db import db
     from commerce_api.inventory.services import create_warehouse
     from commerce_api.marketplaces.services import connect_marketplace
@@ -81,9 +88,19 @@ def seed(base, key, tenant_id, marketplace):
         connect_marketplace(
             tenant_id, "mirakl", "http", base_url=marketplace.url, allow_private=True
         )
-        shop = connect_notified(tenant_id)
+        if fake is None:
+            shop = connect_notified(tenant_id)
+        else:
+            shop = connect_marketplace(
+                tenant_id,
+                "shopify",
+                "shopify",
+                settings=fake.settings(warehouse),
+                credentials=fake.credentials(),
+                allow_private=True,
+            )
     for sku in SKUS:
-        product = {"sku": sku, "title": f"Bench {sku}", "gtin": "4006381333931"}
+        product = {"sku": sku, "title": f"Bench {sku}", "gtin": "4006381333931", "status": "active"}
         response = requests.post(f"{base}/api/products", json=product, headers=auth, timeout=10)
         assert response.status_code == 201, response.text
         response = requests.put(
@@ -93,13 +110,14 @@ def seed(base, key, tenant_id, marketplace):
             timeout=10,
         )
         assert response.status_code == 200, response.text
-        response = requests.patch(
-            f"{base}/api/products/{sku}/listings/mirakl",
-            json={"price": 12.5},
-            headers=auth,
-            timeout=10,
-        )
-        assert response.status_code == 200, response.text
+        for channel in ("mirakl", "shopify") if fake is not None else ("mirakl",):
+            response = requests.patch(
+                f"{base}/api/products/{sku}/listings/{channel}",
+                json={"price": 12.5},
+                headers=auth,
+                timeout=10,
+            )
+            assert response.status_code == 200, response.text
     return shop.id, auth
 
 
@@ -113,6 +131,56 @@ def visible(base, auth, external_id):
     return response.status_code == 200 and bool(response.json()["data"])
 
 
+class Sandbox:
+    """The sandbox shop: places an order and sends its signed notification."""
+
+    fake = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def place_and_notify(self, session, base, shop_id, sku):
+        from commerce_api.db import db
+
+        with db.connection_context():
+            order = place_order(shop_id, [{"sku": sku, "quantity": 1}])
+        external_id = order["external_order_id"]
+        headers, body = signed(external_id)
+        sent = time.monotonic()
+        response = session.post(
+            base + notification_path(shop_id), data=body, headers=headers, timeout=10
+        )
+        return external_id, sent, response
+
+
+class Shopify:
+    """The Shopify contract fake: the order is created in the shop, which signs and sends
+    its ``orders/create`` webhook."""
+
+    def __enter__(self):
+        from tests.support.shopify_fake import ShopifyFake
+
+        self.fake = ShopifyFake().__enter__()
+        for sku in SKUS:
+            self.fake.add_variant(sku, price="12.50", quantity=0)
+        return self
+
+    def __exit__(self, *exc):
+        return self.fake.__exit__(*exc)
+
+    def place_and_notify(self, session, base, shop_id, sku):
+        gid = self.fake.add_order([(sku, 1, "12.50")])
+        headers, body = self.fake.notification(gid)
+        sent = time.monotonic()
+        response = session.post(
+            base + notification_path(shop_id), data=body, headers=headers, timeout=10
+        )
+        return gid, sent, response
+
+
 def run(args, database_url):
     init_db(database_url)
     bind_database(database_url)
@@ -120,7 +188,8 @@ def run(args, database_url):
     env = child_env(database_url, **CONFIG)
     import subprocess
 
-    with ListingMarketplace(delay=args.delay) as marketplace:
+    shop_kind = Shopify() if args.connector == "shopify" else Sandbox()
+    with ListingMarketplace(delay=args.delay) as marketplace, shop_kind as shop:
         worker = subprocess.Popen(
             [sys.executable, "-m", "commerce_api.cli", "worker"],
             cwd=ROOT,
@@ -129,26 +198,21 @@ def run(args, database_url):
         )
         try:
             with gunicorn("wsgi:app", env, workers=2) as base:
-                shop_id, auth = seed(base, key, tenant_id, marketplace)
+                shop_id, auth = seed(base, key, tenant_id, marketplace, shop.fake)
                 assert wait_for(
                     lambda: all(marketplace.last_quantity(s) == STOCK for s in SKUS), timeout=60
                 ), "the listings were not pushed"
+                if shop.fake is not None:
+                    assert wait_for(
+                        lambda: all(shop.fake.quantity(s) == STOCK for s in SKUS), timeout=60
+                    ), "the Shopify listings were not pushed"
                 answers, visibles, follows = [], [], []
                 left = dict.fromkeys(SKUS, STOCK)
                 session = requests.Session()
                 for n in range(args.orders):
                     sku = SKUS[n % len(SKUS)]
-                    from commerce_api.db import db
-
-                    with db.connection_context():
-                        order = place_order(shop_id, [{"sku": sku, "quantity": 1}])
                     left[sku] -= 1
-                    external_id = order["external_order_id"]
-                    headers, body = signed(external_id)
-                    sent = time.monotonic()
-                    response = session.post(
-                        base + notification_path(shop_id), data=body, headers=headers, timeout=10
-                    )
+                    external_id, sent, response = shop.place_and_notify(session, base, shop_id, sku)
                     answers.append(time.monotonic() - sent)
                     assert response.status_code == 200, response.text
                     while not visible(base, auth, external_id):
@@ -162,9 +226,21 @@ def run(args, database_url):
                             raise SystemExit(f"{sku} not pushed within 30 s")
                         time.sleep(0.01)
                     follows.append(time.monotonic() - seen)
+                if shop.fake is not None:
+                    # the shop's own listings follow too (pushed through the cost bucket)
+                    wait_for(
+                        lambda: all(shop.fake.quantity(s) == left[s] for s in SKUS), timeout=30
+                    )
+                    counts = {
+                        "refused": shop.fake.refused_count(),
+                        "throttled": shop.fake.throttled,
+                        "shop_behind": sum(shop.fake.quantity(s) != left[s] for s in SKUS),
+                    }
+                else:
+                    counts = {}
         finally:
             stop_process(worker)
-    return answers, visibles, follows
+    return answers, visibles, follows, counts
 
 
 def main():
@@ -172,13 +248,21 @@ def main():
     parser.add_argument("--orders", type=int, default=100)
     parser.add_argument("--delay", type=float, default=0.05)
     parser.add_argument("--database-url", default=None)
+    parser.add_argument(
+        "--connector",
+        choices=("sandbox", "shopify"),
+        default="sandbox",
+        help="the notifying shop: the sandbox, or the Shopify contract fake",
+    )
     args = parser.parse_args()
     with temp_directory() as folder:
         database_url = args.database_url or sqlite_url(os.path.join(folder, "bench.db"))
         engine = "postgresql" if database_url.startswith("postgres") else "sqlite"
-        answers, visibles, follows = run(args, database_url)
+        answers, visibles, follows, counts = run(args, database_url)
     failed = False
-    print(f"notifications: {args.orders} orders, one after another, {engine}")
+    print(
+        f"notifications: {args.orders} orders, one after another, {engine}, {args.connector} shop"
+    )
     for name, values, bar in (
         ("answer", answers, BAR_ANSWER_P99),
         ("visible in the API", visibles, BAR_VISIBLE_P99),
@@ -191,6 +275,10 @@ def main():
             f"  {name:40s} p50 {p50 * 1000:7.1f} ms  p99 {p99 * 1000:7.1f} ms"
             f"  max {max(values) * 1000:7.1f} ms  bar p99 <= {bar:.1f} s: {'ok' if ok else 'FAIL'}"
         )
+    for name, value in counts.items():
+        ok = value == 0
+        failed |= not ok
+        print(f"  {name:40s} {value:5d}  bar 0: {'ok' if ok else 'FAIL'}")
     return 1 if failed else 0
 
 
