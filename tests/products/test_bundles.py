@@ -384,3 +384,52 @@ def test_the_migration_drops_the_record_a_bundle_kept(client, headers, parts):
     assert [r["sku"] for r in listed["data"]] == ["MUG-1", "TOWEL-1"]
     assert listed["meta"]["total"] == 2
     assert record(client, headers, "GIFT-1")["total_available"] == 5
+
+
+def test_a_product_get_reads_the_product_and_its_components_in_one_statement(client, headers):
+    """GET /api/products/:sku costs what it cost before bundles existed (issue 34: the
+    product GET may not get slower): besides authentication, two statements for a product
+    without listings (the product with its components, its listings)."""
+    import logging
+
+    for sku in ("PLAIN-1", "PART-1", "PART-2"):
+        body = {"sku": sku, "title": sku, "status": "active"}
+        assert client.post("/api/products", json=body, headers=headers).status_code == 201
+    components = [{"sku": "PART-2", "quantity": 1}, {"sku": "PART-1", "quantity": 3}]
+    body = {"sku": "SET-1", "title": "Set", "status": "active", "components": components}
+    assert client.post("/api/products", json=body, headers=headers).status_code == 201
+
+    class Statements(logging.Handler):
+        def __init__(self):
+            super().__init__()
+            self.count = 0
+
+        def emit(self, record):
+            message = record.getMessage()
+            statement = message.startswith("(")  # not the pool's own messages
+            if statement and '"tenant"' not in message and '"api_key"' not in message:
+                self.count += 1
+
+    logger = logging.getLogger("peewee")
+    seen = {}
+    for sku in ("PLAIN-1", "SET-1"):
+        client.get(f"/api/products/{sku}", headers=headers)  # warm (first-use caches)
+        handler, level = Statements(), logger.level
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG)
+        try:
+            response = client.get(f"/api/products/{sku}", headers=headers)
+        finally:
+            logger.removeHandler(handler)
+            logger.setLevel(level)
+        assert response.status_code == 200
+        seen[sku] = (handler.count, response.get_json()["data"])
+    assert seen["PLAIN-1"][0] == 2 and seen["SET-1"][0] == 2, seen
+    assert seen["PLAIN-1"][1]["components"] == []
+    assert seen["SET-1"][1]["components"] == [
+        {"sku": "PART-1", "quantity": 3},
+        {"sku": "PART-2", "quantity": 1},
+    ]
+    response = client.get("/api/products/NOPE-1", headers=headers)
+    assert response.status_code == 404
+    assert response.get_json()["error"]["code"] == "PRODUCT_NOT_FOUND"
