@@ -136,7 +136,12 @@ def seed(base, shop, rng):
         body = {"sku": sku, "title": sku, "status": "active", "components": components}
         response = session.post(f"{base}/api/products", json=body)
         assert response.status_code == 201, response.text
-    for sku in shop.skus:
+    for sku in shop.skus:  # nothing is pushed without a price someone chose
+        for channel in CHANNELS:
+            response = session.patch(
+                f"{base}/api/products/{sku}/listings/{channel}", json={"price": 12.5}
+            )
+            assert response.status_code == 200, response.text
         assert session.post(f"{base}/api/products/{sku}/sync").status_code == 202
     session.close()
 
