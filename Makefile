@@ -4,6 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-runtime
+# pytest-xdist processes of `make test` (.ci/run runs it with 4 beside the PostgreSQL pass)
+PYTEST_N ?= 8
 
 .PHONY: run test test-pg lint format bench clean
 
@@ -26,7 +28,7 @@ run: $(RUN_STAMP)
 	$(BIN)/commerce-api serve --bind 127.0.0.1:8000 --workers 2 --with-worker
 
 test: $(STAMP)
-	$(BIN)/pytest -n 8
+	$(BIN)/pytest -n $(PYTEST_N)
 
 test-pg: $(STAMP)
 	COMMERCE_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test $(BIN)/pytest -n 4

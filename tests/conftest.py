@@ -2,6 +2,9 @@
 names one), emptied before each test; ``app``, ``client``, ``runner``, ``tenant``, ``headers``.
 """
 
+import inspect
+import re
+
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
@@ -107,3 +110,34 @@ def headers(tenant):
     """Headers of an all-scopes key on ``tenant``."""
     _, secret = make_key(tenant)
     return auth_headers(tenant, secret)
+
+
+# Collection: engine-free tests checked, slow modules first ---------------------------------
+
+# what an engine-free test may not use: the test database, or the engine the run is given
+ENGINE_SIGNS = ("database_url",)
+ENGINE_WORDS = re.compile(r"\bBASE_URL\b|\bis_postgres_url\(")
+
+
+def pytest_collection_modifyitems(config, items):
+    """``engine_free`` tests (the same on either engine: the PostgreSQL pass of ``.ci/run``
+    leaves them to the SQLite pass) may use neither the test database nor the engine of the
+    run; then the modules holding ``slow`` tests are put first, so that pytest-xdist starts
+    the longest tests at once rather than at the end of the run (collection order otherwise
+    kept: a module's tests stay together, for its module-scoped fixtures)."""
+    sources = {}
+    for item in items:
+        if item.get_closest_marker("engine_free") is None:
+            continue
+        used = [name for name in ENGINE_SIGNS if name in item.fixturenames]
+        module = item.module
+        if module not in sources:
+            sources[module] = inspect.getsource(module)
+        words = ENGINE_WORDS.findall(sources[module])
+        if used or words:
+            raise pytest.UsageError(
+                f"{item.nodeid} is marked engine_free but uses {used + words}: "
+                "a test of the engine runs on both passes"
+            )
+    slow_modules = {item.module for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.module not in slow_modules)

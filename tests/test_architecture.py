@@ -11,6 +11,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.engine_free  # the same on either engine: the SQLite pass runs it
+
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "commerce_api"
 
 # Lowest first. A module may import modules of its own layer or of lower layers.

@@ -14,6 +14,8 @@ import pytest
 
 from tests.support.servers import ROOT
 
+pytestmark = pytest.mark.engine_free  # the same on either engine: the SQLite pass runs it
+
 
 def run_cli(args, database, **env):
     url = f"sqlite:///{quote(str(database))}"

@@ -5,7 +5,11 @@ import json
 import os
 import sqlite3
 
+import pytest
+
 from tests.support.servers import ROOT, run_cli
+
+pytestmark = pytest.mark.engine_free  # the same on either engine: the SQLite pass runs it
 
 
 def _env(**config):

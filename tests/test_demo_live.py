@@ -18,6 +18,8 @@ from tests.support.servers import (
 )
 from tests.support.waiting import wait_for
 
+pytestmark = pytest.mark.engine_free  # the same on either engine: the SQLite pass runs it
+
 MARKETPLACE = "amazon"
 
 

@@ -15,6 +15,8 @@ from commerce_api.shapes import (
     field_names,
 )
 
+pytestmark = pytest.mark.engine_free  # the same on either engine: the SQLite pass runs it
+
 
 class Inner(ma.Schema):
     name = ma.fields.String()

@@ -12,6 +12,8 @@ The sentiment set is in ``test_analysis_sentiment.py``.
 import json
 from pathlib import Path
 
+import pytest
+
 from commerce_api.analysis.demo_listings import DEMO_LISTINGS
 from commerce_api.analysis.listing_keywords import KeywordCorpus, title_terms
 from commerce_api.analysis.listing_title import stem
@@ -21,6 +23,8 @@ from commerce_api.analysis.visibility_match import Product as Known
 from commerce_api.demo import DEMO_PRODUCTS
 
 from .labelled import DEV_KEYWORDS, DEV_MENTIONS, keyword_scores, load_mention_shops, mention_scores
+
+pytestmark = pytest.mark.engine_free  # the same on either engine: the SQLite pass runs it
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -2,8 +2,12 @@
 options, variant colours and sizes in mention detection; words cut out of phrases or said
 of another part in keyword suggestions."""
 
+import pytest
+
 from commerce_api.analysis.listing_keywords import KeywordCorpus, standalone_words
 from commerce_api.analysis.visibility_match import CatalogueMatcher, Product, sizes_of
+
+pytestmark = pytest.mark.engine_free  # the same on either engine: the SQLite pass runs it
 
 SHOP = [
     Product("BOWL-SAGE", "Stoneware Serving Bowl 24 cm, Sage"),

@@ -8,6 +8,8 @@ import pytest
 from commerce_api.analysis.listing_keywords import KeywordCorpus
 from commerce_api.analysis.visibility_match import CatalogueMatcher, Product, sizes_of
 
+pytestmark = pytest.mark.engine_free  # the same on either engine: the SQLite pass runs it
+
 SHOP = [
     Product("X-BANK-10", "10,000 mAh Magnetic Power Bank"),
     Product("X-PACK-45", "Ridgeway 45L Hiking Backpack with Rain Cover"),

@@ -16,6 +16,7 @@ from tests.support.servers import ROOT, gunicorn_server, process_env
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.engine_free,  # a cluster of its own: the SQLite pass runs it
     pytest.mark.skipif(postgres_bin() is None, reason="PostgreSQL is not installed"),
 ]
 

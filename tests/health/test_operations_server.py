@@ -64,8 +64,10 @@ def test_metrics_of_a_two_process_server_add_up_and_match_the_database(
 
 
 # The CLI never creates an empty database ------------------------------------------------
+# (engine_free: these tests set their own database URL, or none)
 
 
+@pytest.mark.engine_free
 @pytest.mark.parametrize(
     "args",
     [
@@ -87,6 +89,7 @@ def test_a_command_without_a_database_exits_2_and_creates_nothing(tmp_path, args
     assert list(tmp_path.iterdir()) == []  # no instance/, no db file, no rate-limit file
 
 
+@pytest.mark.engine_free
 def test_a_file_without_the_schema_is_refused_too(tmp_path):
     path = tmp_path / "other.db"
     sqlite3.connect(path).close()
@@ -97,6 +100,7 @@ def test_a_file_without_the_schema_is_refused_too(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
 
 
+@pytest.mark.engine_free
 def test_version_prints_the_services_version():
     from commerce_api.health.routes import VERSION
 
@@ -105,6 +109,7 @@ def test_version_prints_the_services_version():
     assert done.stdout.strip() == f"commerce-api {VERSION}"
 
 
+@pytest.mark.engine_free
 def test_backup_on_postgres_points_to_pg_dump():
     env = {**os.environ, "COMMERCE_DATABASE_URL": "postgresql://u@127.0.0.1:1/x"}
     done = run_cli(["backup", "--to", "/tmp/never.db"], env)
@@ -206,6 +211,7 @@ main()
 """
 
 
+@pytest.mark.engine_free
 @pytest.mark.parametrize(
     ("setting", "url", "extra"),
     [
@@ -221,6 +227,7 @@ def test_a_url_without_its_driver_says_which_extra_to_install(tmp_path, setting,
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.engine_free
 def test_sqlite_needs_neither_driver(tmp_path):
     env = process_env(f"sqlite:///{tmp_path}/db.sqlite")
     for args in (["init-db"], ["tenants", "create", "--name", "N", "--json"]):

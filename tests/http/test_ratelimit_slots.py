@@ -9,6 +9,8 @@ from commerce_api.http import ratelimit_slots
 from commerce_api.http.ratelimit import SqliteFileCounter
 from commerce_api.http.ratelimit_slots import SlotFileCounter
 
+pytestmark = pytest.mark.engine_free  # the same on either engine: the SQLite pass runs it
+
 MINUTE, HOUR = 29_000_000, 483_333  # window numbers (Unix time // 60, // 3600)
 
 

@@ -9,6 +9,8 @@ from commerce_api.pricing.engine import RuleSet, compute_price, find_conflict, m
 from commerce_api.pricing.probability import buy_box_probability
 from commerce_api.pricing.types import Offer, PriceInput, Rule
 
+pytestmark = pytest.mark.engine_free  # the same on either engine: the SQLite pass runs it
+
 NOW = 1_800_000_000_000
 HOUR_MS = 3_600_000
 

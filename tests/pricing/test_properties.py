@@ -3,12 +3,15 @@
 import random
 from decimal import ROUND_CEILING, Decimal
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from commerce_api.pricing.engine import RuleSet, compute_price
 from commerce_api.pricing.probability import buy_box_probability
 from commerce_api.pricing.types import Offer, PriceInput, Rule
+
+pytestmark = pytest.mark.engine_free  # the same on either engine: the SQLite pass runs it
 
 NOW = 1_800_000_000_000
 DAY_MS = 86_400_000
