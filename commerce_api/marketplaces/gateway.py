@@ -24,9 +24,9 @@ Failures are the connector's own two exceptions (``base.MarketplaceRejection``,
 ``base.MarketplaceUnavailable``), with ``attempt_id`` set when an attempt was recorded.
 ``calls.call_marketplace`` maps them to the API's 422/503 for request handlers.
 
-Listings (``listing_sync``, ``listings.update_listing``) and prices (``prices.push_price``,
+Listings (``listing_push``, ``product_sync.update_listing``) and prices (``prices.push_price``,
 ``prices.record_pushed_prices``) are written only by this package (marking a listing
-pending is the one exception: ``products.listings``).
+pending is the one exception: ``products.pending_listings``).
 """
 
 import contextlib

@@ -9,14 +9,14 @@ from ..errors import ApiError
 from ..ids import new_id
 from ..inventory.models import Warehouse
 from ..jobs.services import enqueue_job, tenant_first
-from ..products.listings import mark_listings_pending
 from ..products.models import Listing
+from ..products.pending_listings import mark_listings_pending
 from ..products.services import find_product, locked_product, serialize_listing
 from ..timeutil import now_ms
 from . import services
 from .allocation import Allocation, desired_quantities
 from .calls import call_marketplace
-from .listing_sync import fulfilled_by, wire_body
+from .listing_push import fulfilled_by, wire_body
 
 
 def request_sync(
