@@ -1,5 +1,10 @@
 """Product sync (queue it, push a product to marketplaces and keep its listings) and
-listing changes made through the API."""
+listing changes made through the API.
+
+``sync_product`` is the work of the ``marketplace_sync`` job (``POST
+/api/products/:sku/sync``, one product, once; the sync history names its calls
+``push_product``). Pending listings are pushed continuously by the ``listing_push``
+background loop instead (``listing_push_loop`` over ``listing_push``)."""
 
 from collections.abc import Callable
 from typing import Any
