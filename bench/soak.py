@@ -518,7 +518,7 @@ def check(tenants, statuses):
     from commerce_api.claims import OperationClaim
     from commerce_api.inventory.models import Adjustment, Stock
     from commerce_api.jobs.models import Job
-    from commerce_api.marketplaces.listing_sync import desired_quantity, own_available
+    from commerce_api.marketplaces.listing_push import desired_quantity, own_available
     from commerce_api.products.models import Listing, Product
 
     violations, counts = [], collections.Counter()

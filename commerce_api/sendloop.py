@@ -1,6 +1,6 @@
 """The loop of a worker service that claims work, sends it from a pool of threads and
 records the outcomes: webhook delivery (``webhooks.service``) and listing pushes
-(``marketplaces.push_service``).
+(``marketplaces.listing_push_loop``).
 
 One thread (the service's own, with the database connection) records outcomes and claims
 more (``step``); the sending threads only talk to the outside and hand their outcomes

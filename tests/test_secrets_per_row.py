@@ -14,8 +14,8 @@ import pytest
 
 from commerce_api.cli import cli
 from commerce_api.marketplaces import gateway
-from commerce_api.marketplaces.listings import sync_product
-from commerce_api.marketplaces.push_service import run_loop as push_loop
+from commerce_api.marketplaces.listing_push_loop import run_loop as push_loop
+from commerce_api.marketplaces.product_sync import sync_product
 from commerce_api.products.models import Listing
 from commerce_api.webhooks.models import WebhookDelivery, WebhookEndpoint
 from tests.support.factories import headers_for, make_tenant

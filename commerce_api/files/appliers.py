@@ -8,7 +8,7 @@ from ..errors import ApiError
 from ..inventory.models import InventorySummary, Stock, Warehouse
 from ..inventory.schemas import BulkStockItemSchema, SafetyStockSchema
 from ..inventory.services import bulk_set_stock, set_safety_stock
-from ..marketplaces.listings import update_listing
+from ..marketplaces.product_sync import update_listing
 from ..products.bundles import bundle_ids, bundle_stock_error
 from ..products.models import Listing, Product
 from ..products.schemas import ListingUpdateSchema, ProductCreateSchema, ProductUpdateSchema

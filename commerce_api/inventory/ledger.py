@@ -19,7 +19,7 @@ from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
 from ..products.bundles import with_bundles
-from ..products.listings import mark_listings_pending
+from ..products.pending_listings import mark_listings_pending
 from ..shapes import compile_serializer
 from ..sql import executemany, insert_statement, update_statement
 from ..timeutil import now_ms

@@ -121,21 +121,7 @@ def reserve_stock(
         existing = _reservations(tenant_id, reference, [product_id])
         if existing:
             return _allocation(existing)
-        own = [
-            warehouse_id
-            for (warehouse_id,) in Warehouse.select(Warehouse.id)
-            .where(
-                (Warehouse.tenant == tenant_id)
-                & (Warehouse.type == "own")
-                & (Warehouse.is_active == True)  # noqa: E712 (SQL, not Python)
-            )
-            .tuples()
-        ]
-        warehouses = lock_warehouses(tenant_id, own)
-        order = sorted(
-            (w for w in warehouses.values() if w.is_active and not w.is_readonly),
-            key=lambda w: (w.created_at, w.id),
-        )
+        order = _own_warehouses_in_order(tenant_id)
         ledger = StockLedger(tenant_id, created_by)
         ledger.lock({product_id: sku}, warehouse_ids=[w.id for w in order])
         # checked again under the record's lock: a concurrent call may have just reserved
@@ -151,17 +137,7 @@ def reserve_stock(
                 f"Only {available} of {sku} available in own warehouses; {quantity} requested.",
                 details={"sku": sku, "requested": quantity, "available": available},
             )
-        whole = next((row for row in rows if row.available >= quantity), None)
-        if whole is not None:
-            plan = [(whole, quantity)]
-        else:
-            plan, left = [], quantity
-            for row in rows:
-                take = min(row.available, left)
-                plan.append((row, take))
-                left -= take
-                if not left:
-                    break
+        plan = _plan(rows, quantity)
         now = now_ms()
         reservations = []
         for row, take in plan:
@@ -182,6 +158,43 @@ def reserve_stock(
         Reservation.insert_many(reservations).execute()
         ledger.flush()
     return [{"warehouse_id": r["warehouse"], "quantity": r["quantity"]} for r in reservations]
+
+
+def _own_warehouses_in_order(tenant_id):
+    """The tenant's own, active, writable warehouses, locked, in creation order."""
+    own = [
+        warehouse_id
+        for (warehouse_id,) in Warehouse.select(Warehouse.id)
+        .where(
+            (Warehouse.tenant == tenant_id)
+            & (Warehouse.type == "own")
+            & (Warehouse.is_active == True)  # noqa: E712 (SQL, not Python)
+        )
+        .tuples()
+    ]
+    warehouses = lock_warehouses(tenant_id, own)
+    order = sorted(
+        (w for w in warehouses.values() if w.is_active and not w.is_readonly),
+        key=lambda w: (w.created_at, w.id),
+    )
+    return order
+
+
+def _plan(rows, quantity):
+    """``[(stock row, quantity)]``: the first row that has all of ``quantity`` available,
+    else the rows in order until it is covered (``rows`` have enough together)."""
+    whole = next((row for row in rows if row.available >= quantity), None)
+    if whole is not None:
+        plan = [(whole, quantity)]
+    else:
+        plan, left = [], quantity
+        for row in rows:
+            take = min(row.available, left)
+            plan.append((row, take))
+            left -= take
+            if not left:
+                break
+    return plan
 
 
 def _lock_reservations(tenant_id, reference, sku, created_by):

@@ -4,7 +4,7 @@ A connector whose ``batch_size`` is above 1 takes many pending listings of one
 connection in one ``push_listings`` call (Amazon: one ``JSON_LISTINGS_FEED``; the ``http``
 connector: ``POST /products/batch``) and answers one ``ListingResult`` per listing. The
 push service claims up to that many due listings of the connection at once
-(``listing_sync.claim``: the same lease and intent as single pushes) and records each
+(``listing_push.claim``: the same lease and intent as single pushes) and records each
 outcome as a single push's.
 
 A push the marketplace only *accepted for processing* leaves the listing ``submitted``
@@ -15,7 +15,7 @@ under the same lease columns, ``CHECK_LEASE``): ``check_submissions`` reads the 
 becomes ``in_sync`` or ``error`` with the marketplace's code and message (the
 ``listing.sync_failed`` event as for any refusal), or stays submitted and is read again
 later (at growing intervals, up to ``MAX_CHECK_DELAY_MS``). A change made meanwhile makes
-the listing ``pending`` again (``products.listings.mark_listings_pending``): it is pushed
+the listing ``pending`` again (``products.pending_listings.mark_listings_pending``): it is pushed
 anew, and a late result only moves ``synced_version`` (the value the marketplace took).
 """
 
@@ -29,10 +29,10 @@ from ..leases import Lease, lease_free
 from ..products.models import Listing, Product
 from ..sql import Statement
 from ..timeutil import now_ms
-from . import listing_sync
+from . import listing_push
 from .base import MarketplaceRejection, MarketplaceUnavailable, SubmissionCheck
 from .gateway import call
-from .listing_sync import ClaimedListing, PushOutcome
+from .listing_push import ClaimedListing, PushOutcome
 from .models import MarketplaceConnection
 from .services import record_attempt
 
@@ -268,7 +268,7 @@ def record(items: list[Any], spacing_ms: int, now: int | None = None) -> int:
             submitted.append(item)
         else:
             plain.append(item)
-    landed = listing_sync.record(plain, spacing_ms, now) if plain else 0
+    landed = listing_push.record(plain, spacing_ms, now) if plain else 0
     for outcome in sorted(submitted, key=lambda o: o.listing.id):
         listing = outcome.listing
         submission = {

@@ -104,11 +104,28 @@ def _read_token(api_token, token_file):
     return token
 
 
+SETTING_HELP = (
+    "sandbox: initial_orders, orders_per_pull, max_orders; amazon: region, "
+    "marketplace_id, seller_id, endpoint, token_endpoint; http: batch_size; shopify: "
+    "shop_domain, api_version, endpoint, locations.<warehouse id>=<location gid>."
+)
+CREDENTIAL_HELP = (
+    "amazon: lwa_client_id, lwa_client_secret, refresh_token; shopify: "
+    "access_token, webhook_secret."
+)
+
+
 def register(cli):
     @cli.group()
     def marketplaces():
         """Manage marketplace connections."""
 
+    _add_connect(marketplaces)
+    _add_update(marketplaces)
+    _add_connection_commands(marketplaces)
+
+
+def _add_connect(marketplaces):
     @marketplaces.command("connect")
     @click.option("--tenant", "tenant_id", required=True)
     @click.option(
@@ -129,17 +146,14 @@ def register(cli):
         "settings",
         multiple=True,
         metavar="NAME=VALUE",
-        help="sandbox: initial_orders, orders_per_pull, max_orders; amazon: region, "
-        "marketplace_id, seller_id, endpoint, token_endpoint; http: batch_size; shopify: "
-        "shop_domain, api_version, endpoint, locations.<warehouse id>=<location gid>.",
+        help=SETTING_HELP,
     )
     @click.option(
         "--credential",
         "credential_pairs",
         multiple=True,
         metavar="NAME=VALUE",
-        help="amazon: lwa_client_id, lwa_client_secret, refresh_token; shopify: "
-        "access_token, webhook_secret.",
+        help=CREDENTIAL_HELP,
     )
     @click.option(
         "--credential-file",
@@ -179,6 +193,8 @@ def register(cli):
         text = f"connection {connection.id} ({marketplace}, {connector})"
         print_result(serialize_connection(connection), as_json, text)
 
+
+def _add_update(marketplaces):
     @marketplaces.command("update")
     @click.option("--tenant", "tenant_id", required=True)
     @click.option("--marketplace", required=True, help="The connected marketplace to change.")
@@ -225,6 +241,10 @@ def register(cli):
         print_result(
             serialize_connection(connection), as_json, f"connection {connection.id} updated"
         )
+
+
+def _add_connection_commands(marketplaces):
+    """``disconnect``, ``check``, ``list`` and ``pull``."""
 
     @marketplaces.command("disconnect")
     @click.option("--tenant", "tenant_id", required=True)

@@ -24,9 +24,9 @@ Failures are the connector's own two exceptions (``base.MarketplaceRejection``,
 ``base.MarketplaceUnavailable``), with ``attempt_id`` set when an attempt was recorded.
 ``calls.call_marketplace`` maps them to the API's 422/503 for request handlers.
 
-Listings (``listing_sync``, ``listings.update_listing``) and prices (``prices.push_price``,
+Listings (``listing_push``, ``product_sync.update_listing``) and prices (``prices.push_price``,
 ``prices.record_pushed_prices``) are written only by this package (marking a listing
-pending is the one exception: ``products.listings``).
+pending is the one exception: ``products.pending_listings``).
 """
 
 import contextlib
@@ -176,26 +176,53 @@ def call(
             f"The connection to {connection.marketplace} is {connection.status}.",
             code="CONNECTION_DISABLED",
         )
-    recorded = resource_type is not None and resource_id is not None
-    started = time.monotonic()
+    attempt = _Attempt(
+        connection,
+        resource_type=resource_type,
+        resource_id=resource_id,
+        sku=sku,
+        operation=operation,
+        created_by=created_by,
+        details=details,
+    )
+    connector = _readable_connector(connection, attempt)
+    slot = contextlib.nullcontext()
+    if connector.remote:  # the sandbox answers in-process: nothing leaves it
+        cap = int(current_config()["MARKETPLACE_TENANT_CONCURRENCY"])
+        wait = slot_wait_seconds() if slot_wait is BY_SCOPE else slot_wait
+        slot = tenant_slot(connection.tenant_id, cap, wait=wait)
+    result = _run(connection, connector, fn, slot, attempt)
+    if getattr(connection, "status_reason", None):
+        _set_status_reason(connection, None)  # it works again
+    return Answer(result, attempt.record("succeeded"))
 
-    def record(status, error_code=None, error_message=None):
-        if not recorded:
+
+class _Attempt:
+    """One call's entry in the sync history, written only when the call names a resource
+    (``resource_type`` and ``resource_id``); its duration runs from the connector's call."""
+
+    def __init__(self, connection, **fields):
+        self.connection = connection
+        self.fields = fields
+        self.recorded = fields["resource_type"] is not None and fields["resource_id"] is not None
+        self.started = time.monotonic()
+
+    def record(self, status, error_code=None, error_message=None):
+        if not self.recorded:
             return None
         return record_attempt(
-            connection,
-            resource_type=resource_type,
-            resource_id=resource_id,
-            sku=sku,
-            operation=operation,
-            created_by=created_by,
-            details=details,
-            duration_ms=int((time.monotonic() - started) * 1000),
+            self.connection,
+            **self.fields,
+            duration_ms=int((time.monotonic() - self.started) * 1000),
             status=status,
             error_code=error_code,
             error_message=error_message,
         )
 
+
+def _readable_connector(connection, attempt):
+    """The connection's connector; ``MarketplaceUnavailable`` when its secrets cannot be
+    decrypted."""
     try:
         connector = connector_for(connection)
     except SecretUnreadable as exc:
@@ -203,23 +230,23 @@ def call(
         # connection fails, visibly (sync history, the listing's error), and no other
         message = f"The connection's API token cannot be decrypted: {exc.message}"
         _set_status_reason(connection, SECRET_REASON)
-        attempt = record("unavailable", "SECRET_KEY_MISMATCH", message)
+        recorded = attempt.record("unavailable", "SECRET_KEY_MISMATCH", message)
         error = MarketplaceUnavailable(
             message, code="SECRET_KEY_MISMATCH", retry_after=SECRET_RETRY_SECONDS
         )
-        error.attempt_id = attempt.id if attempt is not None else None
+        error.attempt_id = recorded.id if recorded is not None else None
         raise error from None
     if connection.status_reason is not None:
         _set_status_reason(connection, None)  # it works again (the key is back, or a new token)
-    slot = contextlib.nullcontext()
-    if connector.remote:  # the sandbox answers in-process: nothing leaves it
-        cap = int(current_config()["MARKETPLACE_TENANT_CONCURRENCY"])
-        wait = slot_wait_seconds() if slot_wait is BY_SCOPE else slot_wait
-        slot = tenant_slot(connection.tenant_id, cap, wait=wait)
+    return connector
+
+
+def _run(connection, connector, fn, slot, attempt):
+    """``fn(connector)`` inside the tenant ``slot``; a failure is recorded, then raised."""
     try:
         with slot:
-            started = time.monotonic()
-            result = fn(connector)
+            attempt.started = time.monotonic()
+            return fn(connector)
     except TenantBusy as exc:
         raise MarketplaceUnavailable(
             f"Too many calls to marketplaces are in flight for this tenant: {exc}",
@@ -235,15 +262,12 @@ def call(
             status = "unavailable"
             if exc.code == "AUTH":
                 _set_status_reason(connection, f"AUTH: {exc.message}"[:2000])
-        attempt = record(status, exc.code, exc.message)
-        exc.attempt_id = attempt.id if attempt is not None else None
+        recorded = attempt.record(status, exc.code, exc.message)
+        exc.attempt_id = recorded.id if recorded is not None else None
         raise
     except Exception as exc:
-        record("failed", "INTERNAL_ERROR", type(exc).__name__)
+        attempt.record("failed", "INTERNAL_ERROR", type(exc).__name__)
         raise
-    if getattr(connection, "status_reason", None):
-        _set_status_reason(connection, None)  # it works again
-    return Answer(result, record("succeeded"))
 
 
 def _set_status_reason(connection: MarketplaceConnection, reason: str | None) -> None:

@@ -2,7 +2,7 @@
 
 Two ways to change a listing's price, for the two kinds of caller:
 
-- ``listings.update_listing`` (desired state, ``PATCH /api/products/:sku/listings/:m``):
+- ``product_sync.update_listing`` (desired state, ``PATCH /api/products/:sku/listings/:m``):
   the listing takes the price and becomes ``pending``; the push service carries it.
 - ``push_price`` then ``record_pushed_prices`` (a synchronous push, for an operation that
   must know the marketplace's answer: applying a recommendation, a repricing job with
@@ -18,7 +18,7 @@ from ..db import db
 from ..products.models import Listing
 from ..sql import Statement
 from .gateway import Answer, call
-from .listing_sync import wire_body
+from .listing_push import wire_body
 from .models import MarketplaceConnection
 
 

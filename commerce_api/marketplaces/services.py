@@ -291,21 +291,7 @@ def connect_marketplace(
 
     ``credentials`` (the ``amazon`` connector's secrets) are stored encrypted and never
     shown; settings are checked per connector (``check_settings``)."""
-    if not isinstance(marketplace, str) or not MARKETPLACE_PATTERN.fullmatch(marketplace):
-        raise validation_error(
-            {"marketplace": ["1-64 of A-Z a-z 0-9 . _ -, not starting with . _ -"]}
-        )
-    if connector not in CONNECTORS:
-        raise validation_error({"connector": [f"One of: {', '.join(CONNECTORS)}."]})
-    if connector == "http":
-        if not base_url:
-            raise validation_error({"base_url": ["Required for the http connector."]})
-        base_url = check_base_url(base_url, allow_private)
-    else:
-        if base_url:
-            raise validation_error({"base_url": [f"The {connector} connector takes no base URL."]})
-        if api_token:
-            raise validation_error({"api_token": [f"The {connector} connector takes no token."]})
+    base_url = _checked_address(marketplace, connector, base_url, api_token, allow_private)
     settings = check_settings(connector, settings, allow_private)
     stored_credentials = check_credentials(connector, credentials)
     connection_id = new_id("connection")
@@ -358,6 +344,27 @@ def connect_marketplace(
             "MARKETPLACE_ALREADY_CONNECTED", details={"marketplace": marketplace}
         ) from None
     return connection
+
+
+def _checked_address(marketplace, connector, base_url, api_token, allow_private):
+    """The marketplace name and connector checked; the ``base_url`` to store (only the
+    ``http`` connector takes one, and a token)."""
+    if not isinstance(marketplace, str) or not MARKETPLACE_PATTERN.fullmatch(marketplace):
+        raise validation_error(
+            {"marketplace": ["1-64 of A-Z a-z 0-9 . _ -, not starting with . _ -"]}
+        )
+    if connector not in CONNECTORS:
+        raise validation_error({"connector": [f"One of: {', '.join(CONNECTORS)}."]})
+    if connector == "http":
+        if not base_url:
+            raise validation_error({"base_url": ["Required for the http connector."]})
+        base_url = check_base_url(base_url, allow_private)
+    else:
+        if base_url:
+            raise validation_error({"base_url": [f"The {connector} connector takes no base URL."]})
+        if api_token:
+            raise validation_error({"api_token": [f"The {connector} connector takes no token."]})
+    return base_url
 
 
 def list_connections(

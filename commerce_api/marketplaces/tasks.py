@@ -10,9 +10,9 @@ from ..jobs.models import Job
 from ..jobs.registry import background_loop, job_type, register_marked
 from ..jobs.runtime import JobContext
 from ..products.services import register_fulfilment_check
-from .listing_sync import fulfilling_marketplaces
-from .listings import PRICE_MISSING, sync_product
-from .push_service import run_loop
+from .listing_push import fulfilling_marketplaces
+from .listing_push_loop import run_loop
+from .product_sync import PRICE_MISSING, sync_product
 
 
 @background_loop("listing_push")

@@ -93,43 +93,7 @@ def pull_connection(
                 connection, "fetch_orders", lambda connector, at=cursor: connector.fetch_orders(at)
             ).result
             check_page_orders(connection, page.orders)  # the whole page, before any of it
-            for problem in page.errors:  # orders the connector could not map: not dropped
-                summary["failed"] += 1
-                if len(summary["errors"]) < MAX_ERRORS_KEPT and isinstance(problem, dict):
-                    summary["errors"].append(
-                        {
-                            "external_order_id": problem.get("external_order_id"),
-                            "code": problem.get("code"),
-                            "message": problem.get("message"),
-                            "details": {},
-                        }
-                    )
-            for raw in page.orders:
-                try:
-                    outcome, order_id = upsert_order(
-                        connection.tenant_id,
-                        raw,
-                        source="pull",
-                        connection=connection,
-                        created_by=created_by,
-                    )
-                    summary[outcome] += 1
-                    if outcome == "created":
-                        note_unknown_skus(connection, raw, order_id, created_by)
-                except ApiError as error:
-                    # a malformed order must not stop the others (nor block the cursor)
-                    summary["failed"] += 1
-                    if len(summary["errors"]) < MAX_ERRORS_KEPT:
-                        summary["errors"].append(
-                            {
-                                "external_order_id": raw.get("external_order_id")
-                                if isinstance(raw, dict)
-                                else None,
-                                "code": error.code,
-                                "message": error.message,
-                                "details": error.details,
-                            }
-                        )
+            _apply_page(connection, page, summary, created_by)
             if page.cursor != cursor:
                 cursor = page.cursor
                 _save_cursor(connection.id, cursor)
@@ -151,6 +115,47 @@ def pull_connection(
         )
     _finish(connection.id, status, error)
     return summary
+
+
+def _apply_page(connection, page, summary, created_by):
+    """Upsert one page's orders, counting each in ``summary`` (a malformed one as failed)."""
+    for problem in page.errors:  # orders the connector could not map: not dropped
+        summary["failed"] += 1
+        if len(summary["errors"]) < MAX_ERRORS_KEPT and isinstance(problem, dict):
+            summary["errors"].append(
+                {
+                    "external_order_id": problem.get("external_order_id"),
+                    "code": problem.get("code"),
+                    "message": problem.get("message"),
+                    "details": {},
+                }
+            )
+    for raw in page.orders:
+        try:
+            outcome, order_id = upsert_order(
+                connection.tenant_id,
+                raw,
+                source="pull",
+                connection=connection,
+                created_by=created_by,
+            )
+            summary[outcome] += 1
+            if outcome == "created":
+                note_unknown_skus(connection, raw, order_id, created_by)
+        except ApiError as error:
+            # a malformed order must not stop the others (nor block the cursor)
+            summary["failed"] += 1
+            if len(summary["errors"]) < MAX_ERRORS_KEPT:
+                summary["errors"].append(
+                    {
+                        "external_order_id": raw.get("external_order_id")
+                        if isinstance(raw, dict)
+                        else None,
+                        "code": error.code,
+                        "message": error.message,
+                        "details": error.details,
+                    }
+                )
 
 
 def note_unknown_skus(

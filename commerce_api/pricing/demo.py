@@ -6,7 +6,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..config import current_config
-from ..marketplaces.listings import hold_listing, sync_product, update_listing
+from ..marketplaces.product_sync import hold_listing, sync_product, update_listing
 from ..products.models import Product
 from ..products.services import find_product
 from .competitors import scan_competitors

@@ -13,8 +13,8 @@ from ..marketplaces.models import MarketplaceConnection
 from ..marketplaces.prices import AcceptedPrice, push_price, record_pushed_prices
 from ..marketplaces.services import connection_for
 from ..pagination import filter_equal, paginate_args
-from ..products.listings import mark_listings_pending
 from ..products.models import Listing, Product
+from ..products.pending_listings import mark_listings_pending
 from ..shapes import compile_serializer, field_names
 from ..sql import PreparedIn
 from ..timeutil import format_ms, now_ms

@@ -7,7 +7,7 @@ from ..auth.middleware import require_scope
 from ..http.blueprint import Blueprint
 from ..http.bulk import load_items
 from ..http.envelope import json_response, list_page, no_content, one, resource_page
-from ..marketplaces import listings
+from ..marketplaces import product_sync
 from . import services
 from .schemas import (
     DETAIL_FIELDS,
@@ -146,7 +146,7 @@ class ProductSyncViews(MethodView):
         """Push a product to its marketplaces (queues a marketplace_sync job)"""
         if data is None:
             data = {}
-        result = listings.request_sync(
+        result = product_sync.request_sync(
             g.auth.tenant_id, sku, data.get("marketplaces"), g.auth.created_by
         )
         return json_response({"data": result}, 202)
@@ -168,4 +168,4 @@ class ListingViews(MethodView):
     )
     def patch(self, data, sku, marketplace):
         """Change a listing's price, stock buffer or status (pushed by the worker)"""
-        return one(listings.update_listing(g.auth.tenant_id, sku, marketplace, data))
+        return one(product_sync.update_listing(g.auth.tenant_id, sku, marketplace, data))

@@ -22,8 +22,8 @@ from .bundles import (
     set_components,
     with_bundles,
 )
-from .listings import mark_listings_pending
 from .models import BundleComponent, Listing, Product
+from .pending_listings import mark_listings_pending
 from .shapes import (
     ListingRowSchema,
     ListingSchema,

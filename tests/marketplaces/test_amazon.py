@@ -249,7 +249,7 @@ def test_a_feed_report_marks_exactly_the_invalid_messages(
     client, headers, tenant, database_url, fake
 ):
     from commerce_api.db import write_transaction
-    from commerce_api.products.listings import mark_listings_pending
+    from commerce_api.products.pending_listings import mark_listings_pending
 
     skus = _listed(tenant, fake, 100)
     bad = {skus[7]: ("90220", "'[batteries_required]' is required."), skus[50]: ("99022", "x"),
@@ -286,8 +286,8 @@ def test_a_feed_report_marks_exactly_the_invalid_messages(
 def test_a_listing_is_submitted_until_amazon_shows_the_value(app, tenant, fake):
     """Never in_sync for a value Amazon has not confirmed."""
     from commerce_api.db import write_transaction
-    from commerce_api.marketplaces import batches, listing_sync
-    from commerce_api.products.listings import mark_listings_pending
+    from commerce_api.marketplaces import batches, listing_push
+    from commerce_api.products.pending_listings import mark_listings_pending
 
     (sku,) = _listed(tenant, fake, 1, prefix="SLOW")
     fake.listings[sku]["quantity"] = 5  # Amazon shows 5; we hold none
@@ -295,7 +295,7 @@ def test_a_listing_is_submitted_until_amazon_shows_the_value(app, tenant, fake):
     with write_transaction():
         mark_listings_pending(listing_ids=[row.id for row in Listing.select(Listing.id)])
     now = int(time.time() * 1000)
-    claimed = listing_sync.claim(tenant.id, MARKETPLACE, 5, 60_000, "t1", now)
+    claimed = listing_push.claim(tenant.id, MARKETPLACE, 5, 60_000, "t1", now)
     # Amazon takes the patch but has not applied it yet
     real_apply = fake._apply
     fake._apply = lambda *args: None
@@ -331,7 +331,7 @@ def test_two_workers_with_a_shared_budget_stay_within_the_usage_plan(
     """Two worker processes push a feed per change of 6 listings, a change every 0.5 s,
     against createFeed's plan (burst 15, then one every 2 minutes)."""
     from commerce_api.db import write_transaction
-    from commerce_api.products.listings import mark_listings_pending
+    from commerce_api.products.pending_listings import mark_listings_pending
 
     _listed(tenant, fake, 6, prefix="RATE")
     connect_amazon(tenant, fake)
@@ -552,8 +552,8 @@ def test_an_expired_token_is_exchanged_again_once(app, tenant, fake):
 
 def test_a_429_waits_and_a_5xx_leaves_the_listing_to_try_again(app, tenant, fake):
     from commerce_api.db import write_transaction
-    from commerce_api.marketplaces import batches, listing_sync
-    from commerce_api.products.listings import mark_listings_pending
+    from commerce_api.marketplaces import batches, listing_push
+    from commerce_api.products.pending_listings import mark_listings_pending
 
     (sku,) = _listed(tenant, fake, 1, prefix="FAULT")
     fake.listings[sku]["quantity"] = 3
@@ -562,7 +562,7 @@ def test_a_429_waits_and_a_5xx_leaves_the_listing_to_try_again(app, tenant, fake
         mark_listings_pending(listing_ids=[row.id for row in Listing.select(Listing.id)])
     now = int(time.time() * 1000)
     fake.fail_next(1, 503)
-    claimed = listing_sync.claim(tenant.id, MARKETPLACE, 5, 60_000, "t1", now)
+    claimed = listing_push.claim(tenant.id, MARKETPLACE, 5, 60_000, "t1", now)
     outcome = batches.push_batch(connection, claimed, slot_wait=None)
     assert [o.status for o in outcome.outcomes] == ["unavailable"]
     with write_transaction():
@@ -571,7 +571,7 @@ def test_a_429_waits_and_a_5xx_leaves_the_listing_to_try_again(app, tenant, fake
     assert listing.sync_status == "pending" and listing.last_sync_error.startswith("InternalF")
     # a 429 beyond the plan: the call waits and goes again, the push is not failed
     fake.throttle_next(1)
-    claimed = listing_sync.claim(tenant.id, MARKETPLACE, 5, 60_000, "t2", now + 600_000)
+    claimed = listing_push.claim(tenant.id, MARKETPLACE, 5, 60_000, "t2", now + 600_000)
     outcome = batches.push_batch(connection, claimed, slot_wait=None)
     assert [o.status for o in outcome.outcomes] == ["submitted"]
     assert fake.listings[sku]["quantity"] == 0

@@ -12,9 +12,9 @@ import pytest
 from commerce_api.db import write_transaction
 from commerce_api.events.models import Event
 from commerce_api.inventory.services import create_warehouse
-from commerce_api.marketplaces import listing_sync
-from commerce_api.marketplaces.listings import sync_product
-from commerce_api.marketplaces.push_service import in_turn, run_loop
+from commerce_api.marketplaces import listing_push
+from commerce_api.marketplaces.listing_push_loop import in_turn, run_loop
+from commerce_api.marketplaces.product_sync import sync_product
 from commerce_api.products.models import Listing
 from tests.support.factories import headers_for
 from tests.support.listing_marketplace import ListingMarketplace
@@ -230,10 +230,10 @@ def test_a_push_killed_halfway_is_finished_later_with_the_same_key(
     listing = Listing.get()
     with app.app_context():
         # a worker claims the listing (the intent) and dies before recording anything
-        (claimed,) = listing_sync.claim(
-            listing.tenant_id, "mirakl", 5, 1, "dead-worker:1", listing_sync.now_ms()
+        (claimed,) = listing_push.claim(
+            listing.tenant_id, "mirakl", 5, 1, "dead-worker:1", listing_push.now_ms()
         )
-        listing_sync.push(listing_sync_connection(listing), claimed)
+        listing_push.push(listing_sync_connection(listing), claimed)
     assert Listing.get().sync_status == "pending"
     assert Listing.get().pushing_version == claimed.version
     first = marketplace.pushes[-1]
@@ -249,9 +249,9 @@ def test_a_push_killed_halfway_is_finished_later_with_the_same_key(
         final.version,
     )
     # the dead worker's outcome, arriving late, writes nothing: its lease is gone
-    late = listing_sync.PushOutcome(claimed, 0, "rejected", None, "LATE", "late")
+    late = listing_push.PushOutcome(claimed, 0, "rejected", None, "LATE", "late")
     with write_transaction():
-        assert listing_sync.record([late], 0) == 0
+        assert listing_push.record([late], 0) == 0
     assert Listing.get().sync_status == "in_sync"
     assert Event.select().where(Event.type == "listing.sync_failed").count() == 0
 
@@ -266,13 +266,13 @@ def test_a_change_during_a_push_is_pushed_after_it(app, client, headers, listed,
     set_stock(client, headers, listed["warehouse"], 6)
     listing = Listing.get()
     with app.app_context():
-        (claimed,) = listing_sync.claim(
-            listing.tenant_id, "mirakl", 5, 60_000, "w:1", listing_sync.now_ms()
+        (claimed,) = listing_push.claim(
+            listing.tenant_id, "mirakl", 5, 60_000, "w:1", listing_push.now_ms()
         )
-        outcome = listing_sync.push(listing_sync_connection(listing), claimed)
+        outcome = listing_push.push(listing_sync_connection(listing), claimed)
         set_stock(client, headers, listed["warehouse"], 4)  # came while the push was out
         with write_transaction():
-            assert listing_sync.record([outcome], spacing_ms=0) == 1
+            assert listing_push.record([outcome], spacing_ms=0) == 1
     assert Listing.get().sync_status == "pending"  # the push carried 6, not 4
     push_pending(app)
     assert marketplace.last_quantity("MUG-1") == 4
@@ -280,10 +280,10 @@ def test_a_change_during_a_push_is_pushed_after_it(app, client, headers, listed,
 
 
 def test_unavailable_backs_off_honouring_retry_after():
-    assert listing_sync.backoff_ms(0) == 1000
-    assert listing_sync.backoff_ms(3) == 8000
-    assert listing_sync.backoff_ms(30) == 300_000
-    assert listing_sync.backoff_ms(0, retry_after=7) == 7000
+    assert listing_push.backoff_ms(0) == 1000
+    assert listing_push.backoff_ms(3) == 8000
+    assert listing_push.backoff_ms(30) == 300_000
+    assert listing_push.backoff_ms(0, retry_after=7) == 7000
 
 
 def test_tenants_then_connections_take_turns():
@@ -294,9 +294,9 @@ def test_tenants_then_connections_take_turns():
 
 
 def test_desired_quantity_never_goes_below_zero():
-    assert listing_sync.desired_quantity(10, 3) == 7
-    assert listing_sync.desired_quantity(2, 3) == 0
-    assert listing_sync.desired_quantity(-4, 0) == 0
+    assert listing_push.desired_quantity(10, 3) == 7
+    assert listing_push.desired_quantity(2, 3) == 0
+    assert listing_push.desired_quantity(-4, 0) == 0
 
 
 def test_unavailable_keeps_the_listing_pending_and_honours_retry_after(
@@ -304,12 +304,12 @@ def test_unavailable_keeps_the_listing_pending_and_honours_retry_after(
 ):
     marketplace.busy.add("MUG-1")
     set_stock(client, headers, listed["warehouse"], 2)
-    started = listing_sync.now_ms()
+    started = listing_push.now_ms()
     push_pending(app)
     listing = Listing.get()
     assert listing.sync_status == "pending" and listing.push_failures == 1
     assert listing.last_sync_error.startswith("HTTP_429")
-    assert started + 6_000 <= listing.next_push_at <= listing_sync.now_ms() + 7_000
+    assert started + 6_000 <= listing.next_push_at <= listing_push.now_ms() + 7_000
     assert listing.lease_token is None
     pushes = len(marketplace.pushes)
     push_pending(app)  # not due before Retry-After has passed
@@ -343,7 +343,7 @@ def test_the_push_loop_survives_a_failed_claim(
     app, client, headers, listed, marketplace, monkeypatch
 ):
     set_stock(client, headers, listed["warehouse"], 5)
-    real_claim, calls = listing_sync.claim, []
+    real_claim, calls = listing_push.claim, []
 
     def flaky_claim(*args):
         calls.append(args)
@@ -351,7 +351,7 @@ def test_the_push_loop_survives_a_failed_claim(
             raise RuntimeError("database is busy")
         return real_claim(*args)
 
-    monkeypatch.setattr(listing_sync, "claim", flaky_claim)
+    monkeypatch.setattr(listing_push, "claim", flaky_claim)
     push_pending(app)
     assert len(calls) >= 2 and marketplace.last_quantity("MUG-1") == 5
     assert Listing.get().sync_status == "in_sync"

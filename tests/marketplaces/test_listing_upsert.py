@@ -6,7 +6,7 @@ import threading
 from decimal import Decimal
 
 from commerce_api.db import db
-from commerce_api.marketplaces.listings import sync_product
+from commerce_api.marketplaces.product_sync import sync_product
 from commerce_api.products.models import Listing
 from commerce_api.products.services import create_product
 from tests.support.orders_support import connect

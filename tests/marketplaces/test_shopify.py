@@ -554,7 +554,7 @@ def test_a_manual_sync_links_the_listing_and_compares_with_what_shopify_shows(
     stock_up(tenant, warehouse, {"MUG-1": 6})
     connect_shopify(tenant, fake, warehouse)
     price_listing(client, headers, "MUG-1", MARKETPLACE, 11.0)
-    from commerce_api.marketplaces.listings import sync_product
+    from commerce_api.marketplaces.product_sync import sync_product
 
     with app.app_context():
         result = sync_product(tenant.id, "MUG-1", [MARKETPLACE], "test")

@@ -6,7 +6,7 @@ later and pushed 8.93 over the 9.10 a newer price had set meanwhile; the marketp
 from decimal import Decimal
 
 from commerce_api.claims import OperationClaim, claim
-from commerce_api.marketplaces.listings import update_listing
+from commerce_api.marketplaces.product_sync import update_listing
 from commerce_api.marketplaces.services import connection_for
 from commerce_api.pricing.applying import PriceApplier
 from commerce_api.pricing.models import Recommendation

@@ -68,6 +68,6 @@ def price_listing(client, headers, sku, marketplace, price=12.5):
 
 def price_listing_now(tenant_id, sku, marketplace, price="12.50"):
     """``price_listing`` through the service, for tests that call services directly."""
-    from commerce_api.marketplaces.listings import update_listing
+    from commerce_api.marketplaces.product_sync import update_listing
 
     return update_listing(tenant_id, sku, marketplace, {"price": Decimal(price)})

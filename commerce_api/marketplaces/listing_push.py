@@ -1,5 +1,8 @@
 """Listings kept in sync: claim pending listings, push their latest state, record the outcome.
 
+The steps of the ``listing_push`` background loop (``listing_push_loop``); the sync history
+names each call ``push_listing``. (A one-off ``marketplace_sync`` job is ``product_sync``.)
+
 A listing's desired state (DESIGN 9) is its product's content, its own ``price`` and
 ``status``, and its ``quantity``: its allocation rules over the SKU's available stock in
 its own warehouses (DESIGN 14, ``allocation.py``; by default all active own warehouses
@@ -9,7 +12,7 @@ A listing of a product that is not ``active``, or a listing set ``inactive``, is
 with ``status: inactive``.
 
 Every change of that state marks the listing ``pending`` with a new ``version`` in the
-changing transaction (``products.listings.mark_listings_pending``). Then:
+changing transaction (``products.pending_listings.mark_listings_pending``). Then:
 
 1. **claim** (intent): due pending listings of one connection are leased, and the version
    being pushed is written (``pushing_version``) before any call;

@@ -24,7 +24,7 @@ from typing import Any
 from ..db import db, is_postgres, write_transaction
 from ..sendloop import SendLoop
 from ..timeutil import now_ms
-from . import batches, listing_sync
+from . import batches, listing_push
 from .models import MarketplaceConnection
 from .registry import CONNECTOR_CLASSES
 
@@ -52,7 +52,7 @@ def in_turn(due: list[tuple[str, str]], turn: int) -> list[tuple[str, str]]:
     return ordered
 
 
-class PushService(SendLoop):
+class ListingPushLoop(SendLoop):
     thread_name_prefix = "listing-push"
     loop_name = "listing_push"
 
@@ -81,7 +81,7 @@ class PushService(SendLoop):
     def in_flight(self) -> int:
         return sum(self.inflight.values())
 
-    def landed(self, outcome: listing_sync.PushOutcome | batches.BatchOutcome) -> None:
+    def landed(self, outcome: listing_push.PushOutcome | batches.BatchOutcome) -> None:
         if isinstance(outcome, batches.BatchOutcome):
             key = (outcome.connection.tenant_id, outcome.connection.marketplace)
         else:
@@ -123,7 +123,7 @@ class PushService(SendLoop):
             # which connections have work: looked up once per poll interval, not per push
             # (a scan of the pending listings), or at once when none was known
             self._next_lookup = time.monotonic() + self.poll_interval
-            pushes, checks = listing_sync.has_due(now), batches.has_checks_due(now)
+            pushes, checks = listing_push.has_due(now), batches.has_checks_due(now)
             if not pushes and not checks:
                 self._due, self._checks = [], []
                 return busy
@@ -133,7 +133,7 @@ class PushService(SendLoop):
                     MarketplaceConnection.status == "active"
                 )
             }
-            due = listing_sync.due_connections(now) if pushes else []
+            due = listing_push.due_connections(now) if pushes else []
             self._due = in_turn([key for key in due if key in self._connections], self._turn)
             due = batches.check_connections(now) if checks else []
             self._checks = in_turn([k for k in due if k in self._connections], self._turn)
@@ -149,7 +149,7 @@ class PushService(SendLoop):
             if free <= 0:
                 continue
             token = self.next_token()
-            claimed = listing_sync.claim(key[0], key[1], free, self.lease_ms, token, now)
+            claimed = listing_push.claim(key[0], key[1], free, self.lease_ms, token, now)
             if len(claimed) < free:
                 self._due.remove(key)  # nothing more due there for now
             connection = self._connections[key]
@@ -182,7 +182,7 @@ class PushService(SendLoop):
                 ):
                     continue
                 token = self.next_token()
-                claim = batches.claim_checks if kind == "check" else listing_sync.claim
+                claim = batches.claim_checks if kind == "check" else listing_push.claim
                 claimed = claim(key[0], key[1], size, self.lease_ms, token, now)
                 if len(claimed) < size:
                     keys.remove(key)
@@ -208,7 +208,7 @@ class PushService(SendLoop):
             outcome = batches.BatchOutcome(
                 connection,
                 [
-                    listing_sync.PushOutcome(
+                    listing_push.PushOutcome(
                         item, now_ms(), "unavailable", None, "INTERNAL_ERROR", type(exc).__name__
                     )
                     for item in items
@@ -225,10 +225,10 @@ class PushService(SendLoop):
 
     def _push(self, connection, item):
         try:
-            outcome = listing_sync.push(connection, item, slot_wait=self.slot_wait)
+            outcome = listing_push.push(connection, item, slot_wait=self.slot_wait)
         except Exception as exc:  # a bug must not lose the listing: due again after a pause
             log.exception("listing %s: pushing failed", item.id)
-            outcome = listing_sync.PushOutcome(
+            outcome = listing_push.PushOutcome(
                 item, now_ms(), "unavailable", None, "INTERNAL_ERROR", type(exc).__name__
             )
         finally:
@@ -258,4 +258,4 @@ class PushService(SendLoop):
 
 
 def run_loop(config: dict[str, Any], stop: threading.Event) -> dict[str, int]:
-    return PushService(config).run(stop)
+    return ListingPushLoop(config).run(stop)

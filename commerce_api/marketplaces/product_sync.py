@@ -1,5 +1,10 @@
 """Product sync (queue it, push a product to marketplaces and keep its listings) and
-listing changes made through the API."""
+listing changes made through the API.
+
+``sync_product`` is the work of the ``marketplace_sync`` job (``POST
+/api/products/:sku/sync``, one product, once; the sync history names its calls
+``push_product``). Pending listings are pushed continuously by the ``listing_push``
+background loop instead (``listing_push_loop`` over ``listing_push``)."""
 
 from collections.abc import Callable
 from typing import Any
@@ -9,14 +14,14 @@ from ..errors import ApiError
 from ..ids import new_id
 from ..inventory.models import Warehouse
 from ..jobs.services import enqueue_job, tenant_first
-from ..products.listings import mark_listings_pending
 from ..products.models import Listing
+from ..products.pending_listings import mark_listings_pending
 from ..products.services import find_product, locked_product, serialize_listing
 from ..timeutil import now_ms
 from . import services
 from .allocation import Allocation, desired_quantities
 from .calls import call_marketplace
-from .listing_sync import fulfilled_by, wire_body
+from .listing_push import fulfilled_by, wire_body
 
 
 def request_sync(
@@ -126,75 +131,69 @@ def sync_product(
     for marketplace in marketplaces:
         if heartbeat is not None:
             heartbeat()
-        connection = services.connection_for(tenant_id, marketplace)
-        if connection is None:
-            results.append(
-                {
-                    "marketplace": marketplace,
-                    "status": "failed",
-                    "error": {"code": "MARKETPLACE_NOT_CONNECTED", "message": "Not connected."},
-                }
-            )
-            continue
-        listing = Listing.get_or_none(
-            (Listing.product == product["id"]) & (Listing.marketplace == marketplace)
-        )
-        if listing is None or listing.price is None:
-            hold_listing(tenant_id, product, marketplace)
-            code, message = PRICE_MISSING
-            message = message.format(sku=product["sku"], marketplace=marketplace)
-            results.append(
-                {
-                    "marketplace": marketplace,
-                    "status": "held",
-                    "error": {"code": code, "message": message},
-                }
-            )
-            continue
-        quantity = None
-        if product["id"] not in fulfilled_by([product["id"]], marketplace):
-            rule = Allocation.of(listing)
-            quantity = desired_quantities([(product["id"], product["id"], rule)])[product["id"]]
-        payload = wire_body(  # the product's own status, as the manual sync always sent
-            product,
-            status=product["status"],
-            price=listing.price,
-            currency=listing.currency,
-            quantity=quantity,
-        )
-        try:
-            answer, _ = call_marketplace(
-                connection,
-                "push_product",
-                lambda connector, payload=payload: connector.push_product(payload),
-                resource_type="product",
-                resource_id=product["id"],
-                sku=product["sku"],
-                created_by=created_by,
-            )
-        except ApiError as error:
-            status = "unavailable" if error.code == "MARKETPLACE_UNAVAILABLE" else "rejected"
-            results.append(
-                {
-                    "marketplace": marketplace,
-                    "status": status,
-                    "error": {"code": error.code, "message": error.message},
-                }
-            )
-            continue
-        _save_listing(listing, answer)
-        results.append(
-            {
-                "marketplace": marketplace,
-                "status": "succeeded",
-                "external_id": answer.get("external_id"),
-            }
-        )
+        results.append(_sync_to(tenant_id, product, marketplace, created_by))
     return {
         "sku": product["sku"],
         "succeeded": sum(1 for r in results if r["status"] == "succeeded"),
         "failed": sum(1 for r in results if r["status"] != "succeeded"),
         "marketplaces": results,
+    }
+
+
+def _sync_to(tenant_id, product, marketplace, created_by):
+    """Push ``product`` to one marketplace; its entry in ``sync_product``'s result."""
+    connection = services.connection_for(tenant_id, marketplace)
+    if connection is None:
+        return {
+            "marketplace": marketplace,
+            "status": "failed",
+            "error": {"code": "MARKETPLACE_NOT_CONNECTED", "message": "Not connected."},
+        }
+    listing = Listing.get_or_none(
+        (Listing.product == product["id"]) & (Listing.marketplace == marketplace)
+    )
+    if listing is None or listing.price is None:
+        hold_listing(tenant_id, product, marketplace)
+        code, message = PRICE_MISSING
+        message = message.format(sku=product["sku"], marketplace=marketplace)
+        return {
+            "marketplace": marketplace,
+            "status": "held",
+            "error": {"code": code, "message": message},
+        }
+    quantity = None
+    if product["id"] not in fulfilled_by([product["id"]], marketplace):
+        rule = Allocation.of(listing)
+        quantity = desired_quantities([(product["id"], product["id"], rule)])[product["id"]]
+    payload = wire_body(  # the product's own status, as the manual sync always sent
+        product,
+        status=product["status"],
+        price=listing.price,
+        currency=listing.currency,
+        quantity=quantity,
+    )
+    try:
+        answer, _ = call_marketplace(
+            connection,
+            "push_product",
+            lambda connector, payload=payload: connector.push_product(payload),
+            resource_type="product",
+            resource_id=product["id"],
+            sku=product["sku"],
+            created_by=created_by,
+        )
+    except ApiError as error:
+        status = "unavailable" if error.code == "MARKETPLACE_UNAVAILABLE" else "rejected"
+        return {
+            "marketplace": marketplace,
+            "status": status,
+            "error": {"code": error.code, "message": error.message},
+        }
+    _save_listing(listing, answer)
+    return {
+        "marketplace": marketplace,
+        "status": "succeeded",
+        "external_id": answer.get("external_id"),
     }
 
 
