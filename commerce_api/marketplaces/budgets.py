@@ -167,7 +167,7 @@ def reserve(
     connection_id: str,
     operation: str,
     rate: float,
-    burst: int,
+    burst: float,
     max_wait: float,
     amount: float = 1.0,
 ) -> float:
@@ -186,7 +186,7 @@ def take(
     connection_id: str,
     operation: str,
     rate: float,
-    burst: int,
+    burst: float,
     max_wait: float,
     amount: float = 1.0,
 ) -> None:
@@ -200,7 +200,7 @@ def observe(
     connection_id: str,
     operation: str,
     rate: float,
-    burst: int,
+    burst: float,
     new_rate: float,
     new_burst: float,
     left: float,
