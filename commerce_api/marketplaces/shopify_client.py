@@ -137,8 +137,9 @@ class ShopifyClient(Connector):
         while True:
             rate, maximum = PLANS.plan(connection_id)
             cost = min(PLANS.cost(connection_id, name, estimate), maximum)
+            terms = budget_terms(rate, maximum)
             try:
-                budgets.take(connection_id, BUDGET, *budget_terms(rate, maximum), max_wait, cost)
+                wait, ticket = budgets.reserve_priced(connection_id, BUDGET, *terms, max_wait, cost)
             except budgets.BudgetExhausted as exc:
                 raise MarketplaceUnavailable(
                     f"Shopify's query cost budget allows {name} in {exc.wait:.0f} s.",
@@ -146,15 +147,21 @@ class ShopifyClient(Connector):
                     details={"operation": name},
                     retry_after=max(1, math.ceil(exc.wait)),
                 ) from None
-            status, payload, headers = exchange(
-                self,
-                "Shopify",
-                "POST",
-                self.url,
-                json_body={"query": document, "variables": variables},
-                headers={"User-Agent": USER_AGENT, "X-Shopify-Access-Token": token},
-            )
-            throttle = self._observe(name, payload)
+            try:
+                if wait > 0:
+                    time.sleep(wait)
+                status, payload, headers = exchange(
+                    self,
+                    "Shopify",
+                    "POST",
+                    self.url,
+                    json_body={"query": document, "variables": variables},
+                    headers={"User-Agent": USER_AGENT, "X-Shopify-Access-Token": token},
+                )
+            except BaseException:
+                self._settle(terms, cost)
+                raise
+            throttle = self._observe(name, payload, terms, cost, ticket)
             if status in (401, 403):
                 raise MarketplaceUnavailable(
                     f"Shopify refused the access token (HTTP {status}). Install the custom app "
@@ -199,11 +206,19 @@ class ShopifyClient(Connector):
                 )
             return payload["data"]
 
-    def _observe(self, name, payload):
-        """Take what the answer says of the bucket; returns how long a throttled query
-        must wait for its points (None when the answer says nothing)."""
+    def _settle(self, terms, drawn):
+        try:
+            budgets.settle(self.connection.id, BUDGET, *terms, drawn)
+        except Exception:
+            log.warning("shopify: settling the cost budget failed", exc_info=True)
+
+    def _observe(self, name, payload, drawn_terms, drawn, ticket):
+        """Take what the answer to the query drawn as ``ticket`` (``drawn`` points) says of
+        the bucket; returns how long a throttled query must wait for its points (None when
+        the answer says nothing)."""
         cost = ((payload or {}).get("extensions") or {}).get("cost") if payload else None
         if not isinstance(cost, dict):
+            self._settle(drawn_terms, drawn)
             return None
         status = cost.get("throttleStatus") or {}
         maximum = _number(status.get("maximumAvailable"))
@@ -211,10 +226,12 @@ class ShopifyClient(Connector):
         rate = _number(status.get("restoreRate"))
         requested = _number(cost.get("requestedQueryCost"))
         PLANS.learn(self.connection.id, name, requested and math.ceil(requested), rate, maximum)
-        if maximum and rate and left is not None:
+        if not (maximum and rate and left is not None):
+            self._settle(drawn_terms, drawn)
+        else:
             try:
                 terms = budget_terms(rate, maximum)
-                budgets.observe(self.connection.id, BUDGET, *terms, *terms, left)
+                budgets.observe(self.connection.id, BUDGET, *terms, *terms, left, drawn, ticket)
             except Exception:
                 # Shopify has answered (and may have written): a busy budget store must
                 # not turn that answer into a failure; the next draw or THROTTLED corrects
