@@ -7,7 +7,8 @@ warehouses that feed the listing) or, when null, every active own warehouse; ina
 warehouses hold no stock. A bundle's available stock in those warehouses is the minimum
 over its components of floor(their available there / quantity), 0 with an archived
 component. Listings fulfilled by the marketplace (FBA) take their quantity from it and
-are not computed here.
+are not computed here. A connector that sells one listing from several places (Shopify
+locations) splits that quantity over them with ``available_by_place`` and ``spread``.
 """
 
 from collections.abc import Iterable
@@ -98,25 +99,71 @@ def pooled(stock: dict[str, int], warehouse_ids: tuple[str, ...] | None) -> int:
     return sum(stock.get(w, 0) for w in set(warehouse_ids))
 
 
-def desired_quantities(listings: Iterable[tuple[str, str, Allocation]]) -> dict[str, int]:
-    """``{key: quantity}`` for ``(key, product id, Allocation)`` items (keys: listing ids)."""
-    items = list(listings)
+def _stock_of(items):
     product_ids = {product_id for _, product_id, _ in items}
     bundles = components_of(product_ids)
     needed = product_ids | {c.product_id for parts in bundles.values() for c in parts}
-    stock = own_stock(needed)
+    return own_stock(needed), bundles
+
+
+def _available(product_id, warehouse_ids, stock, bundles):
+    parts = bundles.get(product_id)
+    if parts:
+        return bundle_available(
+            parts,
+            {c.product_id: pooled(stock.get(c.product_id, {}), warehouse_ids) for c in parts},
+        )
+    return pooled(stock.get(product_id, {}), warehouse_ids)
+
+
+def desired_quantities(listings: Iterable[tuple[str, str, Allocation]]) -> dict[str, int]:
+    """``{key: quantity}`` for ``(key, product id, Allocation)`` items (keys: listing ids)."""
+    items = list(listings)
+    stock, bundles = _stock_of(items)
+    return {
+        key: allocate(_available(product_id, rule.warehouse_ids, stock, bundles), rule)
+        for key, product_id, rule in items
+    }
+
+
+def spread(quantity: int, available: dict[str, int]) -> dict[str, int]:
+    """``quantity`` split over places (``{place: available there}``, in order) in proportion
+    to what each holds, the remainders to the largest fractions (ties: the first place);
+    all of it to the first place when none holds any."""
+    places = list(available)
+    if not places:
+        return {}
+    held = {place: max(0, int(available[place])) for place in places}
+    total = sum(held.values())
+    if total <= 0:
+        return {place: (quantity if n == 0 else 0) for n, place in enumerate(places)}
+    shares = {place: quantity * held[place] // total for place in places}
+    left = quantity - sum(shares.values())
+    by_fraction = sorted(places, key=lambda p: (-(quantity * held[p] % total), places.index(p)))
+    for place in by_fraction[:left]:
+        shares[place] += 1
+    return shares
+
+
+def available_by_place(
+    listings: Iterable[tuple[str, str, Allocation]], places: dict[str, str]
+) -> dict[str, dict[str, int]]:
+    """``{key: {place: available}}``: what each listing's warehouses hold at each place
+    (``places``: warehouse id -> place, e.g. a Shopify location), over the same stock
+    ``desired_quantities`` reads. A warehouse of the listing that maps to no place is no
+    place of the listing; a listing with none has ``{}``. With ``spread`` this splits a
+    listing's desired quantity over its places."""
+    items = list(listings)
+    stock, bundles = _stock_of(items)
     result = {}
     for key, product_id, rule in items:
-        parts = bundles.get(product_id)
-        if parts:
-            available = bundle_available(
-                parts,
-                {
-                    c.product_id: pooled(stock.get(c.product_id, {}), rule.warehouse_ids)
-                    for c in parts
-                },
-            )
-        else:
-            available = pooled(stock.get(product_id, {}), rule.warehouse_ids)
-        result[key] = allocate(available, rule)
+        feeding = places if rule.warehouse_ids is None else rule.warehouse_ids
+        groups: dict[str, list[str]] = {}
+        for warehouse_id in feeding:
+            if warehouse_id in places:
+                groups.setdefault(places[warehouse_id], []).append(warehouse_id)
+        result[key] = {
+            place: _available(product_id, tuple(ids), stock, bundles)
+            for place, ids in groups.items()
+        }
     return result

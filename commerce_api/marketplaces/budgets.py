@@ -13,9 +13,16 @@ further out than the caller may wait is not taken (``BudgetExhausted`` with the 
 The rate follows what the marketplace says (``adjust``: Amazon's
 ``x-amzn-RateLimit-Limit``); a 429 empties the bucket (``drain``): the marketplace's
 count is the truth. A marketplace that prices each call (Shopify's query cost) draws
-``amount`` tokens at once, and says after each call how big its bucket is, how fast it
-refills and what is left (``observe``): the bucket takes its size and rate, and never
-holds more than the marketplace said was left.
+``amount`` tokens at once (``reserve_priced``: the points are *in flight* until the
+call's answer settles them, and each draw has a number), and says after each call how big
+its bucket is, how fast it refills and what is left (``observe``): the bucket takes its
+size and rate, and never holds more than the marketplace said was left. It holds exactly
+that (it may go *up* to it) when the answer is the newest draw's and nothing else is in
+flight: no call then spends points the answer does not count. Otherwise a budget that fell
+behind the marketplace (a long wait, a restore rate kept a little lower) would stay behind
+for good, and every call would wait for points the marketplace has. A call that got no
+answer settles its points (``settle``); in-flight points of a process that died are
+forgotten after ``IN_FLIGHT_FORGOTTEN_SECONDS`` without a call.
 
 ``COMMERCE_MARKETPLACE_RATE_BUDGETS=0`` turns the budgets off (each call goes at once).
 """
@@ -37,6 +44,9 @@ class BudgetExhausted(Exception):
         self.wait = wait
 
 
+# no call lasts longer than this: points still in flight after it were lost with a process
+IN_FLIGHT_FORGOTTEN_SECONDS = 300.0
+
 CREATE = Statement(
     "INSERT INTO {RateBudget} ({RateBudget.connection_id}, {RateBudget.operation},"
     " {RateBudget.tokens}, {RateBudget.rate}, {RateBudget.burst}, {RateBudget.updated_at})"
@@ -45,27 +55,32 @@ CREATE = Statement(
 )
 READ = Statement(
     "SELECT {RateBudget.tokens}, {RateBudget.rate}, {RateBudget.burst},"
-    " {RateBudget.updated_at} FROM {RateBudget}"
+    " {RateBudget.updated_at}, {RateBudget.in_flight}, {RateBudget.draws} FROM {RateBudget}"
     " WHERE {RateBudget.connection_id} = {p} AND {RateBudget.operation} = {p}{lock}",
     RateBudget=RateBudget,
 )
 WRITE = Statement(
     "UPDATE {RateBudget} SET {RateBudget.tokens} = {p}, {RateBudget.rate} = {p},"
-    " {RateBudget.burst} = {p}, {RateBudget.updated_at} = {p}"
+    " {RateBudget.burst} = {p}, {RateBudget.updated_at} = {p}, {RateBudget.in_flight} = {p},"
+    " {RateBudget.draws} = {p}"
     " WHERE {RateBudget.connection_id} = {p} AND {RateBudget.operation} = {p}",
     RateBudget=RateBudget,
 )
 
 # KEYS[1]: the bucket; ARGV: rate, burst, now, max wait, mode (take, adjust, drain,
-# observe), new rate, amount (take) or what is left (observe), new burst. Returns
-# {taken, the wait in seconds}.
+# observe, settle), new rate, amount (take) or what is left (observe), new burst, priced
+# (take: 1), settled (observe, settle: the answered call's points), ticket (observe: its
+# draw's number), forget after (seconds). Returns {taken, the wait in seconds, ticket}.
 REDIS_SCRIPT = """
-local b = redis.call('HMGET', KEYS[1], 'tokens', 'rate', 'burst', 'at')
+local b = redis.call('HMGET', KEYS[1], 'tokens', 'rate', 'burst', 'at', 'flight', 'draws')
 local rate = tonumber(b[2]) or tonumber(ARGV[1])
 local burst = tonumber(b[3]) or tonumber(ARGV[2])
 local tokens = tonumber(b[1]) or burst
 local at = tonumber(b[4]) or tonumber(ARGV[3])
+local flight = tonumber(b[5]) or 0
+local draws = tonumber(b[6]) or 0
 local now = tonumber(ARGV[3])
+if now - at > tonumber(ARGV[12]) then flight = 0 end
 if now > at then tokens = math.min(burst, tokens + (now - at) * rate) at = now end
 local mode = ARGV[5]
 local wait = 0
@@ -73,20 +88,31 @@ local taken = 1
 local amount = tonumber(ARGV[7]) or 1
 if mode == 'take' then
   wait = math.max(0, (amount - tokens) / rate)
-  if wait > tonumber(ARGV[4]) then taken = 0 else tokens = tokens - amount end
+  if wait > tonumber(ARGV[4]) then taken = 0 else
+    tokens = tokens - amount
+    if ARGV[9] == '1' then flight = flight + amount draws = draws + 1 end
+  end
 elseif mode == 'adjust' then
   rate = tonumber(ARGV[6])
 elseif mode == 'drain' then
   tokens = math.min(tokens, 0)
-elseif mode == 'observe' then
-  rate = tonumber(ARGV[6])
-  burst = tonumber(ARGV[8])
-  tokens = math.min(tokens, amount, burst)
+elseif mode == 'observe' or mode == 'settle' then
+  flight = math.max(0, flight - tonumber(ARGV[10]))
+  if mode == 'observe' then
+    rate = tonumber(ARGV[6])
+    burst = tonumber(ARGV[8])
+    if tonumber(ARGV[11]) == draws and flight <= 0 then
+      tokens = math.min(amount, burst)
+    else
+      tokens = math.min(tokens, amount, burst)
+    end
+  end
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'rate', tostring(rate),
-  'burst', tostring(burst), 'at', tostring(at))
+  'burst', tostring(burst), 'at', tostring(at), 'flight', tostring(flight),
+  'draws', tostring(draws))
 redis.call('EXPIRE', KEYS[1], 86400)
-return {taken, tostring(wait)}
+return {taken, tostring(wait), draws}
 """
 
 
@@ -102,25 +128,42 @@ def _redis(url):
     return client, client.register_script(REDIS_SCRIPT)
 
 
-def _redis_call(url, key, rate, burst, max_wait, mode, new_rate=0.0, amount=1.0, new_burst=0):
+def _redis_call(url, key, rate, burst, max_wait, mode, new_rate, amount, new_burst, extra):
     _, script = _redis(url)
-    taken, wait = script(
+    priced, settled, ticket = extra
+    taken, wait, draws = script(
         keys=[f"commerce:budget:{key}"],
-        args=[rate, burst, time.time(), max_wait, mode, new_rate, amount, new_burst or burst],
+        args=[
+            rate,
+            burst,
+            time.time(),
+            max_wait,
+            mode,
+            new_rate,
+            amount,
+            new_burst or burst,
+            "1" if priced else "0",
+            settled,
+            ticket,
+            IN_FLIGHT_FORGOTTEN_SECONDS,
+        ],
     )
-    return bool(int(taken)), float(wait)
+    return bool(int(taken)), float(wait), int(draws)
 
 
 def _db_call(
-    connection_id, operation, rate, burst, max_wait, mode, new_rate=0.0, amount=1.0, new_burst=0
+    connection_id, operation, rate, burst, max_wait, mode, new_rate, amount, new_burst, extra
 ):
+    priced, settled, ticket = extra
     now = time.time()
     with write_transaction():
         CREATE.execute((connection_id, operation, float(burst), float(rate), float(burst), now))
         lock = " FOR UPDATE" if is_postgres() else ""
-        tokens, stored_rate, stored_burst, at = READ.execute(
+        tokens, stored_rate, stored_burst, at, flight, draws = READ.execute(
             (connection_id, operation), lock=lock
         ).fetchone()
+        if now - at > IN_FLIGHT_FORGOTTEN_SECONDS:
+            flight = 0.0
         if now > at:
             tokens = min(stored_burst, tokens + (now - at) * stored_rate)
             at = now
@@ -131,43 +174,50 @@ def _db_call(
                 taken = False
             else:
                 tokens -= amount
+                if priced:
+                    flight, draws = flight + amount, draws + 1
         elif mode == "adjust":
             stored_rate = new_rate
         elif mode == "drain":
             tokens = min(tokens, 0.0)
-        elif mode == "observe":
-            stored_rate, stored_burst = new_rate, float(new_burst)
-            tokens = min(tokens, amount, stored_burst)
-        WRITE.execute((tokens, stored_rate, stored_burst, at, connection_id, operation))
-    return taken, wait
+        elif mode in ("observe", "settle"):
+            flight = max(0.0, flight - settled)
+            if mode == "observe":
+                stored_rate, stored_burst = new_rate, float(new_burst)
+                if ticket == draws and flight <= 0:
+                    tokens = min(amount, stored_burst)  # nothing else out: exactly what is left
+                else:
+                    tokens = min(tokens, amount, stored_burst)
+        WRITE.execute(
+            (tokens, stored_rate, stored_burst, at, flight, draws, connection_id, operation)
+        )
+    return taken, wait, draws
 
 
 def _call(
-    connection_id, operation, rate, burst, max_wait, mode, new_rate=0.0, amount=1.0, new_burst=0
+    connection_id,
+    operation,
+    rate,
+    burst,
+    max_wait,
+    mode,
+    new_rate=0.0,
+    amount=1.0,
+    new_burst=0,
+    extra=(False, 0.0, 0),
 ):
     url = current_config().get("REDIS_URL")
+    args = (rate, burst, max_wait, mode, new_rate, amount, new_burst, extra)
     if url:
-        return _redis_call(
-            url,
-            f"{connection_id}:{operation}",
-            rate,
-            burst,
-            max_wait,
-            mode,
-            new_rate,
-            amount,
-            new_burst,
-        )
-    return _db_call(
-        connection_id, operation, rate, burst, max_wait, mode, new_rate, amount, new_burst
-    )
+        return _redis_call(url, f"{connection_id}:{operation}", *args)
+    return _db_call(connection_id, operation, *args)
 
 
 def reserve(
     connection_id: str,
     operation: str,
     rate: float,
-    burst: int,
+    burst: float,
     max_wait: float,
     amount: float = 1.0,
 ) -> float:
@@ -176,17 +226,51 @@ def reserve(
     that is more than ``max_wait`` (nothing taken)."""
     if not enabled():
         return 0.0
-    taken, wait = _call(connection_id, operation, rate, burst, max_wait, "take", amount=amount)
+    taken, wait, _ = _call(connection_id, operation, rate, burst, max_wait, "take", amount=amount)
     if not taken:
         raise BudgetExhausted(wait)
     return wait
+
+
+def reserve_priced(
+    connection_id: str,
+    operation: str,
+    rate: float,
+    burst: float,
+    max_wait: float,
+    amount: float,
+) -> tuple[float, int]:
+    """``reserve`` a priced call's points, in flight until its answer (``observe``) or its
+    failure (``settle``) settles them; returns (the seconds to wait, the draw's number)."""
+    if not enabled():
+        return 0.0, 0
+    taken, wait, ticket = _call(
+        connection_id,
+        operation,
+        rate,
+        burst,
+        max_wait,
+        "take",
+        amount=amount,
+        extra=(True, 0.0, 0),
+    )
+    if not taken:
+        raise BudgetExhausted(wait)
+    return wait, ticket
+
+
+def settle(connection_id: str, operation: str, rate: float, burst: float, amount: float) -> None:
+    """A priced call drawn with ``reserve_priced`` got no answer: its points are out no more
+    (the marketplace may have charged them; its next answer says)."""
+    if enabled():
+        _call(connection_id, operation, rate, burst, 0.0, "settle", extra=(False, amount, 0))
 
 
 def take(
     connection_id: str,
     operation: str,
     rate: float,
-    burst: int,
+    burst: float,
     max_wait: float,
     amount: float = 1.0,
 ) -> None:
@@ -200,13 +284,16 @@ def observe(
     connection_id: str,
     operation: str,
     rate: float,
-    burst: int,
+    burst: float,
     new_rate: float,
     new_burst: float,
     left: float,
+    settled: float = 0.0,
+    ticket: int | None = None,
 ) -> None:
     """The marketplace says its bucket holds ``new_burst`` and refills at ``new_rate``
-    per second, and that ``left`` is available now (Shopify's ``throttleStatus``)."""
+    per second, and that ``left`` is available now (Shopify's ``throttleStatus``), in its
+    answer to the call drawn as ``ticket`` with ``settled`` points (``reserve_priced``)."""
     if enabled() and new_rate > 0 and new_burst > 0:
         _call(
             connection_id,
@@ -218,6 +305,7 @@ def observe(
             new_rate,
             amount=left,
             new_burst=new_burst,
+            extra=(False, settled, -1 if ticket is None else ticket),
         )
 
 

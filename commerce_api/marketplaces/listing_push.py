@@ -93,6 +93,7 @@ class ClaimedListing:
     external_refs: dict | None = None
     last_quantity: int | None = None
     warehouse_ids: list | None = None
+    allocation: Allocation | None = None  # its rules (a connector that spreads over places)
 
     def batch_item(self) -> dict[str, Any]:
         """The item ``push_listings`` takes for this listing."""
@@ -103,6 +104,8 @@ class ClaimedListing:
             "external_refs": self.external_refs,
             "last_quantity": self.last_quantity,
             "warehouse_ids": self.warehouse_ids,
+            "product_id": self.product_id,
+            "allocation": self.allocation,
         }
 
 
@@ -298,6 +301,7 @@ def _fill_desired_state(tenant_id, marketplace, claimed):
         item.fulfilled_by_marketplace = row["product_id"] in by_marketplace
         item.external_id, item.external_refs = row["external_id"], row["external_refs"]
         item.last_quantity, item.warehouse_ids = row["quantity"], row["warehouse_ids"]
+        item.allocation = Allocation.of(row)
         quantity = None
         if not item.fulfilled_by_marketplace:
             quantity = quantities[item.id]

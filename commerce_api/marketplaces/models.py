@@ -119,6 +119,10 @@ class RateBudget(BaseModel):
     rate = FloatField()  # tokens per second
     burst = FloatField()
     updated_at = FloatField()  # epoch seconds of the last refill
+    # priced calls (Shopify): the points drawn and not answered yet, and the number of the
+    # newest draw (migration 0120)
+    in_flight = FloatField(default=0.0)
+    draws = IntegerField(default=0)
 
     class Meta:
         table_name = "marketplace_rate_budget"

@@ -11,11 +11,18 @@
      and quantity 0), a changed price with ``productVariantsBulkUpdate`` (per product,
      partial updates allowed);
   3. the quantities with one ``inventorySetQuantities`` (``available``) at each listing's
-     location (``settings.locations``: the location of the first of the listing's
-     warehouses that is mapped, or the first mapped one), each with ``compareQuantity``:
-     the quantity we last set. Shopify writes nothing of a call with a stale compare
-     quantity: the listings it names are read again and come back ``mismatch`` (pushed
-     again from our state, with Shopify's quantity to compare), the others go again.
+     location(s) (``settings.locations`` maps our own warehouses to locations): when the
+     connection maps several, the listing's quantity is spread over the locations of its
+     warehouses in proportion to what they hold for it (``allocation.available_by_place``
+     and ``spread``: the allocation rules decide the total, the stock where it is); with
+     one, all of it goes to the location of the first of its warehouses that is mapped
+     (or the first mapped one). A location we do not map is never written; one we wrote
+     that no longer sells the listing is set to 0. Each quantity has its
+     ``compareQuantity``: what we last set at that location (``external_refs.levels``).
+     Shopify writes nothing of a call with a stale compare quantity: the listings it
+     names (at any of their locations) are read again at each location and come back
+     ``mismatch`` (pushed again from our state, with Shopify's quantities to compare),
+     the others go again.
   Per-item ``userErrors`` are that listing's rejection; the batch partly succeeds.
 - **Orders, shipments, cancellations, notifications, check**: ``shopify_orders``.
 """
@@ -24,6 +31,7 @@ from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from .allocation import available_by_place, spread
 from .base import ListingResult, MarketplaceRejection
 from .shopify_orders import ShopifyOrders
 
@@ -89,23 +97,65 @@ class ShopifyConnector(ShopifyOrders):
         results = [None] * len(items)
         self._link(items, results)
         live = [i for i, result in enumerate(results) if result is None]
-        for index in live:
+        self._place(items, live, results)
+        self._set_status(items, [i for i in live if results[i] is None], results)
+        self._set_prices(items, [i for i in live if results[i] is None], results)
+        pending = [i for i in live if results[i] is None]
+        if read_first:
+            pairs = [(i, location) for i in pending for location in items[i]["targets"]]
+            found = self._levels([(items[i]["refs"]["inventory_item"], loc) for i, loc in pairs])
+            for position, (index, location) in enumerate(pairs):
+                items[index]["compare"][location] = found[position]
+        self._set_quantities(items, pending, results)
+        return results
+
+    def _place(self, items, indexes, results):
+        """Each listing's ``targets`` ({location: quantity}) and ``compare`` ({location: the
+        quantity we last set there}). Several mapped locations: the listing's quantity is
+        spread over the locations of its warehouses in proportion to what they hold for it
+        (``allocation.available_by_place``, ``spread``); one: all of it there. A mapped
+        location we wrote before that no longer sells the listing is set to 0; a location
+        we do not map is never written."""
+        locations = self.locations
+        mapped = set(locations.values())
+        spreadable = [
+            i for i in indexes if items[i].get("allocation") and items[i].get("product_id")
+        ]
+        held = {}
+        if len(mapped) > 1 and spreadable:
+            held = available_by_place(
+                ((i, items[i]["product_id"], items[i]["allocation"]) for i in spreadable),
+                locations,
+            )
+        for index in indexes:
             item = items[index]
-            item["location"] = self._location_of(item)
-            if item["location"] is None:
+            refs = item["refs"]
+            quantity = item["payload"].get("quantity")
+            if quantity is not None and item["payload"].get("status") != "active":
+                quantity = 0  # an inactive listing is taken off sale
+            if index in held:
+                places = held[index]
+            else:
+                location = self._location_of(item)
+                places = {location: 0} if location else {}
+            if not places:
                 results[index] = _rejected(
                     "LOCATION_NOT_MAPPED",
                     "None of the listing's warehouses is mapped to a Shopify location "
                     "(settings.locations).",
                 )
-        self._set_status(items, [i for i in live if results[i] is None], results)
-        self._set_prices(items, [i for i in live if results[i] is None], results)
-        pending = [i for i in live if results[i] is None]
-        if read_first:
-            for index, found in self._levels([items[i] for i in pending]).items():
-                items[pending[index]]["last_quantity"] = found
-        self._set_quantities(items, pending, results)
-        return results
+                continue
+            targets = {} if quantity is None else spread(int(quantity), places)
+            levels = refs.get("levels")
+            if quantity is not None and isinstance(levels, dict):
+                for location in levels:
+                    if location in mapped and location not in targets:
+                        targets[location] = 0
+            item["targets"] = targets
+            item["compare"] = {
+                location: _compared(refs, location, item.get("last_quantity"))
+                for location in targets
+            }
 
     def _location_of(self, item):
         locations = self.locations
@@ -244,30 +294,29 @@ class ShopifyConnector(ShopifyOrders):
                     items[index]["refs"]["price"] = price
 
     def _set_quantities(self, items, indexes, results):
-        """``inventorySetQuantities`` with compare quantities; refused ones go again."""
-        todo = []
+        """One ``inventorySetQuantities`` with every listing's locations, each with its
+        compare quantity; Shopify writes nothing of a call with a stale one: the listings
+        it names (at any of their locations) are read again and come back ``mismatch``,
+        the others go again."""
+        entries = []  # (listing index, location, quantity)
         for index in indexes:
             item = items[index]
-            quantity = item["payload"].get("quantity")
-            if quantity is None:  # nothing of the stock is ours to push
+            if not item["targets"]:  # nothing of the stock is ours to push
                 results[index] = self._accepted(item, None)
                 continue
-            if item["payload"].get("status") != "active":
-                quantity = 0  # an inactive listing is taken off sale
-            item["quantity"] = int(quantity)
-            todo.append(index)
-        mismatched = []
+            entries += [(index, loc, quantity) for loc, quantity in item["targets"].items()]
+        mismatched = set()
         for _ in range(ROUNDS):
-            if not todo:
+            if not entries:
                 break
             quantities = [
                 {
                     "inventoryItemId": items[i]["refs"]["inventory_item"],
-                    "locationId": items[i]["location"],
-                    "quantity": items[i]["quantity"],
-                    "compareQuantity": int(items[i].get("last_quantity") or 0),
+                    "locationId": location,
+                    "quantity": quantity,
+                    "compareQuantity": items[i]["compare"][location],
                 }
-                for i in todo
+                for i, location, quantity in entries
             ]
             data = self.graphql(
                 "inventorySetQuantities",
@@ -277,22 +326,24 @@ class ShopifyConnector(ShopifyOrders):
             )
             errors = (data.get("inventorySetQuantities") or {}).get("userErrors") or []
             if not errors:
-                for index in todo:
-                    results[index] = self._accepted(items[index], items[index]["quantity"])
-                todo = []
+                for index in dict.fromkeys(i for i, _, _ in entries):
+                    results[index] = self._accepted(items[index], items[index]["targets"])
+                entries = []
                 break
-            refused = _by_index(errors, "quantities", len(todo))
-            again = []
-            for position, index in enumerate(todo):
+            refused = _by_index(errors, "quantities", len(entries))
+            stale = {
+                i
+                for position, (i, _, _) in enumerate(entries)
+                if (refused.get(position) or {}).get("code") == "COMPARE_QUANTITY_STALE"
+            }
+            for position, (index, _, _) in enumerate(entries):
                 error = refused.get(position)
-                if error is None:
-                    again.append(index)  # Shopify wrote nothing of the call: send it again
-                elif error["code"] == "COMPARE_QUANTITY_STALE":
-                    mismatched.append(index)
-                else:
+                if error is not None and index not in stale and results[index] is None:
                     results[index] = _rejected("QUANTITY_REFUSED", error["message"], error["code"])
-            todo = again
-        for index in todo:  # still refused after the rounds: try again later
+            mismatched |= stale
+            # Shopify wrote nothing of the call: the others go again
+            entries = [e for e in entries if e[0] not in stale and results[e[0]] is None]
+        for index in dict.fromkeys(i for i, _, _ in entries):  # refused each time
             results[index] = ListingResult(
                 "unavailable",
                 error_code="QUANTITY_NOT_SET",
@@ -300,33 +351,47 @@ class ShopifyConnector(ShopifyOrders):
                 retry_after=5,
             )
         if mismatched:
-            found = self._levels([items[i] for i in mismatched])
-            for position, index in enumerate(mismatched):
-                item = items[index]
-                shown = found.get(position)
-                refs = {**item["refs"], "location": item["location"]}
-                results[index] = ListingResult(
-                    "mismatch",
-                    answer={"quantity": shown, "refs": refs},
-                    error_code="COMPARE_MISMATCH",
-                    error_message=(
-                        f"Shopify showed {shown} available at {item['location']} where we last "
-                        f"set {int(item.get('last_quantity') or 0)}: nothing was overwritten; "
-                        "the listing is pushed again from our current state."
-                    ),
-                )
+            self._mismatched(items, sorted(mismatched), results)
 
-    def _levels(self, items):
-        """{position in ``items``: the available quantity Shopify shows at the item's
-        location} (0 where the item is not stocked there)."""
+    def _mismatched(self, items, indexes, results):
+        """The listings whose compare quantity was stale: what Shopify shows at each of
+        their locations, to compare with when they are pushed again from our state."""
+        pairs = [(i, location) for i in indexes for location in items[i]["targets"]]
+        found = self._levels([(items[i]["refs"]["inventory_item"], loc) for i, loc in pairs])
+        shown = {i: {} for i in indexes}
+        for position, (index, location) in enumerate(pairs):
+            shown[index][location] = found[position]
+        for index in indexes:
+            item = items[index]
+            levels = shown[index]
+            total = sum(levels.values())
+            stale = [loc for loc in levels if levels[loc] != item["compare"][loc]]
+            refs = {**item["refs"], "location": next(iter(levels)), "levels": levels}
+            described = ", ".join(
+                f"{levels[loc]} at {loc} where we last set {item['compare'][loc]}"
+                for loc in stale or levels
+            )
+            results[index] = ListingResult(
+                "mismatch",
+                answer={"quantity": total, "refs": refs},
+                error_code="COMPARE_MISMATCH",
+                error_message=(
+                    f"Shopify showed {described}: nothing was overwritten; the listing is "
+                    "pushed again from our current state."
+                ),
+            )
+
+    def _levels(self, pairs):
+        """{position in ``pairs`` ((inventory item, location)): the available quantity
+        Shopify shows for the item at the location} (0 where it is not stocked there)."""
         by_location = {}
-        for position, item in enumerate(items):
-            by_location.setdefault(item["location"], []).append(position)
+        for position, (_, location) in enumerate(pairs):
+            by_location.setdefault(location, []).append(position)
         found = {}
         for location, positions in by_location.items():
             for start in range(0, len(positions), READ_AT_MOST):
                 chunk = positions[start : start + READ_AT_MOST]
-                ids = [items[p]["refs"]["inventory_item"] for p in chunk]
+                ids = [pairs[p][0] for p in chunk]
                 data = self.graphql(
                     "inventoryLevels", LEVELS, {"ids": ids, "location": location}, 3 * len(ids)
                 )
@@ -336,7 +401,7 @@ class ShopifyConnector(ShopifyOrders):
                     if isinstance(node, dict)
                 }
                 for position in chunk:
-                    node = nodes.get(items[position]["refs"]["inventory_item"]) or {}
+                    node = nodes.get(pairs[position][0]) or {}
                     level = node.get("inventoryLevel") or {}
                     quantity = 0
                     for entry in level.get("quantities") or []:
@@ -347,11 +412,15 @@ class ShopifyConnector(ShopifyOrders):
                     found[position] = quantity
         return found
 
-    def _accepted(self, item, quantity):
+    def _accepted(self, item, targets):
+        """Accepted; ``targets``: what was set at each location (None: no quantity)."""
         payload = item["payload"]
         refs = {**item["refs"]}
-        if quantity is not None:
-            refs["location"] = item["location"]
+        quantity = None
+        if targets is not None:
+            quantity = sum(targets.values())
+            refs["location"] = next(iter(targets))
+            refs["levels"] = dict(targets)
         return ListingResult(
             "accepted",
             answer={
@@ -363,6 +432,18 @@ class ShopifyConnector(ShopifyOrders):
                 "refs": refs,
             },
         )
+
+
+def _compared(refs, location, last_quantity):
+    """The quantity we last set at ``location`` (the compare quantity): from the listing's
+    ``levels``; before they were kept, its quantity at its one location."""
+    levels = refs.get("levels")
+    if isinstance(levels, dict):
+        value = levels.get(location, 0)
+        return value if isinstance(value, int) and value >= 0 else 0
+    if refs.get("location") in (None, location):
+        return int(last_quantity or 0)
+    return 0
 
 
 def _rejected(code, message, shopify_code=None):

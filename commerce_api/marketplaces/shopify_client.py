@@ -10,8 +10,13 @@
   connection's budget (``budgets``, one bucket ``graphql`` per connection, in the database
   or Redis, shared by every worker) gives up the query's cost, waiting until it is
   there; after each answer the budget takes Shopify's size and rate and never holds more
-  than Shopify said was left (``budgets.observe``). The cost of a query is estimated from
-  its shape and raised to what Shopify asked for it the last time. A ``THROTTLED`` answer
+  than Shopify said was left (``budgets.observe``). The budget is smaller than Shopify's
+  bucket by what it restores in ``HEADROOM_SECONDS`` (``budget_terms``): a query's points
+  leave the budget when it is sent but Shopify's bucket when the query arrives, and a full
+  bucket restores nothing meanwhile, so a budget as big as the bucket would believe in
+  points Shopify never had (the query after it THROTTLED). The cost of a query is
+  estimated from its shape and raised to what Shopify asked for it the last time. A
+  ``THROTTLED`` answer
   empties the budget and the query waits and goes again: it never fails a push or a job
   (unavailable with ``Retry-After`` only past what the caller may wait).
 - Errors: 401/403 (a revoked token) are unavailable with code ``AUTH``; 5xx, 429 and a
@@ -42,6 +47,16 @@ FIRST_PLAN = (50.0, 100.0)
 # the budget refills a little slower than Shopify's bucket: calls leave when their points
 # are due but arrive a little early or late
 BUDGET_MARGIN = 0.95
+# the budget holds up to Shopify's maximum less what Shopify restores in this time (at most
+# a quarter of the bucket): how late a query may reach Shopify after its points were taken
+HEADROOM_SECONDS = 0.5
+
+
+def budget_terms(rate: float, maximum: float) -> tuple[float, float]:
+    """(refill rate, size) of the budget for a Shopify bucket restoring ``rate`` points a
+    second up to ``maximum``."""
+    headroom = min(rate * HEADROOM_SECONDS, maximum / 4)
+    return rate * BUDGET_MARGIN, maximum - headroom
 
 
 class _Plans:
@@ -122,8 +137,9 @@ class ShopifyClient(Connector):
         while True:
             rate, maximum = PLANS.plan(connection_id)
             cost = min(PLANS.cost(connection_id, name, estimate), maximum)
+            terms = budget_terms(rate, maximum)
             try:
-                budgets.take(connection_id, BUDGET, rate * BUDGET_MARGIN, maximum, max_wait, cost)
+                wait, ticket = budgets.reserve_priced(connection_id, BUDGET, *terms, max_wait, cost)
             except budgets.BudgetExhausted as exc:
                 raise MarketplaceUnavailable(
                     f"Shopify's query cost budget allows {name} in {exc.wait:.0f} s.",
@@ -131,15 +147,21 @@ class ShopifyClient(Connector):
                     details={"operation": name},
                     retry_after=max(1, math.ceil(exc.wait)),
                 ) from None
-            status, payload, headers = exchange(
-                self,
-                "Shopify",
-                "POST",
-                self.url,
-                json_body={"query": document, "variables": variables},
-                headers={"User-Agent": USER_AGENT, "X-Shopify-Access-Token": token},
-            )
-            throttle = self._observe(name, payload)
+            try:
+                if wait > 0:
+                    time.sleep(wait)
+                status, payload, headers = exchange(
+                    self,
+                    "Shopify",
+                    "POST",
+                    self.url,
+                    json_body={"query": document, "variables": variables},
+                    headers={"User-Agent": USER_AGENT, "X-Shopify-Access-Token": token},
+                )
+            except BaseException:
+                self._settle(terms, cost)
+                raise
+            throttle = self._observe(name, payload, terms, cost, ticket)
             if status in (401, 403):
                 raise MarketplaceUnavailable(
                     f"Shopify refused the access token (HTTP {status}). Install the custom app "
@@ -184,11 +206,19 @@ class ShopifyClient(Connector):
                 )
             return payload["data"]
 
-    def _observe(self, name, payload):
-        """Take what the answer says of the bucket; returns how long a throttled query
-        must wait for its points (None when the answer says nothing)."""
+    def _settle(self, terms, drawn):
+        try:
+            budgets.settle(self.connection.id, BUDGET, *terms, drawn)
+        except Exception:
+            log.warning("shopify: settling the cost budget failed", exc_info=True)
+
+    def _observe(self, name, payload, drawn_terms, drawn, ticket):
+        """Take what the answer to the query drawn as ``ticket`` (``drawn`` points) says of
+        the bucket; returns how long a throttled query must wait for its points (None when
+        the answer says nothing)."""
         cost = ((payload or {}).get("extensions") or {}).get("cost") if payload else None
         if not isinstance(cost, dict):
+            self._settle(drawn_terms, drawn)
             return None
         status = cost.get("throttleStatus") or {}
         maximum = _number(status.get("maximumAvailable"))
@@ -196,17 +226,12 @@ class ShopifyClient(Connector):
         rate = _number(status.get("restoreRate"))
         requested = _number(cost.get("requestedQueryCost"))
         PLANS.learn(self.connection.id, name, requested and math.ceil(requested), rate, maximum)
-        if maximum and rate and left is not None:
+        if not (maximum and rate and left is not None):
+            self._settle(drawn_terms, drawn)
+        else:
             try:
-                budgets.observe(
-                    self.connection.id,
-                    BUDGET,
-                    rate * BUDGET_MARGIN,
-                    maximum,
-                    rate * BUDGET_MARGIN,
-                    maximum,
-                    left,
-                )
+                terms = budget_terms(rate, maximum)
+                budgets.observe(self.connection.id, BUDGET, *terms, *terms, left, drawn, ticket)
             except Exception:
                 # Shopify has answered (and may have written): a busy budget store must
                 # not turn that answer into a failure; the next draw or THROTTLED corrects

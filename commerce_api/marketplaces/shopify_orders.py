@@ -30,6 +30,10 @@ from .shopify_client import ShopifyClient
 ORDERS_LOOKBACK_DAYS = 30
 ORDERS_PER_PAGE = 2  # each order with up to LINES_PER_PAGE lines: ~37 points
 LINES_PER_PAGE = 10
+# one notified order is read with its first 5 lines (22 points instead of 37: with its
+# listing's quantity push, 33 points an order against the bucket's 50 a second); the
+# rest, if any, page in with MORE_LINES
+ORDER_LINES = 5
 ORDER_TOPICS = ("orders/create", "orders/updated", "orders/cancelled")
 CANCEL_REASONS = {
     "customer_request": "CUSTOMER",
@@ -46,14 +50,16 @@ _ORDER_FIELDS = """id name createdAt updatedAt cancelledAt currencyCode
       lineItems(first: LINES) {
         pageInfo { hasNextPage endCursor }
         nodes { id sku name quantity originalTotalSet { shopMoney { amount currencyCode } } }
-      }""".replace("LINES", str(LINES_PER_PAGE))
+      }"""
 ORDERS = """query Orders($first: Int!, $after: String, $query: String!) {
   orders(first: $first, after: $after, query: $query, sortKey: UPDATED_AT) {
     pageInfo { hasNextPage endCursor }
     nodes { FIELDS }
   }
-}""".replace("FIELDS", _ORDER_FIELDS)
-ORDER = """query Order($id: ID!) { order(id: $id) { FIELDS } }""".replace("FIELDS", _ORDER_FIELDS)
+}""".replace("FIELDS", _ORDER_FIELDS.replace("LINES", str(LINES_PER_PAGE)))
+ORDER = """query Order($id: ID!) { order(id: $id) { FIELDS } }""".replace(
+    "FIELDS", _ORDER_FIELDS.replace("LINES", str(ORDER_LINES))
+)
 MORE_LINES = """query OrderLines($id: ID!, $after: String) {
   order(id: $id) {
     lineItems(first: LINES, after: $after) {
@@ -62,7 +68,8 @@ MORE_LINES = """query OrderLines($id: ID!, $after: String) {
     }
   }
 }""".replace("LINES", str(LINES_PER_PAGE))
-ORDER_COST = 1 + 2 + 1 + (3 + LINES_PER_PAGE * 3)
+ORDER_COST = 1 + 2 + 1 + (3 + LINES_PER_PAGE * 3)  # one order of a page
+ONE_ORDER_COST = 1 + 2 + 1 + (3 + ORDER_LINES * 3)
 FULFILLMENT_ORDERS = """query FulfillmentOrders($id: ID!) {
   order(id: $id) {
     id
@@ -166,7 +173,7 @@ class ShopifyOrders(ShopifyClient):
         """One order by its gid in the import shape; None when the shop has no such order."""
         if not isinstance(external_id, str) or not external_id.startswith("gid://shopify/Order/"):
             return None
-        node = self.graphql("order", ORDER, {"id": external_id}, ORDER_COST).get("order")
+        node = self.graphql("order", ORDER, {"id": external_id}, ONE_ORDER_COST).get("order")
         if node is None:
             return None
         mapped, problem = self._order(node)

@@ -206,7 +206,7 @@ def test_stock_price_and_archive_reach_shopify_at_the_mapped_location(
     # linked once: one productVariants query per new SKU batch, none for later pushes
     assert fake.count("productVariants") <= 2
     assert fake.count("inventorySetQuantities") >= 3
-    assert fake.throttled == 0
+    assert fake.throttled == 0, "\n".join(map(str, fake.journal))
     assert_contract_kept(fake)
 
 
@@ -517,7 +517,7 @@ def test_500_pending_listings_drain_within_the_cost_bucket(
         )
     on_shop = {v["sku"]: fake.quantity(v["sku"]) for v in fake.variants.values()}
     assert set(on_shop.values()) == {5}
-    assert fake.throttled == 0
+    assert fake.throttled == 0, "\n".join(map(str, fake.journal))
     assert fake.count("inventorySetQuantities") <= 10
     assert fake.count("productVariants") == 0  # linked already: nothing looked up again
     assert_contract_kept(fake)

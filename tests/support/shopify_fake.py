@@ -167,6 +167,7 @@ class ShopifyFake(LocalHTTPServer):
         self.refused = []  # (what, message)
         self.answer_problems = []
         self.throttled = 0
+        self.journal = []  # every priced query: (root fields, cost, taken, points left, time)
         self.emptied = 0  # queries before which the bucket is spent (empty_bucket)
         self.calls = {}  # root field -> count
         self.costs = []  # (root fields, cost, monotonic time)
@@ -502,6 +503,10 @@ class ShopifyFake(LocalHTTPServer):
         fields = [
             s.name.value for s in operation.selection_set.selections if isinstance(s, FieldNode)
         ]
+        with self.lock:
+            self.journal.append(
+                (fields, cost, taken, status["currentlyAvailable"], time.monotonic())
+            )
         if not taken:
             with self.lock:
                 self.throttled += 1
