@@ -29,11 +29,14 @@ while any of them is unprocessed, even when its own write is confirmed; once all
 processed, if any of them *landed* (its message was accepted) it may have overwritten
 the newer value, so the listing is pushed anew from the current state (``pending``, its
 submission cleared, a ``late_write`` row in the sync history); only when none landed does
-its own result decide (``in_sync``, ``error``). A push the marketplace confirms at once
-(nothing to send) while such writes are unresolved is recorded as ``submitted`` with the
-answer kept (kind ``confirmed``) and checked the same way. The rule kept: the last write
-that lands at the marketplace is our current state, and a listing is never ``in_sync``
-while an earlier write of ours may still land over it; a push never waits for a feed.
+its own result decide (``in_sync``, ``error``); a patch of ours that does not show because
+an earlier feed landed over it is not waited for (it never will). A push answered at once
+(accepted: nothing to send; rejected) while such writes are unresolved is recorded as
+``submitted`` with its result kept (kind ``confirmed``) and checked the same way; a push
+answered at once with none unresolved clears the listing's old submission. The rule
+kept: the last write that lands at the marketplace is our current state, and a listing is
+never ``in_sync`` while an earlier write of ours may still land over it; a push never
+waits for a feed.
 """
 
 import json
@@ -58,6 +61,7 @@ log = logging.getLogger("commerce_api.marketplaces")
 FIRST_CHECK_MS = {"patch": 300, "feed": 1000, "confirmed": 300}
 MAX_CHECK_DELAY_MS = 60_000
 CONFIRMED = "confirmed"  # a submission whose own result is known: only superseded writes
+_RESULT = ("status", "answer", "error_code", "error_message")
 _CHUNK = 500  # ids per IN (...) list
 _SENT = ("sku", "status", "quantity", "price", "currency")
 
@@ -112,6 +116,12 @@ REPUSH = Statement(
     + _RELEASED
     + ", {Listing.sync_status} = 'pending', {Listing.next_push_at} = {p}"
     + _HELD,
+    Listing=Listing,
+)
+# a push answered at once, nothing unresolved: the old submission is history
+CLEARED = Statement(
+    "UPDATE {Listing} SET {Listing.submission} = NULL WHERE {Listing.id} = {p}"
+    " AND {Listing.sync_status} IN ('in_sync', 'error') AND {Listing.lease_token} IS NULL",
     Listing=Listing,
 )
 SETTLED = Statement(
@@ -267,8 +277,9 @@ def check_batch(
     outcomes = []
     for index, item in enumerate(items):
         result = own[index]
-        if result is None:  # confirmed when pushed: only the earlier writes were read
-            result = ListingResult("accepted", answer=(item.submission or {}).get("answer"))
+        if result is None:  # answered when pushed: only the earlier writes were read
+            kept = item.submission or {}
+            result = ListingResult(**{k: kept.get(k) for k in _RESULT})
         outcomes.append(combined(item, started, result, earlier[index]))
     return BatchOutcome(connection, outcomes, check=True, notes=check.notes)
 
@@ -370,7 +381,7 @@ def record(items: list[Any], spacing_ms: int, now: int | None = None) -> int:
                     mismatched.append((item.connection, outcome))
                 elif outcome.status == "repush":
                     repushed.append((item.connection, outcome))
-                elif outcome.status == "accepted" and not item.check:
+                elif outcome.status in ("accepted", "rejected") and not item.check:
                     confirmed.append(outcome)  # plain unless earlier writes are unresolved
                 else:
                     plain.append(outcome)
@@ -380,14 +391,22 @@ def record(items: list[Any], spacing_ms: int, now: int | None = None) -> int:
             plain.append(item)
     # what each listing pushed anew left unresolved (issue 32): kept in its new submission
     prior = _submissions(o.listing.id for o in (*submitted, *confirmed))
+    cleared = []
     for outcome in confirmed:
         if unresolved_writes(prior.get(outcome.listing.id)):
-            sent = {k: outcome.listing.payload.get(k) for k in _SENT}
-            outcome.submission = {"kind": CONFIRMED, "answer": outcome.answer, "sent": sent}
+            outcome.submission = {
+                "kind": CONFIRMED,
+                **{k: getattr(outcome, k) for k in _RESULT},
+                "sent": {k: outcome.listing.payload.get(k) for k in _SENT},
+            }
             submitted.append(outcome)
         else:
             plain.append(outcome)
+            if prior.get(outcome.listing.id):
+                cleared.append(outcome.listing.id)
     landed = listing_sync.record(plain, spacing_ms, now) if plain else 0
+    for listing_id in sorted(cleared):
+        CLEARED.execute((listing_id,))
     for outcome in sorted(submitted, key=lambda o: o.listing.id):
         listing = outcome.listing
         submission = {

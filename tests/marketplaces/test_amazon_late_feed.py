@@ -150,8 +150,12 @@ def test_which_writes_are_left_unresolved():
     assert batches.unresolved_writes(confirmed) == [older]
 
 
-def test_a_push_confirmed_at_once_waits_for_an_earlier_feed(app, tenant, fake):
-    """Nothing to send (no patches) while a feed is unresolved: submitted, not in_sync."""
+@pytest.mark.parametrize("answer", ["accepted", "rejected"])
+@pytest.mark.parametrize("feed_lands", [True, False])
+def test_a_push_answered_at_once_waits_for_an_earlier_feed(app, tenant, fake, answer, feed_lands):
+    """A push answered at once (nothing to send; refused) while a feed is unresolved:
+    submitted, not in_sync or error, until the feed is processed; then pushed anew if the
+    feed landed, else the push's own answer decides."""
     from commerce_api.db import write_transaction
     from commerce_api.marketplaces import listing_sync
     from commerce_api.products.listings import mark_listings_pending
@@ -168,27 +172,59 @@ def test_a_push_confirmed_at_once_waits_for_an_earlier_feed(app, tenant, fake):
     feed = outcome.outcomes[0].submission
     assert feed["kind"] == "feed" and feed["unordered"] is True
     Listing.update(submission=feed).execute()
-    found = batches.BatchOutcome(
-        connection,
-        [listing_sync.PushOutcome(claimed, now, "accepted", {"external_id": "B0X", "quantity": 0})],
-    )
+    if answer == "accepted":
+        pushed = listing_sync.PushOutcome(
+            claimed, now, "accepted", {"external_id": "B0X", "quantity": 0}
+        )
+    else:
+        pushed = listing_sync.PushOutcome(claimed, now, "rejected", None, "8541", "Suppressed.")
     with write_transaction():
-        batches.record([found], 0)
+        batches.record([batches.BatchOutcome(connection, [pushed])], 0)
     listing = Listing.get()
     assert listing.sync_status == "submitted"
     assert listing.submission["kind"] == "confirmed"
+    assert listing.submission["status"] == answer
     assert [w["id"] for w in listing.submission["superseded"]] == [feed["id"]]
     checks = batches.claim_checks(tenant.id, MARKETPLACE, 5, 60_000, "t2", now + 10_000)
     checked = batches.check_batch(connection, checks, slot_wait=None)
     with write_transaction():
         batches.record([checked], 0)
     assert Listing.get().sync_status == "submitted"  # the feed is not processed yet
+    if not feed_lands:  # Amazon refuses the feed's message: nothing of it lands
+        fake.invalid_skus[sku] = ("8541", "The SKU is suppressed.")
     fake.process_feeds()
     checks = batches.claim_checks(tenant.id, MARKETPLACE, 5, 60_000, "t3", now + 600_000)
     checked = batches.check_batch(connection, checks, slot_wait=None)
     with write_transaction():
         batches.record([checked], 0)
     listing = Listing.get()
-    assert listing.sync_status == "pending" and listing.submission is None  # pushed anew
-    assert SyncAttempt.select().where(SyncAttempt.operation == "late_write").count() == 1
+    late = SyncAttempt.select().where(SyncAttempt.operation == "late_write").count()
+    assert listing.submission is None
+    if feed_lands:
+        assert listing.sync_status == "pending" and late == 1  # pushed anew
+    elif answer == "accepted":
+        assert listing.sync_status == "in_sync" and late == 0
+    else:
+        assert listing.sync_status == "error" and late == 0
+        assert listing.last_sync_error.startswith("8541:")
     assert_contract_kept(fake)
+
+
+def test_a_push_answered_at_once_clears_a_resolved_submission(app, tenant, fake):
+    """No unresolved write left: the push's answer lands and the old submission goes."""
+    from commerce_api.db import write_transaction
+    from commerce_api.marketplaces import listing_sync
+    from commerce_api.products.listings import mark_listings_pending
+
+    _listed(tenant, fake, 1, prefix="DONE")
+    connection = connect_amazon(tenant, fake)
+    with write_transaction():
+        mark_listings_pending(listing_ids=[row.id for row in Listing.select(Listing.id)])
+    Listing.update(submission={"kind": "patch", "id": "P1", "sent": {"sku": "x"}}).execute()
+    now = int(time.time() * 1000)
+    (claimed,) = listing_sync.claim(tenant.id, MARKETPLACE, 5, 60_000, "t1", now)
+    pushed = listing_sync.PushOutcome(claimed, now, "accepted", {"external_id": "B0X"})
+    with write_transaction():
+        batches.record([batches.BatchOutcome(connection, [pushed])], 0)
+    listing = Listing.get()
+    assert listing.sync_status == "in_sync" and listing.submission is None

@@ -31,6 +31,7 @@ processing may land an old feed after a newer patch).
 """
 
 import copy
+import itertools
 import json
 import re
 import secrets
@@ -61,6 +62,7 @@ REFRESH_TOKEN = "Atzr|fake-refresh-token"
 SELLER_ID = "A2FAKESELLER01"
 MARKETPLACE_ID = "ATVPDKIKX0DER"
 DATE_PARAMS = ("LastUpdatedAfter", "CreatedAfter", "startDateTime")
+_FEED_IDS = itertools.count(50_000_000_000)
 PLAN = re.compile(r"\|\s*([\d.]+)\s*\|\s*(\d+)\s*\|")
 
 
@@ -678,7 +680,7 @@ class AmazonFake(LocalHTTPServer):
                 return 400, _errors("InvalidInput", "The feed document was not uploaded.")
             if body["feedType"] != "JSON_LISTINGS_FEED":
                 return 400, _errors("InvalidInput", "Only JSON_LISTINGS_FEED here.")
-            feed_id = str(50000000000 + len(self.feeds))
+            feed_id = str(next(_FEED_IDS))  # unique across fakes: reports are cached by id
             self.feeds[feed_id] = {
                 "feedId": feed_id,
                 "feedType": body["feedType"],
