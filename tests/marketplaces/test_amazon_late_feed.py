@@ -41,6 +41,10 @@ def _status(sku):
     return Listing.select().join(Product).where(Product.sku == sku).get().sync_status
 
 
+def _submission(sku):
+    return Listing.select().join(Product).where(Product.sku == sku).get().submission or {}
+
+
 @pytest.mark.slow
 def test_a_feed_processed_after_a_newer_patch_is_pushed_over(
     client, headers, tenant, database_url, fake
@@ -66,6 +70,7 @@ def test_a_feed_processed_after_a_newer_patch_is_pushed_over(
         )
         assert response.status_code == 200, response.get_json()
         assert wait_for(lambda: fake.listings[first]["quantity"] == 52, 20)
+        assert wait_for(lambda: _submission(first).get("kind") == "patch", 20)
         # the patch is confirmed (Amazon shows 52) and read again, yet the listing stays
         # submitted: the feed with 17 may still land over it
         assert wait_for(
@@ -78,10 +83,10 @@ def test_a_feed_processed_after_a_newer_patch_is_pushed_over(
 
         fake.process_feeds()  # the old feed lands now, over the newer patch
         assert fake.listings[first]["quantity"] == 17
-        assert wait_for(lambda: _status(first) == "in_sync", 30)
+        assert wait_for(lambda: _status(first) == "in_sync", 60)
         assert fake.listings[first]["quantity"] == 52  # pushed again before in_sync
         assert wait_for(
-            lambda: Listing.select().where(Listing.sync_status == "in_sync").count() == 8, 30
+            lambda: Listing.select().where(Listing.sync_status == "in_sync").count() == 8, 60
         )
     listing = listing_of(client, headers, first)
     assert listing["quantity"] == 52 and listing["submission"] is None
