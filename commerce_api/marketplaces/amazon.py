@@ -202,6 +202,10 @@ class AmazonConnector(AmazonOrders):
                         "kind": "feed",
                         "id": feed_id,
                         "message_id": index + 1,
+                        "messages": len(items),
+                        # processed minutes later, in no documented order with patches:
+                        # it may land after a newer write (batches: superseded writes)
+                        "unordered": True,
                         "sent": sent[index],
                     },
                 )
@@ -277,13 +281,18 @@ class AmazonConnector(AmazonOrders):
             return [ListingResult("submitted") for _ in items]
         issues = {}
         by_message = {item["submission"].get("message_id"): item for item in items}
+        # the feed's other messages (listings not read in this check) are not news
+        sent = max((item["submission"].get("messages") or 0) for item in items)
         for issue in report.get("issues") or []:
             if not isinstance(issue, dict) or issue.get("severity") != "ERROR":
                 continue
             message_id = issue.get("messageId")
             issues.setdefault(message_id, issue)
             known = by_message.get(message_id)
-            if known is None or (issue.get("sku") and issue.get("sku") != known["sku"]):
+            ours = isinstance(message_id, int) and 0 < message_id <= sent
+            if (known is None and not ours) or (
+                known is not None and issue.get("sku") and issue.get("sku") != known["sku"]
+            ):
                 notes.append(
                     {
                         "feed_id": feed_id,

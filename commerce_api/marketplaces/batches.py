@@ -17,6 +17,26 @@ becomes ``in_sync`` or ``error`` with the marketplace's code and message (the
 later (at growing intervals, up to ``MAX_CHECK_DELAY_MS``). A change made meanwhile makes
 the listing ``pending`` again (``products.pending_listings.mark_listings_pending``): it is pushed
 anew, and a late result only moves ``synced_version`` (the value the marketplace took).
+
+**Writes that land late** (issue 32). A submission the connector marks ``unordered``
+(Amazon's ``JSON_LISTINGS_FEED``: processed asynchronously, minutes later, in no
+documented order with patches) may land *after* a newer write of the same listing. So a
+listing pushed anew while such a submission of it is unresolved keeps it, in the new
+submission, under ``superseded`` (with those it superseded itself): nothing is forgotten.
+A check reads the superseded writes too (with the listing's own, in the same
+``check_submissions`` call: one ``getFeed`` per feed). The listing stays ``submitted``
+while any of them is unprocessed, even when its own write is confirmed; once all are
+processed, if any of them *landed* (its message was accepted) it may have overwritten
+the newer value, so the listing is pushed anew from the current state (``pending``, its
+submission cleared, a ``late_write`` row in the sync history); only when none landed does
+its own result decide (``in_sync``, ``error``); a patch of ours that does not show because
+an earlier feed landed over it is not waited for (it never will). A push answered at once
+(accepted: nothing to send; rejected) while such writes are unresolved is recorded as
+``submitted`` with its result kept (kind ``confirmed``) and checked the same way; a push
+answered at once with none unresolved clears the listing's old submission. The rule
+kept: the last write that lands at the marketplace is our current state, and a listing is
+never ``in_sync`` while an earlier write of ours may still land over it; a push never
+waits for a feed.
 """
 
 import json
@@ -30,7 +50,7 @@ from ..products.models import Listing, Product
 from ..sql import Statement
 from ..timeutil import now_ms
 from . import listing_push
-from .base import MarketplaceRejection, MarketplaceUnavailable, SubmissionCheck
+from .base import ListingResult, MarketplaceRejection, MarketplaceUnavailable, SubmissionCheck
 from .gateway import call
 from .listing_push import ClaimedListing, PushOutcome
 from .models import MarketplaceConnection
@@ -38,8 +58,12 @@ from .services import record_attempt
 
 log = logging.getLogger("commerce_api.marketplaces")
 
-FIRST_CHECK_MS = {"patch": 300, "feed": 1000}
+FIRST_CHECK_MS = {"patch": 300, "feed": 1000, "confirmed": 300}
 MAX_CHECK_DELAY_MS = 60_000
+CONFIRMED = "confirmed"  # a submission whose own result is known: only superseded writes
+_RESULT = ("status", "answer", "error_code", "error_message")
+_CHUNK = 500  # ids per IN (...) list
+_SENT = ("sku", "status", "quantity", "price", "currency")
 
 _CHECK_DUE = (
     "{Listing.sync_status} = 'submitted' AND {Listing.next_push_at} <= {p} AND "
@@ -84,6 +108,20 @@ MISMATCH = Statement(
     "UPDATE {Listing} SET {Listing.quantity} = {p},"
     " {Listing.external_refs} = COALESCE({p}, {Listing.external_refs}),"
     " {Listing.updated_at} = {p}, " + _RELEASED + ", {Listing.next_push_at} = {p}" + _HELD,
+    Listing=Listing,
+)
+# an earlier write may have landed over the newer one: pushed anew from the current state
+REPUSH = Statement(
+    "UPDATE {Listing} SET {Listing.submission} = NULL, {Listing.updated_at} = {p}, "
+    + _RELEASED
+    + ", {Listing.sync_status} = 'pending', {Listing.next_push_at} = {p}"
+    + _HELD,
+    Listing=Listing,
+)
+# a push answered at once, nothing unresolved: the old submission is history
+CLEARED = Statement(
+    "UPDATE {Listing} SET {Listing.submission} = NULL WHERE {Listing.id} = {p}"
+    " AND {Listing.sync_status} IN ('in_sync', 'error') AND {Listing.lease_token} IS NULL",
     Listing=Listing,
 )
 SETTLED = Statement(
@@ -202,38 +240,116 @@ def push_batch(
 def check_batch(
     connection: MarketplaceConnection, items: list[ClaimedListing], slot_wait: float | None
 ) -> BatchOutcome:
-    """Read the results of submitted listings; ``processing`` for those not done yet."""
+    """Read the results of submitted listings, with the earlier writes each superseded;
+    ``processing`` for those not done yet, ``repush`` where an earlier write landed."""
     started = now_ms()
-    request = [{"sku": item.sku, "submission": item.submission} for item in items]
+    request, owners = [], []
+    for index, item in enumerate(items):
+        submission = item.submission or {}
+        if submission.get("kind") != CONFIRMED:
+            request.append({"sku": item.sku, "submission": submission})
+            owners.append((index, False))
+        for write in submission.get("superseded") or []:
+            request.append({"sku": item.sku, "submission": write})
+            owners.append((index, True))
     try:
-        check: SubmissionCheck = call(
-            connection,
-            "check_submissions",
-            lambda connector: connector.check_submissions(request),
-            slot_wait=slot_wait,
-        ).result
+        check: SubmissionCheck = (
+            call(
+                connection,
+                "check_submissions",
+                lambda connector: connector.check_submissions(request),
+                slot_wait=slot_wait,
+            ).result
+            if request
+            else SubmissionCheck([], [])
+        )
     except (MarketplaceRejection, MarketplaceUnavailable) as exc:
         outcomes = [
             PushOutcome(item, started, "processing", None, exc.code, exc.message) for item in items
         ]
         return BatchOutcome(connection, outcomes, check=True)
+    own, earlier = [None] * len(items), [[] for _ in items]
+    for (index, superseded), result in zip(owners, check.results, strict=True):
+        if superseded:
+            earlier[index].append(result)
+        else:
+            own[index] = result
     outcomes = []
-    for item, result in zip(items, check.results, strict=True):
-        status = result.status
-        if status in ("submitted", "unavailable"):
-            status = "processing"
-        outcomes.append(
-            PushOutcome(
-                item,
-                started,
-                status,
-                result.answer,
-                result.error_code,
-                result.error_message,
-                result.retry_after,
-            )
-        )
+    for index, item in enumerate(items):
+        result = own[index]
+        if result is None:  # answered when pushed: only the earlier writes were read
+            kept = item.submission or {}
+            result = ListingResult(**{k: kept.get(k) for k in _RESULT})
+        outcomes.append(combined(item, started, result, earlier[index]))
     return BatchOutcome(connection, outcomes, check=True, notes=check.notes)
+
+
+def combined(
+    item: ClaimedListing, started: int, result: ListingResult, earlier: list[ListingResult]
+) -> PushOutcome:
+    """A submitted listing's outcome from its own write's result and those of the earlier
+    writes it superseded (the rule of issue 32, in this module's docstring)."""
+    pending = ("submitted", "unavailable")
+    waiting = [r for r in earlier if r.status in pending]
+    landed = sum(1 for r in earlier if r.status == "accepted")
+    # the listing's own write is waited for unless an earlier one landed and ours is
+    # ordered (a patch: a newer patch is applied after it; the one that landed may be what
+    # keeps ours from showing)
+    if result.status in pending and not (landed and not own_unordered(item)):
+        waiting.insert(0, result)
+    if waiting:
+        retry = max((r.retry_after or 0) for r in waiting) or None
+        return PushOutcome(
+            item, started, "processing", None, waiting[0].error_code, waiting[0].error_message,
+            retry,
+        )  # fmt: skip
+    if landed:
+        return PushOutcome(
+            item,
+            started,
+            "repush",
+            None,
+            "LATE_WRITE",
+            f"{landed} earlier write(s) of this listing were processed by the marketplace "
+            "after it was pushed anew and may have overwritten the newer value; it is "
+            "pushed again from the current state.",
+        )
+    return PushOutcome(
+        item,
+        started,
+        result.status,
+        result.answer,
+        result.error_code,
+        result.error_message,
+        result.retry_after,
+    )
+
+
+def own_unordered(item: ClaimedListing) -> bool:
+    submission = getattr(item, "submission", None) or {}
+    return bool(submission.get("unordered")) and submission.get("kind") != CONFIRMED
+
+
+def unresolved_writes(submission: dict | None) -> list[dict]:
+    """The writes a listing's submission leaves unresolved that may still land over a newer
+    one: those it superseded, and itself when the connector marked it ``unordered``."""
+    if not submission:
+        return []
+    writes = list(submission.get("superseded") or [])
+    if submission.get("unordered") and submission.get("kind") != CONFIRMED:
+        writes.append({k: v for k, v in submission.items() if k != "superseded"})
+    return writes
+
+
+def _submissions(listing_ids):
+    """``{listing id: submission}`` as the rows hold them now (under the caller's lease)."""
+    ids, found = sorted(set(listing_ids)), {}
+    for start in range(0, len(ids), _CHUNK):
+        rows = Listing.select(Listing.id, Listing.submission).where(
+            Listing.id.in_(ids[start : start + _CHUNK])
+        )
+        found.update((row.id, row.submission) for row in rows)
+    return found
 
 
 # Recording --------------------------------------------------------------------------------
@@ -249,6 +365,7 @@ def record(items: list[Any], spacing_ms: int, now: int | None = None) -> int:
     """Record push outcomes and batch outcomes (inside the caller's transaction)."""
     now = now_ms() if now is None else now
     plain, submitted, later, checked, notes, mismatched = [], [], [], [], [], []
+    repushed, confirmed = [], []
     for item in items:
         if isinstance(item, BatchOutcome):
             for note in item.notes:
@@ -262,13 +379,57 @@ def record(items: list[Any], spacing_ms: int, now: int | None = None) -> int:
                     later.append(outcome)
                 elif outcome.status == "mismatch":
                     mismatched.append((item.connection, outcome))
+                elif outcome.status == "repush":
+                    repushed.append((item.connection, outcome))
+                elif outcome.status in ("accepted", "rejected") and not item.check:
+                    confirmed.append(outcome)  # plain unless earlier writes are unresolved
                 else:
                     plain.append(outcome)
         elif item.status == "submitted":
             submitted.append(item)
         else:
             plain.append(item)
+    # what each listing pushed anew left unresolved (issue 32): kept in its new submission
+    prior = _submissions(o.listing.id for o in (*submitted, *confirmed))
+    cleared = []
+    for outcome in confirmed:
+        if unresolved_writes(prior.get(outcome.listing.id)):
+            outcome.submission = {
+                "kind": CONFIRMED,
+                **{k: getattr(outcome, k) for k in _RESULT},
+                "sent": {k: outcome.listing.payload.get(k) for k in _SENT},
+            }
+            submitted.append(outcome)
+        else:
+            plain.append(outcome)
+            if prior.get(outcome.listing.id):
+                cleared.append(outcome.listing.id)
     landed = listing_push.record(plain, spacing_ms, now) if plain else 0
+    for listing_id in sorted(cleared):
+        CLEARED.execute((listing_id,))
+    landed += _record_submitted(submitted, prior, spacing_ms, now)
+    for outcome in sorted(later, key=lambda o: o.listing.id):
+        listing = outcome.listing
+        delay = _check_delay(getattr(listing, "submission", None) or {}, now)
+        if outcome.retry_after:
+            delay = max(delay, int(float(outcome.retry_after) * 1000))
+        cursor = LATER.execute((now + delay, listing.id, listing.token))
+        landed += cursor.rowcount or 0
+    for connection, outcome in sorted(mismatched, key=lambda pair: pair[1].listing.id):
+        landed += _record_mismatch(connection, outcome, now)
+    for connection, outcome in sorted(repushed, key=lambda pair: pair[1].listing.id):
+        landed += _record_repush(connection, outcome, now)
+    for listing_id in sorted(set(checked)):
+        SETTLED.execute((listing_id,))
+    for connection, note in notes:
+        _record_note(connection, note)
+    return landed
+
+
+def _record_submitted(submitted: list, prior: dict, spacing_ms: int, now: int) -> int:
+    """The listings the marketplace only accepted for processing: submitted, with what
+    they left unresolved (``superseded``, issue 32); returns how many were recorded."""
+    landed = 0
     for outcome in sorted(submitted, key=lambda o: o.listing.id):
         listing = outcome.listing
         submission = {
@@ -277,6 +438,9 @@ def record(items: list[Any], spacing_ms: int, now: int | None = None) -> int:
             "version": listing.version,
         }
         submission.setdefault("sent", {"sku": listing.sku})
+        superseded = unresolved_writes(prior.get(listing.id))
+        if superseded:
+            submission["superseded"] = superseded
         cursor = SUBMITTED.execute(
             (
                 json.dumps(submission, separators=(",", ":")),
@@ -290,19 +454,6 @@ def record(items: list[Any], spacing_ms: int, now: int | None = None) -> int:
             )
         )
         landed += cursor.rowcount or 0
-    for outcome in sorted(later, key=lambda o: o.listing.id):
-        listing = outcome.listing
-        delay = _check_delay(getattr(listing, "submission", None) or {}, now)
-        if outcome.retry_after:
-            delay = max(delay, int(float(outcome.retry_after) * 1000))
-        cursor = LATER.execute((now + delay, listing.id, listing.token))
-        landed += cursor.rowcount or 0
-    for connection, outcome in sorted(mismatched, key=lambda pair: pair[1].listing.id):
-        landed += _record_mismatch(connection, outcome, now)
-    for listing_id in sorted(set(checked)):
-        SETTLED.execute((listing_id,))
-    for connection, note in notes:
-        _record_note(connection, note)
     return landed
 
 
@@ -360,6 +511,37 @@ def _record_mismatch(connection, outcome, now):
             "expected": listing.last_quantity,
             "found": found,
             "desired": listing.payload.get("quantity"),
+        },
+        created_by="listing_sync",
+    )
+    return 1
+
+
+def _record_repush(connection, outcome, now):
+    """An earlier write landed after the listing was pushed anew: it is pushed again from
+    the current state, and the sync history says why."""
+    listing = outcome.listing
+    cursor = REPUSH.execute((now, now, listing.id, listing.token))
+    if not cursor.rowcount:
+        return 0
+    submission = getattr(listing, "submission", None) or {}
+    record_attempt(
+        connection,
+        resource_type="product",
+        resource_id=listing.product_id,
+        sku=listing.sku,
+        operation="late_write",
+        status="rejected",
+        error_code=outcome.error_code,
+        error_message=outcome.error_message,
+        details={
+            "listing_id": listing.id,
+            "version": listing.version,
+            "submission": {k: submission.get(k) for k in ("kind", "id", "sent")},
+            "superseded": [
+                {k: write.get(k) for k in ("kind", "id", "message_id", "version", "sent")}
+                for write in submission.get("superseded") or []
+            ],
         },
         created_by="listing_sync",
     )

@@ -24,10 +24,14 @@ report marks those messages invalid, a patch of that SKU is ``INVALID``), ``extr
 (the report names a SKU that was never sent), ``expire_tokens()`` (every access token
 issued so far is expired), ``token_fails`` (the token endpoint refuses the refresh token),
 ``usage_plans`` (False: no 429 from the plans), ``feed_seconds`` (how long a feed stays
-in the queue).
+in the queue), ``hold_feeds()`` (feeds created from then on stay ``IN_QUEUE``, whoever
+asks) and ``process_feeds()`` (the held feeds are processed now, in the order given:
+their messages land over whatever the listings hold then, as Amazon's asynchronous
+processing may land an old feed after a newer patch).
 """
 
 import copy
+import itertools
 import json
 import re
 import secrets
@@ -58,6 +62,7 @@ REFRESH_TOKEN = "Atzr|fake-refresh-token"
 SELLER_ID = "A2FAKESELLER01"
 MARKETPLACE_ID = "ATVPDKIKX0DER"
 DATE_PARAMS = ("LastUpdatedAfter", "CreatedAfter", "startDateTime")
+_FEED_IDS = itertools.count(50_000_000_000)
 PLAN = re.compile(r"\|\s*([\d.]+)\s*\|\s*(\d+)\s*\|")
 
 
@@ -181,6 +186,7 @@ class AmazonFake(LocalHTTPServer):
         self.fba = {}  # sku -> fulfillable quantity
         self.offers = {}  # sku -> [OfferDetail]
         self._fed_order = 0
+        self.holding = False  # hold_feeds(): new feeds stay IN_QUEUE until process_feeds()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -246,6 +252,25 @@ class AmazonFake(LocalHTTPServer):
                 "price": price,
                 "currency": currency,
             }
+
+    def hold_feeds(self, hold=True):
+        """Feeds created from now on stay ``IN_QUEUE`` until ``process_feeds``."""
+        with self.lock:
+            self.holding = hold
+
+    def held_feeds(self):
+        with self.lock:
+            return [i for i, feed in self.feeds.items() if feed.get("held")]
+
+    def process_feeds(self, feed_ids=None):
+        """Process held feeds now (``feed_ids``: these, in this order; default all, oldest
+        first): their messages are applied to the listings as they are now."""
+        with self.lock:
+            for feed_id in self.held_feeds() if feed_ids is None else feed_ids:
+                feed = self.feeds[feed_id]
+                feed["held"] = False
+                if feed["report"] is None:
+                    feed["report"] = self._process(feed)
 
     def fail_next(self, count=1, status=503):
         with self.lock:
@@ -655,7 +680,7 @@ class AmazonFake(LocalHTTPServer):
                 return 400, _errors("InvalidInput", "The feed document was not uploaded.")
             if body["feedType"] != "JSON_LISTINGS_FEED":
                 return 400, _errors("InvalidInput", "Only JSON_LISTINGS_FEED here.")
-            feed_id = str(50000000000 + len(self.feeds))
+            feed_id = str(next(_FEED_IDS))  # unique across fakes: reports are cached by id
             self.feeds[feed_id] = {
                 "feedId": feed_id,
                 "feedType": body["feedType"],
@@ -663,6 +688,7 @@ class AmazonFake(LocalHTTPServer):
                 "created": time.time(),
                 "document": document["content"],
                 "report": None,
+                "held": self.holding,
             }
         return 202, {"feedId": feed_id}
 
@@ -678,7 +704,7 @@ class AmazonFake(LocalHTTPServer):
                 "marketplaceIds": feed["marketplaceIds"],
                 "createdTime": iso(int(feed["created"] * 1000)),
             }
-            if age < self.feed_seconds:
+            if feed["report"] is None and (feed["held"] or age < self.feed_seconds):
                 answer["processingStatus"] = "IN_QUEUE"
                 return 200, answer
             if feed["report"] is None:
