@@ -20,6 +20,12 @@ the service settled.
 ``--amazon-tenants`` (1) more tenants use the ``amazon`` connector against the SP-API
 contract fake (answering in 30 ms, a 503 and an unplanned 429 now and then): the fake
 must refuse no request and answer no 429 from its usage plans (the rate budgets).
+``--shopify-tenants`` (1) more use the ``shopify`` connector against the Admin GraphQL
+contract fake (bucket 100 points restoring 50 a second, answering in 30 ms), their own
+warehouse mapped to its location; each new order is created in the fake and its signed
+``orders/create`` POSTed to the notification route: the fake must refuse no document,
+answer nothing THROTTLED and no answer of its may break the schema, and every order created
+in it must be imported.
 
 Then it lets the service settle and checks:
   - every listing's last pushed quantity equals its available stock minus its buffer,
