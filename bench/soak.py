@@ -20,6 +20,12 @@ the service settled.
 ``--amazon-tenants`` (1) more tenants use the ``amazon`` connector against the SP-API
 contract fake (answering in 30 ms, a 503 and an unplanned 429 now and then): the fake
 must refuse no request and answer no 429 from its usage plans (the rate budgets).
+``--shopify-tenants`` (1) more use the ``shopify`` connector against the Admin GraphQL
+contract fake (bucket 100 points restoring 50 a second, answering in 30 ms), their own
+warehouse mapped to its location; each new order is created in the fake and its signed
+``orders/create`` POSTed to the notification route: the fake must refuse no document,
+answer nothing THROTTLED and no answer of its may break the schema, and every order created
+in it must be imported.
 
 Then it lets the service settle and checks:
   - every listing's last pushed quantity equals its available stock minus its buffer,
@@ -50,10 +56,17 @@ import requests
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import common  # noqa: E402
-from soak_fakes import MARKETPLACE, AmazonMarket, Marketplace, Receiver  # noqa: E402
+from soak_fakes import (  # noqa: E402
+    MARKETPLACE,
+    AmazonMarket,
+    Marketplace,
+    Receiver,
+    ShopifyMarket,
+)
 
 PG_ADMIN_URL = os.environ.get("SOAK_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 DEADLINE = 2.0  # MARKETPLACE_DEADLINE_SECONDS of the service
+WAREHOUSE = {"name": "Main", "type": "own", "address": "1 Road"}
 WEBHOOK_EVENTS = ["order.created", "order.shipped", "listing.sync_failed"]
 SERVICE_CONFIG = {
     "RATE_LIMIT_ENABLED": 0,
@@ -80,6 +93,12 @@ def parse_args(argv=None):
     parser.add_argument("--tenants", type=int, default=3)
     parser.add_argument(
         "--amazon-tenants", type=int, default=1, help="tenants on the SP-API contract fake"
+    )
+    parser.add_argument(
+        "--shopify-tenants",
+        type=int,
+        default=1,
+        help="tenants on the Shopify contract fake, their orders notified",
     )
     parser.add_argument("--skus", type=int, default=12, help="SKUs per tenant")
     parser.add_argument("--clients", type=int, default=2, help="client threads per tenant")
@@ -136,6 +155,7 @@ def set_up_tenants(args, rng):
     """Tenants, keys and a connection to each one's fake marketplace (made in this process:
     the API refuses a private base_url)."""
     from commerce_api.db import db
+    from commerce_api.inventory.services import create_warehouse
     from commerce_api.marketplaces.services import connect_marketplace
 
     tenants = []
@@ -169,6 +189,23 @@ def set_up_tenants(args, rng):
                 allow_private=True,
             )
             tenants.append(Tenant(tenant_id, secret, skus, market, None))
+        for t in range(args.shopify_tenants):
+            # the shopify connector against the Admin GraphQL contract fake: its own
+            # warehouse mapped to the fake's location (so made before connecting)
+            tenant_id, secret = common.create_tenant_and_key()
+            skus = [f"SHP-{t}-{n:02d}" for n in range(args.skus)]
+            market = ShopifyMarket(skus, random.Random(rng.random()))
+            warehouse = create_warehouse(tenant_id, WAREHOUSE)["id"]
+            market.connection_id = connect_marketplace(
+                tenant_id,
+                MARKETPLACE,
+                "shopify",
+                settings=market.fake.settings(warehouse),
+                credentials=market.fake.credentials(),
+                created_by="soak",
+                allow_private=True,
+            ).id
+            tenants.append(Tenant(tenant_id, secret, skus, market, warehouse))
     return tenants
 
 
@@ -185,15 +222,12 @@ def seed(base, tenant, receivers):
 
     for sku in tenant.skus:
         call("POST", "/api/products", product_body(sku), 201)
-    warehouse = call(
-        "POST",
-        "/api/inventory/warehouses",
-        {"name": "Main", "type": "own", "address": "1 Road"},
-        201,
-    )
-    tenant.warehouse_id = warehouse["id"]
+    if tenant.warehouse_id is None:  # (a Shopify tenant's was made to be mapped)
+        tenant.warehouse_id = call("POST", "/api/inventory/warehouses", WAREHOUSE, 201)["id"]
+    if isinstance(tenant.market, ShopifyMarket):
+        tenant.market.attach(base)  # its orders are notified from now on
     for sku in tenant.skus:
-        body = {"warehouse_id": warehouse["id"], "quantity": 40, "reason": "cycle_count"}
+        body = {"warehouse_id": tenant.warehouse_id, "quantity": 40, "reason": "cycle_count"}
         call("PUT", f"/api/inventory/{sku}", body, 200)
     rule = {"name": "match", "type": "competitor_match", "value": -0.5, "value_type": "fixed"}
     call("POST", "/api/pricing/rules", rule, 201)
@@ -492,9 +526,9 @@ def failover_violations(record, base, receivers):
 # Settling and checking ---------------------------------------------------------------------
 
 
-def busy_work():
+def busy_work(tenants):
     """What is still to do: running or queued jobs (but queued periodic order pulls),
-    pending listings, claims."""
+    pending listings, claims, orders created in a Shopify fake not yet imported."""
     from commerce_api.claims import OperationClaim
     from commerce_api.jobs.models import Job
     from commerce_api.products.models import Listing
@@ -507,7 +541,42 @@ def busy_work():
     ]
     pending = Listing.select().where(Listing.sync_status == "pending").count()
     claims = [f"{c.operation} {c.token}" for c in OperationClaim.select()]
-    return {"jobs": jobs, "pending_listings": pending, "claims": claims}
+    missing = sum(len(missing_orders(t)) for t in tenants if isinstance(t.market, ShopifyMarket))
+    return {
+        "jobs": jobs,
+        "pending_listings": pending,
+        "claims": claims,
+        "shopify_orders_missing": missing,
+    }
+
+
+def missing_orders(tenant):
+    """The orders created in a tenant's Shopify fake that are not in the service."""
+    from commerce_api.orders.models import Order
+
+    imported = set(
+        Order.select(Order.external_order_id)
+        .where((Order.tenant == tenant.id) & (Order.marketplace == MARKETPLACE))
+        .tuples()
+    )
+    return [gid for gid in list(tenant.market.orders) if (gid,) not in imported]
+
+
+def shopify_orders(tenant, counts):
+    """A Shopify tenant's orders: every one created in the fake imported; its notifications
+    answered (a 503 or no answer while the database is cut is expected: Shopify retries,
+    and the cursor pull finds the order; any other 5xx is a violation)."""
+    violations = []
+    missing = missing_orders(tenant)
+    counts["shopify orders"] = len(tenant.market.orders)
+    counts["shopify orders missing"] = len(missing)
+    if missing:
+        violations.append(("shopify_order_missing", missing[:5]))
+    for status, count in tenant.market.notified.items():
+        counts[f"shopify notifications {status}"] = count
+        if isinstance(status, int) and status >= 500 and status != 503:
+            violations.append(("notification_5xx", f"{count} x {status}"))
+    return violations
 
 
 def check(tenants, statuses):
@@ -522,6 +591,7 @@ def check(tenants, statuses):
     from commerce_api.products.models import Listing, Product
 
     violations, counts = [], collections.Counter()
+    tenant_of = {t.id: type(t.market).__name__ for t in tenants}
     for tenant in tenants:
         rows = list(
             Listing.select(Listing, Product.sku, Product.status.alias("product_status"))
@@ -549,12 +619,18 @@ def check(tenants, statuses):
         for sku in tenant.skus:
             if sku not in {row["sku"] for row in rows}:
                 violations.append(("never_listed", sku))
-        if isinstance(tenant.market, AmazonMarket):
-            # the contract: nothing refused, no 429 from the usage plans (budgets on)
+        if isinstance(tenant.market, AmazonMarket | ShopifyMarket):
+            # the contracts: nothing refused by the fake, no 429 from Amazon's usage plans,
+            # nothing THROTTLED by Shopify's cost bucket (the budgets), no bad answer
             for fault, count in tenant.market.faults.items():
-                counts[f"amazon {fault}"] = count
+                name = fault if fault.startswith("shopify") else f"amazon {fault}"
+                counts[name] = count
                 if count:
-                    violations.append((fault, count))
+                    violations.append((name, count))
+        if isinstance(tenant.market, ShopifyMarket):
+            violations += shopify_orders(tenant, counts)
+            if tenant.market.fake.throttled:
+                violations.append(("shopify throttled queries", tenant.market.throttled()))
     for stock in Stock.select():
         counts["stock_rows"] += 1
         sums = collections.Counter()
@@ -574,7 +650,11 @@ def check(tenants, statuses):
     ):
         counts[f"jobs {job_type} {status}"] = count
         if job_type == "marketplace_sync" and status != "completed":
-            violations.append(("sync_not_completed", f"{count} {status}"))
+            errors = [
+                (tenant_of.get(job.tenant_id, job.tenant_id), job.error)
+                for job in Job.select().where((Job.type == job_type) & (Job.status == status))[:3]
+            ]
+            violations.append(("sync_not_completed", f"{count} {status}: {errors}"))
     for claim in OperationClaim.select():
         violations.append(("claim_left", f"{claim.operation} {claim.resource_id}"))
     errors = sum(
@@ -644,10 +724,10 @@ def run_engine(engine, args):
                     thread.join(60)
                 load_seconds = time.monotonic() - started
                 settle_started = time.monotonic()
-                left = busy_work()
+                left = busy_work(tenants)
                 while time.monotonic() - settle_started < args.settle:
                     phase["worker_exits"] += workers.revive()
-                    left = busy_work()
+                    left = busy_work(tenants)
                     if not any(left.values()):
                         break
                     time.sleep(1)

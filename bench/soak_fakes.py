@@ -2,6 +2,7 @@
 receivers, all on 127.0.0.1."""
 
 import collections
+import concurrent.futures
 import json
 import threading
 import uuid
@@ -274,4 +275,99 @@ class AmazonMarket:
         )
 
     def close(self):
+        self.fake.close()
+
+
+class ShopifyMarket:
+    """A Shopify tenant's shop: the Admin GraphQL contract fake (tests/support/shopify_fake.py,
+    a 100-point bucket restoring 50 a second, answering in 30 ms), one location mapped to
+    the tenant's own warehouse. Each new order is created in the fake, which signs its
+    ``orders/create`` webhook; it is POSTed to the service's notification route from a
+    thread of its own (``attach`` gives the address), so a database cut delays no load.
+    Seen as the soak sees the other fakes (``listings``, ``history``, ``new_order``,
+    ``faults``); ``orders`` are the gids created, ``notified`` the answers' statuses."""
+
+    def __init__(self, skus, rng):
+        from tests.support.shopify_fake import ShopifyFake
+
+        self.fake = ShopifyFake(maximum=100, restore=50, delay=0.03).start()
+        for sku in skus:
+            # a price the service never sets: an unpushed price shows
+            self.fake.add_variant(sku, price="1.00", quantity=0)
+        self.skus = skus
+        self.rng = rng
+        self.orders = []
+        self.notified = collections.Counter()
+        self.url = self.fake.url
+        self.notify_url = None
+        self.connection_id = None  # set once connected
+        self.sending = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="notify")
+
+    def attach(self, base):
+        self.notify_url = f"{base}/api/marketplaces/{self.connection_id}/notifications"
+
+    @property
+    def listings(self):
+        """sku -> {"quantity", "price", "status"} for the SKUs the service pushed a
+        quantity of (at the mapped location)."""
+        pushed = {item for item, *_ in self.fake.sets}
+        held = {}
+        for sku in self.skus:
+            variant = self.fake.variant_of(sku)
+            if variant["inventoryItem"]["id"] in pushed:
+                held[sku] = {
+                    "quantity": self.fake.quantity(sku),
+                    "price": variant["price"],
+                    "status": variant["product"]["status"],
+                }
+        return held
+
+    @property
+    def history(self):
+        """sku -> [(quantity, compare quantity)] as set, in order."""
+        skus = {self.fake.variant_of(sku)["inventoryItem"]["id"]: sku for sku in self.skus}
+        history = collections.defaultdict(list)
+        for item, _location, quantity, compare, _at in list(self.fake.sets):
+            history[skus.get(item, item)].append((quantity, compare))
+        return history
+
+    def new_order(self):
+        lines = [
+            (sku, self.rng.randint(1, 2), "10.00")
+            for sku in self.rng.sample(self.skus, self.rng.randint(1, 2))
+        ]
+        gid = self.fake.add_order(lines)
+        self.orders.append(gid)
+        if self.notify_url:
+            self.sending.submit(self._notify, gid)
+
+    def _notify(self, gid):
+        try:
+            status = self.fake.notify(self.notify_url, gid).status_code
+        except OSError:  # (requests' errors are OSErrors) the database cut, a time-out
+            status = "error"
+        self.notified[status] += 1
+
+    @property
+    def faults(self):
+        return collections.Counter(
+            {
+                "shopify refused_by_schema": self.fake.refused_count(),
+                "shopify throttled": self.fake.throttled,
+                "shopify fake_answer_problems": len(self.fake.answer_problems),
+            }
+        )
+
+    def throttled(self):
+        """The queries answered THROTTLED: (root fields, cost, points left, seconds after
+        the query before)."""
+        journal = list(self.fake.journal)
+        return [
+            (fields, cost, left, round(at - journal[n - 1][4], 3) if n else None)
+            for n, (fields, cost, taken, left, at) in enumerate(journal)
+            if not taken
+        ][:5]
+
+    def close(self):
+        self.sending.shutdown(wait=True, cancel_futures=True)
         self.fake.close()

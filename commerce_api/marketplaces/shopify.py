@@ -32,7 +32,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from .allocation import available_by_place, spread
-from .base import ListingResult, MarketplaceRejection
+from .base import ListingResult, MarketplaceRejection, MarketplaceUnavailable
 from .shopify_orders import ShopifyOrders
 
 QUERY_SKUS = 15  # SKUs per productVariants query
@@ -80,11 +80,20 @@ class ShopifyConnector(ShopifyOrders):
         self, product: dict[str, Any], idempotency_key: str | None = None
     ) -> dict[str, Any]:
         """One listing pushed at once (a manual sync, a price applied): linked by its SKU,
-        its quantity compared with what Shopify shows right now."""
+        its quantity compared with what Shopify shows right now. A compare mismatch (the
+        level changed between that read and the write: a sale in Shopify, or our own
+        listing push of the same listing meanwhile) wrote nothing and is no refusal: it is
+        unavailable, so the caller tries again from the state then (a sync job retries)."""
         (result,) = self._push(
             [{"payload": product, "idempotency_key": idempotency_key}], read_first=True
         )
-        if result.status in ("rejected", "mismatch"):
+        if result.status in ("mismatch", "unavailable"):
+            raise MarketplaceUnavailable(
+                result.error_message or "Shopify did not set the quantity.",
+                code=result.error_code or "QUANTITY_NOT_SET",
+                retry_after=result.retry_after or 1,
+            )
+        if result.status == "rejected":
             raise MarketplaceRejection(
                 result.error_message or "Shopify refused the listing.",
                 code=result.error_code or "REJECTED",

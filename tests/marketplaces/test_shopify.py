@@ -568,6 +568,43 @@ def test_a_manual_sync_links_the_listing_and_compares_with_what_shopify_shows(
     assert_contract_kept(fake)
 
 
+def test_a_manual_sync_raced_by_a_change_in_shopify_is_tried_again_not_refused(
+    app, client, headers, tenant, fake
+):
+    """The level changes between the sync's read and its write (a sale in Shopify, or our
+    own listing push meanwhile): Shopify writes nothing, and the sync is unavailable (its
+    job retries) rather than refused; the next sync sets our quantity."""
+    make_products(client, headers, "MUG-1")
+    fake.add_variant("MUG-1", price="9.99", quantity=4)
+    warehouse = make_own_warehouse(tenant)
+    stock_up(tenant, warehouse, {"MUG-1": 6})
+    connect_shopify(tenant, fake, warehouse)
+    price_listing(client, headers, "MUG-1", MARKETPLACE, 11.0)
+    from commerce_api.marketplaces.product_sync import sync_product
+
+    answer, raced = fake.handle, []
+
+    def racing(path, request_headers, raw):
+        result = answer(path, request_headers, raw)
+        if b"query Levels" in raw and not raced:  # just after the sync read the level
+            raced.append(fake.set_quantity("MUG-1", 3))
+        return result
+
+    fake.handle = racing
+    with app.app_context():
+        result = sync_product(tenant.id, "MUG-1", [MARKETPLACE], "test")
+        (entry,) = result["marketplaces"]
+        assert entry["status"] == "unavailable", result
+        assert entry["error"]["code"] == "MARKETPLACE_UNAVAILABLE"
+        assert fake.quantity("MUG-1") == 3  # nothing overwritten
+        result = sync_product(tenant.id, "MUG-1", [MARKETPLACE], "test")
+    assert result["succeeded"] == 1, result
+    assert fake.quantity("MUG-1") == 6
+    (row,) = SyncAttempt.select().where(SyncAttempt.error_code == "COMPARE_MISMATCH")
+    assert row.status == "unavailable" and "3 at" in row.error_message
+    assert_contract_kept(fake)
+
+
 def test_a_changed_location_mapping_is_checked_with_the_shop(tenant, fake):
     from commerce_api.errors import ApiError
     from commerce_api.marketplaces.connections import update_connection
