@@ -36,6 +36,11 @@ def register_extra(kind: str, extra: Callable[[str], tuple[str, Sequence[Any]]])
     _EXTRA[kind] = extra
 
 
+def registered_extras() -> tuple[Callable, ...]:
+    """The extra count terms registered (the worker's self-check)."""
+    return tuple(_EXTRA.values())
+
+
 def maintained(
     tenant_id: str, kind: str, status: str | None = None, exclude: Sequence[str] = ()
 ) -> int:

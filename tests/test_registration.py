@@ -13,6 +13,7 @@ import pytest
 
 from commerce_api import tasks
 from commerce_api.jobs import registry
+from tests.support import servers
 
 PACKAGE = pathlib.Path(tasks.__file__).resolve().parent
 
@@ -105,3 +106,53 @@ def test_archiving_fails_closed_without_the_orders_domain(tmp_path):
         [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120
     )
     assert result.stdout.split() == ["refused"], result.stderr
+
+
+# A worker started with one domain's register() not called (patched out before the CLI
+# runs): it must refuse, naming the domain, and run nothing.
+_WORKER_WITHOUT = """
+import sys
+from commerce_api import tasks
+from commerce_api.cli import cli
+
+for domain in tasks.DOMAINS:
+    if domain.__name__ == sys.argv[1]:
+        domain.register = lambda: None
+cli(["worker", "--once"], prog_name="commerce-api")
+"""
+
+
+@pytest.mark.parametrize(
+    "domain, missing",
+    [
+        ("commerce_api.pricing.tasks", "job type pricing_recalculate"),
+        ("commerce_api.webhooks.tasks", "background loop webhook_delivery"),
+        ("commerce_api.inventory.tasks", "check check_components"),
+        ("commerce_api.orders.tasks", "check sku_has_open_orders"),
+    ],
+)
+def test_the_worker_refuses_to_start_when_a_domain_did_not_register(database_url, domain, missing):
+    env = servers.process_env(database_url)
+    result = servers.run_cli([domain], env, program=("-c", _WORKER_WITHOUT))
+    assert result.returncode == 2, result.stderr
+    assert "REGISTRATION_INCOMPLETE" in result.stderr
+    assert f"{domain}.register() did not register" in result.stderr
+    assert missing in result.stderr
+
+
+def test_the_worker_starts_when_every_domain_registered(database_url):
+    env = servers.process_env(database_url)
+    result = servers.run_cli(["no.such.domain"], env, program=("-c", _WORKER_WITHOUT))
+    assert result.returncode == 0, result.stderr
+    assert "REGISTRATION_INCOMPLETE" not in result.stderr
+
+
+def test_self_check_names_an_accepted_type_without_a_handler(app):
+    assert tasks.self_check() == []
+    registry.declare_job_type("registration_unbuilt", params=None)
+    try:
+        assert tasks.self_check() == [
+            "job type registration_unbuilt is accepted by the API but has no handler"
+        ]
+    finally:
+        registry.unregister("registration_unbuilt")

@@ -29,6 +29,7 @@ class HealthSchema(ma.Schema):
 @public
 class HealthViews(MethodView):
     @blp.response(200, HealthSchema)
+    @blp.errors(auth=False)  # an unknown query parameter is its 422
     @blp.doc(security=[])
     def get(self):
         """Report that the service is up"""
@@ -97,6 +98,7 @@ class ReadinessViews(MethodView):
         " `checks` names which. Not the error envelope: a load balancer"
         " reads the same shape either way.",
     )
+    @blp.errors(auth=False)  # an unknown query parameter is its 422
     @blp.doc(security=[])
     def get(self):
         """Report whether this host can serve requests"""

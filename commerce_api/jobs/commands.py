@@ -7,7 +7,7 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
-from .. import crypto
+from .. import crypto, tasks
 from ..cli_output import stop
 from ..db import db
 from .worker import Worker
@@ -45,6 +45,9 @@ def register(cli: click.Group) -> None:
     ) -> NoReturn:
         """Run the job worker (SIGTERM: finish running jobs, then exit)."""
         app = current_app._get_current_object()
+        problems = tasks.self_check()
+        if problems:  # it would leave jobs, loops or checks of a domain undone
+            stop("REGISTRATION_INCOMPLETE: " + "; ".join(problems))
         with db.connection_context():
             keys = crypto.key_check(max_age=0)
         if keys.reads_none:  # it would fail every secret it uses, and write none

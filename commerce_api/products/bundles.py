@@ -44,6 +44,11 @@ def register_becoming_bundle(hook: Callable[[str, str], None]) -> None:
         _BECOMING_BUNDLE.append(hook)
 
 
+def registered_hooks() -> tuple[Callable, ...]:
+    """The component checks and becoming-a-bundle hooks registered (the worker's self-check)."""
+    return (*_COMPONENT_CHECKS, *_BECOMING_BUNDLE)
+
+
 @dataclass(frozen=True)
 class Component:
     """One component of a bundle as its availability needs it."""

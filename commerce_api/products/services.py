@@ -278,6 +278,11 @@ def register_open_order_check(check: Callable[[str, str], bool]) -> None:
         _OPEN_ORDER_CHECKS.append(check)
 
 
+def registered_checks() -> tuple[Callable, ...]:
+    """The open-order and fulfilment checks registered (the worker's self-check)."""
+    return (*_OPEN_ORDER_CHECKS, *_FULFILMENT_CHECKS)
+
+
 class DomainNotRegistered(RuntimeError):
     """A question products asks a higher domain has no answer: that domain was not
     registered (``commerce_api.tasks.register_all``, which ``create_app`` calls)."""
