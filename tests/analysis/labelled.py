@@ -44,6 +44,9 @@ DEV_KEYWORDS = (
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
 HELDOUT3_MENTIONS = HERE / "heldout3" / "mentions.json"
 HELDOUT3_KEYWORDS = HERE / "heldout3" / "keywords.json"
+# the fourth, written the same way (heldout4/README.md) after held-out 3 was measured once
+HELDOUT4_MENTIONS = HERE / "heldout4" / "mentions.json"
+HELDOUT4_KEYWORDS = HERE / "heldout4" / "keywords.json"
 
 
 def load_mention_shops(*paths: Path) -> list[dict[str, Any]]:
