@@ -142,6 +142,19 @@ class BatchOutcome:
     notes: list = field(default_factory=list)
 
 
+def outcome_of(item: ClaimedListing, started: int, result: ListingResult) -> PushOutcome:
+    """A listing's push outcome from the marketplace's result for it."""
+    return PushOutcome(
+        item,
+        started,
+        result.status,
+        result.answer,
+        result.error_code,
+        result.error_message,
+        result.retry_after,
+    )
+
+
 # Finding work -----------------------------------------------------------------------------
 
 
@@ -223,15 +236,7 @@ def push_batch(
         return BatchOutcome(connection, outcomes)
     outcomes = []
     for item, result in zip(items, results, strict=True):
-        outcome = PushOutcome(
-            item,
-            started,
-            result.status,
-            result.answer,
-            result.error_code,
-            result.error_message,
-            result.retry_after,
-        )
+        outcome = outcome_of(item, started, result)
         outcome.submission = result.submission
         outcomes.append(outcome)
     return BatchOutcome(connection, outcomes)
@@ -314,15 +319,7 @@ def combined(
             "after it was pushed anew and may have overwritten the newer value; it is "
             "pushed again from the current state.",
         )
-    return PushOutcome(
-        item,
-        started,
-        result.status,
-        result.answer,
-        result.error_code,
-        result.error_message,
-        result.retry_after,
-    )
+    return outcome_of(item, started, result)
 
 
 def own_unordered(item: ClaimedListing) -> bool:
