@@ -174,16 +174,8 @@ def claim_checks(
     if limit <= 0:
         return []
     with write_transaction():
-        rows = CHECK_LEASE.claim(
-            {
-                "now": now,
-                "tenant": tenant_id,
-                "marketplace": marketplace,
-                "limit": limit,
-                "until": now + lease_ms,
-                "token": token,
-            }
-        )
+        params = listing_push.connection_claim(tenant_id, marketplace, limit, lease_ms, token, now)
+        rows = CHECK_LEASE.claim(params)
         if not rows:
             return []
         found = {

@@ -126,6 +126,21 @@ LEASE = Lease(
 )
 
 
+def connection_claim(
+    tenant_id: str, marketplace: str, limit: int, lease_ms: int, token: str, now: int
+) -> dict[str, Any]:
+    """The parameters of a claim of one connection's listings (``LEASE``, and the
+    submission checks' ``batches.CHECK_LEASE``)."""
+    return {
+        "now": now,
+        "tenant": tenant_id,
+        "marketplace": marketplace,
+        "limit": limit,
+        "until": now + lease_ms,
+        "token": token,
+    }
+
+
 def claim(
     tenant_id: str, marketplace: str, limit: int, lease_ms: int, token: str, now: int
 ) -> list[ClaimedListing]:
@@ -134,16 +149,7 @@ def claim(
     if limit <= 0:
         return []
     with write_transaction():
-        rows = LEASE.claim(
-            {
-                "now": now,
-                "tenant": tenant_id,
-                "marketplace": marketplace,
-                "limit": limit,
-                "until": now + lease_ms,
-                "token": token,
-            }
-        )
+        rows = LEASE.claim(connection_claim(tenant_id, marketplace, limit, lease_ms, token, now))
         if not rows:
             return []
         claimed = [ClaimedListing(row[0], tenant_id, marketplace, row[1], token) for row in rows]
