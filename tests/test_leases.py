@@ -222,3 +222,16 @@ def test_retry_after_is_a_floor_or_replaces_the_delay_within_bounds():
     assert leases.honour_retry_after(10.0, 3.0, **shortens) == 3.0
     assert leases.honour_retry_after(10.0, 0.0, **shortens) == 0.5
     assert leases.honour_retry_after(10.0, 1e9, **shortens) == 100.0
+
+
+def test_a_due_probe_looks_without_claiming(app):
+    """``DueProbe``: one read (``{p:now}``), nothing held by it."""
+    probe = leases.DueProbe(
+        WebhookDelivery,
+        "{WebhookDelivery.status} = 'pending' AND {WebhookDelivery.next_attempt_at} <= {p:now}",
+    )
+    assert not probe(NOW)
+    rows(2)  # due at NOW and NOW + 1
+    assert not probe(NOW - 1)
+    assert probe(NOW)
+    assert held() == {}
