@@ -70,11 +70,12 @@ def lease_ms(config: Mapping[str, Any] | None = None) -> int:
 # a new claim, or the lease of one that ran out, or the holder's own claim again
 _CLAIM = Statement(
     "INSERT INTO {C} ({C.resource_id}, {C.tenant_id}, {C.operation}, {C.token},"
-    " {C.expires_at}, {C.created_at}) VALUES ({p}, {p}, {p}, {p}, {p}, {p})"
+    " {C.expires_at}, {C.created_at}) VALUES ({p:resource_id}, {p:tenant_id}, {p:operation},"
+    " {p:token}, {p:expires_at}, {p:now})"
     " ON CONFLICT ({C.resource_id}) DO UPDATE SET {C.tenant_id} = excluded.{C.tenant_id},"
     " {C.operation} = excluded.{C.operation}, {C.token} = excluded.{C.token},"
     " {C.expires_at} = excluded.{C.expires_at}, {C.created_at} = excluded.{C.created_at}"
-    " WHERE {C}.{C.expires_at} <= {p} OR {C}.{C.token} = {p} RETURNING {C.token}",
+    " WHERE {C}.{C.expires_at} <= {p:now} OR {C}.{C.token} = {p:token} RETURNING {C.token}",
     C=OperationClaim,
 )
 
@@ -88,7 +89,14 @@ def claim(tenant_id: str, resource_id: str, operation: str, token: str | None = 
     token = token or uuid.uuid4().hex
     now = now_ms()
     expires_at = now + lease_ms()
-    params = [resource_id, tenant_id, operation, token, expires_at, now, now, token]
+    params = {
+        "resource_id": resource_id,
+        "tenant_id": tenant_id,
+        "operation": operation,
+        "token": token,
+        "expires_at": expires_at,
+        "now": now,
+    }
     with write_transaction():
         row = _CLAIM.execute(params).fetchone()
     if row is None or row[0] != token:

@@ -29,7 +29,7 @@ import peewee
 from peewee import Case
 
 from .db import is_postgres
-from .sql import Statement, parameter_names
+from .sql import Statement
 
 
 class Lease:
@@ -39,12 +39,13 @@ class Lease:
     it. The claim is made of templates in ``sql.Statement`` form, naming the model as
     ``{<Model class name>}`` (``models``: other models they name):
 
-    - ``due``: the condition of a claimable row (its parameters come first);
-    - ``order``: the claim order; ``setting``: the SET clause of the claim (its
-      parameters come second); ``claimable``: the condition the row must still meet when
-      it is updated; ``returning``: the fields the claim returns, in order;
+    - ``due``: the condition of a claimable row;
+    - ``order``: the claim order; ``setting``: the SET clause of the claim; ``claimable``:
+      the condition the row must still meet when it is updated; ``returning``: the
+      fields the claim returns, in order;
     - ``source`` / ``select``: the due query's FROM and selected key (default the table
-      and its id; with an alias, e.g. ``{WebhookDelivery} d`` / ``d.{WebhookDelivery.id}``);
+      and its primary key; with an alias, e.g. ``{WebhookDelivery} d`` /
+      ``d.{WebhookDelivery.id}``);
     - ``by_rowid``: on SQLite, the due rows are taken by rowid (the table's own key: no
       lookup through the id index per claimed row).
     """
@@ -70,13 +71,11 @@ class Lease:
         self.holder = holder
         name = model.__name__
         named = {name: model, **(models or {})}
-        table, key = _ref(name), _ref(name, "id")
+        table, key = _ref(name), _ref(name, model._meta.primary_key.name)
         source = source or table
         select = select or key
-        # named: the templates use ``{p:name}`` marks, the claim's limit is ``limit``
-        self.named = bool(parameter_names(due + setting))
-        limit = "{p:limit}" if self.named else "{p}"
-        due_query = f"{source} WHERE {due} ORDER BY {order} LIMIT {limit}"
+        # the templates name their parameters (``{p:name}``), the claim's limit is ``limit``
+        due_query = f"{source} WHERE {due} ORDER BY {order} LIMIT {{p:limit}}"
         returned = ", ".join(_ref(name, field) for field in returning)
         qualified = ", ".join(table + "." + _ref(name, field) for field in returning)
         self._postgres = Statement(
@@ -93,24 +92,22 @@ class Lease:
             **named,
         )
 
-    def claim(
-        self, due: Sequence[Any] | Mapping[str, Any], setting: Sequence[Any] = ()
-    ) -> list[tuple]:
+    @property
+    def statements(self) -> tuple[Statement, Statement]:
+        """The claim's statements: PostgreSQL's and SQLite's."""
+        return self._postgres, self._sqlite
+
+    def claim(self, params: Mapping[str, Any]) -> list[tuple]:
         """Claim: the rows as ``returning`` gives them. Call it inside the caller's write
-        transaction. Named templates: ``due`` maps every name (``limit`` among them), the
-        same on both engines. Positional ones: ``due``, the parameters of the due condition
-        followed by the limit; ``setting``, those of the SET clause."""
-        if self.named:
-            statement = self._postgres if is_postgres() else self._sqlite
-            return statement.execute(due).fetchall()
-        if is_postgres():
-            return self._postgres.execute((*due, *setting)).fetchall()
-        return self._sqlite.execute((*setting, *due)).fetchall()
+        transaction. ``params`` maps every name of the templates (``limit`` among them),
+        the same on both engines."""
+        statement = self._postgres if is_postgres() else self._sqlite
+        return statement.execute(params).fetchall()
 
     # the lease's states -------------------------------------------------------------------
 
     def free(self, prefix: str = "") -> str:
-        """The SQL condition (one ``{p}``: now) of a row no lease holds: never leased, or
+        """The SQL condition (``{p:now}``) of a row no lease holds: never leased, or
         its lease ran out (a holder that died or hung leaves it to be claimed again)."""
         return lease_free(prefix + self.column(self.lease))
 
@@ -133,25 +130,22 @@ class Lease:
         holder: Any,
         until: int,
         *,
-        held: peewee.Expression,
+        held: peewee.Expression | None = None,
         cap: str | None = None,
         returning: Sequence[str] = ("id",),
     ) -> list[tuple]:
-        """Extend to ``until`` the leases ``holder`` has of the rows ``keys`` (still
-        ``held``), never past the row's ``cap`` field; the ``returning`` of those renewed.
-        Call it inside the caller's write transaction."""
+        """Extend to ``until`` the leases ``holder`` has of the rows ``keys`` (and still
+        ``held``, when given), never past the row's ``cap`` field; the ``returning`` of
+        those renewed. Call it inside the caller's write transaction."""
         model = self.model
         value: Any = until
         if cap is not None:
             bound = getattr(model, cap)
             value = Case(None, [(bound < until, bound)], until)
+        fence = model._meta.primary_key.in_(list(keys)) & (getattr(model, self.holder) == holder)
         query = (
             model.update({getattr(model, self.lease): value})
-            .where(
-                model._meta.primary_key.in_(list(keys))
-                & (getattr(model, self.holder) == holder)
-                & held
-            )
+            .where(fence if held is None else fence & held)
             .returning(*(getattr(model, name) for name in returning))
         )
         return list(query.tuples().execute())
@@ -164,10 +158,24 @@ class Lease:
         return self.model.update(**changes).where(fence).execute()
 
 
+class DueProbe:
+    """A read-only look of a queue: is any row due? (``due``: a condition in
+    ``sql.Statement`` form whose one parameter is ``{p:now}``.) An idle worker asks it
+    before it claims, so that it never takes SQLite's write lock for nothing."""
+
+    def __init__(self, model: type[peewee.Model], due: str) -> None:
+        self.statement = Statement(
+            f"SELECT 1 FROM {_ref(model.__name__)} WHERE {due} LIMIT 1", **{model.__name__: model}
+        )
+
+    def __call__(self, now: int) -> bool:
+        return self.statement.execute({"now": now}).fetchone() is not None
+
+
 def lease_free(column: str) -> str:
-    """The SQL condition (one ``{p}``: now) that the lease ending in ``column`` holds
-    nothing: never leased, or it ran out."""
-    return f"({column} IS NULL OR {column} < {{p}})"
+    """The SQL condition (``{p:now}``) that the lease ending in ``column`` holds nothing:
+    never leased, or it ran out."""
+    return f"({column} IS NULL OR {column} < {{p:now}})"
 
 
 def _ref(*names: str) -> str:

@@ -4,18 +4,19 @@ The one place below the domains where SQL text is made (STYLE.md, "One way to do
 thing"). A statement is a template rendered once per bound engine:
 
     CLAIM = Statement(
-        "UPDATE {Job} SET {Job.status} = 'running' WHERE {Job.id} = {p}", Job=Job
+        "UPDATE {Job} SET {Job.status} = 'running' WHERE {Job.id} = {p:job}", Job=Job
     )
-    CLAIM.execute((job_id,))
+    CLAIM.execute({"job": job_id})
 
 ``{Model}`` is the model's quoted table, ``{Model.field}`` the quoted column of that field,
-``{p}`` the engine's parameter mark. ``{p:name}`` is a named parameter: the statement is
-then run with a mapping (``STATEMENT.execute({"name": value})``), each engine's marks
-filled in the order the names come in the text (a name may come more than once); a
-statement uses names or positions, never both. Parts that vary between calls (a list of marks, a SET
-clause made from field names) are passed by name at run time and are part of the cache
-key, so they must be SQL fragments drawn from a small set, never values: values always go
-as parameters.
+``{p:name}`` a parameter and ``{in:name}`` a list of them (``{Job.id} IN ({in:ids})``). A
+statement runs with a mapping of exactly its names (a sequence, a missing or an unknown
+name is refused): each engine's marks (``?``, ``%s``) are rendered from the names in text
+order, a name may come more than once, and a list's length is part of the cache key. A
+bare ``{p}`` is only a mark for ``render`` (a text another database runs by position).
+Parts that vary between calls (a SET clause made from field names) are passed by name at
+run time and are part of the cache key, so they must be SQL fragments drawn from a small
+set, never values: values always go as parameters.
 
 About two-thirds of a peewee query is building its SQL string and the hot paths run the
 same statements all the time; here they are built once per (engine, statement, parts).
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import peewee
@@ -66,16 +68,26 @@ def column(model: type[peewee.Model], name: str) -> str:
 
 
 class _Renderer(string.Formatter):
-    """Fills a template: ``{Model}``, ``{Model.field}``, ``{p}`` and the named parts."""
+    """Fills a template: ``{Model}``, ``{Model.field}``, ``{p:name}``, ``{in:name}`` and
+    the named parts."""
 
-    def __init__(self, models: dict[str, type[peewee.Model]], parts: dict[str, str], param: str):
+    def __init__(
+        self,
+        models: dict[str, type[peewee.Model]],
+        parts: dict[str, str],
+        param: str,
+        lengths: Mapping[str, int],
+    ):
         self.models = models
         self.parts = parts
         self.param = param
+        self.lengths = lengths
 
     def get_field(self, field_name: str, args: Any, kwargs: Any) -> tuple[str, str]:
         if field_name == "p":
             return self.param, field_name  # ``{p:name}``: the spec is left out (format_field)
+        if field_name == "in":
+            return _IN, field_name  # ``{in:name}``: as many marks as the list has values
         if field_name in self.parts:
             return self.parts[field_name], field_name
         head, _, name = field_name.partition(".")
@@ -83,70 +95,113 @@ class _Renderer(string.Formatter):
         return (column(model, name) if name else table(model)), field_name
 
     def format_field(self, value: Any, format_spec: str) -> str:
-        # a spec is only ever a parameter's name (``{p:name}``): the mark is the same
+        if value is _IN:
+            return ", ".join([self.param] * self.lengths[format_spec])
+        # otherwise a spec is only ever a parameter's name (``{p:name}``): the mark is the same
         return value
 
 
-def parameter_names(template: str) -> tuple[str, ...]:
-    """The names of a template's ``{p:name}`` marks in text order (empty: positional)."""
-    found = [
-        (spec, field) for _, field, spec, _ in string.Formatter().parse(template) if field == "p"
-    ]
-    names = tuple(spec for spec, _ in found if spec)
-    if names and len(names) != len(found):
+_IN = object()  # the value a ``{in:name}`` field renders from
+_NO_PARAMETERS: Mapping[str, Any] = MappingProxyType({})
+
+
+def parameter_names(template: str) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The names of a template's marks in text order (``{p:name}``: one value,
+    ``{in:name}``: a list), and which of them are lists. A bare ``{p}`` (a mark for a
+    text another database runs, ``render``) leaves the names empty; never both."""
+    names, lists, bare = [], set(), False
+    for _, field, spec, _ in string.Formatter().parse(template):
+        if field not in ("p", "in"):
+            continue
+        if not spec:
+            bare = True
+            continue
+        names.append(spec)
+        if field == "in":
+            lists.add(spec)
+    if bare and names:
         raise ValueError(f"a statement uses {{p:name}} or {{p}}, not both: {template!r}")
-    return names
+    both = lists.intersection(name for name in names if names.count(name) > 1)
+    if both:
+        raise ValueError(f"{sorted(both)} used as a list and as a value: {template!r}")
+    return tuple(names), frozenset(lists)
 
 
 class Statement:
-    """A SQL template whose names come from models, rendered once per engine and parts."""
+    """A SQL template whose names come from models, rendered once per engine and parts.
+
+    Its parameters are named (``{p:name}``, ``{in:name}`` for a list) and it runs with a
+    mapping of exactly those names; the engine's marks (``?``, ``%s``) are rendered from
+    them in text order, so the order is never counted by hand.
+    """
 
     def __init__(self, template: str, **models: type[peewee.Model]):
         self.template = template
         self.models = models
-        self.names = parameter_names(template)  # of ``{p:name}`` marks, in order
+        self.names, self.lists = parameter_names(template)  # marks in text order
+        # bare ``{p}`` marks: only rendered (``render``) for a database that binds by position
+        self.positional = not self.names and "{p}" in template
+        self._expected = frozenset(self.names)
         self._plain: dict[str, str] = {}  # param -> text, for the statements without parts
 
-    def sql(self, **parts: str) -> str:
-        """The text for the bound engine (the names do not depend on it, the marks do)."""
+    def sql(self, lengths: tuple[tuple[str, int], ...] = (), **parts: str) -> str:
+        """The text for the bound engine (the names do not depend on it, the marks do);
+        ``lengths``: each list parameter's number of values."""
         param = db.obj.param  # not the proxy's __getattr__: this runs on every request
-        if not parts:
+        if not parts and not lengths:
             text = self._plain.get(param)
             if text is None:
                 text = self._plain[param] = self.render(param)
             return text
-        text = _STATEMENTS.get((param, self, tuple(sorted(parts.items()))))
-        return self.render(param, **parts) if text is None else text
+        text = _STATEMENTS.get((param, self, lengths, tuple(sorted(parts.items()))))
+        return self.render(param, dict(lengths), **parts) if text is None else text
 
-    def render(self, param: str, **parts: str) -> str:
+    def render(self, param: str, lengths: Mapping[str, int] | None = None, **parts: str) -> str:
         """The text with ``param`` as the parameter mark (``?`` or ``%s``), for a
-        database other than the bound one (the rate limits' own SQLite file)."""
-        key = (param, self, tuple(sorted(parts.items())) if parts else ())
+        database other than the bound one too; ``lengths``: each list's number of values."""
+        sized = tuple(sorted(lengths.items())) if lengths else ()
+        key = (param, self, sized, tuple(sorted(parts.items())) if parts else ())
         text = _STATEMENTS.get(key)
         if text is None:
-            renderer = _Renderer(self.models, parts, param)
+            if self.lists.difference(lengths or ()):
+                raise KeyError(f"the number of values of {sorted(self.lists)} is needed")
+            renderer = _Renderer(self.models, parts, param, lengths or {})
             text = _STATEMENTS[key] = renderer.format(self.template)
         return text
 
-    def bind(self, params: Sequence[Any] | Mapping[str, Any]) -> Sequence[Any]:
-        """The values in mark order: a mapping for a named statement, else a sequence."""
-        if not self.names:
-            if isinstance(params, Mapping):
-                raise TypeError(f"{self!r} takes its parameters by position")
-            return params
-        if not isinstance(params, Mapping):
-            raise TypeError(f"{self!r} takes its parameters by name: {self.names}")
-        return tuple([params[name] for name in self.names])
+    def bind(self, params: Mapping[str, Any]) -> tuple[list[Any], tuple[tuple[str, int], ...]]:
+        """The values in mark order (lists spread) and each list's length, from ``params``:
+        a mapping with exactly the statement's names (a sequence is refused)."""
+        if not isinstance(params, Mapping) or self.positional:
+            raise TypeError(f"{self!r} takes its parameters by name ({{p:name}}), as a mapping")
+        if params.keys() != self._expected:
+            missing = sorted(self._expected.difference(params))
+            extra = sorted(set(params).difference(self._expected))
+            raise ValueError(f"{self!r}: missing parameters {missing}, unknown {extra}")
+        if not self.lists:
+            return [params[name] for name in self.names], ()
+        values: list[Any] = []
+        lengths = {}
+        for name in self.names:
+            if name in self.lists:
+                items = list(params[name])
+                lengths[name] = len(items)
+                values += items
+            else:
+                values.append(params[name])
+        return values, tuple(sorted(lengths.items()))
 
-    def execute(self, params: Sequence[Any] | Mapping[str, Any] = (), **parts: str) -> Any:
-        """Run the statement once (``params`` by name for ``{p:name}``); the cursor."""
-        return db.execute_sql(self.sql(**parts), self.bind(params))
+    def execute(self, params: Mapping[str, Any] = _NO_PARAMETERS, **parts: str) -> Any:
+        """Run the statement once with ``params`` (by name); the cursor."""
+        values, lengths = self.bind(params)
+        return db.execute_sql(self.sql(lengths, **parts), values)
 
-    def executemany(self, rows: Iterable[Sequence[Any]], **parts: str) -> None:
-        """Run the statement for every parameter row, as one driver call."""
-        if self.names:
-            rows = [self.bind(row) for row in rows]
-        executemany(self.sql(**parts), rows)
+    def executemany(self, rows: Iterable[Mapping[str, Any]], **parts: str) -> None:
+        """Run the statement for every row of parameters (by name), as one driver call."""
+        if self.lists:
+            raise ValueError(f"{self!r} has list parameters: run it once per list")
+        values = [self.bind(row)[0] for row in rows]
+        executemany(self.sql(**parts), values)
 
     def __repr__(self) -> str:
         return f"Statement({self.template!r})"

@@ -14,6 +14,7 @@ from commerce_api.auth import middleware
 from tests.support import dbutil
 from tests.support.auth_support import JWT_AUDIENCE, JWT_ISSUER
 from tests.support.dbutil import BASE_URL
+from tests.support.desired_state_guard import desired_state_guard  # noqa: F401 (autouse)
 from tests.support.factories import auth_headers, make_key, make_tenant
 
 

@@ -25,7 +25,9 @@ def lease(by_rowid=False):
             + lease_free("{WebhookDelivery.lease_until}")
         ),
         order="{WebhookDelivery.event_seq}",
-        setting="{WebhookDelivery.lease_until} = {p}, {WebhookDelivery.lease_token} = {p}",
+        setting=(
+            "{WebhookDelivery.lease_until} = {p:until}, {WebhookDelivery.lease_token} = {p:token}"
+        ),
         claimable="{WebhookDelivery.status} = 'pending'",
         returning=("id", "lease_token", "lease_until"),
         by_rowid=by_rowid,
@@ -55,7 +57,7 @@ def rows(count, status="pending"):
 
 def claim(token, limit, now=NOW, lease_ms=1000, queue=LEASE):
     with write_transaction():
-        return queue.claim((now, limit), (now + lease_ms, token))
+        return queue.claim({"now": now, "limit": limit, "until": now + lease_ms, "token": token})
 
 
 def test_a_named_claim_binds_the_same_on_both_engines(app):
@@ -72,7 +74,8 @@ def test_a_named_claim_binds_the_same_on_both_engines(app):
         claimable="{WebhookDelivery.status} = 'pending'",
         returning=("id", "lease_token", "lease_until"),
     )
-    assert named.named and not LEASE.named
+    with pytest.raises(TypeError), write_transaction():
+        named.claim((NOW, 2, NOW + 1000, "w1:1"))  # no positions: no order per engine
     rows(3)
     with write_transaction():
         claimed = named.claim({"now": NOW, "limit": 2, "until": NOW + 1000, "token": "w1:1"})
@@ -219,3 +222,16 @@ def test_retry_after_is_a_floor_or_replaces_the_delay_within_bounds():
     assert leases.honour_retry_after(10.0, 3.0, **shortens) == 3.0
     assert leases.honour_retry_after(10.0, 0.0, **shortens) == 0.5
     assert leases.honour_retry_after(10.0, 1e9, **shortens) == 100.0
+
+
+def test_a_due_probe_looks_without_claiming(app):
+    """``DueProbe``: one read (``{p:now}``), nothing held by it."""
+    probe = leases.DueProbe(
+        WebhookDelivery,
+        "{WebhookDelivery.status} = 'pending' AND {WebhookDelivery.next_attempt_at} <= {p:now}",
+    )
+    assert not probe(NOW)
+    rows(2)  # due at NOW and NOW + 1
+    assert not probe(NOW - 1)
+    assert probe(NOW)
+    assert held() == {}

@@ -163,7 +163,7 @@ def test_a_terminal_status_without_completed_at_is_refused(app, tenant):
 
 def test_a_job_is_only_ever_inserted_queued():
     """The AI-jobs count has no insert trigger (migration 0018): every job enters the table
-    through ``jobs/enqueue.insert_sql``, whose status is the literal 'queued'. Another
+    through ``jobs/enqueue.INSERT``, whose status is the literal 'queued'. Another
     insert of a job (which could insert a finished one, uncounted) fails this test."""
     from commerce_api.jobs.enqueue import _CONSTANTS
 

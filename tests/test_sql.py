@@ -10,6 +10,7 @@ import pytest
 from commerce_api import sql
 from commerce_api.claims import OperationClaim
 from commerce_api.db import db, write_transaction
+from commerce_api.leases import DueProbe, Lease
 from commerce_api.pricing.models import Recommendation
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "commerce_api"
@@ -38,13 +39,14 @@ def _claims():
 
 def test_a_statement_takes_names_from_the_model_and_marks_from_the_engine():
     statement = sql.Statement(
-        "UPDATE {R} SET {R.status} = {p} WHERE {R.tenant} = {p} AND {R.sku} IN ({skus})",
+        "UPDATE {R} SET {R.status} = {p:status} WHERE {R.tenant} = {p:tenant}"
+        " AND {R.sku} IN ({in:skus})",
         R=Recommendation,
     )
-    assert statement.render("?", skus="?, ?") == (
+    assert statement.render("?", {"skus": 2}) == (
         'UPDATE "pricing_recommendation" SET "status" = ? WHERE "tenant_id" = ? AND "sku" IN (?, ?)'
     )
-    assert statement.render("%s", skus="%s") == (
+    assert statement.render("%s", {"skus": 1}) == (
         'UPDATE "pricing_recommendation" SET "status" = %s WHERE "tenant_id" = %s AND "sku" IN (%s)'
     )
     # a foreign key is found by its field name or by its column's
@@ -55,29 +57,51 @@ def test_a_statement_takes_names_from_the_model_and_marks_from_the_engine():
 def test_named_parameters_are_bound_in_each_engines_mark_order():
     statement = sql.Statement(
         "UPDATE {R} SET {R.status} = {p:status} WHERE {R.tenant} = {p:tenant}"
-        " AND ({R.created_at} < {p:now} OR {R.updated_at} < {p:now})",
+        " AND ({R.created_at} < {p:now} OR {R.updated_at} < {p:now})"
+        " AND {R.sku} IN ({in:skus})",
         R=Recommendation,
     )
-    assert statement.names == ("status", "tenant", "now", "now")
-    assert statement.render("?") == (
+    assert statement.names == ("status", "tenant", "now", "now", "skus")
+    assert statement.render("?", {"skus": 2}) == (
         'UPDATE "pricing_recommendation" SET "status" = ? WHERE "tenant_id" = ?'
-        ' AND ("created_at" < ? OR "updated_at" < ?)'
+        ' AND ("created_at" < ? OR "updated_at" < ?) AND "sku" IN (?, ?)'
     )
-    assert statement.render("%s").count("%s") == 4
-    assert statement.bind({"now": 5, "tenant": "t", "status": "s", "unused": 0}) == (
-        "s",
-        "t",
-        5,
-        5,
+    assert statement.render("%s", {"skus": 3}) == (
+        'UPDATE "pricing_recommendation" SET "status" = %s WHERE "tenant_id" = %s'
+        ' AND ("created_at" < %s OR "updated_at" < %s) AND "sku" IN (%s, %s, %s)'
     )
-    with pytest.raises(KeyError):
-        statement.bind({"status": "s", "tenant": "t"})
+    # the values in the marks' order, whatever the mapping's order; a list spread
+    params = {"now": 5, "skus": iter(["a", "b"]), "tenant": "t", "status": "s"}
+    assert statement.bind(params) == (["s", "t", 5, 5, "a", "b"], (("skus", 2),))
+
+
+def test_a_missing_or_unknown_name_and_positions_are_refused():
+    statement = sql.Statement(
+        "SELECT 1 FROM {C} WHERE {C.token} = {p:token} AND {C.operation} = {p:operation}",
+        C=OperationClaim,
+    )
+    with pytest.raises(ValueError, match="missing parameters \\['operation'\\]"):
+        statement.bind({"token": "t"})
+    with pytest.raises(ValueError, match="unknown \\['tokne'\\]"):
+        statement.bind({"token": "t", "operation": "o", "tokne": "t"})
     with pytest.raises(TypeError):
-        statement.bind(("s", "t", 5, 5))  # a named statement takes a mapping
+        statement.bind(("t", "o"))  # positions: refused
     with pytest.raises(TypeError):
-        sql.Statement("SELECT {p}").bind({"a": 1})  # a positional one a sequence
+        statement.execute(("t", "o"))
+    with pytest.raises(TypeError):
+        statement.executemany([("t", "o")])
     with pytest.raises(ValueError):
-        sql.Statement("SELECT {p:a}, {p}")  # names or positions, not both
+        sql.Statement("SELECT 1").bind({"a": 1})  # no parameters: nothing may be given
+    bare = sql.Statement("SELECT {p}")  # a mark only rendered, for a text run elsewhere
+    assert bare.render("?") == "SELECT ?"
+    with pytest.raises(TypeError):
+        bare.execute({})
+    with pytest.raises(ValueError):
+        sql.Statement("SELECT {p:a}, {p}")  # names or bare marks, not both
+    with pytest.raises(ValueError):
+        sql.Statement("SELECT {p:a} WHERE x IN ({in:a})")  # a value or a list, not both
+    with pytest.raises(KeyError):
+        sql.Statement("SELECT 1 WHERE x IN ({in:a})").render("?")  # the list's length
 
 
 def test_a_named_statement_runs_on_the_bound_engine(app):
@@ -94,12 +118,16 @@ def test_a_named_statement_runs_on_the_bound_engine(app):
         assert select.execute({"token": "t2", "other": "t2"}).fetchall() == [("b",)]
 
 
-def test_a_statement_is_rendered_once_per_mark_and_parts():
-    statement = sql.Statement("SELECT 1 FROM {C} WHERE {C.token} IN ({ids})", C=OperationClaim)
-    first = statement.render("?", ids="?, ?")
-    assert statement.render("?", ids="?, ?") is first  # the cached text, not a new string
-    assert statement.render("?", ids="?") == 'SELECT 1 FROM "operation_claim" WHERE "token" IN (?)'
-    assert statement.render("%s", ids="%s, %s") == first.replace("?", "%s")
+def test_a_statement_is_rendered_once_per_mark_parts_and_list_length():
+    statement = sql.Statement(
+        "SELECT 1 FROM {C} WHERE {C.token} IN ({in:ids}){lock}", C=OperationClaim
+    )
+    first = statement.render("?", {"ids": 2}, lock="")
+    assert statement.render("?", {"ids": 2}, lock="") is first  # the cached text
+    assert statement.render("?", {"ids": 1}, lock="") == (
+        'SELECT 1 FROM "operation_claim" WHERE "token" IN (?)'
+    )
+    assert statement.render("%s", {"ids": 2}, lock="") == first.replace("?", "%s")
 
 
 def test_a_name_the_model_does_not_have_fails_loudly():
@@ -120,6 +148,18 @@ def _service_statements():
         module = importlib.import_module(name)
         for attribute, value in vars(module).items():
             values = value.values() if isinstance(value, dict) else [value]
+            # a lease's claims and a due probe's look are statements too
+            values = [
+                item
+                for value in values
+                for item in (
+                    list(value.statements)
+                    if isinstance(value, Lease)
+                    else [value.statement]
+                    if isinstance(value, DueProbe)
+                    else [value]
+                )
+            ]
             found += [
                 (f"{name}.{attribute}", item) for item in values if isinstance(item, sql.Statement)
             ]
@@ -134,10 +174,11 @@ def test_every_statement_of_the_service_renders_on_both_engines():
         parts = {
             field: "x"
             for field in fields
-            if field != "p" and field.split(".")[0] not in statement.models
+            if field not in ("p", "in") and field.split(".")[0] not in statement.models
         }
+        lengths = dict.fromkeys(statement.lists, 2)
         for param in ("?", "%s"):
-            text = statement.render(param, **parts)
+            text = statement.render(param, lengths, **parts)
             assert "{" not in text and "}" not in text, (name, text)
             other = "%s" if param == "?" else "?"
             assert other not in text, (name, text)
@@ -169,13 +210,20 @@ def test_a_statement_runs_with_its_parameters(app):
         with write_transaction():
             sql.insert_rows(OperationClaim, [_claim_row("a"), _claim_row("b", token="t2")])
         select = sql.Statement(
-            "SELECT {C.resource_id} FROM {C} WHERE {C.token} IN ({tokens})"
-            " ORDER BY {C.resource_id}",
+            "SELECT {C.resource_id} FROM {C} WHERE {C.token} IN ({in:tokens})"
+            " AND {C.tenant_id} = {p:tenant} ORDER BY {C.resource_id}",
             C=OperationClaim,
         )
-        rows = select.execute(("t1", "t2"), tokens=sql.marks(2)).fetchall()
+        rows = select.execute({"tokens": ["t1", "t2"], "tenant": "ten"}).fetchall()
         assert [row[0] for row in rows] == ["a", "b"]
-        assert select.execute(("t2",), tokens=sql.marks(1)).fetchall() == [("b",)]
+        assert select.execute({"tenant": "ten", "tokens": ("t2",)}).fetchall() == [("b",)]
+        update = sql.Statement(
+            "UPDATE {C} SET {C.expires_at} = {p:at} WHERE {C.resource_id} = {p:id}",
+            C=OperationClaim,
+        )
+        with write_transaction():
+            update.executemany([{"id": "a", "at": 5}, {"at": 6, "id": "b"}])
+        assert {k: row["expires_at"] for k, row in _claims().items()} == {"a": 5, "b": 6}
 
 
 def test_executemany_writes_one_row_or_many_and_maps_integrity_errors(app):

@@ -19,7 +19,7 @@ from peewee import (
 
 from ..auth.models import Tenant
 from ..db import BaseModel, JSONField, write_transaction
-from ..sql import Statement, executemany, insert_statement, marks
+from ..sql import Statement, executemany, insert_statement
 from ..timeutil import now_ms
 from .sentiment import (
     ASPECTS,
@@ -66,8 +66,8 @@ class Review(BaseModel):
 # lookup itself on this path (a job re-reading 10,000 known reviews)
 _EXISTING = Statement(
     "SELECT {R.external_id}, {R.id}, {R.content_hash}, {R.scorer_version}, {R.score},"
-    " {R.label}, {R.aspects} FROM {R} WHERE {R.tenant} = {p} AND {R.source} = {p}"
-    " AND {R.external_id} IN ({ids})",
+    " {R.label}, {R.aspects} FROM {R} WHERE {R.tenant} = {p:tenant} AND {R.source} = {p:source}"
+    " AND {R.external_id} IN ({in:ids})",
     R=Review,
 )
 
@@ -91,7 +91,7 @@ def _existing(tenant_id, source, external_ids):
     """``{external_id: (row id, content hash, scorer version, score, label, aspects)}``."""
     if not external_ids:
         return {}
-    cursor = _EXISTING.execute((tenant_id, source, *external_ids), ids=marks(len(external_ids)))
+    cursor = _EXISTING.execute({"tenant": tenant_id, "source": source, "ids": external_ids})
     return {row[0]: (*row[1:6], json.loads(row[6]) if row[6] else {}) for row in cursor}
 
 

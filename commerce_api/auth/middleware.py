@@ -80,14 +80,16 @@ _KEY = Statement(
     "SELECT k.{K.id}, k.{K.tenant}, k.{K.scopes}, k.{K.allowed_ips}, k.{K.expires_at},"
     " k.{K.revoked_at}, k.{K.rate_limit_per_minute}, k.{K.rate_limit_per_hour},"
     " t.{T.auth_version}"
-    " FROM {K} k JOIN {T} t ON t.{T.id} = k.{K.tenant} WHERE k.{K.key_hash} = {p}",
+    " FROM {K} k JOIN {T} t ON t.{T.id} = k.{K.tenant} WHERE k.{K.key_hash} = {p:key_hash}",
     K=ApiKey,
     T=Tenant,
 )
-_TENANT_STATE = Statement("SELECT {T.plan}, {T.auth_version} FROM {T} WHERE {T.id} = {p}", T=Tenant)
+_TENANT_STATE = Statement(
+    "SELECT {T.plan}, {T.auth_version} FROM {T} WHERE {T.id} = {p:tenant}", T=Tenant
+)
 _STAMP_USE = Statement(
-    "UPDATE {K} SET {K.last_used_at} = {p} WHERE {K.id} = {p}"
-    " AND ({K.last_used_at} IS NULL OR {K.last_used_at} <= {p})",
+    "UPDATE {K} SET {K.last_used_at} = {p:now} WHERE {K.id} = {p:key}"
+    " AND ({K.last_used_at} IS NULL OR {K.last_used_at} <= {p:stale})",
     K=ApiKey,
 )
 
@@ -97,7 +99,7 @@ def _unauthenticated(reason, message):
 
 
 def _fetch_key(key_hash):
-    row = _KEY.execute((key_hash,)).fetchone()
+    row = _KEY.execute({"key_hash": key_hash}).fetchone()
     if row is None:
         return _MISSING
     allowed = json.loads(row[3]) if row[3] else None
@@ -118,7 +120,7 @@ def _fetch_key(key_hash):
 def _fetch_tenant_state(tenant_id):
     """``(plan, auth_version)`` of the tenant, read on every request (one primary-key read):
     plan changes, revocations and key changes are in force from the very next request."""
-    row = _TENANT_STATE.execute((tenant_id,)).fetchone()
+    row = _TENANT_STATE.execute({"tenant": tenant_id}).fetchone()
     return row if row else _MISSING
 
 
@@ -217,7 +219,7 @@ def _record_use(key_id):
     _last_used[key_id] = now
     try:
         with write_transaction():
-            _STAMP_USE.execute((now, key_id, now - LAST_USED_INTERVAL_MS))
+            _STAMP_USE.execute({"now": now, "key": key_id, "stale": now - LAST_USED_INTERVAL_MS})
     except DatabaseError:
         log.warning("could not record the use of API key %s", key_id, exc_info=True)
 

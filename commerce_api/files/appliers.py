@@ -112,7 +112,9 @@ class InventoryRows:
             warehouse = self.by_name.get(values["warehouse_name"])
         return warehouse
 
-    def apply(self, rows: list[Row], outcome: Outcome) -> None:
+    def _read(self, rows: list[Row]) -> tuple[dict, dict, set, dict]:
+        """What the chunk's checks need: ``{sku: product id}``, ``{(product, warehouse):
+        on hand}``, the bundles among the products, ``{sku: safety stock}``."""
         skus = sorted({row.values["sku"] for row in rows})
         products = dict(
             Product.select(Product.sku, Product.id)
@@ -127,12 +129,15 @@ class InventoryRows:
             .where((Stock.tenant == self.tenant_id) & Stock.product.in_(list(products.values())))
             .tuples()
         }
-        bundles = bundle_ids(products.values())
         safety = dict(
             InventorySummary.select(InventorySummary.sku, InventorySummary.safety_stock)
             .where((InventorySummary.tenant == self.tenant_id) & InventorySummary.sku.in_(skus))
             .tuples()
         )
+        return products, levels, bundle_ids(products.values()), safety
+
+    def apply(self, rows: list[Row], outcome: Outcome) -> None:
+        products, levels, bundles, safety = self._read(rows)
         items, of_item, safety_changes = [], {}, {}
         for row in rows:
             sku = row.values["sku"]

@@ -40,7 +40,7 @@ _JOBS_BY_TYPE = {
     for status in JOB_STATUSES_COUNTED
 }
 _OLDEST_QUEUED = Statement(
-    "SELECT MIN({Job.run_at}) FROM {Job} WHERE {Job.status} = 'queued' AND {Job.run_at} <= {p}",
+    "SELECT MIN({Job.run_at}) FROM {Job} WHERE {Job.status} = 'queued' AND {Job.run_at} <= {p:now}",
     Job=Job,
 )
 _LISTINGS_WAITING = Statement(
@@ -52,11 +52,11 @@ _DELIVERIES_PENDING = Statement(
     "SELECT COUNT(*) FROM {D} WHERE {D.status} = 'pending'", D=WebhookDelivery
 )
 _DELIVERIES_FAILED = Statement(
-    "SELECT COUNT(*) FROM {D} WHERE {D.finished_at} >= {p} AND {D.status} = 'failed'",
+    "SELECT COUNT(*) FROM {D} WHERE {D.finished_at} >= {p:since} AND {D.status} = 'failed'",
     D=WebhookDelivery,
 )
 _MARKETPLACE_CALLS = Statement(
-    "SELECT {S.marketplace}, {S.status}, COUNT(*) FROM {S} WHERE {S.created_at} >= {p}"
+    "SELECT {S.marketplace}, {S.status}, COUNT(*) FROM {S} WHERE {S.created_at} >= {p:since}"
     " GROUP BY {S.marketplace}, {S.status}",
     S=SyncAttempt,
 )
@@ -93,18 +93,18 @@ def _job_rows(_now):
 def _oldest_queued(now):
     # how long the job that has been due longest has waited (a retry waiting out its
     # backoff, or a held batch step, is not late)
-    (oldest,) = _OLDEST_QUEUED.execute((now,)).fetchone()
+    (oldest,) = _OLDEST_QUEUED.execute({"now": now}).fetchone()
     return 0.0 if oldest is None else max(0, now - oldest) / 1000
 
 
 def _deliveries(now):
     (pending,) = _DELIVERIES_PENDING.execute().fetchone()
-    (failed,) = _DELIVERIES_FAILED.execute((now - WINDOW_MS,)).fetchone()
+    (failed,) = _DELIVERIES_FAILED.execute({"since": now - WINDOW_MS}).fetchone()
     return pending, failed
 
 
 def _marketplace_rows(now):
-    return _MARKETPLACE_CALLS.execute((now - WINDOW_MS,)).fetchall()
+    return _MARKETPLACE_CALLS.execute({"since": now - WINDOW_MS}).fetchall()
 
 
 def _workers(now):

@@ -27,7 +27,8 @@ TIMEOUT_SECONDS = 1.0
 
 _NEWEST_HEARTBEAT = Statement("SELECT MAX({W.last_seen_at}) FROM {W}", W=WorkerProcess)
 _WORKER_LOOPS = Statement(
-    "SELECT {W.id}, {W.started_at}, {W.loops} FROM {W} WHERE {W.stopping} = {p} ORDER BY {W.id}",
+    "SELECT {W.id}, {W.started_at}, {W.loops} FROM {W} WHERE {W.stopping} = {p:stopping}"
+    " ORDER BY {W.id}",
     W=WorkerProcess,
 )
 _probe_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="readiness")
@@ -55,7 +56,7 @@ def worker_loops() -> list[LoopAge]:
     nothing: its loops age)."""
     now = now_ms()
     ages = []
-    for worker, started, loops in _WORKER_LOOPS.execute((False,)).fetchall():
+    for worker, started, loops in _WORKER_LOOPS.execute({"stopping": False}).fetchall():
         loops = json.loads(loops) if loops else {}
         for name, last in sorted(loops.items()):
             last = last or started  # no successful pass yet: counted from the start

@@ -112,14 +112,16 @@ _CLAIM = Statement(
     "INSERT INTO {R} AS r ({R.tenant_id}, {R.principal}, {R.idempotency_key},"
     " {R.fingerprint}, {R.state}, {R.lock_token}, {R.status_code}, {R.response_headers},"
     " {R.response_body}, {R.created_at}, {R.locked_at}, {R.expires_at})"
-    " VALUES ({p}, {p}, {p}, {p}, 'in_progress', {p}, NULL, NULL, NULL, {p}, {p}, {p})"
+    " VALUES ({p:tenant_id}, {p:principal}, {p:key}, {p:fingerprint}, 'in_progress',"
+    " {p:token}, NULL, NULL, NULL, {p:now}, {p:now}, {p:expires_at})"
     " ON CONFLICT ({R.tenant_id}, {R.principal}, {R.idempotency_key}) DO UPDATE SET"
     " {R.fingerprint} = excluded.{R.fingerprint}, {R.state} = 'in_progress',"
     " {R.lock_token} = excluded.{R.lock_token}, {R.status_code} = NULL,"
     " {R.response_headers} = NULL, {R.response_body} = NULL,"
     " {R.created_at} = excluded.{R.created_at}, {R.locked_at} = excluded.{R.locked_at},"
     " {R.expires_at} = excluded.{R.expires_at}"
-    " WHERE r.{R.expires_at} <= {p} OR (r.{R.state} = 'in_progress' AND r.{R.locked_at} <= {p}"
+    " WHERE r.{R.expires_at} <= {p:now}"
+    " OR (r.{R.state} = 'in_progress' AND r.{R.locked_at} <= {p:stale}"
     " AND r.{R.fingerprint} = excluded.{R.fingerprint})"
     " RETURNING {R.lock_token}",
     R=IdempotencyRecord,
@@ -127,7 +129,7 @@ _CLAIM = Statement(
 _PURGE = Statement(
     "DELETE FROM {R} WHERE ({R.tenant_id}, {R.principal}, {R.idempotency_key}) IN"
     " (SELECT {R.tenant_id}, {R.principal}, {R.idempotency_key} FROM {R}"
-    " WHERE {R.expires_at} <= {p} LIMIT 1000)",
+    " WHERE {R.expires_at} <= {p:now} LIMIT 1000)",
     R=IdempotencyRecord,
 )
 
@@ -172,11 +174,20 @@ class IdempotencyStore:
         """Claim the key for this request: its lock token, or None if the key is taken."""
         now = self.clock()
         token = secrets.token_hex(16)
-        params = (tenant_id, principal, key, fingerprint, token, now, now, now + TTL_MS)
-        rows = _CLAIM.execute((*params, now, now - LOCK_MS)).fetchall()
+        params = {
+            "tenant_id": tenant_id,
+            "principal": principal,
+            "key": key,
+            "fingerprint": fingerprint,
+            "token": token,
+            "now": now,
+            "expires_at": now + TTL_MS,
+            "stale": now - LOCK_MS,
+        }
+        rows = _CLAIM.execute(params).fetchall()
         if time.monotonic() >= self._next_purge:
             self._next_purge = time.monotonic() + PURGE_INTERVAL_SECONDS
-            _PURGE.execute((now,))
+            _PURGE.execute({"now": now})
         return token if rows and rows[0][0] == token else None
 
     def find(self, tenant_id: str, principal: str, key: str) -> IdempotencyRecord | None:
@@ -214,7 +225,7 @@ class IdempotencyStore:
 
     def purge(self) -> int:
         """Delete the records whose 24 hours are over (at most 1,000 per call)."""
-        return _PURGE.execute((self.clock(),)).rowcount
+        return _PURGE.execute({"now": self.clock()}).rowcount
 
 
 def principal_of(auth: AuthContext) -> str:

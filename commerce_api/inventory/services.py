@@ -379,16 +379,7 @@ def _apply_set_items(tenant_id, items, created_by):
     """
     errors = []
     with write_transaction():
-        skus = sorted({item["sku"] for item in items})
-        products = {}
-        for start in range(0, len(skus), 400):
-            chunk = skus[start : start + 400]
-            for product_id, sku in (
-                Product.select(Product.id, Product.sku)
-                .where((Product.tenant == tenant_id) & Product.sku.in_(chunk))
-                .tuples()
-            ):
-                products[sku] = product_id
+        products = _product_ids(tenant_id, {item["sku"] for item in items})
         bundles = bundle_ids(products.values())
         warehouses = lock_warehouses(tenant_id, {item["warehouse_id"] for item in items})
         valid = []
@@ -409,45 +400,57 @@ def _apply_set_items(tenant_id, items, created_by):
             )
             for item in valid:
                 row = ledger.stocks[(products[item["sku"]], item["warehouse_id"])]
-                if "delta" in item:
-                    # relative: applied to the value read under the lock, so two
-                    # concurrent deltas both count (DESIGN 14)
-                    error = _delta_error(item, row)
-                    if error is not None:
-                        errors.append(_item_error(item, error))
-                        continue
-                    written = ledger.change(
-                        row,
-                        "on_hand",
-                        row.on_hand + item["delta"],
-                        item["reason"],
-                        item.get("note"),
-                    )
-                    item["adjustment"] = written
+                error = _set_item(ledger, row, item)
+                if error is not None:
+                    errors.append(_item_error(item, error))
+                else:
                     applied += 1
-                    continue
-                if item["quantity"] < row.reserved:
-                    errors.append(
-                        _item_error(
-                            item,
-                            ApiError(
-                                "NEGATIVE_QUANTITY",
-                                "On hand cannot be set below the reserved quantity.",
-                                details={
-                                    "sku": item["sku"],
-                                    "warehouse_id": item["warehouse_id"],
-                                    "quantity": item["quantity"],
-                                    "reserved": row.reserved,
-                                },
-                            ),
-                        )
-                    )
-                    continue
-                ledger.change(row, "on_hand", item["quantity"], item["reason"], item.get("note"))
-                applied += 1
             ledger.flush()
     errors.sort(key=lambda e: e["index"])
     return applied, errors
+
+
+def _product_ids(tenant_id, skus):
+    """``{sku: product id}`` of the tenant's products among ``skus``."""
+    skus = sorted(skus)
+    products = {}
+    for start in range(0, len(skus), 400):
+        chunk = skus[start : start + 400]
+        for product_id, sku in (
+            Product.select(Product.id, Product.sku)
+            .where((Product.tenant == tenant_id) & Product.sku.in_(chunk))
+            .tuples()
+        ):
+            products[sku] = product_id
+    return products
+
+
+def _set_item(ledger, row, item):
+    """Apply one checked item to its locked stock row in the ledger; the error that
+    refuses it (nothing changed), or None."""
+    if "delta" in item:
+        # relative: applied to the value read under the lock, so two concurrent deltas
+        # both count (DESIGN 14)
+        error = _delta_error(item, row)
+        if error is not None:
+            return error
+        item["adjustment"] = ledger.change(
+            row, "on_hand", row.on_hand + item["delta"], item["reason"], item.get("note")
+        )
+        return None
+    if item["quantity"] < row.reserved:
+        return ApiError(
+            "NEGATIVE_QUANTITY",
+            "On hand cannot be set below the reserved quantity.",
+            details={
+                "sku": item["sku"],
+                "warehouse_id": item["warehouse_id"],
+                "quantity": item["quantity"],
+                "reserved": row.reserved,
+            },
+        )
+    ledger.change(row, "on_hand", item["quantity"], item["reason"], item.get("note"))
+    return None
 
 
 def _delta_error(item, row):

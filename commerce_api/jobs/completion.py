@@ -13,7 +13,7 @@ from typing import Any
 
 from ..db import db, json_default
 from ..events.outbox import event_params, write_events
-from ..sql import Statement, cached_statement
+from ..sql import Statement
 from ..timeutil import now_ms
 from . import registry
 from .models import HELD, Job
@@ -95,31 +95,39 @@ def complete_job(job: Job, worker_id: str, result: Any, now: int | None = None) 
 
 # One fenced completion, built once per engine (peewee would compose it every time).
 _COMPLETE = Statement(
-    "UPDATE {Job} SET {Job.status} = 'completed', {Job.result} = {p}, {Job.completed_at} = {p},"
+    "UPDATE {Job} SET {Job.status} = 'completed', {Job.result} = {p:result},"
+    " {Job.completed_at} = {p:completed_at},"
     " {Job.lease_expires_at} = NULL, {Job.deadline_at} = NULL, {Job.last_error} = NULL,"
-    " {Job.updated_at} = {p}"
-    " WHERE {Job.id} = {p} AND {Job.status} = 'running' AND {Job.worker_id} = {p}"
-    " AND {Job.attempts} = {p}",
+    " {Job.updated_at} = {p:completed_at}"
+    " WHERE {Job.id} = {p:id} AND {Job.status} = 'running' AND {Job.worker_id} = {p:worker_id}"
+    " AND {Job.attempts} = {p:attempts}",
     Job=Job,
 )
-# ``{rows}`` fenced completions in one statement; it returns the (id, attempts) of those
-# that landed (the others had lost their lease)
-_COMPLETE_MANY = Statement(
+# ``{rows}`` fenced completions in one statement (``_complete_many``); it returns the
+# (id, attempts) of those that landed (the others had lost their lease)
+_COMPLETE_MANY = (
     "WITH done (id, attempts, worker_id, result, completed_at) AS (VALUES {rows})"
     " UPDATE {Job} SET {Job.status} = 'completed', {Job.result} = done.result,"
     " {Job.completed_at} = done.completed_at, {Job.lease_expires_at} = NULL,"
     " {Job.deadline_at} = NULL, {Job.last_error} = NULL, {Job.updated_at} = done.completed_at"
     " FROM done WHERE {Job}.{Job.id} = done.id AND {Job}.{Job.status} = 'running'"
     " AND {Job}.{Job.worker_id} = done.worker_id AND {Job}.{Job.attempts} = done.attempts"
-    " RETURNING {Job}.{Job.id}, {Job}.{Job.attempts}",
-    Job=Job,
+    " RETURNING {Job}.{Job.id}, {Job}.{Job.attempts}"
 )
-_ROW = Statement("({p}, {p}, {p}, {p}, {p})")
+_ROW = ("id", "attempts", "worker_id", "result", "completed_at")  # a ``done`` row's names
+_COMPLETE_MANY_BY_COUNT: dict[int, Statement] = {}
 
 
-def _many_rows(count: int) -> str:
-    """``count`` rows of marks for ``_COMPLETE_MANY``, built once per engine and count."""
-    return cached_statement(("job-complete-rows", count), lambda: ", ".join([_ROW.sql()] * count))
+def _complete_many(count: int) -> Statement:
+    """``_COMPLETE_MANY`` for ``count`` rows, their parameters named ``<name><row>``."""
+    statement = _COMPLETE_MANY_BY_COUNT.get(count)
+    if statement is None:
+        rows = ", ".join(
+            "(" + ", ".join(f"{{p:{name}{index}}}" for name in _ROW) + ")" for index in range(count)
+        )
+        statement = Statement(_COMPLETE_MANY.replace("{rows}", rows), Job=Job)
+        _COMPLETE_MANY_BY_COUNT[count] = statement
+    return statement
 
 
 def _write_many(prepared):
@@ -127,11 +135,12 @@ def _write_many(prepared):
     landed = set()
     for start in range(0, len(prepared), MANY_LIMIT):
         chunk = prepared[start : start + MANY_LIMIT]
-        values = []
-        for item in chunk:
-            job = item.job
-            values += (job.id, job.attempts, item.worker_id, item.result, item.completed_at)
-        rows = _COMPLETE_MANY.execute(values, rows=_many_rows(len(chunk))).fetchall()
+        values = {
+            f"{name}{index}": value
+            for index, item in enumerate(chunk)
+            for name, value in item.params.items()
+        }
+        rows = _complete_many(len(chunk)).execute(values).fetchall()
         landed.update((job_id, attempts) for job_id, attempts in rows)
     return [(item.job.id, item.job.attempts) in landed for item in prepared]
 

@@ -9,7 +9,7 @@ from typing import Any
 from ..config import current_config
 from ..db import db, is_postgres
 from ..ids import new_id
-from ..sql import Statement, cached_statement, column, table
+from ..sql import Statement
 from . import registry
 from .models import HELD, PRIORITIES, Job, WorkerProcess
 from .store import timeout_seconds_for, typical_ms
@@ -18,7 +18,7 @@ from .store import timeout_seconds_for, typical_ms
 
 _QUEUED_BY_TYPE = Statement(
     "SELECT {Job.type}, 'queued', {Job.priority_rank}, COUNT(*) FROM {Job}"
-    " WHERE {Job.status} = 'queued' AND {Job.run_at} < {p}"
+    " WHERE {Job.status} = 'queued' AND {Job.run_at} < {p:held}"
     " GROUP BY {Job.type}, {Job.priority_rank}",
     Job=Job,
 )
@@ -40,7 +40,10 @@ class _QueueSnapshot:
         self.queued = [0] * len(PRIORITIES)  # claimable queued jobs per priority rank
         self.queued_work = 0  # their typical durations, ms
         self.running = self.running_work = 0
-        rows = _QUEUED_BY_TYPE.execute((HELD,)).fetchall() + _RUNNING_BY_TYPE.execute().fetchall()
+        rows = (
+            _QUEUED_BY_TYPE.execute({"held": HELD}).fetchall()
+            + _RUNNING_BY_TYPE.execute().fetchall()
+        )
         for job_type, status, rank, count in rows:
             if status == "queued":
                 self.queued[min(max(rank, 0), len(self.queued) - 1)] += count
@@ -128,7 +131,7 @@ _CONSTANTS = {
     "started_at": None,
     "completed_at": None,
 }
-# bound per dispatch, in this order; claim_key is an expression of five (see insert_sql)
+# bound per dispatch, by name; the claim key is an expression (see ``INSERT``)
 _BOUND = (
     "id",
     "tenant_id",
@@ -154,6 +157,39 @@ if set(_BOUND) | set(_CONSTANTS) != set(Job._meta.fields):  # a new column must 
 _dump_params = Job.params.db_value
 
 
+def _literal(value):
+    if value is None:
+        return "NULL"
+    return f"'{value}'" if isinstance(value, str) else str(int(value))
+
+
+def _insert_template() -> str:
+    """The INSERT of a queued job: one statement, the constant columns as literals.
+
+    The claim key is fair between tenants: a tenant that already has queued jobs of the
+    same priority gets its new one ``JOB_FAIR_SPACING_MS`` after the last of them when
+    that is later than its natural key (``claim_key_for``). A tenant queuing 500 jobs at
+    once spreads them over 500 spacings, so another tenant's job, keyed at its own dispatch
+    time, is claimed within a few claims instead of after all 500; within one tenant keys
+    still grow in dispatch order per priority. The tail is one lookup in the partial index
+    ``job_fair_tail``, inside the INSERT itself (no extra statement). ``{greatest}``: the
+    engine's two-argument maximum.
+    """
+    values = {name: f"{{p:{name}}}" for name in _BOUND}
+    values["claim_key"] = (
+        "{greatest}({p:claim_key}, COALESCE((SELECT MAX({Job.claim_key}) FROM {Job}"
+        " WHERE {Job.tenant_id} = {p:fair_tenant} AND {Job.priority_rank} = {p:priority_rank}"
+        " AND {Job.status} = 'queued' AND {Job.claim_key} < {p:held}) + {p:spacing}, 0))"
+    )
+    values.update((name, _literal(value)) for name, value in _CONSTANTS.items())
+    columns = ", ".join(f"{{Job.{name}}}" for name in values)
+    return "INSERT INTO {Job} (" + columns + ") VALUES (" + ", ".join(values.values()) + ")"
+
+
+# built once per engine (peewee would spend ~0.6 ms composing it on every dispatch)
+INSERT = Statement(_insert_template(), Job=Job)
+
+
 def job_row(
     tenant_id: str,
     job_type: str,
@@ -168,8 +204,8 @@ def job_row(
     sequential: bool = False,
     held: bool = False,
     estimate: int | None = None,
-) -> tuple[Job, tuple]:
-    """The new job (a Job object, not saved) and the parameters of ``insert_sql()``."""
+) -> tuple[Job, dict[str, Any]]:
+    """The new job (a Job object, not saved) and the parameters of ``INSERT``."""
     rank = PRIORITIES[priority]
     if held:
         run_at = claim_key = HELD
@@ -178,106 +214,50 @@ def job_row(
         claim_key = now + rank * int(config["JOB_PRIORITY_AGING_SECONDS"]) * 1000
     if estimate is None:
         estimate = estimate_completion(job_type, rank, now, config)
-    job_id = new_id("job")
-    max_attempts = int(config["WORKER_MAX_ATTEMPTS"])
-    timeout = timeout_seconds_for(job_type, config)
     spacing = int(config["JOB_FAIR_SPACING_MS"])
-    fair_tenant = tenant_id if not held and spacing > 0 else None  # None: no tail found
-    values = (
-        job_id,
-        tenant_id,
-        job_type,
-        internal,
-        priority,
-        rank,
-        _dump_params(params),
-        max_attempts,
-        timeout,
-        run_at,
-        # the claim key's expression: natural, tenant, rank, HELD, spacing
-        claim_key,
-        fair_tenant,
-        rank,
-        HELD,
-        spacing,
-        batch_id,
-        batch_position,
-        sequential,
-        created_by,
-        now,
-        estimate,
-        now,
-    )
+    fields = {
+        "id": new_id("job"),
+        "tenant_id": tenant_id,
+        "type": job_type,
+        "internal": internal,
+        "priority": priority,
+        "priority_rank": rank,
+        "params": params,
+        "max_attempts": int(config["WORKER_MAX_ATTEMPTS"]),
+        "timeout_seconds": timeout_seconds_for(job_type, config),
+        "run_at": run_at,
+        "claim_key": claim_key,
+        "batch_id": batch_id,
+        "batch_position": batch_position,
+        "batch_sequential": sequential,
+        "created_by": created_by,
+        "created_at": now,
+        "estimated_completion_at": estimate,
+        "updated_at": now,
+    }
     job = Job(__no_default__=True)
-    job.__data__ = dict(
-        _CONSTANTS,
-        id=job_id,
-        tenant_id=tenant_id,
-        type=job_type,
-        internal=internal,
-        priority=priority,
-        priority_rank=rank,
-        params=params,
-        max_attempts=max_attempts,
-        timeout_seconds=timeout,
-        run_at=run_at,
-        claim_key=claim_key,
-        batch_id=batch_id,
-        batch_position=batch_position,
-        batch_sequential=sequential,
-        created_by=created_by,
-        created_at=now,
-        estimated_completion_at=estimate,
-        updated_at=now,
-    )
+    job.__data__ = dict(_CONSTANTS, **fields)
+    values = {
+        **fields,
+        "params": _dump_params(params),
+        # the claim key's tail: the tenant's last queued key (None: no tail looked for)
+        "fair_tenant": tenant_id if not held and spacing > 0 else None,
+        "held": HELD,
+        "spacing": spacing,
+    }
     return job, values
 
 
 def insert_job(*args: Any, **kwargs: Any) -> Job:
     """Build and insert a job row (inside the caller's transaction)."""
     job, values = job_row(*args, **kwargs)
-    db.execute_sql(insert_sql(), values)
+    insert_row(values)
     return job
 
 
-def insert_sql() -> str:
-    """The INSERT of a queued job: one statement, the constant columns as literals. Built
-    once per engine (peewee would spend ~0.6 ms composing it on every dispatch).
-
-    The claim key is fair between tenants: a tenant that already has queued jobs of the
-    same priority gets its new one ``JOB_FAIR_SPACING_MS`` after the last of them when
-    that is later than its natural key (``claim_key_for``). A tenant queuing 500 jobs at
-    once spreads them over 500 spacings, so another tenant's job, keyed at its own dispatch
-    time, is claimed within a few claims instead of after all 500; within one tenant keys
-    still grow in dispatch order per priority. The tail is one lookup in the partial index
-    ``job_fair_tail``, inside the INSERT itself (no extra statement).
-    """
-    return cached_statement("job-insert", _build_insert_sql)
-
-
-_FAIR_TAIL = Statement(
-    "(SELECT MAX({Job.claim_key}) FROM {Job} WHERE {Job.tenant_id} = {p}"
-    " AND {Job.priority_rank} = {p} AND {Job.status} = 'queued' AND {Job.claim_key} < {p})",
-    Job=Job,
-)
-
-
-def _literal(value):
-    if value is None:
-        return "NULL"
-    return f"'{value}'" if isinstance(value, str) else str(int(value))
-
-
-def _build_insert_sql():
-    p = db.param
-    greatest = "GREATEST" if is_postgres() else "MAX"
-    tail = _FAIR_TAIL.sql()
-    marks = {name: p for name in _BOUND}
-    marks["claim_key"] = f"{greatest}({p}, COALESCE({tail} + {p}, 0))"
-    marks.update((name, _literal(value)) for name, value in _CONSTANTS.items())
-    names = list(marks)
-    columns = ", ".join(column(Job, name) for name in names)
-    return f"INSERT INTO {table(Job)} ({columns}) VALUES ({', '.join(marks[n] for n in names)})"
+def insert_row(values: Mapping[str, Any]) -> None:
+    """Insert a job row from ``job_row``'s parameters."""
+    INSERT.execute(values, greatest="GREATEST" if is_postgres() else "MAX")
 
 
 # The ai_jobs list's total --------------------------------------------------------------

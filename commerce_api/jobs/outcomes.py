@@ -41,11 +41,16 @@ class PreparedCompletion:
     event: list[Any] | None  # the ``ai_job.completed`` outbox row; None: an internal job
 
     @property
-    def params(self) -> tuple:
-        """The single fenced update's parameters (``completion._COMPLETE``)."""
+    def params(self) -> dict[str, Any]:
+        """The fenced update's parameters by name (``completion._COMPLETE``)."""
         job = self.job
-        return (self.result, self.completed_at, self.completed_at, job.id, self.worker_id,
-                job.attempts)  # fmt: skip
+        return {
+            "id": job.id,
+            "attempts": job.attempts,
+            "worker_id": self.worker_id,
+            "result": self.result,
+            "completed_at": self.completed_at,
+        }
 
 
 @dataclass(frozen=True)

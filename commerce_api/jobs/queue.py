@@ -14,8 +14,7 @@ from peewee import BooleanField, Expression
 from ..config import current_config
 from ..db import JSONField
 from ..events import emit
-from ..leases import Lease, backoff_seconds, delay_ms
-from ..sql import Statement
+from ..leases import DueProbe, Lease, backoff_seconds, delay_ms, lease_free
 from ..timeutil import now_ms
 from .completion import emits_events, event_job, write_completions
 from .models import RUNNING, Job, PeriodicTask, WorkerProcess
@@ -75,10 +74,7 @@ LEASE = Lease(
     returning=_JOB_NAMES,
     by_rowid=True,
 )
-HAS_DUE = Statement(
-    "SELECT 1 FROM {Job} WHERE {Job.status} = 'queued' AND {Job.run_at} <= {p:now} LIMIT 1",
-    Job=Job,
-)
+HAS_DUE = DueProbe(Job, "{Job.status} = 'queued' AND {Job.run_at} <= {p:now}")
 
 
 def job_from_row(row: tuple) -> Job:
@@ -146,7 +142,7 @@ def _record(item: AttemptFailure, worker_id: str, now: int) -> Written | None:
 def has_due_jobs(now: int | None = None) -> bool:
     """A cheap read-only probe: is any job claimable now?"""
     now = now_ms() if now is None else now
-    return HAS_DUE.execute({"now": now}).fetchone() is not None
+    return HAS_DUE(now)
 
 
 # Leases ---------------------------------------------------------------------------------
@@ -428,25 +424,32 @@ def due_periodic_tasks(names: Iterable[str], now: int | None = None) -> list[str
     return [row[0] for row in rows]
 
 
+# A periodic task's fleet-wide run lock: the one leased claim (``leases.Lease``) on its row,
+# held by a worker id until ``locked_until``; claiming it starts the run and schedules the
+# next one.
+PERIODIC_LEASE = Lease(
+    PeriodicTask,
+    lease="locked_until",
+    holder="locked_by",
+    due="{PeriodicTask.name} = {p:name} AND {PeriodicTask.next_run_at} <= {p:now} AND "
+    + lease_free("{PeriodicTask.locked_until}"),
+    order="{PeriodicTask.name}",
+    setting=(
+        "{PeriodicTask.locked_by} = {p:worker_id}, {PeriodicTask.locked_until} = {p:until},"
+        " {PeriodicTask.last_started_at} = {p:now},"
+        " {PeriodicTask.next_run_at} = {p:now} + {PeriodicTask.interval_seconds} * 1000"
+    ),
+    claimable="1 = 1",
+    returning=("name",),
+)
+
+
 def claim_periodic(name: str, worker_id: str, lock_ms: int, now: int | None = None) -> bool:
     """Take the fleet-wide run lock of a due task; True when this worker should run it."""
     now = now_ms() if now is None else now
+    params = {"name": name, "now": now, "limit": 1, "worker_id": worker_id, "until": now + lock_ms}
     with job_write():
-        changed = (
-            PeriodicTask.update(
-                locked_by=worker_id,
-                locked_until=now + lock_ms,
-                last_started_at=now,
-                next_run_at=now + PeriodicTask.interval_seconds * 1000,
-            )
-            .where(
-                (PeriodicTask.name == name)
-                & (PeriodicTask.next_run_at <= now)
-                & (PeriodicTask.locked_until.is_null() | (PeriodicTask.locked_until < now))
-            )
-            .execute()
-        )
-    return bool(changed)
+        return bool(PERIODIC_LEASE.claim(params))
 
 
 def renew_periodic_locks(
@@ -456,9 +459,7 @@ def renew_periodic_locks(
         return
     now = now_ms() if now is None else now
     with job_write():
-        PeriodicTask.update(locked_until=now + lock_ms).where(
-            PeriodicTask.name.in_(list(names)) & (PeriodicTask.locked_by == worker_id)
-        ).execute()
+        PERIODIC_LEASE.renew(names, worker_id, now + lock_ms, returning=("name",))
 
 
 def finish_periodic(
@@ -470,17 +471,15 @@ def finish_periodic(
 ) -> None:
     """Release the run lock; ``rerun`` makes the task due again at once (run cut short)."""
     now = now_ms() if now is None else now
-    values = {
-        PeriodicTask.locked_by: None,
-        PeriodicTask.locked_until: None,
-        PeriodicTask.last_finished_at: now,
-        PeriodicTask.last_error: error[:4000] if error else None,
+    values: dict[str, Any] = {
+        "last_finished_at": now,
+        "last_error": error[:4000] if error else None,
     }
     if rerun:
-        values[PeriodicTask.next_run_at] = now
+        values["next_run_at"] = now
     else:
-        values[PeriodicTask.run_count] = PeriodicTask.run_count + 1
+        values["run_count"] = PeriodicTask.run_count + 1
     with job_write():
-        PeriodicTask.update(values).where(
-            (PeriodicTask.name == name) & (PeriodicTask.locked_by == worker_id)
-        ).execute()
+        PERIODIC_LEASE.release(
+            (PeriodicTask.name == name) & (PeriodicTask.locked_by == worker_id), values
+        )

@@ -5,6 +5,7 @@ import contextlib
 import contextvars
 import math
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import marshmallow as ma
 
@@ -17,7 +18,7 @@ from ..pagination import filter_date_range, filter_equal, paginate_args
 from ..timeutil import format_ms, now_ms
 from ..totals import maintained
 from . import registry
-from .enqueue import estimate_completion, insert_job, insert_sql, job_row
+from .enqueue import estimate_completion, insert_job, insert_row, job_row
 from .models import HELD, PRIORITIES, QUEUED, Job
 from .store import (
     cancel_batch_rest,
@@ -66,7 +67,7 @@ def enqueue_job(
             tenant_id, job_type, params, priority, created_by, internal, now, config
         )
         with queue_writer():
-            db.execute_sql(insert_sql(), values)
+            insert_row(values)
         return job
     with job_write():
         job = insert_job(tenant_id, job_type, params, priority, created_by, internal, now, config)
@@ -272,17 +273,7 @@ def dispatch_batch(
 ) -> dict:
     """``POST /api/ai-jobs/batch``: all jobs are queued, or none (one transaction)."""
     config = current_config()
-    for index, item in enumerate(items):
-        _check_public_type(item["type"], index)
-    check_dispatch_scopes([item["type"] for item in items], holds)
-    loaded, errors = [], {}
-    for index, item in enumerate(items):
-        try:
-            loaded.append(validate_params(item["type"], item.get("params") or {}))
-        except ma.ValidationError as exc:
-            errors[str(index)] = {"params": exc.messages}
-    if errors:
-        raise validation_error({"jobs": errors}, "Some job params are not valid.")
+    loaded = _checked_batch(items, holds)
     batch_id = new_id("batch")
     now = now_ms()
     jobs = []
@@ -315,16 +306,33 @@ def dispatch_batch(
     return {
         "batch_id": batch_id,
         "sequential": sequential,
-        "jobs": [
-            {
-                "id": job.id,
-                "type": job.type,
-                "status": job.status,
-                "priority": job.priority,
-                "estimated_completion_at": format_ms(job.estimated_completion_at),
-            }
-            for job in jobs
-        ],
+        "jobs": [_batch_job(job) for job in jobs],
+    }
+
+
+def _checked_batch(items: list[dict], holds: Holds | None) -> list[dict]:
+    """The batch's types allowed and its params valid (all, or 422/403): the params loaded."""
+    for index, item in enumerate(items):
+        _check_public_type(item["type"], index)
+    check_dispatch_scopes([item["type"] for item in items], holds)
+    loaded, errors = [], {}
+    for index, item in enumerate(items):
+        try:
+            loaded.append(validate_params(item["type"], item.get("params") or {}))
+        except ma.ValidationError as exc:
+            errors[str(index)] = {"params": exc.messages}
+    if errors:
+        raise validation_error({"jobs": errors}, "Some job params are not valid.")
+    return loaded
+
+
+def _batch_job(job: Job) -> dict[str, Any]:
+    return {
+        "id": job.id,
+        "type": job.type,
+        "status": job.status,
+        "priority": job.priority,
+        "estimated_completion_at": format_ms(job.estimated_completion_at),
     }
 
 

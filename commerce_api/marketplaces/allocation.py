@@ -18,7 +18,7 @@ from typing import Any
 from ..inventory.models import Stock, Warehouse
 from ..products.bundles import bundle_available, components_of
 from ..products.models import Listing
-from ..sql import Statement, marks
+from ..sql import Statement
 
 # the listing's columns that ``Allocation.of`` reads
 ALLOCATION_COLUMNS = (
@@ -71,7 +71,7 @@ def allocate(available: int, rule: Allocation) -> int:
 OWN_STOCK = Statement(
     "SELECT s.{Stock.product}, s.{Stock.warehouse}, s.{Stock.on_hand} - s.{Stock.reserved}"
     " FROM {Stock} s JOIN {Warehouse} w ON w.{Warehouse.id} = s.{Stock.warehouse}"
-    " WHERE s.{Stock.product} IN ({ids}) AND w.{Warehouse.type} = 'own'"
+    " WHERE s.{Stock.product} IN ({in:ids}) AND w.{Warehouse.type} = 'own'"
     " AND w.{Warehouse.is_active}",
     Stock=Stock,
     Warehouse=Warehouse,
@@ -85,9 +85,7 @@ def own_stock(product_ids: Iterable[str]) -> dict[str, dict[str, int]]:
     found: dict[str, dict[str, int]] = {}
     for start in range(0, len(ids), _CHUNK):
         chunk = ids[start : start + _CHUNK]
-        for product_id, warehouse_id, available in OWN_STOCK.execute(
-            chunk, ids=marks(len(chunk))
-        ).fetchall():
+        for product_id, warehouse_id, available in OWN_STOCK.execute({"ids": chunk}).fetchall():
             found.setdefault(product_id, {})[warehouse_id] = int(available)
     return found
 

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..db import write_transaction
-from ..leases import Lease, lease_free
+from ..leases import DueProbe, Lease, lease_free
 from ..products.models import Listing, Product
 from ..sql import Statement
 from ..timeutil import now_ms
@@ -66,12 +66,10 @@ _CHUNK = 500  # ids per IN (...) list
 _SENT = ("sku", "status", "quantity", "price", "currency")
 
 _CHECK_DUE = (
-    "{Listing.sync_status} = 'submitted' AND {Listing.next_push_at} <= {p} AND "
+    "{Listing.sync_status} = 'submitted' AND {Listing.next_push_at} <= {p:now} AND "
     + lease_free("{Listing.lease_until}")
 )
-HAS_CHECK_DUE = Statement(
-    "SELECT 1 FROM {Listing} WHERE " + _CHECK_DUE + " LIMIT 1", Listing=Listing
-)
+HAS_CHECK_DUE = DueProbe(Listing, _CHECK_DUE)
 CHECK_CONNECTIONS = Statement(
     "SELECT DISTINCT {Listing.tenant}, {Listing.marketplace} FROM {Listing} WHERE " + _CHECK_DUE,
     Listing=Listing,
@@ -80,52 +78,54 @@ CHECK_LEASE = Lease(
     Listing,
     lease="lease_until",
     holder="lease_token",
-    due=_CHECK_DUE + " AND {Listing.tenant} = {p} AND {Listing.marketplace} = {p}",
+    due=_CHECK_DUE
+    + " AND {Listing.tenant} = {p:tenant} AND {Listing.marketplace} = {p:marketplace}",
     order="{Listing.next_push_at}",
-    setting="{Listing.lease_until} = {p}, {Listing.lease_token} = {p}",
+    setting="{Listing.lease_until} = {p:until}, {Listing.lease_token} = {p:token}",
     claimable="{Listing.sync_status} = 'submitted'",
     returning=("id", "version"),
 )
 _RELEASED = CHECK_LEASE.released() + ", {Listing.pushing_version} = NULL"
-_HELD = " WHERE {Listing.id} = {p} AND {Listing.lease_token} = {p}"
+_HELD = " WHERE {Listing.id} = {p:id} AND {Listing.lease_token} = {p:token}"
 SUBMITTED = Statement(
-    "UPDATE {Listing} SET {Listing.submission} = {p}, {Listing.updated_at} = {p},"
+    "UPDATE {Listing} SET {Listing.submission} = {p:submission}, {Listing.updated_at} = {p:now},"
     " {Listing.last_sync_error} = NULL, {Listing.push_failures} = 0, " + _RELEASED + ","
-    " {Listing.next_push_at} = CASE WHEN {Listing.version} = {p} THEN {p} ELSE {p} END,"
-    " {Listing.sync_status} = CASE WHEN {Listing.version} = {p} THEN 'submitted'"
+    " {Listing.next_push_at} = CASE WHEN {Listing.version} = {p:version} THEN {p:check_at}"
+    " ELSE {p:next_push_at} END,"
+    " {Listing.sync_status} = CASE WHEN {Listing.version} = {p:version} THEN 'submitted'"
     " ELSE 'pending' END" + _HELD,
     Listing=Listing,
 )
 # not processed yet (or not readable now): read again later, still submitted
 LATER = Statement(
-    "UPDATE {Listing} SET " + _RELEASED + ", {Listing.next_push_at} = {p}" + _HELD,
+    "UPDATE {Listing} SET " + _RELEASED + ", {Listing.next_push_at} = {p:due}" + _HELD,
     Listing=Listing,
 )
 # the marketplace showed another quantity than the one we last set (Shopify's compare
 # quantity): nothing was written there; the listing keeps what it shows as the quantity
 # to compare with and is pushed again at once, from our state as it is then
 MISMATCH = Statement(
-    "UPDATE {Listing} SET {Listing.quantity} = {p},"
-    " {Listing.external_refs} = COALESCE({p}, {Listing.external_refs}),"
-    " {Listing.updated_at} = {p}, " + _RELEASED + ", {Listing.next_push_at} = {p}" + _HELD,
+    "UPDATE {Listing} SET {Listing.quantity} = {p:quantity},"
+    " {Listing.external_refs} = COALESCE({p:external_refs}, {Listing.external_refs}),"
+    " {Listing.updated_at} = {p:now}, " + _RELEASED + ", {Listing.next_push_at} = {p:now}" + _HELD,
     Listing=Listing,
 )
 # an earlier write may have landed over the newer one: pushed anew from the current state
 REPUSH = Statement(
-    "UPDATE {Listing} SET {Listing.submission} = NULL, {Listing.updated_at} = {p}, "
+    "UPDATE {Listing} SET {Listing.submission} = NULL, {Listing.updated_at} = {p:now}, "
     + _RELEASED
-    + ", {Listing.sync_status} = 'pending', {Listing.next_push_at} = {p}"
+    + ", {Listing.sync_status} = 'pending', {Listing.next_push_at} = {p:now}"
     + _HELD,
     Listing=Listing,
 )
 # a push answered at once, nothing unresolved: the old submission is history
 CLEARED = Statement(
-    "UPDATE {Listing} SET {Listing.submission} = NULL WHERE {Listing.id} = {p}"
+    "UPDATE {Listing} SET {Listing.submission} = NULL WHERE {Listing.id} = {p:id}"
     " AND {Listing.sync_status} IN ('in_sync', 'error') AND {Listing.lease_token} IS NULL",
     Listing=Listing,
 )
 SETTLED = Statement(
-    "UPDATE {Listing} SET {Listing.submission} = NULL WHERE {Listing.id} = {p}"
+    "UPDATE {Listing} SET {Listing.submission} = NULL WHERE {Listing.id} = {p:id}"
     " AND {Listing.sync_status} <> 'submitted'",
     Listing=Listing,
 )
@@ -159,11 +159,11 @@ def outcome_of(item: ClaimedListing, started: int, result: ListingResult) -> Pus
 
 
 def has_checks_due(now: int) -> bool:
-    return HAS_CHECK_DUE.execute((now, now)).fetchone() is not None
+    return HAS_CHECK_DUE(now)
 
 
 def check_connections(now: int) -> list[tuple[str, str]]:
-    return [(row[0], row[1]) for row in CHECK_CONNECTIONS.execute((now, now)).fetchall()]
+    return [(row[0], row[1]) for row in CHECK_CONNECTIONS.execute({"now": now}).fetchall()]
 
 
 def claim_checks(
@@ -174,7 +174,8 @@ def claim_checks(
     if limit <= 0:
         return []
     with write_transaction():
-        rows = CHECK_LEASE.claim((now, now, tenant_id, marketplace, limit), (now + lease_ms, token))
+        params = listing_push.connection_claim(tenant_id, marketplace, limit, lease_ms, token, now)
+        rows = CHECK_LEASE.claim(params)
         if not rows:
             return []
         found = {
@@ -358,67 +359,89 @@ def _check_delay(submission: dict, now: int) -> int:
     return int(min(MAX_CHECK_DELAY_MS, max(first, age / 4)))
 
 
-def record(items: list[Any], spacing_ms: int, now: int | None = None) -> int:
-    """Record push outcomes and batch outcomes (inside the caller's transaction)."""
-    now = now_ms() if now is None else now
-    plain, submitted, later, checked, notes, mismatched = [], [], [], [], [], []
-    repushed, confirmed = [], []
+@dataclass
+class _Sorted:
+    """``record``'s outcomes by what is written for them."""
+
+    plain: list = field(default_factory=list)  # listing_push.record's
+    submitted: list = field(default_factory=list)
+    later: list = field(default_factory=list)
+    checked: list = field(default_factory=list)  # listing ids whose check is settled
+    notes: list = field(default_factory=list)  # (connection, note)
+    mismatched: list = field(default_factory=list)  # (connection, outcome)
+    repushed: list = field(default_factory=list)  # (connection, outcome)
+    confirmed: list = field(default_factory=list)  # plain unless earlier writes are unresolved
+
+
+def _sort_outcomes(items: list[Any]) -> _Sorted:
+    found = _Sorted()
+    by_status = {"submitted": found.submitted, "processing": found.later}
     for item in items:
-        if isinstance(item, BatchOutcome):
-            for note in item.notes:
-                notes.append((item.connection, note))
-            for outcome in item.outcomes:
-                if item.check:
-                    checked.append(outcome.listing.id)
-                if outcome.status == "submitted":
-                    submitted.append(outcome)
-                elif outcome.status == "processing":
-                    later.append(outcome)
-                elif outcome.status == "mismatch":
-                    mismatched.append((item.connection, outcome))
-                elif outcome.status == "repush":
-                    repushed.append((item.connection, outcome))
-                elif outcome.status in ("accepted", "rejected") and not item.check:
-                    confirmed.append(outcome)  # plain unless earlier writes are unresolved
-                else:
-                    plain.append(outcome)
-        elif item.status == "submitted":
-            submitted.append(item)
-        else:
-            plain.append(item)
-    # what each listing pushed anew left unresolved (issue 32): kept in its new submission
-    prior = _submissions(o.listing.id for o in (*submitted, *confirmed))
+        if not isinstance(item, BatchOutcome):
+            (found.submitted if item.status == "submitted" else found.plain).append(item)
+            continue
+        found.notes += [(item.connection, note) for note in item.notes]
+        for outcome in item.outcomes:
+            if item.check:
+                found.checked.append(outcome.listing.id)
+            if outcome.status in by_status:
+                by_status[outcome.status].append(outcome)
+            elif outcome.status == "mismatch":
+                found.mismatched.append((item.connection, outcome))
+            elif outcome.status == "repush":
+                found.repushed.append((item.connection, outcome))
+            elif outcome.status in ("accepted", "rejected") and not item.check:
+                found.confirmed.append(outcome)
+            else:
+                found.plain.append(outcome)
+    return found
+
+
+def _keep_unresolved(found: _Sorted, prior: dict) -> list[str]:
+    """A confirmed outcome of a listing whose earlier writes are unresolved (issue 32)
+    is kept in a new submission; the others are plain. The ids whose old submission is
+    history now."""
     cleared = []
-    for outcome in confirmed:
+    for outcome in found.confirmed:
         if unresolved_writes(prior.get(outcome.listing.id)):
             outcome.submission = {
                 "kind": CONFIRMED,
                 **{k: getattr(outcome, k) for k in _RESULT},
                 "sent": {k: outcome.listing.payload.get(k) for k in _SENT},
             }
-            submitted.append(outcome)
+            found.submitted.append(outcome)
         else:
-            plain.append(outcome)
+            found.plain.append(outcome)
             if prior.get(outcome.listing.id):
                 cleared.append(outcome.listing.id)
-    landed = listing_push.record(plain, spacing_ms, now) if plain else 0
+    return cleared
+
+
+def record(items: list[Any], spacing_ms: int, now: int | None = None) -> int:
+    """Record push outcomes and batch outcomes (inside the caller's transaction)."""
+    now = now_ms() if now is None else now
+    found = _sort_outcomes(items)
+    # what each listing pushed anew left unresolved (issue 32): kept in its new submission
+    prior = _submissions(o.listing.id for o in (*found.submitted, *found.confirmed))
+    cleared = _keep_unresolved(found, prior)
+    landed = listing_push.record(found.plain, spacing_ms, now) if found.plain else 0
     for listing_id in sorted(cleared):
-        CLEARED.execute((listing_id,))
-    landed += _record_submitted(submitted, prior, spacing_ms, now)
-    for outcome in sorted(later, key=lambda o: o.listing.id):
+        CLEARED.execute({"id": listing_id})
+    landed += _record_submitted(found.submitted, prior, spacing_ms, now)
+    for outcome in sorted(found.later, key=lambda o: o.listing.id):
         listing = outcome.listing
         delay = _check_delay(getattr(listing, "submission", None) or {}, now)
         if outcome.retry_after:
             delay = max(delay, int(float(outcome.retry_after) * 1000))
-        cursor = LATER.execute((now + delay, listing.id, listing.token))
+        cursor = LATER.execute({"due": now + delay, "id": listing.id, "token": listing.token})
         landed += cursor.rowcount or 0
-    for connection, outcome in sorted(mismatched, key=lambda pair: pair[1].listing.id):
+    for connection, outcome in sorted(found.mismatched, key=lambda pair: pair[1].listing.id):
         landed += _record_mismatch(connection, outcome, now)
-    for connection, outcome in sorted(repushed, key=lambda pair: pair[1].listing.id):
+    for connection, outcome in sorted(found.repushed, key=lambda pair: pair[1].listing.id):
         landed += _record_repush(connection, outcome, now)
-    for listing_id in sorted(set(checked)):
-        SETTLED.execute((listing_id,))
-    for connection, note in notes:
+    for listing_id in sorted(set(found.checked)):
+        SETTLED.execute({"id": listing_id})
+    for connection, note in found.notes:
         _record_note(connection, note)
     return landed
 
@@ -439,16 +462,15 @@ def _record_submitted(submitted: list, prior: dict, spacing_ms: int, now: int) -
         if superseded:
             submission["superseded"] = superseded
         cursor = SUBMITTED.execute(
-            (
-                json.dumps(submission, separators=(",", ":")),
-                now,
-                listing.version,
-                now + FIRST_CHECK_MS.get(submission.get("kind"), 1000),
-                max(now, outcome.started_at + spacing_ms),
-                listing.version,
-                listing.id,
-                listing.token,
-            )
+            {
+                "submission": json.dumps(submission, separators=(",", ":")),
+                "now": now,
+                "version": listing.version,
+                "check_at": now + FIRST_CHECK_MS.get(submission.get("kind"), 1000),
+                "next_push_at": max(now, outcome.started_at + spacing_ms),
+                "id": listing.id,
+                "token": listing.token,
+            }
         )
         landed += cursor.rowcount or 0
     return landed
@@ -482,14 +504,15 @@ def _record_mismatch(connection, outcome, now):
     answer = outcome.answer or {}
     found = answer.get("quantity")
     cursor = MISMATCH.execute(
-        (
-            found if isinstance(found, int) and found >= 0 else listing.last_quantity or 0,
-            Listing.external_refs.db_value(answer.get("refs")),
-            now,
-            now,
-            listing.id,
-            listing.token,
-        )
+        {
+            "quantity": found
+            if isinstance(found, int) and found >= 0
+            else listing.last_quantity or 0,
+            "external_refs": Listing.external_refs.db_value(answer.get("refs")),
+            "now": now,
+            "id": listing.id,
+            "token": listing.token,
+        }
     )
     if not cursor.rowcount:
         return 0
@@ -518,7 +541,7 @@ def _record_repush(connection, outcome, now):
     """An earlier write landed after the listing was pushed anew: it is pushed again from
     the current state, and the sync history says why."""
     listing = outcome.listing
-    cursor = REPUSH.execute((now, now, listing.id, listing.token))
+    cursor = REPUSH.execute({"now": now, "id": listing.id, "token": listing.token})
     if not cursor.rowcount:
         return 0
     submission = getattr(listing, "submission", None) or {}

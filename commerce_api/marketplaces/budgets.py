@@ -50,20 +50,22 @@ IN_FLIGHT_FORGOTTEN_SECONDS = 300.0
 CREATE = Statement(
     "INSERT INTO {RateBudget} ({RateBudget.connection_id}, {RateBudget.operation},"
     " {RateBudget.tokens}, {RateBudget.rate}, {RateBudget.burst}, {RateBudget.updated_at})"
-    " VALUES ({p}, {p}, {p}, {p}, {p}, {p}) ON CONFLICT DO NOTHING",
+    " VALUES ({p:connection}, {p:operation}, {p:burst}, {p:rate}, {p:burst}, {p:now})"
+    " ON CONFLICT DO NOTHING",
     RateBudget=RateBudget,
 )
 READ = Statement(
     "SELECT {RateBudget.tokens}, {RateBudget.rate}, {RateBudget.burst},"
     " {RateBudget.updated_at}, {RateBudget.in_flight}, {RateBudget.draws} FROM {RateBudget}"
-    " WHERE {RateBudget.connection_id} = {p} AND {RateBudget.operation} = {p}{lock}",
+    " WHERE {RateBudget.connection_id} = {p:connection}"
+    " AND {RateBudget.operation} = {p:operation}{lock}",
     RateBudget=RateBudget,
 )
 WRITE = Statement(
-    "UPDATE {RateBudget} SET {RateBudget.tokens} = {p}, {RateBudget.rate} = {p},"
-    " {RateBudget.burst} = {p}, {RateBudget.updated_at} = {p}, {RateBudget.in_flight} = {p},"
-    " {RateBudget.draws} = {p}"
-    " WHERE {RateBudget.connection_id} = {p} AND {RateBudget.operation} = {p}",
+    "UPDATE {RateBudget} SET {RateBudget.tokens} = {p:tokens}, {RateBudget.rate} = {p:rate},"
+    " {RateBudget.burst} = {p:burst}, {RateBudget.updated_at} = {p:at},"
+    " {RateBudget.in_flight} = {p:in_flight}, {RateBudget.draws} = {p:draws}"
+    " WHERE {RateBudget.connection_id} = {p:connection} AND {RateBudget.operation} = {p:operation}",
     RateBudget=RateBudget,
 )
 
@@ -157,10 +159,11 @@ def _db_call(
     priced, settled, ticket = extra
     now = time.time()
     with write_transaction():
-        CREATE.execute((connection_id, operation, float(burst), float(rate), float(burst), now))
+        key = {"connection": connection_id, "operation": operation}
+        CREATE.execute({**key, "burst": float(burst), "rate": float(rate), "now": now})
         lock = " FOR UPDATE" if is_postgres() else ""
         tokens, stored_rate, stored_burst, at, flight, draws = READ.execute(
-            (connection_id, operation), lock=lock
+            key, lock=lock
         ).fetchone()
         if now - at > IN_FLIGHT_FORGOTTEN_SECONDS:
             flight = 0.0
@@ -189,7 +192,15 @@ def _db_call(
                 else:
                     tokens = min(tokens, amount, stored_burst)
         WRITE.execute(
-            (tokens, stored_rate, stored_burst, at, flight, draws, connection_id, operation)
+            {
+                **key,
+                "tokens": tokens,
+                "rate": stored_rate,
+                "burst": stored_burst,
+                "at": at,
+                "in_flight": flight,
+                "draws": draws,
+            }
         )
     return taken, wait, draws
 

@@ -34,10 +34,10 @@ from typing import Any
 from ..db import write_transaction
 from ..events import emit
 from ..inventory.models import Stock, Warehouse
-from ..leases import Lease, backoff_seconds, delay_ms, honour_retry_after, lease_free
+from ..leases import DueProbe, Lease, backoff_seconds, delay_ms, honour_retry_after, lease_free
 from ..products.models import Listing, Product
 from ..products.services import MUTABLE_FIELDS
-from ..sql import Statement, marks
+from ..sql import Statement
 from ..timeutil import now_ms
 from .allocation import ALLOCATION_COLUMNS, Allocation, desired_quantities
 from .base import MarketplaceRejection, MarketplaceUnavailable
@@ -47,10 +47,10 @@ from .models import MarketplaceConnection
 MAX_BACKOFF_SECONDS = 300
 MAX_ERROR_LENGTH = 2000
 # a pending listing, due, that no push holds
-_DUE = "{Listing.sync_status} = 'pending' AND {Listing.next_push_at} <= {p} AND " + lease_free(
+_DUE = "{Listing.sync_status} = 'pending' AND {Listing.next_push_at} <= {p:now} AND " + lease_free(
     "{Listing.lease_until}"
 )
-HAS_DUE = Statement("SELECT 1 FROM {Listing} WHERE " + _DUE + " LIMIT 1", Listing=Listing)
+HAS_DUE = DueProbe(Listing, _DUE)
 DUE_CONNECTIONS = Statement(
     "SELECT DISTINCT {Listing.tenant}, {Listing.marketplace} FROM {Listing} WHERE " + _DUE,
     Listing=Listing,
@@ -62,12 +62,12 @@ DUE_CONNECTIONS = Statement(
 
 def has_due(now: int) -> bool:
     """A read-only look: is any pending listing due and free?"""
-    return HAS_DUE.execute((now, now)).fetchone() is not None
+    return HAS_DUE(now)
 
 
 def due_connections(now: int) -> list[tuple[str, str]]:
     """``[(tenant id, marketplace)]`` that have due, free pending listings."""
-    return [(row[0], row[1]) for row in DUE_CONNECTIONS.execute((now, now)).fetchall()]
+    return [(row[0], row[1]) for row in DUE_CONNECTIONS.execute({"now": now}).fetchall()]
 
 
 # Claiming (the intent) --------------------------------------------------------------------
@@ -115,15 +115,30 @@ LEASE = Lease(
     Listing,
     lease="lease_until",
     holder="lease_token",
-    due=_DUE + " AND {Listing.tenant} = {p} AND {Listing.marketplace} = {p}",
+    due=_DUE + " AND {Listing.tenant} = {p:tenant} AND {Listing.marketplace} = {p:marketplace}",
     order="{Listing.next_push_at}",
     setting=(
-        "{Listing.lease_until} = {p}, {Listing.lease_token} = {p},"
+        "{Listing.lease_until} = {p:until}, {Listing.lease_token} = {p:token},"
         " {Listing.pushing_version} = {Listing.version}"
     ),
     claimable="{Listing.sync_status} = 'pending'",
     returning=("id", "version"),
 )
+
+
+def connection_claim(
+    tenant_id: str, marketplace: str, limit: int, lease_ms: int, token: str, now: int
+) -> dict[str, Any]:
+    """The parameters of a claim of one connection's listings (``LEASE``, and the
+    submission checks' ``batches.CHECK_LEASE``)."""
+    return {
+        "now": now,
+        "tenant": tenant_id,
+        "marketplace": marketplace,
+        "limit": limit,
+        "until": now + lease_ms,
+        "token": token,
+    }
 
 
 def claim(
@@ -134,7 +149,7 @@ def claim(
     if limit <= 0:
         return []
     with write_transaction():
-        rows = LEASE.claim((now, now, tenant_id, marketplace, limit), (now + lease_ms, token))
+        rows = LEASE.claim(connection_claim(tenant_id, marketplace, limit, lease_ms, token, now))
         if not rows:
             return []
         claimed = [ClaimedListing(row[0], tenant_id, marketplace, row[1], token) for row in rows]
@@ -155,7 +170,7 @@ def _number(value):
 OWN_AVAILABLE = Statement(
     "SELECT s.{Stock.product}, SUM(s.{Stock.on_hand} - s.{Stock.reserved}) FROM {Stock} s"
     " JOIN {Warehouse} w ON w.{Warehouse.id} = s.{Stock.warehouse}"
-    " WHERE s.{Stock.product} IN ({ids}) AND w.{Warehouse.type} = 'own'"
+    " WHERE s.{Stock.product} IN ({in:ids}) AND w.{Warehouse.type} = 'own'"
     " AND w.{Warehouse.is_active} GROUP BY s.{Stock.product}",
     Stock=Stock,
     Warehouse=Warehouse,
@@ -164,8 +179,8 @@ OWN_AVAILABLE = Statement(
 FULFILLED_BY = Statement(
     "SELECT DISTINCT s.{Stock.product} FROM {Stock} s"
     " JOIN {Warehouse} w ON w.{Warehouse.id} = s.{Stock.warehouse}"
-    " WHERE s.{Stock.product} IN ({ids}) AND w.{Warehouse.type} IN ('FBA', 'FBS')"
-    " AND w.{Warehouse.is_active} AND w.{Warehouse.marketplace} = {p}"
+    " WHERE s.{Stock.product} IN ({in:ids}) AND w.{Warehouse.type} IN ('FBA', 'FBS')"
+    " AND w.{Warehouse.is_active} AND w.{Warehouse.marketplace} = {p:marketplace}"
     " AND s.{Stock.on_hand} > 0",
     Stock=Stock,
     Warehouse=Warehouse,
@@ -176,8 +191,8 @@ FULFILLED_BY = Statement(
 FULFILLING_MARKETPLACES = Statement(
     "SELECT DISTINCT w.{Warehouse.marketplace} FROM {Stock} s"
     " JOIN {Warehouse} w ON w.{Warehouse.id} = s.{Stock.warehouse}"
-    " WHERE s.{Stock.product} = {p} AND w.{Warehouse.type} IN ('FBA', 'FBS')"
-    " AND w.{Warehouse.is_active} AND w.{Warehouse.marketplace} IN ({names})"
+    " WHERE s.{Stock.product} = {p:product} AND w.{Warehouse.type} IN ('FBA', 'FBS')"
+    " AND w.{Warehouse.is_active} AND w.{Warehouse.marketplace} IN ({in:names})"
     " AND s.{Stock.on_hand} > 0",
     Stock=Stock,
     Warehouse=Warehouse,
@@ -190,7 +205,7 @@ def fulfilling_marketplaces(product_id: str, marketplaces: list[str]) -> set[str
     names = sorted(set(marketplaces))
     if not names:
         return set()
-    rows = FULFILLING_MARKETPLACES.execute([product_id, *names], names=marks(len(names)))
+    rows = FULFILLING_MARKETPLACES.execute({"product": product_id, "names": names})
     return {row[0] for row in rows.fetchall()}
 
 
@@ -198,8 +213,7 @@ def own_available(product_ids: list[str]) -> dict[str, int]:
     """``{product id: available}`` in active own warehouses."""
     if not product_ids:
         return {}
-    ids = list(product_ids)
-    rows = OWN_AVAILABLE.execute(ids, ids=marks(len(ids))).fetchall()
+    rows = OWN_AVAILABLE.execute({"ids": product_ids}).fetchall()
     return {row[0]: int(row[1] or 0) for row in rows}
 
 
@@ -208,8 +222,7 @@ def fulfilled_by(product_ids: list[str], marketplace: str) -> set[str]:
     warehouses: their listings take the quantity from the marketplace."""
     if not product_ids:
         return set()
-    ids = list(product_ids)
-    rows = FULFILLED_BY.execute([*ids, marketplace], ids=marks(len(ids))).fetchall()
+    rows = FULFILLED_BY.execute({"ids": product_ids, "marketplace": marketplace}).fetchall()
     return {row[0] for row in rows}
 
 
@@ -363,34 +376,35 @@ def push(
 
 # an outcome lands only with the token of the claim; every one gives the lease back
 _RELEASED = LEASE.released() + ", {Listing.pushing_version} = NULL"
-_HELD = " WHERE {Listing.id} = {p} AND {Listing.lease_token} = {p}"
+_HELD = " WHERE {Listing.id} = {p:id} AND {Listing.lease_token} = {p:token}"
 ACCEPTED = Statement(
-    "UPDATE {Listing} SET {Listing.synced_version} = {p}, {Listing.last_synced_at} = {p},"
-    " {Listing.updated_at} = {p}, {Listing.external_id} = {p},"
-    " {Listing.external_refs} = COALESCE({p}, {Listing.external_refs}),"
-    " {Listing.quantity} = COALESCE({p}, {Listing.quantity}),"
-    " {Listing.price} = COALESCE({Listing.price}, {p}),"
-    " {Listing.currency} = COALESCE({Listing.currency}, {p}),"
+    "UPDATE {Listing} SET {Listing.synced_version} = {p:version},"
+    " {Listing.last_synced_at} = {p:now}, {Listing.updated_at} = {p:now},"
+    " {Listing.external_id} = {p:external_id},"
+    " {Listing.external_refs} = COALESCE({p:external_refs}, {Listing.external_refs}),"
+    " {Listing.quantity} = COALESCE({p:quantity}, {Listing.quantity}),"
+    " {Listing.price} = COALESCE({Listing.price}, {p:price}),"
+    " {Listing.currency} = COALESCE({Listing.currency}, {p:currency}),"
     " {Listing.last_sync_error} = NULL, {Listing.push_failures} = 0, " + _RELEASED + ","
-    " {Listing.sync_status} = CASE WHEN {Listing.version} = {p} THEN 'in_sync'"
-    " ELSE 'pending' END, {Listing.next_push_at} = {p}" + _HELD,
+    " {Listing.sync_status} = CASE WHEN {Listing.version} = {p:version} THEN 'in_sync'"
+    " ELSE 'pending' END, {Listing.next_push_at} = {p:next_push_at}" + _HELD,
     Listing=Listing,
 )
 REJECTED = Statement(
-    "UPDATE {Listing} SET {Listing.last_sync_error} = {p}, {Listing.updated_at} = {p},"
+    "UPDATE {Listing} SET {Listing.last_sync_error} = {p:error}, {Listing.updated_at} = {p:now},"
     " {Listing.push_failures} = 0, " + _RELEASED + ","
-    " {Listing.sync_status} = CASE WHEN {Listing.version} = {p} THEN 'error'"
-    " ELSE 'pending' END, {Listing.next_push_at} = {p}" + _HELD,
+    " {Listing.sync_status} = CASE WHEN {Listing.version} = {p:version} THEN 'error'"
+    " ELSE 'pending' END, {Listing.next_push_at} = {p:now}" + _HELD,
     Listing=Listing,
 )
 UNAVAILABLE = Statement(
-    "UPDATE {Listing} SET {Listing.last_sync_error} = {p},"
+    "UPDATE {Listing} SET {Listing.last_sync_error} = {p:error},"
     " {Listing.push_failures} = {Listing.push_failures} + 1, " + _RELEASED + ","
-    " {Listing.next_push_at} = {p}" + _HELD,
+    " {Listing.next_push_at} = {p:due}" + _HELD,
     Listing=Listing,
 )
 FAILURES = Statement(
-    "SELECT {Listing.push_failures} FROM {Listing} WHERE {Listing.id} = {p}", Listing=Listing
+    "SELECT {Listing.push_failures} FROM {Listing} WHERE {Listing.id} = {p:id}", Listing=Listing
 )
 
 
@@ -416,55 +430,77 @@ def record(outcomes: list[PushOutcome], spacing_ms: int, now: int | None = None)
     landed = 0
     # in listing id order, as mark_listings_pending locks them (no deadlock on PostgreSQL)
     for outcome in sorted(outcomes, key=lambda o: o.listing.id):
-        item = outcome.listing
         if outcome.status == "accepted":
-            answer = outcome.answer or {}
-            quantity = item.payload.get("quantity")
-            if quantity is None:
-                quantity = answer.get("quantity")
-            cursor = ACCEPTED.execute(
-                (
-                    item.version,
-                    now,
-                    now,
-                    answer.get("external_id"),
-                    Listing.external_refs.db_value(answer.get("refs")),
-                    quantity,
-                    Listing.price.db_value(answer.get("price")),
-                    answer.get("currency"),
-                    item.version,
-                    max(now, outcome.started_at + spacing_ms),
-                    item.id,
-                    item.token,
-                ),
-            )
+            landed += _record_accepted(outcome, spacing_ms, now)
         elif outcome.status == "rejected":
-            message = f"{outcome.error_code}: {outcome.error_message}"[:MAX_ERROR_LENGTH]
-            cursor = REJECTED.execute((message, now, item.version, now, item.id, item.token))
-            if cursor.rowcount:
-                emit(
-                    item.tenant_id,
-                    "listing.sync_failed",
-                    "listing",
-                    item.id,
-                    {
-                        "listing_id": item.id,
-                        "sku": item.sku,
-                        "marketplace": item.marketplace,
-                        "version": item.version,
-                        "error": {"code": outcome.error_code, "message": outcome.error_message},
-                        "pushed": item.payload,
-                    },
-                )
+            landed += _record_rejected(outcome, now)
         else:
-            failures = _failures(item.id)
-            message = f"{outcome.error_code}: {outcome.error_message}"[:MAX_ERROR_LENGTH]
-            due = now + backoff_ms(failures, outcome.retry_after)
-            cursor = UNAVAILABLE.execute((message, due, item.id, item.token))
-        landed += cursor.rowcount or 0
+            landed += _record_unavailable(outcome, now)
     return landed
 
 
+def _held(item: ClaimedListing) -> dict[str, Any]:
+    """The parameters that fence an outcome's write to the claim that made it."""
+    return {"id": item.id, "token": item.token}
+
+
+def _record_accepted(outcome: PushOutcome, spacing_ms: int, now: int) -> int:
+    item = outcome.listing
+    answer = outcome.answer or {}
+    quantity = item.payload.get("quantity")
+    if quantity is None:
+        quantity = answer.get("quantity")
+    cursor = ACCEPTED.execute(
+        {
+            "version": item.version,
+            "now": now,
+            "external_id": answer.get("external_id"),
+            "external_refs": Listing.external_refs.db_value(answer.get("refs")),
+            "quantity": quantity,
+            "price": Listing.price.db_value(answer.get("price")),
+            "currency": answer.get("currency"),
+            "next_push_at": max(now, outcome.started_at + spacing_ms),
+            **_held(item),
+        }
+    )
+    return cursor.rowcount or 0
+
+
+def _record_rejected(outcome: PushOutcome, now: int) -> int:
+    """A refused push: the listing in error (unless changed meanwhile), and its event."""
+    item = outcome.listing
+    message = f"{outcome.error_code}: {outcome.error_message}"[:MAX_ERROR_LENGTH]
+    cursor = REJECTED.execute(
+        {"error": message, "now": now, "version": item.version, **_held(item)}
+    )
+    if cursor.rowcount:
+        emit(
+            item.tenant_id,
+            "listing.sync_failed",
+            "listing",
+            item.id,
+            {
+                "listing_id": item.id,
+                "sku": item.sku,
+                "marketplace": item.marketplace,
+                "version": item.version,
+                "error": {"code": outcome.error_code, "message": outcome.error_message},
+                "pushed": item.payload,
+            },
+        )
+    return cursor.rowcount or 0
+
+
+def _record_unavailable(outcome: PushOutcome, now: int) -> int:
+    """The marketplace was unavailable: due again after a backoff."""
+    item = outcome.listing
+    failures = _failures(item.id)
+    message = f"{outcome.error_code}: {outcome.error_message}"[:MAX_ERROR_LENGTH]
+    due = now + backoff_ms(failures, outcome.retry_after)
+    cursor = UNAVAILABLE.execute({"error": message, "due": due, **_held(item)})
+    return cursor.rowcount or 0
+
+
 def _failures(listing_id):
-    row = FAILURES.execute((listing_id,)).fetchone()
+    row = FAILURES.execute({"id": listing_id}).fetchone()
     return row[0] if row else 0

@@ -85,14 +85,15 @@ class AcceptedPrice:
 # marketplace accepted a newer push than the one recorded (COALESCE(last_synced_at, 0) >= ?);
 # a held listing (no price until now) has its price at last: its whole state is pushed
 _RECORD = Statement(
-    "UPDATE {L} SET {L.price} = {p}, {L.last_synced_at} = {p}, {L.updated_at} = {p},"
+    "UPDATE {L} SET {L.price} = {p:price}, {L.last_synced_at} = {p:accepted_at},"
+    " {L.updated_at} = {p:accepted_at},"
     " {L.version} = {L.version} + 1, {L.price_version} = {L.price_version} + 1,"
-    " {L.next_push_at} = CASE WHEN (COALESCE({L.last_synced_at}, 0) >= {p}"
-    " AND {L.sync_status} <> 'pending') OR {L.sync_status} = 'held' THEN {p}"
+    " {L.next_push_at} = CASE WHEN (COALESCE({L.last_synced_at}, 0) >= {p:since}"
+    " AND {L.sync_status} <> 'pending') OR {L.sync_status} = 'held' THEN {p:accepted_at}"
     " ELSE {L.next_push_at} END,"
-    " {L.sync_status} = CASE WHEN COALESCE({L.last_synced_at}, 0) >= {p}"
+    " {L.sync_status} = CASE WHEN COALESCE({L.last_synced_at}, 0) >= {p:since}"
     " OR {L.sync_status} = 'held' THEN 'pending' ELSE {L.sync_status} END"
-    " WHERE {L.id} = {p}",
+    " WHERE {L.id} = {p:id}",
     L=Listing,
 )
 
@@ -119,15 +120,12 @@ def record_pushed_prices(accepted: list[AcceptedPrice]) -> int:
     for a in ordered:
         since = 0 if a.pushed_at is None else a.pushed_at
         rows.append(
-            (
-                to_db(a.price),
-                a.accepted_at,
-                a.accepted_at,
-                since,
-                a.accepted_at,
-                since,
-                a.listing_id,
-            )  # fmt: skip
+            {
+                "price": to_db(a.price),
+                "accepted_at": a.accepted_at,
+                "since": since,
+                "id": a.listing_id,
+            }
         )
     _RECORD.executemany(rows)
     return len(accepted)

@@ -29,7 +29,7 @@ from peewee import IntegrityError
 from .. import loophealth
 from ..db import db, write_transaction
 from ..errors import ApiError
-from ..leases import Lease, backoff_seconds, delay_ms, honour_retry_after, lease_free
+from ..leases import DueProbe, Lease, backoff_seconds, delay_ms, honour_retry_after, lease_free
 from ..marketplaces import gateway
 from ..marketplaces.base import MarketplaceRejection, MarketplaceUnavailable, Notification
 from ..marketplaces.models import MarketplaceConnection
@@ -52,12 +52,15 @@ LEASE = Lease(
     OrderPullRequest,
     lease="lease_until",
     holder="holder",
-    due="{OrderPullRequest.due_at} <= {p} AND " + lease_free("{OrderPullRequest.lease_until}"),
+    due="{OrderPullRequest.due_at} <= {p:now} AND " + lease_free("{OrderPullRequest.lease_until}"),
     order="{OrderPullRequest.due_at}, {OrderPullRequest.id}",
-    setting="{OrderPullRequest.lease_until} = {p}, {OrderPullRequest.holder} = {p}",
+    setting="{OrderPullRequest.lease_until} = {p:until}, {OrderPullRequest.holder} = {p:token}",
     claimable="1 = 1",
     returning=("id", "tenant_id", "connection_id", "external_order_id", "requested", "attempts"),
 )
+
+# (a due pull under a live lease counts: the claim finds nothing then, as it always did)
+HAS_DUE = DueProbe(OrderPullRequest, "{OrderPullRequest.due_at} <= {p:now}")
 
 
 @dataclass(frozen=True)
@@ -156,13 +159,7 @@ def _requeue(connection, external_id, topic, now):
 def any_due(now: int | None = None) -> bool:
     """A read-only look: is any pull due (so that an idle worker never takes SQLite's write
     lock, nor a PostgreSQL row lock, just to find nothing)?"""
-    now = now_ms() if now is None else now
-    return (
-        OrderPullRequest.select(OrderPullRequest.id)
-        .where(OrderPullRequest.due_at <= now)
-        .limit(1)
-        .exists()
-    )
+    return HAS_DUE(now_ms() if now is None else now)
 
 
 def claim_pulls(
@@ -172,7 +169,7 @@ def claim_pulls(
     now = now_ms() if now is None else now
     token = f"{worker}:{secrets.token_hex(6)}"
     with write_transaction():
-        rows = LEASE.claim((now, now, limit), (now + lease_ms, token))
+        rows = LEASE.claim({"now": now, "limit": limit, "until": now + lease_ms, "token": token})
     return [ClaimedPull(*row, token=token) for row in rows]
 
 

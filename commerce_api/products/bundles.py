@@ -202,16 +202,8 @@ def expand_targets(tenant_id: str, targets: dict[str, int]) -> dict[str, int]:
     return expanded
 
 
-def set_components(
-    tenant_id: str, product: Product, components: list[dict[str, Any]] | None
-) -> bool:
-    """Inside the caller's transaction (the product locked): make ``components`` the
-    product's components (``[]`` or None: not a bundle). Returns whether anything changed.
-
-    Refused with INVALID_BUNDLE_COMPONENT (a component that is a bundle, the product itself,
-    a repeated SKU, a product that is a component of another bundle, or what a registered
-    check refuses) and PRODUCT_NOT_FOUND (an unknown component SKU).
-    """
+def _wanted_components(product: Product, components: list[dict[str, Any]] | None):
+    """``{sku: quantity}`` of the components asked for (never the product, each SKU once)."""
     wanted: dict[str, int] = {}
     for item in components or []:
         sku, quantity = item["sku"], item["quantity"]
@@ -220,17 +212,11 @@ def set_components(
         if sku in wanted:
             raise component_error("Each component SKU appears once.", sku=sku)
         wanted[sku] = quantity
-    current = {c.sku: c.quantity for c in components_of([product.id]).get(product.id, [])}
-    if current == wanted:
-        return False
-    BundleComponent.delete().where(BundleComponent.bundle == product.id).execute()
-    if not wanted:
-        return True
-    if bundles_using([product.id]):
-        raise component_error(
-            f"{product.sku} is a component of another bundle; bundles have one level.",
-            sku=product.sku,
-        )
+    return wanted
+
+
+def _component_products(tenant_id: str, wanted: dict[str, int]) -> dict[str, str]:
+    """``{sku: product id}`` of the components: each exists and is no bundle itself."""
     rows = list(
         Product.select(Product.id, Product.sku)
         .where((Product.tenant == tenant_id) & Product.sku.in_(sorted(wanted)))
@@ -250,6 +236,32 @@ def set_components(
         raise component_error(
             f"{sku} is itself a bundle; bundles have one level.", sku=sku, field="components"
         )
+    return found
+
+
+def set_components(
+    tenant_id: str, product: Product, components: list[dict[str, Any]] | None
+) -> bool:
+    """Inside the caller's transaction (the product locked): make ``components`` the
+    product's components (``[]`` or None: not a bundle). Returns whether anything changed.
+
+    Refused with INVALID_BUNDLE_COMPONENT (a component that is a bundle, the product itself,
+    a repeated SKU, a product that is a component of another bundle, or what a registered
+    check refuses) and PRODUCT_NOT_FOUND (an unknown component SKU).
+    """
+    wanted = _wanted_components(product, components)
+    current = {c.sku: c.quantity for c in components_of([product.id]).get(product.id, [])}
+    if current == wanted:
+        return False
+    BundleComponent.delete().where(BundleComponent.bundle == product.id).execute()
+    if not wanted:
+        return True
+    if bundles_using([product.id]):
+        raise component_error(
+            f"{product.sku} is a component of another bundle; bundles have one level.",
+            sku=product.sku,
+        )
+    found = _component_products(tenant_id, wanted)
     for check in _COMPONENT_CHECKS:
         error = check(tenant_id, product.id, sorted(found.values()))
         if error is not None:

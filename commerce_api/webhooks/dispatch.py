@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from ..crypto import SecretUnreadable, decrypt
 from ..db import is_postgres, write_transaction
 from ..events.models import Event
-from ..leases import Lease, honour_retry_after, lease_free
-from ..sql import Statement, executemany, insert_statement, marks
+from ..leases import DueProbe, Lease, honour_retry_after, lease_free
+from ..sql import Statement, executemany, insert_statement
 from . import deliveries, endpoint_health
 from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
@@ -78,7 +78,7 @@ class Outcome:
 
 # an outcome is written only with the token of the claim, while the delivery is pending
 _HELD_CLAUSE = (
-    " WHERE {WebhookDelivery.id} = {p} AND {WebhookDelivery.lease_token} = {p}"
+    " WHERE {WebhookDelivery.id} = {p:id} AND {WebhookDelivery.lease_token} = {p:token}"
     " AND {WebhookDelivery.status} = 'pending'"
 )
 
@@ -91,8 +91,8 @@ LEASE = Lease(
     source="{WebhookDelivery} d",
     select="d.{WebhookDelivery.id}",
     due=(
-        "d.{WebhookDelivery.endpoint_id} = {p} AND d.{WebhookDelivery.status} = 'pending'"
-        " AND d.{WebhookDelivery.next_attempt_at} <= {p}"
+        "d.{WebhookDelivery.endpoint_id} = {p:endpoint} AND d.{WebhookDelivery.status} = 'pending'"
+        " AND d.{WebhookDelivery.next_attempt_at} <= {p:now}"
         " AND " + lease_free("d.{WebhookDelivery.lease_until}") + " AND"
         " (d.{WebhookDelivery.resource_key} IS NULL OR NOT EXISTS ("
         "SELECT 1 FROM {WebhookDelivery} e WHERE e.{WebhookDelivery.status} = 'pending'"
@@ -101,15 +101,15 @@ LEASE = Lease(
         " AND e.{WebhookDelivery.event_seq} < d.{WebhookDelivery.event_seq}))"
     ),
     order="d.{WebhookDelivery.next_attempt_at}, d.{WebhookDelivery.event_seq}",
-    setting="{WebhookDelivery.lease_until} = {p}, {WebhookDelivery.lease_token} = {p}",
+    setting="{WebhookDelivery.lease_until} = {p:until}, {WebhookDelivery.lease_token} = {p:token}",
     claimable="{WebhookDelivery.status} = 'pending'",
     returning=("id",),
 )
 
-HAS_DUE = Statement(
-    "SELECT 1 FROM {WebhookDelivery} WHERE {WebhookDelivery.status} = 'pending'"
-    " AND {WebhookDelivery.next_attempt_at} <= {p} AND " + LEASE.free() + " LIMIT 1",
-    WebhookDelivery=WebhookDelivery,
+HAS_DUE = DueProbe(
+    WebhookDelivery,
+    "{WebhookDelivery.status} = 'pending' AND {WebhookDelivery.next_attempt_at} <= {p:now}"
+    " AND " + LEASE.free(),
 )
 # A loose scan: one index seek per endpoint with pending deliveries, however long their
 # backlogs; then the endpoints whose earliest pending delivery is due.
@@ -124,18 +124,18 @@ CANDIDATES = Statement(
     " FROM ep JOIN {WebhookEndpoint} w ON w.{WebhookEndpoint.id} = ep.id"
     " WHERE (SELECT MIN(n.{WebhookDelivery.next_attempt_at}) FROM {WebhookDelivery} n"
     " WHERE n.{WebhookDelivery.status} = 'pending' AND n.{WebhookDelivery.endpoint_id} = ep.id)"
-    " <= {p}",
+    " <= {p:now}",
     WebhookDelivery=WebhookDelivery,
     WebhookEndpoint=WebhookEndpoint,
 )
 HELD_ELSEWHERE = Statement(
     "SELECT DISTINCT {WebhookDelivery.endpoint_id} FROM {WebhookDelivery}"
-    " WHERE {WebhookDelivery.status} = 'pending' AND {WebhookDelivery.lease_until} >= {p}"
-    " AND substr({WebhookDelivery.lease_token}, 1, {p}) <> {p}",
+    " WHERE {WebhookDelivery.status} = 'pending' AND {WebhookDelivery.lease_until} >= {p:now}"
+    " AND substr({WebhookDelivery.lease_token}, 1, {p:length}) <> {p:prefix}",
     WebhookDelivery=WebhookDelivery,
 )
 LOCK_ENDPOINTS = Statement(
-    "SELECT {WebhookEndpoint.id} FROM {WebhookEndpoint} WHERE {WebhookEndpoint.id} IN ({ids})"
+    "SELECT {WebhookEndpoint.id} FROM {WebhookEndpoint} WHERE {WebhookEndpoint.id} IN ({in:ids})"
     " FOR UPDATE SKIP LOCKED",
     WebhookEndpoint=WebhookEndpoint,
 )
@@ -149,7 +149,7 @@ DETAILS = Statement(
     " FROM {WebhookDelivery} d"
     " JOIN {WebhookEndpoint} w ON w.{WebhookEndpoint.id} = d.{WebhookDelivery.endpoint_id}"
     " LEFT JOIN {Event} e ON e.{Event.id} = d.{WebhookDelivery.event_id}"
-    " WHERE d.{WebhookDelivery.id} IN ({ids})",
+    " WHERE d.{WebhookDelivery.id} IN ({in:ids})",
     WebhookDelivery=WebhookDelivery,
     WebhookEndpoint=WebhookEndpoint,
     Event=Event,
@@ -158,14 +158,14 @@ DETAILS = Statement(
 
 def has_due(now: int) -> bool:
     """A read-only look: is a delivery due and free? (Spares idle workers the write lock.)"""
-    return HAS_DUE.execute((now, now)).fetchone() is not None
+    return HAS_DUE(now)
 
 
 def due_endpoints(now: int, worker: str) -> dict[str, str]:
     """``{endpoint_id: tenant_id}`` of the endpoints with a delivery due that no other
     worker is sending to (one worker at a time sends to an endpoint, so the endpoint's
     concurrency holds fleet-wide); call it inside the claim's transaction."""
-    endpoints = dict(CANDIDATES.execute((now,)).fetchall())
+    endpoints = dict(CANDIDATES.execute({"now": now}).fetchall())
     if endpoints:
         for endpoint_id in _held_elsewhere(now, worker):
             endpoints.pop(endpoint_id, None)
@@ -174,14 +174,18 @@ def due_endpoints(now: int, worker: str) -> dict[str, str]:
 
 def _held_elsewhere(now, worker):
     prefix = worker + ":"  # lease tokens are "<worker>:<claim number>"
-    return {row[0] for row in HELD_ELSEWHERE.execute((now, len(prefix), prefix)).fetchall()}
+    return {
+        row[0]
+        for row in HELD_ELSEWHERE.execute(
+            {"now": now, "length": len(prefix), "prefix": prefix}
+        ).fetchall()
+    }
 
 
 def _lock_endpoints(endpoint_ids, now, worker):
     """PostgreSQL: lock the endpoints about to be claimed (skipping those another worker is
     claiming right now) and drop any another worker took meanwhile."""
-    ids = list(endpoint_ids)
-    rows = LOCK_ENDPOINTS.execute(ids, ids=marks(len(ids))).fetchall()
+    rows = LOCK_ENDPOINTS.execute({"ids": endpoint_ids}).fetchall()
     return {row[0] for row in rows} - _held_elsewhere(now, worker)
 
 
@@ -204,7 +208,15 @@ def claim(
         quotas = {endpoint_id: n for endpoint_id, n in quotas.items() if endpoint_id in free}
     ids = []
     for endpoint_id, limit in quotas.items():
-        rows = LEASE.claim((endpoint_id, now, now, limit), (now + lease_ms, token))
+        rows = LEASE.claim(
+            {
+                "endpoint": endpoint_id,
+                "now": now,
+                "limit": limit,
+                "until": now + lease_ms,
+                "token": token,
+            }
+        )
         ids += [row[0] for row in rows]
     if not ids:
         return []
@@ -222,19 +234,19 @@ def claim(
 
 
 HOLD_BACK = Statement(
-    "UPDATE {WebhookDelivery} SET {WebhookDelivery.next_attempt_at} = {p},"
-    " {WebhookDelivery.last_error} = {p}, " + LEASE.released() + _HELD_CLAUSE,
+    "UPDATE {WebhookDelivery} SET {WebhookDelivery.next_attempt_at} = {p:due},"
+    " {WebhookDelivery.last_error} = {p:error}, " + LEASE.released() + _HELD_CLAUSE,
     WebhookDelivery=WebhookDelivery,
 )
 UNREADABLE_ENDPOINT = Statement(
-    "UPDATE {WebhookEndpoint} SET {WebhookEndpoint.status_reason} = {p}"
-    " WHERE {WebhookEndpoint.id} = {p}"
-    " AND ({WebhookEndpoint.status_reason} IS NULL OR {WebhookEndpoint.status_reason} <> {p})",
+    "UPDATE {WebhookEndpoint} SET {WebhookEndpoint.status_reason} = {p:reason}"
+    " WHERE {WebhookEndpoint.id} = {p:id} AND ({WebhookEndpoint.status_reason} IS NULL"
+    " OR {WebhookEndpoint.status_reason} <> {p:reason})",
     WebhookEndpoint=WebhookEndpoint,
 )
 READABLE_ENDPOINTS = Statement(
     "UPDATE {WebhookEndpoint} SET {WebhookEndpoint.status_reason} = NULL"
-    " WHERE {WebhookEndpoint.id} IN ({ids}) AND {WebhookEndpoint.status_reason} IS NOT NULL",
+    " WHERE {WebhookEndpoint.id} IN ({in:ids}) AND {WebhookEndpoint.status_reason} IS NOT NULL",
     WebhookEndpoint=WebhookEndpoint,
 )
 
@@ -244,19 +256,20 @@ def _hold_back(items, now):
     in ``SECRET_RETRY_MS`` (no attempt spent), the reason on the delivery and endpoint."""
     message = SECRET_REASON + " with the service's keys (COMMERCE_SECRET_KEY)."
     for item in items:
-        HOLD_BACK.execute((now + SECRET_RETRY_MS, message, item.id, item.token))
+        HOLD_BACK.execute(
+            {"due": now + SECRET_RETRY_MS, "error": message, "id": item.id, "token": item.token}
+        )
     for endpoint_id in sorted({item.endpoint_id for item in items}):
-        UNREADABLE_ENDPOINT.execute((SECRET_REASON, endpoint_id, SECRET_REASON))
+        UNREADABLE_ENDPOINT.execute({"reason": SECRET_REASON, "id": endpoint_id})
 
 
 def _mark_readable(endpoint_ids):
     if endpoint_ids:
-        ids = sorted(endpoint_ids)
-        READABLE_ENDPOINTS.execute(ids, ids=marks(len(ids)))
+        READABLE_ENDPOINTS.execute({"ids": sorted(endpoint_ids)})
 
 
 def _details(ids):
-    return DETAILS.execute(ids, ids=marks(len(ids))).fetchall()
+    return DETAILS.execute({"ids": ids}).fetchall()
 
 
 def _claimed(row, token, now, make_body):
@@ -302,39 +315,42 @@ def _next_delay(attempt_number, schedule, retry_after):
 
 
 _HELD = _HELD_CLAUSE
-GIVE_BACK = Statement(
-    "UPDATE {WebhookDelivery} SET " + LEASE.released() + _HELD,
-    WebhookDelivery=WebhookDelivery,
-)
 SUCCEEDED = Statement(
     "UPDATE {WebhookDelivery} SET {WebhookDelivery.status} = 'succeeded',"
     " {WebhookDelivery.attempt_count} = {WebhookDelivery.attempt_count} + 1,"
-    " {WebhookDelivery.last_status_code} = {p}, {WebhookDelivery.last_error} = NULL,"
-    " {WebhookDelivery.last_duration_ms} = {p}, {WebhookDelivery.delivered_at} = {p},"
-    " {WebhookDelivery.finished_at} = {p}, {WebhookDelivery.next_attempt_at} = NULL, "
-    + LEASE.released()
-    + _HELD,
+    " {WebhookDelivery.last_status_code} = {p:status_code},"
+    " {WebhookDelivery.last_error} = NULL,"
+    " {WebhookDelivery.last_duration_ms} = {p:duration_ms},"
+    " {WebhookDelivery.delivered_at} = {p:now}, {WebhookDelivery.finished_at} = {p:now},"
+    " {WebhookDelivery.next_attempt_at} = NULL, " + LEASE.released() + _HELD,
     WebhookDelivery=WebhookDelivery,
 )
 # (``recover_now`` is a column of migration 0036, not a field of the model)
 FAILED_DISABLED = Statement(
-    "UPDATE {WebhookDelivery} SET {WebhookDelivery.status} = {p},"
-    " {WebhookDelivery.attempt_count} = {p}, {WebhookDelivery.last_status_code} = {p},"
-    " {WebhookDelivery.last_error} = {p}, {WebhookDelivery.last_duration_ms} = {p},"
-    " {WebhookDelivery.next_attempt_at} = {p}, {WebhookDelivery.finished_at} = {p},"
-    " recover_now = {p}, " + LEASE.released() + _HELD,
+    "UPDATE {WebhookDelivery} SET {WebhookDelivery.status} = {p:status},"
+    " {WebhookDelivery.attempt_count} = {p:attempts},"
+    " {WebhookDelivery.last_status_code} = {p:status_code},"
+    " {WebhookDelivery.last_error} = {p:error},"
+    " {WebhookDelivery.last_duration_ms} = {p:duration_ms},"
+    " {WebhookDelivery.next_attempt_at} = {p:next_at},"
+    " {WebhookDelivery.finished_at} = {p:finished},"
+    " recover_now = {p:recover_now}, " + LEASE.released() + _HELD,
     WebhookDelivery=WebhookDelivery,
 )
 # a recovery asked for while it was in flight (recovery.py): due at once
 FAILED = Statement(
     "UPDATE {WebhookDelivery} SET"
-    " {WebhookDelivery.status} = CASE WHEN recover_now THEN 'pending' ELSE {p} END,"
-    " {WebhookDelivery.attempt_count} = {p}, {WebhookDelivery.last_status_code} = {p},"
-    " {WebhookDelivery.last_error} = {p}, {WebhookDelivery.last_duration_ms} = {p},"
+    " {WebhookDelivery.status} = CASE WHEN recover_now THEN 'pending' ELSE {p:status} END,"
+    " {WebhookDelivery.attempt_count} = {p:attempts},"
+    " {WebhookDelivery.last_status_code} = {p:status_code},"
+    " {WebhookDelivery.last_error} = {p:error},"
+    " {WebhookDelivery.last_duration_ms} = {p:duration_ms},"
     " {WebhookDelivery.next_attempt_at} = CASE WHEN recover_now"
-    " THEN CAST({p} AS BIGINT) ELSE CAST({p} AS BIGINT) END,"
+    " THEN CAST({p:now} AS BIGINT) ELSE CAST({p:next_at} AS BIGINT) END,"
     " {WebhookDelivery.finished_at} = CASE WHEN recover_now THEN NULL"
-    " ELSE CAST({p} AS BIGINT) END, recover_now = {p}, " + LEASE.released() + _HELD,
+    " ELSE CAST({p:finished} AS BIGINT) END, recover_now = {p:recover_now}, "
+    + LEASE.released()
+    + _HELD,
     WebhookDelivery=WebhookDelivery,
 )
 ATTEMPT_FIELDS = (
@@ -370,20 +386,15 @@ def record(
         for outcome in outcomes:
             delivery = outcome.delivery
             if outcome.given_back:
-                statement, params = GIVE_BACK, []
-            elif outcome.succeeded:
-                statement = SUCCEEDED
-                params = [outcome.status_code, outcome.duration_ms, now, now]
+                changed = give_back(delivery)
             else:
-                statement, params = _failure(
-                    outcome, schedule, now, delivery.endpoint_id in disabled
-                )
-            cursor = statement.execute((*params, delivery.id, delivery.token))
-            if cursor.rowcount != 1:
+                statement, params = _attempted(outcome, schedule, now, disabled)
+                changed = statement.execute(params).rowcount
+            if changed != 1:
                 continue  # the lease was lost: another worker owns the delivery now
             recorded += 1
             if outcome.sent and not outcome.given_back:
-                error = None if outcome.succeeded else params[3]
+                error = None if outcome.succeeded else params["error"]
                 attempts.append(
                     (delivery.id, outcome.attempted_at, outcome.status_code,
                      outcome.duration_ms, error, outcome.response_body,
@@ -394,6 +405,27 @@ def record(
         for endpoint_id, reason in disabled.items():
             deliveries.fail_pending(endpoint_id, "The endpoint was disabled: " + reason, now)
     return recorded
+
+
+def give_back(delivery: Claimed) -> int:
+    """The lease's own give-back of a delivery not sent: no attempt spent, due as it was;
+    the rows changed (0: the lease was lost)."""
+    return LEASE.release(
+        (WebhookDelivery.id == delivery.id)
+        & (WebhookDelivery.lease_token == delivery.token)
+        & (WebhookDelivery.status == "pending")
+    )
+
+
+def _attempted(outcome, schedule, now, disabled):
+    """The UPDATE of an attempt's outcome and its parameters (fenced by the lease)."""
+    delivery = outcome.delivery
+    held = {"id": delivery.id, "token": delivery.token}
+    if outcome.succeeded:
+        params = {"status_code": outcome.status_code, "duration_ms": outcome.duration_ms}
+        return SUCCEEDED, {**params, "now": now, **held}
+    statement, params = _failure(outcome, schedule, now, delivery.endpoint_id in disabled)
+    return statement, {**params, **held}
 
 
 def _failure(outcome, schedule, now, disabled):
@@ -410,8 +442,16 @@ def _failure(outcome, schedule, now, disabled):
     else:
         status, next_at, finished = "pending", now + int(delay * 1000), None
     duration = outcome.duration_ms if outcome.sent else None
+    params = {
+        "status": status,
+        "attempts": number,
+        "status_code": outcome.status_code,
+        "error": error,
+        "duration_ms": duration,
+        "next_at": next_at,
+        "finished": finished,
+        "recover_now": False,
+    }
     if disabled:
-        params = [status, number, outcome.status_code, error, duration, next_at, finished]
-        return FAILED_DISABLED, [*params, False]
-    params = [status, number, outcome.status_code, error, duration, now, next_at, finished]
-    return FAILED, [*params, False]
+        return FAILED_DISABLED, params
+    return FAILED, {**params, "now": now}

@@ -5,7 +5,7 @@ began; a success ends it, and so does re-activation)."""
 
 from collections.abc import Iterable
 
-from ..sql import Statement, marks
+from ..sql import Statement
 from .models import WebhookEndpoint
 from .types import Attempt
 
@@ -14,24 +14,25 @@ FAILING = "failing"
 
 _HEALED = Statement(
     "UPDATE {W} SET {W.failing_since} = NULL"
-    " WHERE {W.id} IN ({ids}) AND {W.failing_since} IS NOT NULL",
+    " WHERE {W.id} IN ({in:ids}) AND {W.failing_since} IS NOT NULL",
     W=WebhookEndpoint,
 )
 _FAILING_SINCE = Statement(
-    "UPDATE {W} SET {W.failing_since} = {p} WHERE {W.id} = {p}", W=WebhookEndpoint
+    "UPDATE {W} SET {W.failing_since} = {p:since} WHERE {W.id} = {p:id}", W=WebhookEndpoint
 )
 _STARTS_FAILING = Statement(
-    "UPDATE {W} SET {W.failing_since} = {p} WHERE {W.id} = {p} AND {W.failing_since} IS NULL",
+    "UPDATE {W} SET {W.failing_since} = {p:since} WHERE {W.id} = {p:id}"
+    " AND {W.failing_since} IS NULL",
     W=WebhookEndpoint,
 )
 _FAILING_TOO_LONG = Statement(
-    "SELECT {W.id} FROM {W} WHERE {W.id} IN ({ids}) AND {W.is_active} = {p}"
-    " AND {W.failing_since} <= {p}",
+    "SELECT {W.id} FROM {W} WHERE {W.id} IN ({in:ids}) AND {W.is_active} = {p:active}"
+    " AND {W.failing_since} <= {p:since}",
     W=WebhookEndpoint,
 )
 _DISABLE = Statement(
-    "UPDATE {W} SET {W.is_active} = {p}, {W.disabled_reason} = {p}, {W.updated_at} = {p}"
-    " WHERE {W.id} = {p} AND {W.is_active} = {p}",
+    "UPDATE {W} SET {W.is_active} = {p:inactive}, {W.disabled_reason} = {p:reason},"
+    " {W.updated_at} = {p:now} WHERE {W.id} = {p:id} AND {W.is_active} = {p:active}",
     W=WebhookEndpoint,
 )
 
@@ -64,25 +65,35 @@ def update(
     failing = sorted(e for e, (_, first) in runs.items() if first is not None)
     healed = sorted(e for e, (ok, first) in runs.items() if ok and first is None)
     if not failing:  # the common case: one statement, that writes nothing when all is well
-        _HEALED.execute(healed, ids=marks(len(healed)))
+        _HEALED.execute({"ids": healed})
     else:
         for endpoint_id in sorted(runs):  # one row at a time, in id order: the lock order
             ok, first = runs[endpoint_id]
             if first is None:
-                _HEALED.execute((endpoint_id,), ids=marks(1))
+                _HEALED.execute({"ids": [endpoint_id]})
             elif ok:
-                _FAILING_SINCE.execute((first, endpoint_id))
+                _FAILING_SINCE.execute({"since": first, "id": endpoint_id})
             else:
-                _STARTS_FAILING.execute((first, endpoint_id))  # a run already going stays
+                _STARTS_FAILING.execute(
+                    {"since": first, "id": endpoint_id}
+                )  # a run already going stays
     reasons = {endpoint_id: GONE for endpoint_id in gone}
     if failing and disable_after_ms is not None:
         rows = _FAILING_TOO_LONG.execute(
-            (*failing, True, now - disable_after_ms), ids=marks(len(failing))
+            {"ids": failing, "active": True, "since": now - disable_after_ms}
         ).fetchall()
         for (endpoint_id,) in rows:
             reasons.setdefault(endpoint_id, FAILING)
     for endpoint_id in sorted(reasons):
-        _DISABLE.execute((False, reasons[endpoint_id], now, endpoint_id, True))
+        _DISABLE.execute(
+            {
+                "inactive": False,
+                "reason": reasons[endpoint_id],
+                "now": now,
+                "id": endpoint_id,
+                "active": True,
+            }
+        )
     return {
         endpoint_id: GONE if reason == GONE else "every attempt failed for too long."
         for endpoint_id, reason in reasons.items()

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from ..db import db, is_postgres, write_transaction
 from ..events.models import Event
 from ..ids import new_id
-from ..sql import Statement, executemany, insert_statement, marks
+from ..sql import Statement, executemany, insert_statement
 from .models import WebhookDelivery, WebhookEndpoint
 from .subscriptions import matches
 
@@ -41,20 +41,20 @@ _DELIVERY_COLUMNS = (
 _CLAIM = Statement(
     "SELECT {E.id}, {E.tenant_id}, {E.type}, {E.resource_type}, {E.resource_id},"
     " {E.created_at}, {order} FROM {E} WHERE fanned_out_at IS NULL ORDER BY {order}"
-    " LIMIT {p}{lock}",
+    " LIMIT {p:limit}{lock}",
     E=Event,
 )
 _PROBE = Statement("SELECT 1 FROM {E} WHERE fanned_out_at IS NULL LIMIT 1", E=Event)
 _ACTIVE_ENDPOINTS = Statement(
     "SELECT {W.id}, {W.tenant_id}, {W.events}, {W.created_at} FROM {W}"
-    " WHERE {W.is_active} = {p} AND {W.tenant_id} IN ({tenants})"
+    " WHERE {W.is_active} = {p:active} AND {W.tenant_id} IN ({in:tenants})"
     " ORDER BY {W.created_at}, {W.id}",
     W=WebhookEndpoint,
 )
 _MARK_ONE = Statement(
-    "UPDATE {E} SET fanned_out_at = {p} WHERE {E.id} = {p} RETURNING {order}", E=Event
+    "UPDATE {E} SET fanned_out_at = {p:now} WHERE {E.id} = {p:id} RETURNING {order}", E=Event
 )
-_MARK_MANY = Statement("UPDATE {E} SET fanned_out_at = {p} WHERE {E.id} IN ({ids})", E=Event)
+_MARK_MANY = Statement("UPDATE {E} SET fanned_out_at = {p:now} WHERE {E.id} IN ({in:ids})", E=Event)
 
 
 def delivery_row(
@@ -101,7 +101,7 @@ def has_unfanned_events() -> bool:
 
 def _active_endpoints(tenant_ids):
     tenants = sorted(tenant_ids)
-    rows = _ACTIVE_ENDPOINTS.execute((True, *tenants), tenants=marks(len(tenants))).fetchall()
+    rows = _ACTIVE_ENDPOINTS.execute({"active": True, "tenants": tenants}).fetchall()
     by_tenant = {}
     for endpoint_id, tenant_id, events, created_at in rows:
         by_tenant.setdefault(tenant_id, []).append((endpoint_id, json.loads(events), created_at))
@@ -111,16 +111,16 @@ def _active_endpoints(tenant_ids):
 def mark_fanned_out(event_id: str, now: int) -> int:
     """Mark one event as fanned out (an event meant for one endpoint, written in the
     caller's transaction); returns its place in the outbox order."""
-    row = _MARK_ONE.execute((now, event_id), order=event_order_column()).fetchone()
+    row = _MARK_ONE.execute({"now": now, "id": event_id}, order=event_order_column()).fetchone()
     return row[0]
 
 
 def fan_out(limit: int, now: int) -> tuple[int, int]:
     """Fan out up to ``limit`` events; returns ``(events, deliveries)`` counts."""
     if is_postgres():
-        claim = _CLAIM.sql(order="seq", lock=" FOR UPDATE SKIP LOCKED")
+        parts = {"order": "seq", "lock": " FOR UPDATE SKIP LOCKED"}
     else:
-        claim = _CLAIM.sql(order="rowid", lock="")
+        parts = {"order": "rowid", "lock": ""}
     with write_transaction():
         if is_postgres():
             locked = db.execute_sql(
@@ -128,7 +128,7 @@ def fan_out(limit: int, now: int) -> tuple[int, int]:
             ).fetchone()[0]
             if not locked:
                 return 0, 0  # another worker is fanning out; it takes these too
-        events = db.execute_sql(claim, (limit,)).fetchall()
+        events = _CLAIM.execute({"limit": limit}, **parts).fetchall()
         if not events:
             return 0, 0
         endpoints = _active_endpoints({row[1] for row in events})
@@ -152,5 +152,5 @@ def fan_out(limit: int, now: int) -> tuple[int, int]:
                 )
         insert_deliveries(rows)
         ids = [row[0] for row in events]
-        _MARK_MANY.execute((now, *ids), ids=marks(len(ids)))
+        _MARK_MANY.execute({"now": now, "ids": ids})
     return len(events), len(rows)

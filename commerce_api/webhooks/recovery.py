@@ -18,7 +18,7 @@ from typing import Any
 from ..db import for_update, write_transaction
 from ..errors import ApiError
 from ..events.models import Event
-from ..sql import Statement, marks
+from ..sql import Statement
 from ..timeutil import format_ms, now_ms
 from .fanout import delivery_row, event_order_column, insert_deliveries
 from .models import WebhookDelivery, WebhookEndpoint
@@ -27,25 +27,26 @@ from .subscriptions import matches, require_event_scopes
 # ``{order}``: ``event_order_column()``; ``fanned_out_at`` is the outbox's own column
 _CANDIDATES = Statement(
     "SELECT e.{E.id}, e.{E.type}, e.{E.resource_type}, e.{E.resource_id}, e.{order},"
-    " (SELECT d.{D.id} FROM {D} d WHERE d.{D.endpoint_id} = {p}"
+    " (SELECT d.{D.id} FROM {D} d WHERE d.{D.endpoint_id} = {p:endpoint}"
     " AND d.{D.event_id} = e.{E.id} AND d.{D.status} = 'pending' LIMIT 1)"
-    " FROM {E} e WHERE e.{E.tenant_id} = {p} AND e.{E.created_at} >= {p}"
+    " FROM {E} e WHERE e.{E.tenant_id} = {p:tenant} AND e.{E.created_at} >= {p:start}"
     " AND e.fanned_out_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {D} s"
-    " WHERE s.{D.endpoint_id} = {p} AND s.{D.event_id} = e.{E.id} AND s.{D.status} = 'succeeded')"
+    " WHERE s.{D.endpoint_id} = {p:endpoint} AND s.{D.event_id} = e.{E.id}"
+    " AND s.{D.status} = 'succeeded')"
     " ORDER BY e.{order}",
     E=Event,
     D=WebhookDelivery,
 )
 # ``recover_now``: the delivery's own column (migration 0036)
 _MARK_RECOVER_NOW = Statement(
-    "UPDATE {D} SET recover_now = {p} WHERE {D.id} IN ({ids})"
-    " AND {D.status} = 'pending' AND {D.lease_until} >= {p}",
+    "UPDATE {D} SET recover_now = {p:recover} WHERE {D.id} IN ({in:ids})"
+    " AND {D.status} = 'pending' AND {D.lease_until} >= {p:now}",
     D=WebhookDelivery,
 )
 _DUE_NOW = Statement(
-    "UPDATE {D} SET {D.next_attempt_at} = {p} WHERE {D.id} IN ({ids})"
-    " AND {D.status} = 'pending' AND {D.next_attempt_at} > {p}"
-    " AND ({D.lease_until} IS NULL OR {D.lease_until} < {p})",
+    "UPDATE {D} SET {D.next_attempt_at} = {p:now} WHERE {D.id} IN ({in:ids})"
+    " AND {D.status} = 'pending' AND {D.next_attempt_at} > {p:now}"
+    " AND ({D.lease_until} IS NULL OR {D.lease_until} < {p:now})",
     D=WebhookDelivery,
 )
 
@@ -53,7 +54,7 @@ _DUE_NOW = Statement(
 def _candidates(tenant_id: str, endpoint_id: str, start: int) -> list[tuple]:
     """Events since ``start`` the endpoint has not received, with a pending delivery's id."""
     return _CANDIDATES.execute(
-        (endpoint_id, tenant_id, start, endpoint_id), order=event_order_column()
+        {"endpoint": endpoint_id, "tenant": tenant_id, "start": start}, order=event_order_column()
     ).fetchall()
 
 
@@ -64,9 +65,8 @@ def _make_due(delivery_ids: list[str], now: int) -> None:
     second statement, as a delivery no longer being sent)."""
     for start in range(0, len(delivery_ids), 500):
         chunk = delivery_ids[start : start + 500]
-        ids = marks(len(chunk))
-        _MARK_RECOVER_NOW.execute((True, *chunk, now), ids=ids)
-        _DUE_NOW.execute((now, *chunk, now, now), ids=ids)
+        _MARK_RECOVER_NOW.execute({"recover": True, "ids": chunk, "now": now})
+        _DUE_NOW.execute({"now": now, "ids": chunk})
 
 
 def recover(
