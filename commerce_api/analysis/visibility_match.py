@@ -46,13 +46,16 @@ from dataclasses import dataclass
 
 from .listing_keywords import COLOURS, MATERIAL_STEMS, kind_of
 from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem, word_set
+from .visibility_clauses import Unit, answer_units, items_of_other_brands, offered_in, quantified
 from .visibility_sizes import (
     SIZE,
     SIZE_OPTIONS,
+    bare_numbers,
     sizes_agree,
     sizes_conflict,
     sizes_of,
     spaced_number_words,
+    title_numbers,
 )
 
 TITLE_COVERAGE = 0.75  # without a brand: share of the title's words a unit must carry
@@ -99,9 +102,6 @@ _COLOUR_OPTIONS = re.compile(
 # our title lacks
 _CAPITALISED_NAME = re.compile(r"(?<![\w&])[A-Z][\w\-]*(?:\s+(?:[A-Z0-9][\w.\-]*|&))+")
 
-_NUMBERED = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?\s*(\d{1,3})[.)]\s+(.*\S)")
-_BULLET = re.compile(r"^(\s*)[-*\u2022+]\s+(.*\S)")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # the clauses of a sentence ("..., and ...", "...; ...", "... - ...")
 _CLAUSE_SPLIT = re.compile(
     r",\s*(?=(?:and|but|while|whereas|or|though|although)\b)|;\s+|\s[\u2014\u2013-]\s",
@@ -131,53 +131,6 @@ def _says(word, kind):
     """True when the stem ``word`` says the kind ``kind``: the same, or the last part of a
     compound ("pack" of "backpack" and "daypack", "lamp" of "headlamp")."""
     return word == kind or (len(word) >= KIND_TAIL_MIN and kind.endswith(word))
-
-
-@dataclass
-class Unit:
-    text: str
-    rank: int | None  # the list item's rank; None for prose
-    paragraph: int  # prose sentences of one paragraph (and one list) share it
-    heading: bool = False  # prose that introduces the list right after it
-
-
-def answer_units(answer: str | None) -> list[Unit]:
-    """The units of ``answer`` in order (see the module docstring)."""
-    lines = (answer or "").splitlines()
-    numbered = any(_NUMBERED.match(line) for line in lines)
-    bullet_indents = [len(m.group(1)) for m in map(_BULLET.match, lines) if m]
-    base_indent = min(bullet_indents) if bullet_indents else 0
-    units, current, rank, paragraph = [], None, 0, 0
-    for line in lines:
-        if not line.strip():
-            paragraph += 1
-            continue
-        if numbered:
-            match = _NUMBERED.match(line)
-            item = match.group(2) if match else None
-        else:
-            match = _BULLET.match(line)
-            item = match.group(2) if match and len(match.group(1)) <= base_indent + 1 else None
-        if item is not None:
-            if current is None and units and units[-1].rank is None:
-                units[-1].heading = units[-1].text.rstrip().endswith(":")
-            rank += 1
-            units.append(Unit(item, rank, paragraph))
-            current = len(units) - 1
-            continue
-        if current is not None and (line[:1].isspace() or _BULLET.match(line)):
-            nested = _BULLET.match(line)
-            units[current].text += " " + (nested.group(2) if nested else line.strip())
-            continue
-        if current is not None:
-            paragraph += 1  # prose after a list starts a new paragraph
-        current = None
-        units.extend(
-            Unit(sentence, None, paragraph)
-            for sentence in _SENTENCE_END.split(line.strip())
-            if sentence
-        )
-    return units
 
 
 def _name_words(text):
@@ -349,9 +302,20 @@ class CatalogueMatcher:
         steaks") names each, unless they are the sizes it comes in ("in 24 or 28 cm")."""
         if self._single_out(found, sku):
             return True
+        others = set.intersection(*(self.holding[word] for word in found)) - {sku}
+        said = (
+            bare_numbers(text)
+            - {  # "the 4000 size of the <brand> reel": "Reel 4000"
+                amount for unit, amounts in sizes.items() if unit[:1] != "#" for amount in amounts
+            }
+        )
+        if said & title_numbers(self.sizes[sku]) and all(
+            title_numbers(self.sizes[other]) and not said & title_numbers(self.sizes[other])
+            for other in others
+        ):
+            return True
         if not sizes or not sizes_agree(sizes, self.sizes[sku]):
             return False
-        others = set.intersection(*(self.holding[word] for word in found)) - {sku}
         if all(sizes_conflict(sizes, self.sizes[other]) for other in others):
             return True
         several = any(
@@ -423,9 +387,26 @@ class CatalogueMatcher:
                 names.append(name)
         return [name for name in names if name]
 
+    def _is_other_name(self, word):
+        """True when the capitalised ``word`` reads as another brand: not ours, not a
+        word of our titles, not a stop word nor one that opens sentences."""
+        key = stem(_POSSESSIVE.sub("", word).casefold())
+        return (
+            key.isalpha()
+            and key not in self.brand_stems
+            and key not in STOPWORDS
+            and key not in _OPENERS
+            and key not in self.holding
+        )
+
     def _without_other_brands(self, text):
         """``text`` without its clauses that name another brand's product and not our
-        brand ("Barkwell leashes are fine, and Ruffwear's Knot-a-Leash is reflective")."""
+        brand ("Barkwell leashes are fine, and Ruffwear's Knot-a-Leash is reflective"),
+        and without the items of a list that start with another brand ("a Riverhook
+        landing net")."""
+        for item in items_of_other_brands(text, self._is_other_name):
+            if not self.names_brand(item):
+                text = text.replace(item, " ", 1)
         clauses = _CLAUSE_SPLIT.split(text)
         if len(clauses) < 2:
             return text
@@ -443,16 +424,18 @@ class CatalogueMatcher:
     def _of_any(self, keys, anchors):
         """True when a quantifier ("any", "whichever"...) comes shortly before one of the
         ``anchors`` (word stems) in ``keys``."""
-        for index, word in enumerate(keys):
-            if stem(word) in anchors and any(
-                k in QUANTIFIERS for k in keys[max(0, index - QUANTIFIER_REACH) : index]
-            ):
-                return True
-        return False
+        return any(
+            stem(word) in anchors and quantified(keys, index, QUANTIFIER_REACH, QUANTIFIERS)
+            for index, word in enumerate(keys)
+        )
 
     def _kind(self, sku):
         if sku not in self.kinds:
-            kind = kind_of(self.products[sku].title)
+            title = self.products[sku].title
+            kind = kind_of(title)
+            for size in SIZE.finditer(title):  # "Nest Box 32 mm Hole": a box
+                if kind is not None and words_of(title[size.end() :])[:1] == [kind]:
+                    kind = kind_of(title[: size.start()]) or kind
             self.kinds[sku] = kind if kind in self.words[sku] else None
             title_keys = _keys(self.products[sku].title)
             self.plural_kind[sku] = any(
@@ -466,6 +449,21 @@ class CatalogueMatcher:
                 modifier = None
             self.modifier[sku] = modifier if modifier in self.words[sku] else None
         return self.kinds[sku]
+
+    def _lead_after_brand(self, sku, kind, keys):
+        """True when the title's words before its kind (two or more) follow the brand in
+        the unit, with no significant word after them: "Loomhollow Merino DK in teal" of
+        our "Merino DK Yarn 50 g - Teal" (not "Birchwood Acacia Salad Servers" of our
+        "Acacia Salad Bowl ... with Servers")."""
+        title_keys = _keys(self.products[sku].title)
+        kinds = [i for i, key in enumerate(title_keys) if stem(key) == kind]
+        lead = self.brand + title_keys[: kinds[0]] if kinds else []
+        if len(lead) < len(self.brand) + 2:
+            return False
+        for start in range(len(keys) - len(lead) + 1):
+            if keys[start : start + len(lead)] == lead:
+                return not words_of(" ".join(keys[start + len(lead) : start + len(lead) + 1]))
+        return False
 
     def _plural_only(self, sku, kind, keys):
         said = [k for k in keys if _says(stem(k), kind)]
@@ -485,6 +483,8 @@ class CatalogueMatcher:
                 or sizes_agree(sizes, self.sizes[sku])  # "bottles ... a 750 ml one"
                 or bool(self.words[sku] & _VARIANT_STEMS & set(map(stem, keys)))
             )
+        if self._lead_after_brand(sku, kind, keys):
+            return True
         modifier = self.modifier[sku]
         if modifier is None or modifier not in found:
             return False
@@ -508,7 +508,7 @@ class CatalogueMatcher:
         title_colours = title & _COLOUR_STEMS
         if (
             title_colours
-            and _COLOUR_OPTIONS.search(text)
+            and offered_in(text, _COLOUR_OPTIONS)
             and not (kind is not None and self._plural_only(sku, kind, keys))
         ):
             return False  # "the lamp in black and white": the colours it comes in, no variant
@@ -529,28 +529,60 @@ class CatalogueMatcher:
             named.setdefault(sku, "title")
         if self.brand and not branded:
             return named  # a title said of no brand of ours (or of another) is not ours
+        said = text
         if self.brand:
             text = self._without_other_brands(text)
+        sizes = self._sizes_said(said, text)
         present = set(words_of(text))
         keys = _keys(text)
         names = self._others_of_brand(text) if self.brand else []
         colours = present & _COLOUR_STEMS
-        sizes = sizes_of(text)
-        for sku, found in self._found(present).items():
+        candidates = self._found(present)
+        most = self._most_words_per_kind(candidates, keys) if self.brand else {}
+        for sku, found in candidates.items():
             title = self.words[sku]
-            if sku in named or not title:
-                continue
+            if sku in named or not title or len(found) < most.get(self._kind(sku), 0):
+                continue  # another product of its kind has more of its words here
             if sizes and sizes_conflict(sizes, self.sizes[sku]):
                 continue  # another size than ours
             if self.brand:
-                enough = (len(found) >= MIN_FOUND or found == title) and self._said_of_it(
-                    sku, found, keys, names, colours, text
-                )
+                enough = (
+                    len(found) >= MIN_FOUND
+                    or found == title
+                    or (bool(found) and self._lead_after_brand(sku, self._kind(sku), keys))
+                ) and self._said_of_it(sku, found, keys, names, colours, text)
             else:
                 enough = len(found) >= TITLE_MIN_WORDS and len(found) / len(title) >= TITLE_COVERAGE
             if enough and self._single_out_sized(found, sku, sizes, text):
                 named[sku] = "title"
         return named
+
+    def _sizes_said(self, said, text):
+        """The sizes ``text`` (the unit ``said`` without other brands' parts) says; of
+        several amounts in one unit, those of the one clause naming our brand ("the 67 mm
+        <brand> filter is the one; the 77 mm would need a step-up ring")."""
+        sizes = sizes_of(text)
+        if self.brand and any(len(amounts) > 1 for amounts in sizes.values()):
+            ours = [clause for clause in _CLAUSE_SPLIT.split(said) if self.names_brand(clause)]
+            if len(ours) == 1 and (said := sizes_of(ours[0])):
+                return said
+        return sizes
+
+    def _most_words_per_kind(self, candidates, keys):
+        """``{kind: the most title words a product of that kind has in the unit}`` for the
+        kinds the unit says once: "the trigger capo for guitars ... the spring is firm"
+        speaks of the guitar capos, not of our "Spring Ukulele Capo" with fewer of its
+        words ("the blue mug and the camping mug with the steel rim" names two)."""
+        most = {}
+        for sku, found in candidates.items():
+            kind = self._kind(sku)
+            if kind is not None and len(found) >= MIN_FOUND and kind in found:
+                most[kind] = max(most.get(kind, 0), len(found))
+        return {
+            kind: count
+            for kind, count in most.items()
+            if sum(1 for key in keys if stem(key) == kind) == 1
+        }
 
     def read(self, answer: str | None) -> tuple[list[Unit], list[dict[str, str]], bool]:
         """``(units, [{sku: how} per unit], brand named anywhere)`` for ``answer``."""
