@@ -2,12 +2,18 @@
 issue 30): the items of a list in one sentence that are another brand's ("a Pikebrook reel,
 Troutley wire traces and a Riverhook landing net"), a quantifier's reach ("any nest box
 from <brand>", not "every garden needs: the <brand> bird bath") and the colours a product
-is offered in ("available in sand and plum", not "knitted in teal and ochre")."""
+is offered in ("available in sand and plum", not "knitted in teal and ochre"); and the
+units of an answer and the runs an exact title is compared by, moved here from
+``visibility_match`` (which re-exports ``answer_units``)."""
 
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from .listing_title import stem
+
+_EXACT_TOKEN = re.compile(r"[^\W\d_]+|\d+")  # letter runs and digit runs ("350ml": 2)
+_DETACHING = re.compile(r"[^\s\-'\u2019]")  # punctuation between two words
 _NUMBERED = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?\s*(\d{1,3})[.)]\s+(.*\S)")
 _BULLET = re.compile(r"^(\s*)[-*\u2022+]\s+(.*\S)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -133,3 +139,38 @@ def answer_units(answer: str | None) -> list[Unit]:
             if sentence
         )
     return units
+
+
+def exact_runs(text: str | None) -> list[tuple[str, str, bool, bool]]:
+    """``[(token, spelling, possessive, detached)]`` of ``text``: its letter runs (lower
+    case, plurals folded: "Chefs" is "Chef's") and digit runs ("10,000" one run), possessives
+    cut (and marked on the word they follow); ``detached``: the run starts the text or
+    punctuation sets it off from the one before ("Top pick: Cardboard...")."""
+    runs, last_end = [], 0
+    for match in _EXACT_TOKEN.finditer(text or ""):
+        spelling, gap = match.group(), text[last_end : match.start()]
+        last_end = match.end()
+        if runs and spelling.casefold() == "s" and gap in ("'", "\u2019"):
+            runs[-1] = (*runs[-1][:2], True, runs[-1][3])
+            continue
+        if (
+            runs
+            and gap in (",", ".", " ", "\u00a0", "\u202f")
+            and len(spelling) == 3
+            and spelling.isdigit()
+            and runs[-1][0].isdigit()
+            and len(runs[-1][0]) <= 6
+        ):
+            runs[-1] = (runs[-1][0] + spelling, *runs[-1][1:])  # "10,000" is "10000"
+            continue
+        token = spelling.casefold()
+        if not token.isdigit():
+            token = stem(token)
+        runs.append((token, spelling, False, not runs or bool(_DETACHING.search(gap))))
+    return runs
+
+
+def exact_tokens(text: str | None) -> tuple[str, ...]:
+    """``text`` as compared for an exact title: lower-case letter runs (plurals folded) and
+    digit runs, possessives cut."""
+    return tuple(run[0] for run in exact_runs(text))

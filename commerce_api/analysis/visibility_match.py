@@ -46,7 +46,15 @@ from dataclasses import dataclass
 
 from .listing_keywords import COLOURS, MATERIAL_STEMS, kind_of
 from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem, word_set
-from .visibility_clauses import Unit, answer_units, items_of_other_brands, offered_in, quantified
+from .visibility_clauses import (
+    Unit,
+    answer_units,
+    exact_runs,
+    exact_tokens,
+    items_of_other_brands,
+    offered_in,
+    quantified,
+)
 from .visibility_sizes import (
     SIZE,
     SIZE_OPTIONS,
@@ -69,7 +77,6 @@ EXACT_ALL_SIGNIFICANT = 4  # ... or this many words and numbers, all significant
 KIND_TAIL_MIN = 4  # letters of the last part of a compound kind that say it
 QUANTIFIER_REACH = 4  # words before the kind or the brand a quantifier reaches
 QUANTIFIERS = frozenset(["any", "every", "all", "whichever", "whatever", "each"])
-_EXACT_TOKEN = re.compile(r"[^\W\d_]+|\d+")  # letter runs and digit runs ("350ml": 2)
 _NAME_AFTER = r"(?:['\u2019]s)?((?:\s+(?:[A-Z0-9][\w.\-]*|&|with|of|and|for|in))+)"
 _CONNECTORS = frozenset(["with", "of", "and", "for", "in"])
 _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
@@ -119,7 +126,6 @@ _OPENERS = frozenset(
         "classic original best good great"
     )
 )
-_DETACHING = re.compile(r"[^\s\-'\u2019]")  # punctuation between two words
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+")
@@ -159,41 +165,6 @@ def _keys(text):
     return _WORD.findall(_POSSESSIVE.sub("", text or "").casefold())
 
 
-def _exact_runs(text):
-    """``[(token, spelling, possessive, detached)]`` of ``text``: its letter runs (lower
-    case, plurals folded: "Chefs" is "Chef's") and digit runs ("10,000" one run), possessives
-    cut (and marked on the word they follow); ``detached``: the run starts the text or
-    punctuation sets it off from the one before ("Top pick: Cardboard...")."""
-    runs, last_end = [], 0
-    for match in _EXACT_TOKEN.finditer(text or ""):
-        spelling, gap = match.group(), text[last_end : match.start()]
-        last_end = match.end()
-        if runs and spelling.casefold() == "s" and gap in ("'", "\u2019"):
-            runs[-1] = (*runs[-1][:2], True, runs[-1][3])
-            continue
-        if (
-            runs
-            and gap in (",", ".", " ", "\u00a0", "\u202f")
-            and len(spelling) == 3
-            and spelling.isdigit()
-            and runs[-1][0].isdigit()
-            and len(runs[-1][0]) <= 6
-        ):
-            runs[-1] = (runs[-1][0] + spelling, *runs[-1][1:])  # "10,000" is "10000"
-            continue
-        token = spelling.casefold()
-        if not token.isdigit():
-            token = stem(token)
-        runs.append((token, spelling, False, not runs or bool(_DETACHING.search(gap))))
-    return runs
-
-
-def exact_tokens(text: str | None) -> tuple[str, ...]:
-    """``text`` as compared for an exact title: lower-case letter runs (plurals folded) and
-    digit runs, possessives cut."""
-    return tuple(run[0] for run in _exact_runs(text))
-
-
 @dataclass(frozen=True)
 class Product:
     sku: str
@@ -229,6 +200,7 @@ class CatalogueMatcher:
         self.spaced = {}  # sku -> its title's "#word" numbers written apart ("Size 02")
         self.plural_kind = {}  # sku -> True when its title says its kind in the plural
         self.modifier = {}  # sku -> the word before its kind ("throw" of "throw blanket")
+        self.first_keys = {}  # sku -> its title's first word (lower case), when asked
         for product in products:
             sku = product.sku
             self.products[sku] = product
@@ -296,21 +268,16 @@ class CatalogueMatcher:
             return True  # a word only this product has
         return set.intersection(*holders) == {sku}
 
-    def _single_out_sized(self, found, sku, sizes, text):
+    def _single_out_sized(self, found, sku, sizes, text, numbers):
         """``_single_out``, or the size the unit says is ours and no other's of ``found``;
         a unit naming several sizes one by one ("the 24 cm for eggs and the 28 cm for
         steaks") names each, unless they are the sizes it comes in ("in 24 or 28 cm")."""
         if self._single_out(found, sku):
             return True
         others = set.intersection(*(self.holding[word] for word in found)) - {sku}
-        said = (
-            bare_numbers(text)
-            - {  # "the 4000 size of the <brand> reel": "Reel 4000"
-                amount for unit, amounts in sizes.items() if unit[:1] != "#" for amount in amounts
-            }
-        )
-        if said & title_numbers(self.sizes[sku]) and all(
-            title_numbers(self.sizes[other]) and not said & title_numbers(self.sizes[other])
+        # "the 4000 size of the <brand> reel": our "Reel 4000"
+        if numbers & title_numbers(self.sizes[sku]) and all(
+            title_numbers(self.sizes[other]) and not numbers & title_numbers(self.sizes[other])
             for other in others
         ):
             return True
@@ -329,7 +296,7 @@ class CatalogueMatcher:
 
     def exact_titles(self, text: str) -> set[str]:
         """The SKUs whose whole title ``text`` says (module docstring)."""
-        runs = _exact_runs(text)
+        runs = exact_runs(text)
         tokens = tuple(run[0] for run in runs)
         spans = []
         for length in self.exact_lengths:
@@ -344,7 +311,7 @@ class CatalogueMatcher:
         }
 
     def _other_name(self, run):
-        """True when ``run`` (of ``_exact_runs``) reads as a name that is not our brand's: a
+        """True when ``run`` (of ``exact_runs``) reads as a name that is not our brand's: a
         capitalised word or a possessive, not a stop word nor a word that opens sentences
         ("My", "Try", "Both": ``_OPENERS``)."""
         token, spelling, possessive, _ = run
@@ -450,6 +417,11 @@ class CatalogueMatcher:
             self.modifier[sku] = modifier if modifier in self.words[sku] else None
         return self.kinds[sku]
 
+    def _first_key(self, sku):
+        if sku not in self.first_keys:
+            self.first_keys[sku] = next(iter(_keys(self.products[sku].title)), None)
+        return self.first_keys[sku]
+
     def _lead_after_brand(self, sku, kind, keys):
         """True when the title's words before its kind (two or more) follow the brand in
         the unit, with no significant word after them: "Loomhollow Merino DK in teal" of
@@ -537,11 +509,23 @@ class CatalogueMatcher:
         keys = _keys(text)
         names = self._others_of_brand(text) if self.brand else []
         colours = present & _COLOUR_STEMS
+        numbers = (
+            bare_numbers(text)
+            - {  # numbers without a unit, not a size's
+                amount for unit, amounts in sizes.items() if unit[:1] != "#" for amount in amounts
+            }
+        )
+        width = len(self.brand)
+        after_brand = {  # the words right after the brand: a title's may follow
+            keys[i + width] for i in range(len(keys) - width) if keys[i : i + width] == self.brand
+        }
         candidates = self._found(present)
         most = self._most_words_per_kind(candidates, keys) if self.brand else {}
         for sku, found in candidates.items():
             title = self.words[sku]
-            if sku in named or not title or len(found) < most.get(self._kind(sku), 0):
+            if sku in named or not title:
+                continue
+            if most and MIN_FOUND <= len(found) < most.get(self._kind(sku), 0):
                 continue  # another product of its kind has more of its words here
             if sizes and sizes_conflict(sizes, self.sizes[sku]):
                 continue  # another size than ours
@@ -549,11 +533,15 @@ class CatalogueMatcher:
                 enough = (
                     len(found) >= MIN_FOUND
                     or found == title
-                    or (bool(found) and self._lead_after_brand(sku, self._kind(sku), keys))
+                    or (
+                        bool(found)
+                        and self._first_key(sku) in after_brand
+                        and self._lead_after_brand(sku, self._kind(sku), keys)
+                    )
                 ) and self._said_of_it(sku, found, keys, names, colours, text)
             else:
                 enough = len(found) >= TITLE_MIN_WORDS and len(found) / len(title) >= TITLE_COVERAGE
-            if enough and self._single_out_sized(found, sku, sizes, text):
+            if enough and self._single_out_sized(found, sku, sizes, text, numbers):
                 named[sku] = "title"
         return named
 
@@ -575,8 +563,10 @@ class CatalogueMatcher:
         words ("the blue mug and the camping mug with the steel rim" names two)."""
         most = {}
         for sku, found in candidates.items():
+            if len(found) < MIN_FOUND:
+                continue
             kind = self._kind(sku)
-            if kind is not None and len(found) >= MIN_FOUND and kind in found:
+            if kind is not None and kind in found:
                 most[kind] = max(most.get(kind, 0), len(found))
         return {
             kind: count
