@@ -32,7 +32,11 @@ bag), must not speak of any product of a kind ("any enamel cup from Falcon", "wh
 Birchwood board"), must not name only colours our title lacks, and must not say another
 size, or another number after a word of the title ("SPF 30" of our "SPF 50"). A clause that
 names another brand's product by a possessive ("..., and Ruffwear's Knot-a-Leash is ...")
-and not our brand lends no words to ours.
+and not our brand lends no words to ours, nor does an item of a list in one sentence that
+starts with another brand ("..., Troutley wire traces and a Riverhook landing net"); of
+several sizes, the clause naming our brand says which; a product of a kind said once with
+fewer of its words in the unit than another of that kind is not the one meant
+(``visibility_clauses``; round 5 of issue 30, docs/decisions.md).
 
 The brand alone, or the brand with a kind of product ("Fieldhouse mugs"), names no SKU:
 it is a brand mention. A generic title said of another brand ("Falcon enamel mug, white")
