@@ -76,41 +76,29 @@ def test_the_titles_words_before_its_kind_after_the_brand_name_it():
     assert named("Quillby Titanium Canister 1000 is light.") == {"Q-STOVE-1"}
 
 
+def suggested(titles, description):
+    """The terms suggested for the last of ``titles`` (one category) from ``description``."""
+    corpus = KeywordCorpus(("Things", title) for title in titles)
+    return [k["term"] for k in corpus.suggest("Things", titles[-1], description=description)]
+
+
 def test_a_category_phrase_said_mostly_whole_is_suggested_whole():
-    corpus = KeywordCorpus(
-        ("Toasters", title)
-        for title in (
-            "Electric Toaster 2 Slice, Wide Slots",
-            "Electric Toaster with Defrost, Wide Slots",
-            "Electric Toaster 4 Slice",
-            "Retro Electric Toaster, Cream",
-            "Long Slot Toaster, Wide Slots",
-        )
+    titles = (
+        "Electric Toaster 2 Slice, Wide Slots",
+        "Electric Toaster with Defrost, Wide Slots",
+        "Electric Toaster 4 Slice",
+        "Retro Electric Toaster, Cream",
+        "Long Slot Toaster, Wide Slots",
     )
-    terms = [
-        k["term"]
-        for k in corpus.suggest(
-            "Toasters", "Long Slot Toaster, Wide Slots", description="An electric toaster."
-        )
-    ]
-    assert terms == ["electric toaster"]
+    assert suggested(titles, "An electric toaster.") == ["electric toaster"]
 
 
 def test_a_phrase_cut_before_its_last_words_own_phrase_is_not_suggested():
-    corpus = KeywordCorpus(
-        ("Scales", title)
-        for title in (
-            "Digital Bathroom Scale, Glass",
-            "Digital Bathroom Scale with App",
-            "Bathroom Scale, Analogue",
-            "Bathroom Scale 180 kg",
-            "Smart Body Scale with App",
-        )
+    titles = (
+        "Digital Bathroom Scale, Glass",
+        "Digital Bathroom Scale with App",
+        "Bathroom Scale, Analogue",
+        "Bathroom Scale 180 kg",
+        "Smart Body Scale with App",
     )
-    terms = [
-        k["term"]
-        for k in corpus.suggest(
-            "Scales", "Smart Body Scale with App", description="A digital bathroom scale."
-        )
-    ]
-    assert "digital bathroom" not in terms
+    assert "digital bathroom" not in suggested(titles, "A digital bathroom scale.")
