@@ -356,6 +356,8 @@ class KeywordCorpus:
                 phrase[0] not in alone or (_cut(phrase[0], counts) and not _property(phrase[0]))
             ):
                 continue  # a word cut out of a phrase, or said of another part
+            if len(phrase) > 1 and _cut_before(phrase, spelling, description, counts):
+                continue  # cut before its last word's own phrase ("digital kitchen" scale)
             with_it = counts.get(phrase, 0) - (1 if included and phrase in own else 0)
             share = with_it / others
             if with_it < MIN_TITLES or share < MIN_SHARE:
@@ -364,15 +366,7 @@ class KeywordCorpus:
             if shop_wide > SHOP_WIDE_SHARE * everywhere and everywhere > others:
                 continue  # most titles of the whole shop carry a word of it: the brand
             candidates.append((-len(phrase), -share, phrase))
-        # an extension of the title's own phrase gives way to the new words alone when
-        # they are a suggestion by themselves ("insulated", not "insulated stainless steel")
-        alone_phrases = {phrase for _, _, phrase in candidates}
-        candidates = [
-            (length, share, phrase)
-            for length, share, phrase in candidates
-            if not own_words.intersection(phrase)
-            or not any(phrase[:split] in alone_phrases for split in range(1, len(phrase)))
-        ]
+        candidates = _fewest_new_words(candidates, own_words, counts)
         candidates.sort()
         chosen = []
         for _, negative_share, phrase in candidates:
@@ -430,6 +424,47 @@ def _cut(word, counts):
         for phrase, n in counts.items()
         if len(phrase) == 2
     )
+
+
+def _fewest_new_words(candidates, own_words, counts):
+    """The candidates without the extensions of the title's own phrase that give way: to
+    the new words alone when they are a suggestion by themselves ("insulated", not
+    "insulated stainless steel"), unless the category's titles say that word mostly in the
+    phrase ("electric kettle", not "electric"), and to a shorter extension ("kitchen
+    scale", not "digital kitchen scale")."""
+    phrases = {phrase for _, _, phrase in candidates}
+    kept_whole = {
+        phrase[:1]
+        for phrase in phrases
+        if own_words.intersection(phrase)
+        and len(phrase) == 2
+        and counts.get(phrase, 0) * 2 >= counts.get(phrase[:1], 0)
+    }
+    return [
+        (length, share, phrase)
+        for length, share, phrase in candidates
+        if phrase not in kept_whole
+        and (
+            not own_words.intersection(phrase)
+            or not any(
+                phrase[:split] in phrases - kept_whole
+                or (len(phrase) - split > 1 and phrase[split:] in phrases)
+                for split in range(1, len(phrase))
+            )
+        )
+    ]
+
+
+def _cut_before(phrase, spelling, description, counts):
+    """True when the description says ``phrase`` before a word its last word forms a
+    phrase with that more of the category's titles use ("digital kitchen" of "a digital
+    kitchen scale": "kitchen scale" is the category's term; "memory foam pillow" keeps
+    "memory foam")."""
+    after = re.search(re.escape(spelling) + r"[\s\-]+([^\W\d_]+)", description, re.IGNORECASE)
+    if after is None:
+        return False
+    following = (phrase[-1], _stem(after.group(1).casefold()))
+    return counts.get(following, 0) > counts.get(phrase, 0)
 
 
 def _inside(short, long):

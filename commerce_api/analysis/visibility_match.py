@@ -32,7 +32,11 @@ bag), must not speak of any product of a kind ("any enamel cup from Falcon", "wh
 Birchwood board"), must not name only colours our title lacks, and must not say another
 size, or another number after a word of the title ("SPF 30" of our "SPF 50"). A clause that
 names another brand's product by a possessive ("..., and Ruffwear's Knot-a-Leash is ...")
-and not our brand lends no words to ours.
+and not our brand lends no words to ours, nor does an item of a list in one sentence that
+starts with another brand ("..., Troutley wire traces and a Riverhook landing net"); of
+several sizes, the clause naming our brand says which; a product of a kind said once with
+fewer of its words in the unit than another of that kind is not the one meant
+(``visibility_clauses``; round 5 of issue 30, docs/decisions.md).
 
 The brand alone, or the brand with a kind of product ("Fieldhouse mugs"), names no SKU:
 it is a brand mention. A generic title said of another brand ("Falcon enamel mug, white")
@@ -46,13 +50,24 @@ from dataclasses import dataclass
 
 from .listing_keywords import COLOURS, MATERIAL_STEMS, kind_of
 from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem, word_set
+from .visibility_clauses import (
+    Unit,
+    answer_units,
+    exact_runs,
+    exact_tokens,
+    items_of_other_brands,
+    offered_in,
+    quantified,
+)
 from .visibility_sizes import (
     SIZE,
     SIZE_OPTIONS,
+    bare_numbers,
     sizes_agree,
     sizes_conflict,
     sizes_of,
     spaced_number_words,
+    title_numbers,
 )
 
 TITLE_COVERAGE = 0.75  # without a brand: share of the title's words a unit must carry
@@ -66,7 +81,6 @@ EXACT_ALL_SIGNIFICANT = 4  # ... or this many words and numbers, all significant
 KIND_TAIL_MIN = 4  # letters of the last part of a compound kind that say it
 QUANTIFIER_REACH = 4  # words before the kind or the brand a quantifier reaches
 QUANTIFIERS = frozenset(["any", "every", "all", "whichever", "whatever", "each"])
-_EXACT_TOKEN = re.compile(r"[^\W\d_]+|\d+")  # letter runs and digit runs ("350ml": 2)
 _NAME_AFTER = r"(?:['\u2019]s)?((?:\s+(?:[A-Z0-9][\w.\-]*|&|with|of|and|for|in))+)"
 _CONNECTORS = frozenset(["with", "of", "and", "for", "in"])
 _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
@@ -99,9 +113,6 @@ _COLOUR_OPTIONS = re.compile(
 # our title lacks
 _CAPITALISED_NAME = re.compile(r"(?<![\w&])[A-Z][\w\-]*(?:\s+(?:[A-Z0-9][\w.\-]*|&))+")
 
-_NUMBERED = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?\s*(\d{1,3})[.)]\s+(.*\S)")
-_BULLET = re.compile(r"^(\s*)[-*\u2022+]\s+(.*\S)")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # the clauses of a sentence ("..., and ...", "...; ...", "... - ...")
 _CLAUSE_SPLIT = re.compile(
     r",\s*(?=(?:and|but|while|whereas|or|though|although)\b)|;\s+|\s[\u2014\u2013-]\s",
@@ -119,7 +130,6 @@ _OPENERS = frozenset(
         "classic original best good great"
     )
 )
-_DETACHING = re.compile(r"[^\s\-'\u2019]")  # punctuation between two words
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+")
@@ -131,53 +141,6 @@ def _says(word, kind):
     """True when the stem ``word`` says the kind ``kind``: the same, or the last part of a
     compound ("pack" of "backpack" and "daypack", "lamp" of "headlamp")."""
     return word == kind or (len(word) >= KIND_TAIL_MIN and kind.endswith(word))
-
-
-@dataclass
-class Unit:
-    text: str
-    rank: int | None  # the list item's rank; None for prose
-    paragraph: int  # prose sentences of one paragraph (and one list) share it
-    heading: bool = False  # prose that introduces the list right after it
-
-
-def answer_units(answer: str | None) -> list[Unit]:
-    """The units of ``answer`` in order (see the module docstring)."""
-    lines = (answer or "").splitlines()
-    numbered = any(_NUMBERED.match(line) for line in lines)
-    bullet_indents = [len(m.group(1)) for m in map(_BULLET.match, lines) if m]
-    base_indent = min(bullet_indents) if bullet_indents else 0
-    units, current, rank, paragraph = [], None, 0, 0
-    for line in lines:
-        if not line.strip():
-            paragraph += 1
-            continue
-        if numbered:
-            match = _NUMBERED.match(line)
-            item = match.group(2) if match else None
-        else:
-            match = _BULLET.match(line)
-            item = match.group(2) if match and len(match.group(1)) <= base_indent + 1 else None
-        if item is not None:
-            if current is None and units and units[-1].rank is None:
-                units[-1].heading = units[-1].text.rstrip().endswith(":")
-            rank += 1
-            units.append(Unit(item, rank, paragraph))
-            current = len(units) - 1
-            continue
-        if current is not None and (line[:1].isspace() or _BULLET.match(line)):
-            nested = _BULLET.match(line)
-            units[current].text += " " + (nested.group(2) if nested else line.strip())
-            continue
-        if current is not None:
-            paragraph += 1  # prose after a list starts a new paragraph
-        current = None
-        units.extend(
-            Unit(sentence, None, paragraph)
-            for sentence in _SENTENCE_END.split(line.strip())
-            if sentence
-        )
-    return units
 
 
 def _name_words(text):
@@ -204,41 +167,6 @@ def words_of(text: str | None) -> list[str]:
 def _keys(text):
     """The words of ``text`` as lower-case tokens of letters and digits, possessives cut."""
     return _WORD.findall(_POSSESSIVE.sub("", text or "").casefold())
-
-
-def _exact_runs(text):
-    """``[(token, spelling, possessive, detached)]`` of ``text``: its letter runs (lower
-    case, plurals folded: "Chefs" is "Chef's") and digit runs ("10,000" one run), possessives
-    cut (and marked on the word they follow); ``detached``: the run starts the text or
-    punctuation sets it off from the one before ("Top pick: Cardboard...")."""
-    runs, last_end = [], 0
-    for match in _EXACT_TOKEN.finditer(text or ""):
-        spelling, gap = match.group(), text[last_end : match.start()]
-        last_end = match.end()
-        if runs and spelling.casefold() == "s" and gap in ("'", "\u2019"):
-            runs[-1] = (*runs[-1][:2], True, runs[-1][3])
-            continue
-        if (
-            runs
-            and gap in (",", ".", " ", "\u00a0", "\u202f")
-            and len(spelling) == 3
-            and spelling.isdigit()
-            and runs[-1][0].isdigit()
-            and len(runs[-1][0]) <= 6
-        ):
-            runs[-1] = (runs[-1][0] + spelling, *runs[-1][1:])  # "10,000" is "10000"
-            continue
-        token = spelling.casefold()
-        if not token.isdigit():
-            token = stem(token)
-        runs.append((token, spelling, False, not runs or bool(_DETACHING.search(gap))))
-    return runs
-
-
-def exact_tokens(text: str | None) -> tuple[str, ...]:
-    """``text`` as compared for an exact title: lower-case letter runs (plurals folded) and
-    digit runs, possessives cut."""
-    return tuple(run[0] for run in _exact_runs(text))
 
 
 @dataclass(frozen=True)
@@ -276,6 +204,7 @@ class CatalogueMatcher:
         self.spaced = {}  # sku -> its title's "#word" numbers written apart ("Size 02")
         self.plural_kind = {}  # sku -> True when its title says its kind in the plural
         self.modifier = {}  # sku -> the word before its kind ("throw" of "throw blanket")
+        self.first_keys = {}  # sku -> its title's first word (lower case), when asked
         for product in products:
             sku = product.sku
             self.products[sku] = product
@@ -343,15 +272,21 @@ class CatalogueMatcher:
             return True  # a word only this product has
         return set.intersection(*holders) == {sku}
 
-    def _single_out_sized(self, found, sku, sizes, text):
+    def _single_out_sized(self, found, sku, sizes, text, numbers):
         """``_single_out``, or the size the unit says is ours and no other's of ``found``;
         a unit naming several sizes one by one ("the 24 cm for eggs and the 28 cm for
         steaks") names each, unless they are the sizes it comes in ("in 24 or 28 cm")."""
         if self._single_out(found, sku):
             return True
+        others = set.intersection(*(self.holding[word] for word in found)) - {sku}
+        # "the 4000 size of the <brand> reel": our "Reel 4000"
+        if numbers & title_numbers(self.sizes[sku]) and all(
+            title_numbers(self.sizes[other]) and not numbers & title_numbers(self.sizes[other])
+            for other in others
+        ):
+            return True
         if not sizes or not sizes_agree(sizes, self.sizes[sku]):
             return False
-        others = set.intersection(*(self.holding[word] for word in found)) - {sku}
         if all(sizes_conflict(sizes, self.sizes[other]) for other in others):
             return True
         several = any(
@@ -365,7 +300,7 @@ class CatalogueMatcher:
 
     def exact_titles(self, text: str) -> set[str]:
         """The SKUs whose whole title ``text`` says (module docstring)."""
-        runs = _exact_runs(text)
+        runs = exact_runs(text)
         tokens = tuple(run[0] for run in runs)
         spans = []
         for length in self.exact_lengths:
@@ -380,7 +315,7 @@ class CatalogueMatcher:
         }
 
     def _other_name(self, run):
-        """True when ``run`` (of ``_exact_runs``) reads as a name that is not our brand's: a
+        """True when ``run`` (of ``exact_runs``) reads as a name that is not our brand's: a
         capitalised word or a possessive, not a stop word nor a word that opens sentences
         ("My", "Try", "Both": ``_OPENERS``)."""
         token, spelling, possessive, _ = run
@@ -423,9 +358,26 @@ class CatalogueMatcher:
                 names.append(name)
         return [name for name in names if name]
 
+    def _is_other_name(self, word):
+        """True when the capitalised ``word`` reads as another brand: not ours, not a
+        word of our titles, not a stop word nor one that opens sentences."""
+        key = stem(_POSSESSIVE.sub("", word).casefold())
+        return (
+            key.isalpha()
+            and key not in self.brand_stems
+            and key not in STOPWORDS
+            and key not in _OPENERS
+            and key not in self.holding
+        )
+
     def _without_other_brands(self, text):
         """``text`` without its clauses that name another brand's product and not our
-        brand ("Barkwell leashes are fine, and Ruffwear's Knot-a-Leash is reflective")."""
+        brand ("Barkwell leashes are fine, and Ruffwear's Knot-a-Leash is reflective"),
+        and without the items of a list that start with another brand ("a Riverhook
+        landing net")."""
+        for item in items_of_other_brands(text, self._is_other_name):
+            if not self.names_brand(item):
+                text = text.replace(item, " ", 1)
         clauses = _CLAUSE_SPLIT.split(text)
         if len(clauses) < 2:
             return text
@@ -443,16 +395,18 @@ class CatalogueMatcher:
     def _of_any(self, keys, anchors):
         """True when a quantifier ("any", "whichever"...) comes shortly before one of the
         ``anchors`` (word stems) in ``keys``."""
-        for index, word in enumerate(keys):
-            if stem(word) in anchors and any(
-                k in QUANTIFIERS for k in keys[max(0, index - QUANTIFIER_REACH) : index]
-            ):
-                return True
-        return False
+        return any(
+            stem(word) in anchors and quantified(keys, index, QUANTIFIER_REACH, QUANTIFIERS)
+            for index, word in enumerate(keys)
+        )
 
     def _kind(self, sku):
         if sku not in self.kinds:
-            kind = kind_of(self.products[sku].title)
+            title = self.products[sku].title
+            kind = kind_of(title)
+            for size in SIZE.finditer(title):  # "Nest Box 32 mm Hole": a box
+                if kind is not None and words_of(title[size.end() :])[:1] == [kind]:
+                    kind = kind_of(title[: size.start()]) or kind
             self.kinds[sku] = kind if kind in self.words[sku] else None
             title_keys = _keys(self.products[sku].title)
             self.plural_kind[sku] = any(
@@ -466,6 +420,26 @@ class CatalogueMatcher:
                 modifier = None
             self.modifier[sku] = modifier if modifier in self.words[sku] else None
         return self.kinds[sku]
+
+    def _first_key(self, sku):
+        if sku not in self.first_keys:
+            self.first_keys[sku] = next(iter(_keys(self.products[sku].title)), None)
+        return self.first_keys[sku]
+
+    def _lead_after_brand(self, sku, kind, keys):
+        """True when the title's words before its kind (two or more) follow the brand in
+        the unit, with no significant word after them: "Loomhollow Merino DK in teal" of
+        our "Merino DK Yarn 50 g - Teal" (not "Birchwood Acacia Salad Servers" of our
+        "Acacia Salad Bowl ... with Servers")."""
+        title_keys = _keys(self.products[sku].title)
+        kinds = [i for i, key in enumerate(title_keys) if stem(key) == kind]
+        lead = self.brand + title_keys[: kinds[0]] if kinds else []
+        if len(lead) < len(self.brand) + 2:
+            return False
+        for start in range(len(keys) - len(lead) + 1):
+            if keys[start : start + len(lead)] == lead:
+                return not words_of(" ".join(keys[start + len(lead) : start + len(lead) + 1]))
+        return False
 
     def _plural_only(self, sku, kind, keys):
         said = [k for k in keys if _says(stem(k), kind)]
@@ -485,6 +459,8 @@ class CatalogueMatcher:
                 or sizes_agree(sizes, self.sizes[sku])  # "bottles ... a 750 ml one"
                 or bool(self.words[sku] & _VARIANT_STEMS & set(map(stem, keys)))
             )
+        if self._lead_after_brand(sku, kind, keys):
+            return True
         modifier = self.modifier[sku]
         if modifier is None or modifier not in found:
             return False
@@ -508,7 +484,7 @@ class CatalogueMatcher:
         title_colours = title & _COLOUR_STEMS
         if (
             title_colours
-            and _COLOUR_OPTIONS.search(text)
+            and offered_in(text, _COLOUR_OPTIONS)
             and not (kind is not None and self._plural_only(sku, kind, keys))
         ):
             return False  # "the lamp in black and white": the colours it comes in, no variant
@@ -529,28 +505,78 @@ class CatalogueMatcher:
             named.setdefault(sku, "title")
         if self.brand and not branded:
             return named  # a title said of no brand of ours (or of another) is not ours
+        said = text
         if self.brand:
             text = self._without_other_brands(text)
+        sizes = self._sizes_said(said, text)
         present = set(words_of(text))
         keys = _keys(text)
         names = self._others_of_brand(text) if self.brand else []
         colours = present & _COLOUR_STEMS
-        sizes = sizes_of(text)
-        for sku, found in self._found(present).items():
+        numbers = (
+            bare_numbers(text)
+            - {  # numbers without a unit, not a size's
+                amount for unit, amounts in sizes.items() if unit[:1] != "#" for amount in amounts
+            }
+        )
+        width = len(self.brand)
+        after_brand = {  # the words right after the brand: a title's may follow
+            keys[i + width] for i in range(len(keys) - width) if keys[i : i + width] == self.brand
+        }
+        candidates = self._found(present)
+        most = self._most_words_per_kind(candidates, keys) if self.brand else {}
+        for sku, found in candidates.items():
             title = self.words[sku]
             if sku in named or not title:
                 continue
+            if most and MIN_FOUND <= len(found) < most.get(self._kind(sku), 0):
+                continue  # another product of its kind has more of its words here
             if sizes and sizes_conflict(sizes, self.sizes[sku]):
                 continue  # another size than ours
             if self.brand:
-                enough = (len(found) >= MIN_FOUND or found == title) and self._said_of_it(
-                    sku, found, keys, names, colours, text
-                )
+                enough = (
+                    len(found) >= MIN_FOUND
+                    or found == title
+                    or (
+                        bool(found)
+                        and self._first_key(sku) in after_brand
+                        and self._lead_after_brand(sku, self._kind(sku), keys)
+                    )
+                ) and self._said_of_it(sku, found, keys, names, colours, text)
             else:
                 enough = len(found) >= TITLE_MIN_WORDS and len(found) / len(title) >= TITLE_COVERAGE
-            if enough and self._single_out_sized(found, sku, sizes, text):
+            if enough and self._single_out_sized(found, sku, sizes, text, numbers):
                 named[sku] = "title"
         return named
+
+    def _sizes_said(self, said, text):
+        """The sizes ``text`` (the unit ``said`` without other brands' parts) says; of
+        several amounts in one unit, those of the one clause naming our brand ("the 67 mm
+        <brand> filter is the one; the 77 mm would need a step-up ring")."""
+        sizes = sizes_of(text)
+        if self.brand and any(len(amounts) > 1 for amounts in sizes.values()):
+            ours = [clause for clause in _CLAUSE_SPLIT.split(said) if self.names_brand(clause)]
+            if len(ours) == 1 and (said := sizes_of(ours[0])):
+                return said
+        return sizes
+
+    def _most_words_per_kind(self, candidates, keys):
+        """``{kind: the most title words a product of that kind has in the unit}`` for the
+        kinds the unit says once: "the trigger capo for guitars ... the spring is firm"
+        speaks of the guitar capos, not of our "Spring Ukulele Capo" with fewer of its
+        words ("the blue mug and the camping mug with the steel rim" names two)."""
+        most = {}
+        for sku, found in candidates.items():
+            if len(found) < MIN_FOUND:
+                continue
+            kind = self._kind(sku)
+            if kind is not None and kind in found:
+                most[kind] = max(most.get(kind, 0), len(found))
+        return {
+            kind: count
+            for kind, count in most.items()
+            if sum(1 for key in keys if stem(key) == kind) == 1
+        }
 
     def read(self, answer: str | None) -> tuple[list[Unit], list[dict[str, str]], bool]:
         """``(units, [{sku: how} per unit], brand named anywhere)`` for ``answer``."""

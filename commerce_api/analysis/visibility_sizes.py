@@ -4,6 +4,7 @@ cm", "40 by 30 cm", "10,000 mAh", "24 or 28 cm", and the number a word carries (
 
 import re
 
+from .listing_keywords import COLOURS
 from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, stem
 
 # a size of a variant: "500 g", "1.5 L", "70 x 90 cm", "40 by 30 cm", "45-litre", "65W",
@@ -11,7 +12,8 @@ from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, stem
 NUMBER = r"(?:\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,])|\d+(?:[.,]\d+)*)"
 SIZE = re.compile(
     r"(?<![\w.,])(" + NUMBER + r"(?:\s*(?:[x\u00d7]|\bby\b)\s*" + NUMBER + r")*)[\s\-]*"
-    r"(ml|cl|l|litres?|liters?|g|kg|cm|mm|m|oz|inch(?:es)?|in|\"|mah|wh|w|kw|v|"
+    r"(millimet(?:re|er)s?|centimet(?:re|er)s?|millilit(?:re|er)s?|kilograms?|grams?|watts?|"
+    r"met(?:re|er)s?|ml|cl|l|litres?|liters?|g|kg|cm|mm|m|oz|inch(?:es)?|in|\"|mah|wh|w|kw|v|"
     r"lumens?|lm|gb|tb|hz|mp)(?![\w])",
     re.IGNORECASE,
 )
@@ -24,10 +26,22 @@ _LISTED_BEFORE = re.compile(
 )
 _LISTED_AFTER = re.compile(r"\s*(?:,|/|\bor\b|\band\b)\s*(\d+(?:[.,]\d+)?)(?!\w|[.,]\d)")
 _UNITS = {"litre": "l", "litres": "l", "liter": "l", "liters": "l", '"': "in", "lumens": "lumen"}
+_UNIT_WORDS = {  # a unit spelled out ("100-watt", "32-millimetre"): its symbol
+    "millimet": "mm",
+    "centimet": "cm",
+    "millilit": "ml",
+    "kilogram": "kg",
+    "gram": "g",
+    "watt": "w",
+    "met": "m",
+}
 # sizes a product comes in: "in 24 or 28 cm", "sizes 24, 28"
 SIZE_OPTIONS = re.compile(
     r"\b(?:in|sizes?)\s+\d[\d.,]*\s*[^\W\d_]*\s*(?:,|/|\bor\b|\band\b)\s*\d", re.IGNORECASE
 )
+# a count before a word of the title: "with 18 Compartments", "24 Pieces" (another count
+# of that word is another product)
+NUMBER_WORD = re.compile(r"(?<![\w.,\-])(" + NUMBER + r")[ \t]+([^\W\d_]{3,})\b")
 _NOT_NUMBER_WORDS = STOPWORDS | PROMOTIONAL_WORDS | frozenset(["x", "by"])
 
 
@@ -54,6 +68,7 @@ def sizes_of(text: str | None) -> dict[str, set[str]]:
         amount, unit = match.groups()
         unit = unit.casefold()
         unit = _UNITS.get(unit, unit)
+        unit = next((v for k, v in _UNIT_WORDS.items() if unit.startswith(k)), unit)
         unit = "in" if unit.startswith("inch") else unit
         sizes.setdefault(unit, set()).add(_amount(amount))
         before = text[: match.start()]
@@ -69,7 +84,21 @@ def sizes_of(text: str | None) -> dict[str, set[str]]:
             while listed := _LISTED_AFTER.match(after):  # "size 01 and 02": 02 as well
                 numbers.add(_amount(listed.group(1)))
                 after = after[listed.end() :]
+    for match in NUMBER_WORD.finditer(SIZE.sub(" ", text)):
+        word = match.group(2).casefold()
+        if word not in _NOT_NUMBER_WORDS and word not in COLOURS:
+            sizes.setdefault("#>" + stem(word), set()).add(_amount(match.group(1)))
     return sizes
+
+
+def bare_numbers(text: str) -> set[str]:
+    """The amounts of the numbers ``text`` says without a unit ("the 4000 size")."""
+    return {_amount(m.group()) for m in re.finditer(NUMBER, SIZE.sub(" ", text))}
+
+
+def title_numbers(sizes: dict[str, set[str]]) -> set[str]:
+    """The numbers of a title's words ("Reel 4000", "with 18 Compartments")."""
+    return {a for unit, amounts in sizes.items() if unit.startswith("#") for a in amounts}
 
 
 def sizes_conflict(said: dict[str, set[str]], title: dict[str, set[str]]) -> bool:

@@ -19,12 +19,14 @@ from commerce_api.analysis.visibility_match import Product as Known
 
 HERE = Path(__file__).parent
 # the first held-out set (heldout/) is burned: its misses were seen in round 1, so it is
-# part of the development sets now (the files stay where they are); so is the second
-# (heldout2/), burned in round 3
+# part of the development sets now (the files stay where they are); so are the second
+# (heldout2/), burned in round 3, and the fourth (heldout4/), burned in round 5
 HELDOUT_MENTIONS = HERE / "heldout" / "mentions.json"
 HELDOUT_KEYWORDS = HERE / "heldout" / "keywords.json"
 HELDOUT2_MENTIONS = HERE / "heldout2" / "mentions.json"
 HELDOUT2_KEYWORDS = HERE / "heldout2" / "keywords.json"
+HELDOUT4_MENTIONS = HERE / "heldout4" / "mentions.json"
+HELDOUT4_KEYWORDS = HERE / "heldout4" / "keywords.json"
 DEV_MENTIONS = (
     HERE / "fixtures" / "eval_mentions.json",
     HERE / "fixtures" / "dev_mentions.json",
@@ -32,6 +34,8 @@ DEV_MENTIONS = (
     HERE / "fixtures" / "dev2_mentions.json",
     HELDOUT2_MENTIONS,
     HERE / "fixtures" / "dev3_mentions.json",
+    HELDOUT4_MENTIONS,
+    HERE / "fixtures" / "dev5_mentions.json",
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -39,14 +43,16 @@ DEV_KEYWORDS = (
     HERE / "fixtures" / "dev2_keywords.json",
     HELDOUT2_KEYWORDS,
     HERE / "fixtures" / "dev3_keywords.json",
+    HELDOUT4_KEYWORDS,
+    HERE / "fixtures" / "dev5_keywords.json",
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
 HELDOUT3_MENTIONS = HERE / "heldout3" / "mentions.json"
 HELDOUT3_KEYWORDS = HERE / "heldout3" / "keywords.json"
-# the fourth, written the same way (heldout4/README.md) after held-out 3 was measured once
-HELDOUT4_MENTIONS = HERE / "heldout4" / "mentions.json"
-HELDOUT4_KEYWORDS = HERE / "heldout4" / "keywords.json"
+# the fifth, written the same way (heldout5/README.md) after held-out 4 was burned
+HELDOUT5_MENTIONS = HERE / "heldout5" / "mentions.json"
+HELDOUT5_KEYWORDS = HERE / "heldout5" / "keywords.json"
 
 
 def load_mention_shops(*paths: Path) -> list[dict[str, Any]]:
