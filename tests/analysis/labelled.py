@@ -53,6 +53,9 @@ HELDOUT3_KEYWORDS = HERE / "heldout3" / "keywords.json"
 # the fifth, written the same way (heldout5/README.md) after held-out 4 was burned
 HELDOUT5_MENTIONS = HERE / "heldout5" / "mentions.json"
 HELDOUT5_KEYWORDS = HERE / "heldout5" / "keywords.json"
+# the sixth, written at the same time by another helper who read no code (heldout6/README.md)
+HELDOUT6_MENTIONS = HERE / "heldout6" / "mentions.json"
+HELDOUT6_KEYWORDS = HERE / "heldout6" / "keywords.json"
 
 
 def load_mention_shops(*paths: Path) -> list[dict[str, Any]]:
