@@ -7,7 +7,7 @@ import flask_smorest
 import marshmallow as ma
 from webargs.flaskparser import FlaskParser
 
-from ..errors import CATALOGUE
+from ..errors import CATALOGUE, declared_codes
 from .schemas import ErrorSchema
 
 # Errors any authenticated endpoint can answer.
@@ -71,10 +71,12 @@ class StrictParser(FlaskParser):
 class Blueprint(flask_smorest.Blueprint):
     ARGUMENTS_PARSER = StrictParser()
 
-    def errors(self, *codes, auth=True, body=False):
-        """Document the error responses of a view, grouped by HTTP status."""
+    def errors(self, *raisers, auth=True, body=False):
+        """Document the error responses of a view, grouped by HTTP status: ``raisers`` are
+        catalogue codes, or the service functions the view calls, declared ``@raises``
+        (their codes are documented: the list follows the declarations)."""
         # unknown query parameters are a 422 on every endpoint
-        all_codes = [*codes, "VALIDATION_ERROR"]
+        all_codes = [*declared_codes(*raisers), "VALIDATION_ERROR"]
         if auth:
             all_codes += AUTH_ERRORS
         if body:

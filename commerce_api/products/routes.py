@@ -77,14 +77,7 @@ class ProductViews(MethodView):
     @require_scope("products:write")
     @blp.arguments(ProductCreateSchema)
     @blp.response(201, ProductEnvelopeSchema)
-    @blp.errors(
-        "DUPLICATE_SKU",
-        "INVALID_GTIN",
-        "PRODUCT_NOT_FOUND",
-        "INVALID_BUNDLE_COMPONENT",
-        "BUNDLE_STOCK_IS_DERIVED",
-        body=True,
-    )
+    @blp.errors(services.create_product, body=True)
     def post(self, data):
         """Create a product"""
         return one(services.create_product(g.auth.tenant_id, data), 201)
@@ -107,7 +100,7 @@ class ProductBySkuViews(MethodView):
     @require_scope("products:read")
     @blp.arguments(ProductFieldsArgsSchema, location="query")
     @blp.response(200, ProductDetailEnvelopeSchema)
-    @blp.errors("PRODUCT_NOT_FOUND", "VALIDATION_ERROR")
+    @blp.errors(services.get_product, "VALIDATION_ERROR")
     def get(self, args, sku):
         """Get a product with its listings"""
         return resource_page(args, DETAIL_FIELDS, services.get_product, g.auth.tenant_id, sku)
@@ -115,21 +108,14 @@ class ProductBySkuViews(MethodView):
     @require_scope("products:write")
     @blp.arguments(ProductUpdateSchema)
     @blp.response(200, ProductEnvelopeSchema)
-    @blp.errors(
-        "PRODUCT_NOT_FOUND",
-        "INVALID_GTIN",
-        "OPEN_ORDERS_EXIST",
-        "INVALID_BUNDLE_COMPONENT",
-        "BUNDLE_STOCK_IS_DERIVED",
-        body=True,
-    )
+    @blp.errors(services.update_product, body=True)
     def patch(self, data, sku):
         """Update a product's fields"""
         return one(services.update_product(g.auth.tenant_id, sku, data))
 
     @require_scope("products:write")
     @blp.response(204)
-    @blp.errors("PRODUCT_NOT_FOUND", "OPEN_ORDERS_EXIST")
+    @blp.errors(services.archive_product)
     def delete(self, sku):
         """Archive a product (soft delete)"""
         services.archive_product(g.auth.tenant_id, sku)
