@@ -57,7 +57,7 @@ def _key(tenant_id, key_id):
 class ApiKeyViews(MethodView):
     @require_scope("api-keys:read")
     @blp.arguments(ApiKeyListArgsSchema, location="query")
-    @blp.response(200, ApiKeyListSchema)
+    @blp.returns(200, ApiKeyListSchema)
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List the tenant's API keys (never their secrets)"""
@@ -65,7 +65,7 @@ class ApiKeyViews(MethodView):
 
     @require_scope("api-keys:write")
     @blp.arguments(ApiKeyCreateSchema)
-    @blp.response(201, ApiKeyWithSecretEnvelopeSchema)
+    @blp.returns(201, ApiKeyWithSecretEnvelopeSchema)
     @blp.errors("SCOPE_ESCALATION", "RESTRICTION_ESCALATION", "PLAN_REQUIRED", body=True)
     def post(self, data):
         """Create an API key (its secret is shown only in this answer)"""
@@ -90,7 +90,7 @@ class ApiKeyViews(MethodView):
 class ApiKeyByIdViews(MethodView):
     @require_scope("api-keys:read")
     @blp.arguments(ApiKeyFieldsArgsSchema, location="query")
-    @blp.response(200, ApiKeyEnvelopeSchema)
+    @blp.returns(200, ApiKeyEnvelopeSchema)
     @blp.errors("API_KEY_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, key_id):
         """Get an API key (never its secret)"""
@@ -98,7 +98,7 @@ class ApiKeyByIdViews(MethodView):
 
     @require_scope("api-keys:write")
     @blp.arguments(ApiKeyUpdateSchema)
-    @blp.response(200, ApiKeyEnvelopeSchema)
+    @blp.returns(200, ApiKeyEnvelopeSchema)
     @blp.errors(
         "API_KEY_NOT_FOUND",
         "API_KEY_REVOKED",
@@ -119,7 +119,7 @@ class ApiKeyByIdViews(MethodView):
 
     @require_scope("api-keys:write")
     @blp.arguments(ApiKeyDeleteArgsSchema, location="query")
-    @blp.response(204)
+    @blp.returns(204)
     @blp.errors("API_KEY_NOT_FOUND", "CONFIRMATION_REQUIRED", "SCOPE_ESCALATION")
     def delete(self, args, key_id):
         """Revoke an API key (the calling key itself only with `?confirm=self`)"""

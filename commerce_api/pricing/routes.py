@@ -40,7 +40,7 @@ blp = Blueprint(
 class RuleViews(MethodView):
     @require_scope("pricing:read")
     @blp.arguments(RuleListArgsSchema, location="query")
-    @blp.response(200, RuleListSchema)
+    @blp.returns(200, RuleListSchema)
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List pricing rules"""
@@ -48,7 +48,7 @@ class RuleViews(MethodView):
 
     @require_scope("pricing:write")
     @blp.arguments(RuleCreateSchema)
-    @blp.response(201, RuleEnvelopeSchema)
+    @blp.returns(201, RuleEnvelopeSchema)
     @blp.errors("RULE_CONFLICT", body=True)
     def post(self, data):
         """Create a pricing rule"""
@@ -59,7 +59,7 @@ class RuleViews(MethodView):
 class RuleByIdViews(MethodView):
     @require_scope("pricing:read")
     @blp.arguments(RuleFieldsArgsSchema, location="query")
-    @blp.response(200, RuleEnvelopeSchema)
+    @blp.returns(200, RuleEnvelopeSchema)
     @blp.errors("RULE_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, rule_id):
         """Get a pricing rule"""
@@ -67,14 +67,14 @@ class RuleByIdViews(MethodView):
 
     @require_scope("pricing:write")
     @blp.arguments(RuleUpdateSchema)
-    @blp.response(200, RuleEnvelopeSchema)
+    @blp.returns(200, RuleEnvelopeSchema)
     @blp.errors("RULE_NOT_FOUND", "RULE_CONFLICT", body=True)
     def patch(self, data, rule_id):
         """Update a pricing rule (re-activating one checks RULE_CONFLICT)"""
         return one(rules.update_rule(g.auth.tenant_id, rule_id, data))
 
     @require_scope("pricing:write")
-    @blp.response(204)
+    @blp.returns(204)
     @blp.errors("RULE_NOT_FOUND")
     def delete(self, rule_id):
         """Delete a pricing rule"""
@@ -89,7 +89,7 @@ class RuleByIdViews(MethodView):
 class RecalculateViews(MethodView):
     @require_scope("pricing:write")
     @blp.arguments(RecalculateSchema)
-    @blp.response(200, RecalculateEnvelopeSchema)
+    @blp.returns(200, RecalculateEnvelopeSchema)
     @blp.errors("MARKETPLACE_NOT_CONNECTED", "QUEUE_FULL", body=True)
     def post(self, data):
         """Recompute prices in a pricing_recalculate job (poll it at /api/ai-jobs/:id)"""
@@ -104,7 +104,7 @@ class RecalculateViews(MethodView):
 class RecommendationViews(MethodView):
     @require_scope("pricing:read")
     @blp.arguments(RecommendationListArgsSchema, location="query")
-    @blp.response(200, RecommendationListSchema)
+    @blp.returns(200, RecommendationListSchema)
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List price recommendations, newest first"""
@@ -120,7 +120,7 @@ class RecommendationViews(MethodView):
 class RecommendationByIdViews(MethodView):
     @require_scope("pricing:read")
     @blp.arguments(RecommendationFieldsArgsSchema, location="query")
-    @blp.response(200, RecommendationEnvelopeSchema)
+    @blp.returns(200, RecommendationEnvelopeSchema)
     @blp.errors("RECOMMENDATION_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, recommendation_id):
         """Get a price recommendation"""
@@ -136,7 +136,7 @@ class RecommendationByIdViews(MethodView):
 @blp.route("/recommendations/<string:recommendation_id>/apply")
 class RecommendationApplyViews(MethodView):
     @require_scope("pricing:write")
-    @blp.response(200, RecommendationEnvelopeSchema)
+    @blp.returns(200, RecommendationEnvelopeSchema)
     @blp.errors(
         "RECOMMENDATION_NOT_FOUND",
         "RECOMMENDATION_ALREADY_APPLIED",
@@ -159,7 +159,7 @@ class RecommendationApplyViews(MethodView):
 @blp.route("/recommendations/<string:recommendation_id>/dismiss")
 class RecommendationDismissViews(MethodView):
     @require_scope("pricing:write")
-    @blp.response(200, RecommendationEnvelopeSchema)
+    @blp.returns(200, RecommendationEnvelopeSchema)
     @blp.errors("RECOMMENDATION_NOT_FOUND", "RECOMMENDATION_NOT_PENDING")
     def post(self, recommendation_id):
         """Dismiss a pending recommendation"""
@@ -173,7 +173,7 @@ class RecommendationDismissViews(MethodView):
 class CompetitorViews(MethodView):
     @require_scope("pricing:read")
     @blp.arguments(CompetitorListArgsSchema, location="query")
-    @blp.response(200, CompetitorListSchema)
+    @blp.returns(200, CompetitorListSchema)
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List the latest offer of each competitor"""

@@ -30,7 +30,7 @@ _STOCK_ERRORS = ("WAREHOUSE_NOT_FOUND", "READONLY_WAREHOUSE", "WAREHOUSE_INACTIV
 class TransferViews(MethodView):
     @require_scope("inventory:read")
     @blp.arguments(TransferListArgsSchema, location="query")
-    @blp.response(200, TransferListSchema)
+    @blp.returns(200, TransferListSchema)
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR", "WAREHOUSE_NOT_FOUND")
     def get(self, args):
         """List transfers"""
@@ -38,7 +38,7 @@ class TransferViews(MethodView):
 
     @require_scope("inventory:write")
     @blp.arguments(TransferCreateSchema)
-    @blp.response(201, TransferEnvelopeSchema)
+    @blp.returns(201, TransferEnvelopeSchema)
     @blp.errors(
         "SAME_WAREHOUSE_TRANSFER",
         "PRODUCT_NOT_FOUND",
@@ -55,7 +55,7 @@ class TransferViews(MethodView):
 class TransferByIdViews(MethodView):
     @require_scope("inventory:read")
     @blp.arguments(TransferFieldsArgsSchema, location="query")
-    @blp.response(200, TransferEnvelopeSchema)
+    @blp.returns(200, TransferEnvelopeSchema)
     @blp.errors("TRANSFER_NOT_FOUND")
     def get(self, args, transfer_id):
         """Get a transfer"""
@@ -67,7 +67,7 @@ class TransferByIdViews(MethodView):
 @blp.route("/<string:transfer_id>/ship")
 class TransferShipViews(MethodView):
     @require_scope("inventory:write")
-    @blp.response(200, TransferEnvelopeSchema)
+    @blp.returns(200, TransferEnvelopeSchema)
     @blp.errors(
         "TRANSFER_NOT_FOUND",
         "INVALID_TRANSFER_STATUS",
@@ -84,7 +84,7 @@ class TransferShipViews(MethodView):
 class TransferReceiveViews(MethodView):
     @require_scope("inventory:write")
     @blp.arguments(TransferReceiveSchema, required=False)
-    @blp.response(200, TransferEnvelopeSchema)
+    @blp.returns(200, TransferEnvelopeSchema)
     @blp.errors(
         "TRANSFER_NOT_FOUND",
         "INVALID_TRANSFER_STATUS",
@@ -103,7 +103,7 @@ class TransferReceiveViews(MethodView):
 @blp.route("/<string:transfer_id>/cancel")
 class TransferCancelViews(MethodView):
     @require_scope("inventory:write")
-    @blp.response(200, TransferEnvelopeSchema)
+    @blp.returns(200, TransferEnvelopeSchema)
     @blp.errors("TRANSFER_NOT_FOUND", "INVALID_TRANSFER_STATUS", "WAREHOUSE_INACTIVE")
     def post(self, transfer_id):
         """Cancel a draft, or a transfer in transit (what is not received goes back)"""

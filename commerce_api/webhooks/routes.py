@@ -39,7 +39,7 @@ blp = Blueprint(
 class WebhookViews(MethodView):
     @require_scope("webhooks:read")
     @blp.arguments(WebhookListArgsSchema, location="query")
-    @blp.response(200, WebhookListSchema)
+    @blp.returns(200, WebhookListSchema)
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List webhook endpoints"""
@@ -49,7 +49,7 @@ class WebhookViews(MethodView):
 
     @require_scope("webhooks:write")
     @blp.arguments(WebhookCreateSchema)
-    @blp.response(201, WebhookWithSecretEnvelopeSchema)
+    @blp.returns(201, WebhookWithSecretEnvelopeSchema)
     @blp.errors("WEBHOOK_URL_NOT_ALLOWED", "WEBHOOK_LIMIT_REACHED", "INSUFFICIENT_SCOPE", body=True)
     @blp.doc(callbacks=event_callbacks())
     def post(self, data):
@@ -63,7 +63,7 @@ class WebhookViews(MethodView):
 class WebhookByIdViews(MethodView):
     @require_scope("webhooks:read")
     @blp.arguments(WebhookFieldsArgsSchema, location="query")
-    @blp.response(200, WebhookEnvelopeSchema)
+    @blp.returns(200, WebhookEnvelopeSchema)
     @blp.errors("WEBHOOK_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, webhook_id):
         """Get a webhook endpoint"""
@@ -73,14 +73,14 @@ class WebhookByIdViews(MethodView):
 
     @require_scope("webhooks:write")
     @blp.arguments(WebhookUpdateSchema)
-    @blp.response(200, WebhookEnvelopeSchema)
+    @blp.returns(200, WebhookEnvelopeSchema)
     @blp.errors("WEBHOOK_NOT_FOUND", "WEBHOOK_URL_NOT_ALLOWED", "INSUFFICIENT_SCOPE", body=True)
     def patch(self, data, webhook_id):
         """Update a webhook endpoint's url, events, description or is_active"""
         return one(endpoints.update_endpoint(g.auth.tenant_id, webhook_id, data, g.auth.has_scope))
 
     @require_scope("webhooks:write")
-    @blp.response(204)
+    @blp.returns(204)
     @blp.errors("WEBHOOK_NOT_FOUND")
     def delete(self, webhook_id):
         """Delete a webhook endpoint and its delivery log"""
@@ -91,7 +91,7 @@ class WebhookByIdViews(MethodView):
 @blp.route("/<string:webhook_id>/rotate-secret")
 class WebhookRotateViews(MethodView):
     @require_scope("webhooks:write")
-    @blp.response(200, WebhookWithSecretEnvelopeSchema)
+    @blp.returns(200, WebhookWithSecretEnvelopeSchema)
     @blp.errors("WEBHOOK_NOT_FOUND")
     def post(self, webhook_id):
         """Replace the signing secret (the new one is shown only in this answer)"""
@@ -103,7 +103,7 @@ class WebhookRotateViews(MethodView):
 @blp.route("/<string:webhook_id>/test")
 class WebhookTestViews(MethodView):
     @require_scope("webhooks:write")
-    @blp.response(202, WebhookTestEnvelopeSchema)
+    @blp.returns(202, WebhookTestEnvelopeSchema)
     @blp.errors("WEBHOOK_NOT_FOUND", "WEBHOOK_DISABLED")
     def post(self, webhook_id):
         """Send a signed webhook.test event to this endpoint alone"""
@@ -114,7 +114,7 @@ class WebhookTestViews(MethodView):
 class WebhookRecoverViews(MethodView):
     @require_scope("webhooks:write")
     @blp.arguments(RecoverSchema)
-    @blp.response(202, RecoverEnvelopeSchema)
+    @blp.returns(202, RecoverEnvelopeSchema)
     @blp.errors("WEBHOOK_NOT_FOUND", "WEBHOOK_DISABLED", "INSUFFICIENT_SCOPE", body=True)
     def post(self, data, webhook_id):
         """Deliver again every event since a time that the endpoint has not received"""
@@ -129,7 +129,7 @@ class WebhookRecoverViews(MethodView):
 class DeliveryViews(MethodView):
     @require_scope("webhooks:read")
     @blp.arguments(DeliveryListArgsSchema, location="query")
-    @blp.response(200, DeliveryListSchema)
+    @blp.returns(200, DeliveryListSchema)
     @blp.errors("WEBHOOK_NOT_FOUND", "INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args, webhook_id):
         """List an endpoint's deliveries, newest first"""
@@ -146,7 +146,7 @@ class DeliveryViews(MethodView):
 class DeliveryByIdViews(MethodView):
     @require_scope("webhooks:read")
     @blp.arguments(DeliveryFieldsArgsSchema, location="query")
-    @blp.response(200, DeliveryEnvelopeSchema)
+    @blp.returns(200, DeliveryEnvelopeSchema)
     @blp.errors("WEBHOOK_NOT_FOUND", "DELIVERY_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, webhook_id, delivery_id):
         """Get a delivery with its attempts"""
@@ -163,7 +163,7 @@ class DeliveryByIdViews(MethodView):
 @blp.route("/<string:webhook_id>/deliveries/<string:delivery_id>/redeliver")
 class RedeliverViews(MethodView):
     @require_scope("webhooks:write")
-    @blp.response(202, DeliveryEnvelopeSchema)
+    @blp.returns(202, DeliveryEnvelopeSchema)
     @blp.errors("WEBHOOK_NOT_FOUND", "DELIVERY_NOT_FOUND", "WEBHOOK_DISABLED")
     def post(self, webhook_id, delivery_id):
         """Queue a new delivery of the same event to this endpoint"""

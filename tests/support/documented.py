@@ -74,7 +74,8 @@ class DocumentedResponses:
             return
         content = resolve(self.spec, documented[status]).get("content") or {}
         mimetype = response.mimetype or None
-        if response.status_code == 204 or not response.content_length and not content:
+        has_body = response.is_streamed or bool(response.content_length)
+        if response.status_code == 204 or not has_body and not content:
             if content:
                 self.mismatches.append(f"{where}: documented with a body, answered none")
             return
