@@ -41,7 +41,7 @@ class RuleViews(MethodView):
     @require_scope("pricing:read")
     @blp.arguments(RuleListArgsSchema, location="query")
     @blp.returns(200, RuleListSchema)
-    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
+    @blp.errors(rules.list_rules, "VALIDATION_ERROR")
     def get(self, args):
         """List pricing rules"""
         return list_page(args, rules.RULE_FIELDS, rules.list_rules, g.auth.tenant_id)
@@ -49,7 +49,7 @@ class RuleViews(MethodView):
     @require_scope("pricing:write")
     @blp.arguments(RuleCreateSchema)
     @blp.returns(201, RuleEnvelopeSchema)
-    @blp.errors("RULE_CONFLICT", body=True)
+    @blp.errors(rules.create_rule, body=True)
     def post(self, data):
         """Create a pricing rule"""
         return one(rules.create_rule(g.auth.tenant_id, data), 201)
@@ -60,7 +60,7 @@ class RuleByIdViews(MethodView):
     @require_scope("pricing:read")
     @blp.arguments(RuleFieldsArgsSchema, location="query")
     @blp.returns(200, RuleEnvelopeSchema)
-    @blp.errors("RULE_NOT_FOUND", "VALIDATION_ERROR")
+    @blp.errors(rules.get_rule, "VALIDATION_ERROR")
     def get(self, args, rule_id):
         """Get a pricing rule"""
         return resource_page(args, rules.RULE_FIELDS, rules.get_rule, g.auth.tenant_id, rule_id)
@@ -68,14 +68,14 @@ class RuleByIdViews(MethodView):
     @require_scope("pricing:write")
     @blp.arguments(RuleUpdateSchema)
     @blp.returns(200, RuleEnvelopeSchema)
-    @blp.errors("RULE_NOT_FOUND", "RULE_CONFLICT", body=True)
+    @blp.errors(rules.update_rule, body=True)
     def patch(self, data, rule_id):
         """Update a pricing rule (re-activating one checks RULE_CONFLICT)"""
         return one(rules.update_rule(g.auth.tenant_id, rule_id, data))
 
     @require_scope("pricing:write")
     @blp.returns(204)
-    @blp.errors("RULE_NOT_FOUND")
+    @blp.errors(rules.delete_rule)
     def delete(self, rule_id):
         """Delete a pricing rule"""
         rules.delete_rule(g.auth.tenant_id, rule_id)
@@ -105,7 +105,7 @@ class RecommendationViews(MethodView):
     @require_scope("pricing:read")
     @blp.arguments(RecommendationListArgsSchema, location="query")
     @blp.returns(200, RecommendationListSchema)
-    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
+    @blp.errors(recommendations.list_recommendations, "VALIDATION_ERROR")
     def get(self, args):
         """List price recommendations, newest first"""
         return list_page(
@@ -121,7 +121,7 @@ class RecommendationByIdViews(MethodView):
     @require_scope("pricing:read")
     @blp.arguments(RecommendationFieldsArgsSchema, location="query")
     @blp.returns(200, RecommendationEnvelopeSchema)
-    @blp.errors("RECOMMENDATION_NOT_FOUND", "VALIDATION_ERROR")
+    @blp.errors(recommendations.get_recommendation, "VALIDATION_ERROR")
     def get(self, args, recommendation_id):
         """Get a price recommendation"""
         return resource_page(
@@ -137,16 +137,7 @@ class RecommendationByIdViews(MethodView):
 class RecommendationApplyViews(MethodView):
     @require_scope("pricing:write")
     @blp.returns(200, RecommendationEnvelopeSchema)
-    @blp.errors(
-        "RECOMMENDATION_NOT_FOUND",
-        "RECOMMENDATION_ALREADY_APPLIED",
-        "RECOMMENDATION_NOT_PENDING",
-        "CONCURRENT_UPDATE",
-        "LISTING_NOT_FOUND",
-        "MARKETPLACE_NOT_CONNECTED",
-        "MARKETPLACE_REJECTION",
-        "MARKETPLACE_UNAVAILABLE",
-    )
+    @blp.errors(recommendations.apply_recommendation)
     def post(self, recommendation_id):
         """Apply a recommendation: push the price to the marketplace now"""
         return one(
@@ -160,7 +151,7 @@ class RecommendationApplyViews(MethodView):
 class RecommendationDismissViews(MethodView):
     @require_scope("pricing:write")
     @blp.returns(200, RecommendationEnvelopeSchema)
-    @blp.errors("RECOMMENDATION_NOT_FOUND", "RECOMMENDATION_NOT_PENDING")
+    @blp.errors(recommendations.dismiss_recommendation)
     def post(self, recommendation_id):
         """Dismiss a pending recommendation"""
         return one(recommendations.dismiss_recommendation(g.auth.tenant_id, recommendation_id))

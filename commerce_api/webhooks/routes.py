@@ -40,7 +40,7 @@ class WebhookViews(MethodView):
     @require_scope("webhooks:read")
     @blp.arguments(WebhookListArgsSchema, location="query")
     @blp.returns(200, WebhookListSchema)
-    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
+    @blp.errors(endpoints.list_endpoints, "VALIDATION_ERROR")
     def get(self, args):
         """List webhook endpoints"""
         return list_page(
@@ -50,7 +50,7 @@ class WebhookViews(MethodView):
     @require_scope("webhooks:write")
     @blp.arguments(WebhookCreateSchema)
     @blp.returns(201, WebhookWithSecretEnvelopeSchema)
-    @blp.errors("WEBHOOK_URL_NOT_ALLOWED", "WEBHOOK_LIMIT_REACHED", "INSUFFICIENT_SCOPE", body=True)
+    @blp.errors(endpoints.create_endpoint, body=True)
     @blp.doc(callbacks=event_callbacks())
     def post(self, data):
         """Create a webhook endpoint (its secret is shown only in this answer)"""
@@ -64,7 +64,7 @@ class WebhookByIdViews(MethodView):
     @require_scope("webhooks:read")
     @blp.arguments(WebhookFieldsArgsSchema, location="query")
     @blp.returns(200, WebhookEnvelopeSchema)
-    @blp.errors("WEBHOOK_NOT_FOUND", "VALIDATION_ERROR")
+    @blp.errors(endpoints.get_endpoint, "VALIDATION_ERROR")
     def get(self, args, webhook_id):
         """Get a webhook endpoint"""
         return resource_page(
@@ -74,14 +74,14 @@ class WebhookByIdViews(MethodView):
     @require_scope("webhooks:write")
     @blp.arguments(WebhookUpdateSchema)
     @blp.returns(200, WebhookEnvelopeSchema)
-    @blp.errors("WEBHOOK_NOT_FOUND", "WEBHOOK_URL_NOT_ALLOWED", "INSUFFICIENT_SCOPE", body=True)
+    @blp.errors(endpoints.update_endpoint, body=True)
     def patch(self, data, webhook_id):
         """Update a webhook endpoint's url, events, description or is_active"""
         return one(endpoints.update_endpoint(g.auth.tenant_id, webhook_id, data, g.auth.has_scope))
 
     @require_scope("webhooks:write")
     @blp.returns(204)
-    @blp.errors("WEBHOOK_NOT_FOUND")
+    @blp.errors(endpoints.delete_endpoint)
     def delete(self, webhook_id):
         """Delete a webhook endpoint and its delivery log"""
         endpoints.delete_endpoint(g.auth.tenant_id, webhook_id)
@@ -92,7 +92,7 @@ class WebhookByIdViews(MethodView):
 class WebhookRotateViews(MethodView):
     @require_scope("webhooks:write")
     @blp.returns(200, WebhookWithSecretEnvelopeSchema)
-    @blp.errors("WEBHOOK_NOT_FOUND")
+    @blp.errors(endpoints.rotate_secret)
     def post(self, webhook_id):
         """Replace the signing secret (the new one is shown only in this answer)"""
         rotated = endpoints.rotate_secret(g.auth.tenant_id, webhook_id)
@@ -104,7 +104,7 @@ class WebhookRotateViews(MethodView):
 class WebhookTestViews(MethodView):
     @require_scope("webhooks:write")
     @blp.returns(202, WebhookTestEnvelopeSchema)
-    @blp.errors("WEBHOOK_NOT_FOUND", "WEBHOOK_DISABLED")
+    @blp.errors(deliveries.send_test)
     def post(self, webhook_id):
         """Send a signed webhook.test event to this endpoint alone"""
         return one(deliveries.send_test(g.auth.tenant_id, webhook_id), 202)
@@ -115,7 +115,7 @@ class WebhookRecoverViews(MethodView):
     @require_scope("webhooks:write")
     @blp.arguments(RecoverSchema)
     @blp.returns(202, RecoverEnvelopeSchema)
-    @blp.errors("WEBHOOK_NOT_FOUND", "WEBHOOK_DISABLED", "INSUFFICIENT_SCOPE", body=True)
+    @blp.errors(recovery.recover, body=True)
     def post(self, data, webhook_id):
         """Deliver again every event since a time that the endpoint has not received"""
         retention = current_app.config["WEBHOOK_RETENTION_DAYS"]
@@ -130,7 +130,7 @@ class DeliveryViews(MethodView):
     @require_scope("webhooks:read")
     @blp.arguments(DeliveryListArgsSchema, location="query")
     @blp.returns(200, DeliveryListSchema)
-    @blp.errors("WEBHOOK_NOT_FOUND", "INVALID_CURSOR", "VALIDATION_ERROR")
+    @blp.errors(deliveries.list_deliveries, "VALIDATION_ERROR")
     def get(self, args, webhook_id):
         """List an endpoint's deliveries, newest first"""
         return list_page(
@@ -147,7 +147,7 @@ class DeliveryByIdViews(MethodView):
     @require_scope("webhooks:read")
     @blp.arguments(DeliveryFieldsArgsSchema, location="query")
     @blp.returns(200, DeliveryEnvelopeSchema)
-    @blp.errors("WEBHOOK_NOT_FOUND", "DELIVERY_NOT_FOUND", "VALIDATION_ERROR")
+    @blp.errors(deliveries.get_delivery, "VALIDATION_ERROR")
     def get(self, args, webhook_id, delivery_id):
         """Get a delivery with its attempts"""
         return resource_page(
@@ -164,7 +164,7 @@ class DeliveryByIdViews(MethodView):
 class RedeliverViews(MethodView):
     @require_scope("webhooks:write")
     @blp.returns(202, DeliveryEnvelopeSchema)
-    @blp.errors("WEBHOOK_NOT_FOUND", "DELIVERY_NOT_FOUND", "WEBHOOK_DISABLED")
+    @blp.errors(deliveries.redeliver)
     def post(self, webhook_id, delivery_id):
         """Queue a new delivery of the same event to this endpoint"""
         return one(deliveries.redeliver(g.auth.tenant_id, webhook_id, delivery_id), 202)
