@@ -58,7 +58,7 @@ class ApiKeyViews(MethodView):
     @require_scope("api-keys:read")
     @blp.arguments(ApiKeyListArgsSchema, location="query")
     @blp.returns(200, ApiKeyListSchema)
-    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
+    @blp.errors(services.page_keys, "VALIDATION_ERROR")
     def get(self, args):
         """List the tenant's API keys (never their secrets)"""
         return list_page(args, KEY_FIELDS, services.page_keys, g.auth.tenant_id)
@@ -91,7 +91,7 @@ class ApiKeyByIdViews(MethodView):
     @require_scope("api-keys:read")
     @blp.arguments(ApiKeyFieldsArgsSchema, location="query")
     @blp.returns(200, ApiKeyEnvelopeSchema)
-    @blp.errors("API_KEY_NOT_FOUND", "VALIDATION_ERROR")
+    @blp.errors(services.get_key, "VALIDATION_ERROR")
     def get(self, args, key_id):
         """Get an API key (never its secret)"""
         return resource_page(args, KEY_FIELDS, _key, g.auth.tenant_id, key_id)
@@ -99,13 +99,7 @@ class ApiKeyByIdViews(MethodView):
     @require_scope("api-keys:write")
     @blp.arguments(ApiKeyUpdateSchema)
     @blp.returns(200, ApiKeyEnvelopeSchema)
-    @blp.errors(
-        "API_KEY_NOT_FOUND",
-        "API_KEY_REVOKED",
-        "SCOPE_ESCALATION",
-        "RESTRICTION_ESCALATION",
-        body=True,
-    )
+    @blp.errors(services.update_key, body=True)
     def patch(self, data, key_id):
         """Rename an API key, change its expiry or IP allowlist, or narrow its scopes"""
         key = services.update_key(
@@ -120,7 +114,7 @@ class ApiKeyByIdViews(MethodView):
     @require_scope("api-keys:write")
     @blp.arguments(ApiKeyDeleteArgsSchema, location="query")
     @blp.returns(204)
-    @blp.errors("API_KEY_NOT_FOUND", "CONFIRMATION_REQUIRED", "SCOPE_ESCALATION")
+    @blp.errors(services.get_key, "CONFIRMATION_REQUIRED", services.revoke_key)
     def delete(self, args, key_id):
         """Revoke an API key (the calling key itself only with `?confirm=self`)"""
         key = services.get_key(g.auth.tenant_id, key_id)
