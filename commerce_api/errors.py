@@ -1,4 +1,15 @@
-"""ApiError and the whole error-code catalogue: one place knows every code and its status."""
+"""ApiError and the whole error-code catalogue: one place knows every code and its status.
+
+``@raises(...)`` declares the codes a service function may raise; a view's documentation
+takes them from the functions it names (``blp.errors(services.create_product)``), so the
+document follows the declarations, and a declared function that raises a code it does not
+declare is recorded in ``UNDECLARED`` (the suite fails on any, the client's answer is the
+same).
+"""
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 # code -> (HTTP status, default message)
 CATALOGUE = {
@@ -139,3 +150,53 @@ def validation_error(fields, message="The request is not valid."):
     """A VALIDATION_ERROR naming fields: ``{field: [message, ...]}``."""
     normalized = {k: (v if isinstance(v, list | dict) else [v]) for k, v in fields.items()}
     return ApiError("VALIDATION_ERROR", message, {"fields": normalized})
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Codes any service may raise without declaring them: the request layer documents them on
+# every operation (``http.blueprint.Blueprint.errors``).
+AMBIENT = frozenset({"VALIDATION_ERROR"})
+# "module.function raised CODE" for each undeclared code seen; the tests assert it stays empty
+UNDECLARED: list[str] = []
+
+
+def declared_codes(*items: Any) -> tuple[str, ...]:
+    """The codes ``items`` stand for, in order, each once: catalogue codes, or functions
+    declared ``@raises``."""
+    return tuple(dict.fromkeys(code for item in items for code in _codes_of(item)))
+
+
+def _codes_of(item: Any) -> tuple[str, ...]:
+    if isinstance(item, str):
+        if item not in CATALOGUE:
+            raise KeyError(f"{item} is not in the error catalogue")
+        return (item,)
+    codes = getattr(item, "__raises__", None)
+    if codes is None:
+        raise TypeError(f"{item!r} declares no error codes (decorate it with @raises)")
+    return codes
+
+
+def raises(*codes: Any) -> Callable[[F], F]:
+    """Declare the error codes a function may raise: catalogue codes, or functions it calls
+    whose own declarations are included (``@raises("DUPLICATE_SKU", check_gtin)``)."""
+    declared = declared_codes(*codes)
+
+    def decorator(func: F) -> F:
+        name = f"{func.__module__}.{func.__qualname__}"
+        allowed = AMBIENT.union(declared)
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return func(*args, **kwargs)
+            except ApiError as error:
+                if error.code not in allowed:
+                    UNDECLARED.append(f"{name} raised {error.code}")
+                raise
+
+        wrapper.__raises__ = declared  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+
+    return decorator

@@ -11,11 +11,22 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from commerce_api import create_app
 from commerce_api.auth import middleware
+from commerce_api.errors import UNDECLARED
 from tests.support import dbutil
 from tests.support.auth_support import JWT_AUDIENCE, JWT_ISSUER
 from tests.support.dbutil import BASE_URL
 from tests.support.desired_state_guard import desired_state_guard  # noqa: F401 (autouse)
 from tests.support.factories import auth_headers, make_key, make_tenant
+
+
+@pytest.fixture(autouse=True)
+def declared_errors():
+    """A function declared ``@raises`` that raised a code it does not declare fails the test
+    (``commerce_api/errors.py``): a view's documented codes come from those declarations."""
+    UNDECLARED.clear()
+    yield
+    found, UNDECLARED[:] = list(UNDECLARED), []
+    assert not found, "undeclared error codes raised: " + "; ".join(dict.fromkeys(found))
 
 
 @pytest.fixture(scope="session")

@@ -57,15 +57,15 @@ def _key(tenant_id, key_id):
 class ApiKeyViews(MethodView):
     @require_scope("api-keys:read")
     @blp.arguments(ApiKeyListArgsSchema, location="query")
-    @blp.response(200, ApiKeyListSchema)
-    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
+    @blp.returns(200, ApiKeyListSchema)
+    @blp.errors(services.page_keys, "VALIDATION_ERROR")
     def get(self, args):
         """List the tenant's API keys (never their secrets)"""
         return list_page(args, KEY_FIELDS, services.page_keys, g.auth.tenant_id)
 
     @require_scope("api-keys:write")
     @blp.arguments(ApiKeyCreateSchema)
-    @blp.response(201, ApiKeyWithSecretEnvelopeSchema)
+    @blp.returns(201, ApiKeyWithSecretEnvelopeSchema)
     @blp.errors("SCOPE_ESCALATION", "RESTRICTION_ESCALATION", "PLAN_REQUIRED", body=True)
     def post(self, data):
         """Create an API key (its secret is shown only in this answer)"""
@@ -90,22 +90,16 @@ class ApiKeyViews(MethodView):
 class ApiKeyByIdViews(MethodView):
     @require_scope("api-keys:read")
     @blp.arguments(ApiKeyFieldsArgsSchema, location="query")
-    @blp.response(200, ApiKeyEnvelopeSchema)
-    @blp.errors("API_KEY_NOT_FOUND", "VALIDATION_ERROR")
+    @blp.returns(200, ApiKeyEnvelopeSchema)
+    @blp.errors(services.get_key, "VALIDATION_ERROR")
     def get(self, args, key_id):
         """Get an API key (never its secret)"""
         return resource_page(args, KEY_FIELDS, _key, g.auth.tenant_id, key_id)
 
     @require_scope("api-keys:write")
     @blp.arguments(ApiKeyUpdateSchema)
-    @blp.response(200, ApiKeyEnvelopeSchema)
-    @blp.errors(
-        "API_KEY_NOT_FOUND",
-        "API_KEY_REVOKED",
-        "SCOPE_ESCALATION",
-        "RESTRICTION_ESCALATION",
-        body=True,
-    )
+    @blp.returns(200, ApiKeyEnvelopeSchema)
+    @blp.errors(services.update_key, body=True)
     def patch(self, data, key_id):
         """Rename an API key, change its expiry or IP allowlist, or narrow its scopes"""
         key = services.update_key(
@@ -119,8 +113,8 @@ class ApiKeyByIdViews(MethodView):
 
     @require_scope("api-keys:write")
     @blp.arguments(ApiKeyDeleteArgsSchema, location="query")
-    @blp.response(204)
-    @blp.errors("API_KEY_NOT_FOUND", "CONFIRMATION_REQUIRED", "SCOPE_ESCALATION")
+    @blp.returns(204)
+    @blp.errors(services.get_key, "CONFIRMATION_REQUIRED", services.revoke_key)
     def delete(self, args, key_id):
         """Revoke an API key (the calling key itself only with `?confirm=self`)"""
         key = services.get_key(g.auth.tenant_id, key_id)

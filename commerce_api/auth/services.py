@@ -11,7 +11,7 @@ from typing import Any
 from peewee import fn
 
 from ..db import for_update, write_transaction
-from ..errors import ApiError, validation_error
+from ..errors import ApiError, raises, validation_error
 from ..ids import new_id
 from ..pagination import paginate_args
 from ..shapes import compile_serializer
@@ -243,6 +243,7 @@ def _get_key(key_id, tenant_id=None):
     return key
 
 
+@raises("API_KEY_NOT_FOUND")
 def get_key(tenant_id: str, key_id: str) -> ApiKey:
     return _get_key(key_id, tenant_id)
 
@@ -260,6 +261,7 @@ def _check_all_key(key, granted_by):
         )
 
 
+@raises("API_KEY_NOT_FOUND", "SCOPE_ESCALATION")
 def revoke_key(
     key_id: str, tenant_id: str | None = None, granted_by: Sequence[str] | None = None
 ) -> ApiKey:
@@ -282,6 +284,7 @@ def revoke_key(
 _UNSET = object()
 
 
+@raises("API_KEY_NOT_FOUND", "API_KEY_REVOKED", "SCOPE_ESCALATION", "RESTRICTION_ESCALATION")
 def update_key(
     key_id: str,
     *,
@@ -404,6 +407,7 @@ def list_tenants() -> list[dict[str, Any]]:
     ]
 
 
+@raises("INVALID_CURSOR")
 def page_keys(tenant_id: str, args: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One page of the tenant's keys (the standard list), newest first by default."""
     query = ApiKey.select().where(ApiKey.tenant == tenant_id)

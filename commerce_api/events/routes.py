@@ -32,7 +32,7 @@ def _readers():
 class EventViews(MethodView):
     @require_scope(*feed.READ_SCOPES)
     @blp.arguments(EventListArgsSchema, location="query")
-    @blp.response(200, EventListSchema)
+    @blp.returns(200, EventListSchema)
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List events, newest first"""
@@ -43,7 +43,7 @@ class EventViews(MethodView):
 class EventByIdViews(MethodView):
     @require_scope(*feed.READ_SCOPES)
     @blp.arguments(EventFieldsArgsSchema, location="query")
-    @blp.response(200, EventEnvelopeSchema)
+    @blp.returns(200, EventEnvelopeSchema)
     @blp.errors("EVENT_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, event_id):
         """Get an event"""

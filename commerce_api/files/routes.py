@@ -28,9 +28,13 @@ blp = Blueprint(
     description="Catalogue, stock, ledger and orders as CSV files: imports and exports.",
 )
 
-CSV_RESPONSE = {
-    "description": "The CSV file, streamed: a header of the list's field names, a row per item.",
-    "content": {"text/csv": {"schema": {"type": "string"}}},
+CSV_DESCRIPTION = "The CSV file, streamed: a header of the list's field names, a row per item."
+CSV_HEADERS = {
+    "Content-Disposition": {
+        "description": 'An attachment: `attachment; filename="<export>-<YYYY-MM-DD>.csv"`.',
+        "schema": {"type": "string"},
+    },
+    "Cache-Control": {"description": "`no-store`.", "schema": {"type": "string"}},
 }
 TRUE = ("true", "1", "yes", "on")
 FALSE = ("false", "0", "no", "off", "")
@@ -50,7 +54,7 @@ class ImportViews(MethodView):
 
     @require_scope("products:write", "inventory:write")
     @blp.doc(requestBody=IMPORT_REQUEST_BODY)
-    @blp.response(202, ImportEnvelopeSchema)
+    @blp.returns(202, ImportEnvelopeSchema)
     @blp.errors(
         "CSV_INVALID",
         "CSV_EMPTY",
@@ -125,7 +129,13 @@ def _export(name, args):
 def _export_view(name, args_schema, scope, summary):
     @require_scope(scope)
     @blp.arguments(args_schema, location="query")
-    @blp.response(200, description=CSV_RESPONSE["description"], content_type="text/csv")
+    @blp.returns(
+        200,
+        {"type": "string"},
+        content_type="text/csv",
+        description=CSV_DESCRIPTION,
+        headers=CSV_HEADERS,
+    )
     @blp.errors("INVALID_CURSOR")
     def get(self, args):
         return _export(name, args)

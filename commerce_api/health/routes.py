@@ -28,7 +28,7 @@ class HealthSchema(ma.Schema):
 @blp.route("/health")
 @public
 class HealthViews(MethodView):
-    @blp.response(200, HealthSchema)
+    @blp.returns(200, HealthSchema)
     @blp.errors(auth=False)  # an unknown query parameter is its 422
     @blp.doc(security=[])
     def get(self):
@@ -89,7 +89,7 @@ class ReadinessSchema(ma.Schema):
 @blp.route("/health/ready")
 @public
 class ReadinessViews(MethodView):
-    @blp.response(200, ReadinessSchema)
+    @blp.returns(200, ReadinessSchema)
     @blp.alt_response(
         503,
         schema=ReadinessSchema,

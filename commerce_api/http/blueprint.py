@@ -7,7 +7,7 @@ import flask_smorest
 import marshmallow as ma
 from webargs.flaskparser import FlaskParser
 
-from ..errors import CATALOGUE
+from ..errors import CATALOGUE, declared_codes
 from .schemas import ErrorSchema
 
 # Errors any authenticated endpoint can answer.
@@ -69,12 +69,42 @@ class StrictParser(FlaskParser):
 
 
 class Blueprint(flask_smorest.Blueprint):
+    """Views return a built ``Response`` (``http/envelope.py``: ``one``, ``list_page``,
+    ``no_content``; a CSV stream): ``returns`` documents what they answer and wraps nothing,
+    and flask-smorest's serializing ``response`` is refused (it would only document)."""
+
     ARGUMENTS_PARSER = StrictParser()
 
-    def errors(self, *codes, auth=True, body=False):
-        """Document the error responses of a view, grouped by HTTP status."""
+    def response(self, *args, **kwargs):
+        raise TypeError(
+            "views return a built Response: document the answer with blp.returns(status, ...)"
+        )
+
+    def returns(self, status, schema=None, *, content_type=None, description=None, headers=None):
+        """Document a view's success answer (the schema under ``content_type``, JSON unless
+        given; a dict schema as is, e.g. ``{"type": "string"}`` for a CSV file); the view
+        builds the response itself, so nothing wraps it."""
+        documenting = flask_smorest.Blueprint.response(
+            self,
+            status,
+            schema,
+            content_type=content_type,
+            description=description,
+            headers=headers,
+        )
+
+        def decorator(func):
+            func._apidoc = documenting(func)._apidoc
+            return func
+
+        return decorator
+
+    def errors(self, *raisers, auth=True, body=False):
+        """Document the error responses of a view, grouped by HTTP status: ``raisers`` are
+        catalogue codes, or the service functions the view calls, declared ``@raises``
+        (their codes are documented: the list follows the declarations)."""
         # unknown query parameters are a 422 on every endpoint
-        all_codes = [*codes, "VALIDATION_ERROR"]
+        all_codes = [*declared_codes(*raisers), "VALIDATION_ERROR"]
         if auth:
             all_codes += AUTH_ERRORS
         if body:

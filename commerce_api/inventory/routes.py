@@ -44,7 +44,7 @@ _bulk_item_schema = BulkStockItemSchema()
 class InventoryViews(MethodView):
     @require_scope("inventory:read")
     @blp.arguments(InventoryListArgsSchema, location="query")
-    @blp.response(200, InventoryListSchema)
+    @blp.returns(200, InventoryListSchema)
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR", "WAREHOUSE_NOT_FOUND")
     def get(self, args):
         """List inventory records"""
@@ -57,7 +57,7 @@ class InventoryViews(MethodView):
 class TenantAdjustmentViews(MethodView):
     @require_scope("inventory:read")
     @blp.arguments(TenantAdjustmentListArgsSchema, location="query")
-    @blp.response(200, AdjustmentListSchema)
+    @blp.returns(200, AdjustmentListSchema)
     @blp.errors("WAREHOUSE_NOT_FOUND", "INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List the stock adjustments of every SKU (the tenant's whole ledger)"""
@@ -73,7 +73,7 @@ class TenantAdjustmentViews(MethodView):
 class WarehouseViews(MethodView):
     @require_scope("inventory:read")
     @blp.arguments(WarehouseListArgsSchema, location="query")
-    @blp.response(200, WarehouseListSchema)
+    @blp.returns(200, WarehouseListSchema)
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List the tenant's warehouses"""
@@ -83,7 +83,7 @@ class WarehouseViews(MethodView):
 
     @require_scope("inventory:write")
     @blp.arguments(WarehouseCreateSchema)
-    @blp.response(201, WarehouseEnvelopeSchema)
+    @blp.returns(201, WarehouseEnvelopeSchema)
     @blp.errors(body=True)
     def post(self, data):
         """Create an own warehouse"""
@@ -93,7 +93,7 @@ class WarehouseViews(MethodView):
 @blp.route("/warehouses/<string:warehouse_id>")
 class WarehouseByIdViews(MethodView):
     @require_scope("inventory:read")
-    @blp.response(200, WarehouseEnvelopeSchema)
+    @blp.returns(200, WarehouseEnvelopeSchema)
     @blp.errors("WAREHOUSE_NOT_FOUND")
     def get(self, warehouse_id):
         """Get a warehouse"""
@@ -102,7 +102,7 @@ class WarehouseByIdViews(MethodView):
 
     @require_scope("inventory:write")
     @blp.arguments(WarehouseUpdateSchema)
-    @blp.response(200, WarehouseEnvelopeSchema)
+    @blp.returns(200, WarehouseEnvelopeSchema)
     @blp.errors("WAREHOUSE_NOT_FOUND", "READONLY_WAREHOUSE", "WAREHOUSE_NOT_EMPTY", body=True)
     def patch(self, data, warehouse_id):
         """Rename, re-address, activate or deactivate an own warehouse"""
@@ -113,7 +113,7 @@ class WarehouseByIdViews(MethodView):
 class InventoryBulkViews(MethodView):
     @require_scope("inventory:write")
     @blp.arguments(BulkStockSchema)
-    @blp.response(200, BulkStockResultEnvelopeSchema)
+    @blp.returns(200, BulkStockResultEnvelopeSchema)
     @blp.errors(body=True)
     def post(self, data):
         """Set or change on-hand stock for up to 500 (SKU, warehouse) pairs, each on its own"""
@@ -125,7 +125,7 @@ class InventoryBulkViews(MethodView):
 class InventoryBySkuViews(MethodView):
     @require_scope("inventory:read")
     @blp.arguments(RecordFieldsArgsSchema, location="query")
-    @blp.response(200, InventoryRecordEnvelopeSchema)
+    @blp.returns(200, InventoryRecordEnvelopeSchema)
     @blp.errors("PRODUCT_NOT_FOUND", "INVENTORY_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, sku):
         """Get a SKU's inventory record with its per-warehouse stock"""
@@ -140,7 +140,7 @@ class InventoryBySkuViews(MethodView):
 
     @require_scope("inventory:write")
     @blp.arguments(StockSetSchema)
-    @blp.response(200, InventoryRecordEnvelopeSchema)
+    @blp.returns(200, InventoryRecordEnvelopeSchema)
     @blp.errors(
         "PRODUCT_NOT_FOUND",
         "WAREHOUSE_NOT_FOUND",
@@ -156,7 +156,7 @@ class InventoryBySkuViews(MethodView):
 
     @require_scope("inventory:write")
     @blp.arguments(SafetyStockSchema)
-    @blp.response(200, InventoryRecordEnvelopeSchema)
+    @blp.returns(200, InventoryRecordEnvelopeSchema)
     @blp.errors("PRODUCT_NOT_FOUND", "BUNDLE_STOCK_IS_DERIVED", body=True)
     def patch(self, data, sku):
         """Set a SKU's safety stock"""
@@ -170,7 +170,7 @@ class InventoryBySkuViews(MethodView):
 class AdjustmentViews(MethodView):
     @require_scope("inventory:read")
     @blp.arguments(AdjustmentListArgsSchema, location="query")
-    @blp.response(200, AdjustmentListSchema)
+    @blp.returns(200, AdjustmentListSchema)
     @blp.errors(
         "PRODUCT_NOT_FOUND",
         "INVENTORY_NOT_FOUND",
@@ -186,7 +186,7 @@ class AdjustmentViews(MethodView):
 
     @require_scope("inventory:write")
     @blp.arguments(StockAdjustSchema)
-    @blp.response(201, AdjustmentEnvelopeSchema)
+    @blp.returns(201, AdjustmentEnvelopeSchema)
     @blp.errors(
         "PRODUCT_NOT_FOUND",
         "WAREHOUSE_NOT_FOUND",

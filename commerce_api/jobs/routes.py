@@ -35,7 +35,7 @@ READ_SCOPES = ("ai-jobs:read",) + tuple(
 class JobViews(MethodView):
     @require_scope(*READ_SCOPES)
     @blp.arguments(JobListArgsSchema, location="query")
-    @blp.response(200, JobListSchema)
+    @blp.returns(200, JobListSchema)
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List jobs (internal jobs only when `type` names them)"""
@@ -45,7 +45,7 @@ class JobViews(MethodView):
 
     @require_scope("ai-jobs:write")
     @blp.arguments(JobCreateSchema)
-    @blp.response(201, JobEnvelopeSchema)
+    @blp.returns(201, JobEnvelopeSchema)
     @blp.errors(
         "INVALID_JOB_TYPE", "INSUFFICIENT_SCOPE", "LLM_NOT_CONFIGURED", "QUEUE_FULL", body=True
     )
@@ -61,7 +61,7 @@ class JobViews(MethodView):
 class JobBatchViews(MethodView):
     @require_scope("ai-jobs:write")
     @blp.arguments(BatchCreateSchema)
-    @blp.response(201, BatchEnvelopeSchema)
+    @blp.returns(201, BatchEnvelopeSchema)
     @blp.errors(
         "INVALID_JOB_TYPE", "INSUFFICIENT_SCOPE", "LLM_NOT_CONFIGURED", "QUEUE_FULL", body=True
     )
@@ -81,7 +81,7 @@ class JobBatchViews(MethodView):
 class JobByIdViews(MethodView):
     @require_scope(*READ_SCOPES)
     @blp.arguments(JobFieldsArgsSchema, location="query")
-    @blp.response(200, JobEnvelopeSchema)
+    @blp.returns(200, JobEnvelopeSchema)
     @blp.errors("JOB_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, job_id):
         """Get a job's status, and its result or error"""
@@ -90,7 +90,7 @@ class JobByIdViews(MethodView):
         )
 
     @require_scope("ai-jobs:write")
-    @blp.response(204)
+    @blp.returns(204)
     @blp.errors("JOB_NOT_FOUND", "JOB_NOT_CANCELLABLE")
     def delete(self, job_id):
         """Cancel a queued job"""

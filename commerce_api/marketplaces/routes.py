@@ -39,7 +39,7 @@ HISTORY_SCOPES = {"order": "orders:read", "product": "products:read"}
 class MarketplaceViews(MethodView):
     @require_scope("marketplaces:read")
     @blp.arguments(ConnectionListArgsSchema, location="query")
-    @blp.response(200, ConnectionListSchema)
+    @blp.returns(200, ConnectionListSchema)
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List the tenant's marketplace connections"""
@@ -49,7 +49,7 @@ class MarketplaceViews(MethodView):
 
     @require_scope("marketplaces:write")
     @blp.arguments(ConnectionCreateSchema)
-    @blp.response(201, ConnectionEnvelopeSchema)
+    @blp.returns(201, ConnectionEnvelopeSchema)
     @blp.errors("MARKETPLACE_ALREADY_CONNECTED", body=True)
     def post(self, data):
         """Connect a marketplace"""
@@ -72,7 +72,7 @@ class MarketplaceViews(MethodView):
 class SyncHistoryViews(MethodView):
     @require_scope("marketplaces:read")
     @blp.arguments(SyncHistoryArgsSchema, location="query")
-    @blp.response(200, SyncHistoryListSchema)
+    @blp.returns(200, SyncHistoryListSchema)
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List exchanges with the marketplaces (pushes and received orders)
@@ -95,7 +95,7 @@ class SyncHistoryViews(MethodView):
 @blp.route("/<string:connection_id>")
 class MarketplaceByIdViews(MethodView):
     @require_scope("marketplaces:read")
-    @blp.response(200, ConnectionEnvelopeSchema)
+    @blp.returns(200, ConnectionEnvelopeSchema)
     @blp.errors("CONNECTION_NOT_FOUND")
     def get(self, connection_id):
         """Get a marketplace connection"""
@@ -104,7 +104,7 @@ class MarketplaceByIdViews(MethodView):
 
     @require_scope("marketplaces:write")
     @blp.arguments(ConnectionUpdateSchema)
-    @blp.response(200, ConnectionEnvelopeSchema)
+    @blp.returns(200, ConnectionEnvelopeSchema)
     @blp.errors("CONNECTION_NOT_FOUND", body=True)
     def patch(self, data, connection_id):
         """Change a connection's base URL, token, settings or status (active, disabled)"""
@@ -114,7 +114,7 @@ class MarketplaceByIdViews(MethodView):
         return one(services.serialize_connection(connection))
 
     @require_scope("marketplaces:write")
-    @blp.response(204)
+    @blp.returns(204)
     @blp.errors("CONNECTION_NOT_FOUND")
     def delete(self, connection_id):
         """Disconnect a marketplace (its listings and sync history stay)"""
@@ -125,7 +125,7 @@ class MarketplaceByIdViews(MethodView):
 @blp.route("/<string:connection_id>/check")
 class MarketplaceCheckViews(MethodView):
     @require_scope("marketplaces:read")
-    @blp.response(200, ConnectionCheckEnvelopeSchema)
+    @blp.returns(200, ConnectionCheckEnvelopeSchema)
     @blp.errors("CONNECTION_NOT_FOUND")
     def get(self, connection_id):
         """Check a connection with one cheap authenticated call
@@ -152,7 +152,7 @@ NOTIFICATION_BODY = {
 class MarketplaceNotificationViews(MethodView):
     raw_body_max_bytes = NOTIFICATION_MAX_BYTES  # read raw: the signature is over the bytes
 
-    @blp.response(200, NotificationReceiptEnvelopeSchema)
+    @blp.returns(200, NotificationReceiptEnvelopeSchema)
     @blp.doc(security=[], requestBody=NOTIFICATION_BODY)
     @blp.errors(
         "CONNECTION_NOT_FOUND",

@@ -32,7 +32,7 @@ blp = Blueprint(
 class OrderViews(MethodView):
     @require_scope("orders:read")
     @blp.arguments(OrderListArgsSchema, location="query")
-    @blp.response(200, OrderListSchema)
+    @blp.returns(200, OrderListSchema)
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List orders"""
@@ -46,7 +46,7 @@ _bulk_item_schema = BulkShipmentItemSchema()
 class OrderBulkShipmentViews(MethodView):
     @require_scope("orders:write")
     @blp.arguments(BulkShipmentSchema)
-    @blp.response(200, BulkShipmentEnvelopeSchema)
+    @blp.returns(200, BulkShipmentEnvelopeSchema)
     @blp.errors(body=True)
     def post(self, data):
         """Confirm up to 100 shipments, each on its own"""
@@ -63,7 +63,7 @@ class OrderBulkShipmentViews(MethodView):
 class OrderByIdViews(MethodView):
     @require_scope("orders:read")
     @blp.arguments(OrderFieldsArgsSchema, location="query")
-    @blp.response(200, OrderEnvelopeSchema)
+    @blp.returns(200, OrderEnvelopeSchema)
     @blp.errors("ORDER_NOT_FOUND", "VALIDATION_ERROR")
     def get(self, args, order_id):
         """Get an order with its shipping address, returns and sync history"""
@@ -76,7 +76,7 @@ class OrderByIdViews(MethodView):
 class OrderShipmentViews(MethodView):
     @require_scope("orders:write")
     @blp.arguments(ShipmentSchema)
-    @blp.response(200, OrderEnvelopeSchema)
+    @blp.returns(200, OrderEnvelopeSchema)
     @blp.errors(
         "ORDER_NOT_FOUND",
         "ALREADY_SHIPPED",
@@ -96,7 +96,7 @@ class OrderShipmentViews(MethodView):
 class OrderCancelViews(MethodView):
     @require_scope("orders:write")
     @blp.arguments(CancelSchema)
-    @blp.response(202, OrderEnvelopeSchema)
+    @blp.returns(202, OrderEnvelopeSchema)
     @blp.errors(
         "ORDER_NOT_FOUND",
         "INVALID_STATUS_TRANSITION",

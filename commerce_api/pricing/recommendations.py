@@ -5,7 +5,7 @@ from typing import Any
 
 from ..claims import Claim, claimed
 from ..db import first_or_error, write_transaction
-from ..errors import ApiError
+from ..errors import ApiError, raises
 from ..events import emit
 from ..marketplaces.base import ConnectorError
 from ..marketplaces.calls import api_error
@@ -83,6 +83,7 @@ def listed_products(
     return listed
 
 
+@raises("RECOMMENDATION_NOT_FOUND")
 def _recommendation_of(tenant_id, recommendation_id, lock=False):
     query = Recommendation.select().where(
         (Recommendation.id == recommendation_id) & (Recommendation.tenant == tenant_id)
@@ -105,10 +106,12 @@ def _check_pending(row):
         )
 
 
+@raises(_recommendation_of)
 def get_recommendation(tenant_id: str, recommendation_id: str) -> dict[str, Any]:
     return serialize_recommendation(_recommendation_of(tenant_id, recommendation_id))
 
 
+@raises("INVALID_CURSOR")
 def list_recommendations(
     tenant_id: str, args: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -158,6 +161,17 @@ def require_connection_of(tenant_id: str, row: dict[str, Any]) -> MarketplaceCon
     return connection
 
 
+@raises(
+    _recommendation_of,
+    "RECOMMENDATION_ALREADY_APPLIED",
+    "RECOMMENDATION_NOT_PENDING",
+    "CONCURRENT_UPDATE",
+    "LISTING_NOT_FOUND",
+    "MARKETPLACE_NOT_CONNECTED",
+    "MARKETPLACE_REJECTION",
+    "MARKETPLACE_UNAVAILABLE",
+    "RECOMMENDATION_OUTDATED",
+)
 def apply_recommendation(tenant_id: str, recommendation_id: str, created_by: str) -> dict[str, Any]:
     """Claim the recommendation, push its price to the marketplace, then record it applied.
 
@@ -294,6 +308,7 @@ def _record_accepted(tenant_id, row, product, claim, now, pushed_at):
     return body
 
 
+@raises(_recommendation_of, "RECOMMENDATION_NOT_PENDING")
 def dismiss_recommendation(tenant_id: str, recommendation_id: str) -> dict[str, Any]:
     with write_transaction():
         row = _recommendation_of(tenant_id, recommendation_id, lock=True)

@@ -40,16 +40,16 @@ blp = Blueprint(
 class RuleViews(MethodView):
     @require_scope("pricing:read")
     @blp.arguments(RuleListArgsSchema, location="query")
-    @blp.response(200, RuleListSchema)
-    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
+    @blp.returns(200, RuleListSchema)
+    @blp.errors(rules.list_rules, "VALIDATION_ERROR")
     def get(self, args):
         """List pricing rules"""
         return list_page(args, rules.RULE_FIELDS, rules.list_rules, g.auth.tenant_id)
 
     @require_scope("pricing:write")
     @blp.arguments(RuleCreateSchema)
-    @blp.response(201, RuleEnvelopeSchema)
-    @blp.errors("RULE_CONFLICT", body=True)
+    @blp.returns(201, RuleEnvelopeSchema)
+    @blp.errors(rules.create_rule, body=True)
     def post(self, data):
         """Create a pricing rule"""
         return one(rules.create_rule(g.auth.tenant_id, data), 201)
@@ -59,23 +59,23 @@ class RuleViews(MethodView):
 class RuleByIdViews(MethodView):
     @require_scope("pricing:read")
     @blp.arguments(RuleFieldsArgsSchema, location="query")
-    @blp.response(200, RuleEnvelopeSchema)
-    @blp.errors("RULE_NOT_FOUND", "VALIDATION_ERROR")
+    @blp.returns(200, RuleEnvelopeSchema)
+    @blp.errors(rules.get_rule, "VALIDATION_ERROR")
     def get(self, args, rule_id):
         """Get a pricing rule"""
         return resource_page(args, rules.RULE_FIELDS, rules.get_rule, g.auth.tenant_id, rule_id)
 
     @require_scope("pricing:write")
     @blp.arguments(RuleUpdateSchema)
-    @blp.response(200, RuleEnvelopeSchema)
-    @blp.errors("RULE_NOT_FOUND", "RULE_CONFLICT", body=True)
+    @blp.returns(200, RuleEnvelopeSchema)
+    @blp.errors(rules.update_rule, body=True)
     def patch(self, data, rule_id):
         """Update a pricing rule (re-activating one checks RULE_CONFLICT)"""
         return one(rules.update_rule(g.auth.tenant_id, rule_id, data))
 
     @require_scope("pricing:write")
-    @blp.response(204)
-    @blp.errors("RULE_NOT_FOUND")
+    @blp.returns(204)
+    @blp.errors(rules.delete_rule)
     def delete(self, rule_id):
         """Delete a pricing rule"""
         rules.delete_rule(g.auth.tenant_id, rule_id)
@@ -89,7 +89,7 @@ class RuleByIdViews(MethodView):
 class RecalculateViews(MethodView):
     @require_scope("pricing:write")
     @blp.arguments(RecalculateSchema)
-    @blp.response(200, RecalculateEnvelopeSchema)
+    @blp.returns(200, RecalculateEnvelopeSchema)
     @blp.errors("MARKETPLACE_NOT_CONNECTED", "QUEUE_FULL", body=True)
     def post(self, data):
         """Recompute prices in a pricing_recalculate job (poll it at /api/ai-jobs/:id)"""
@@ -104,8 +104,8 @@ class RecalculateViews(MethodView):
 class RecommendationViews(MethodView):
     @require_scope("pricing:read")
     @blp.arguments(RecommendationListArgsSchema, location="query")
-    @blp.response(200, RecommendationListSchema)
-    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
+    @blp.returns(200, RecommendationListSchema)
+    @blp.errors(recommendations.list_recommendations, "VALIDATION_ERROR")
     def get(self, args):
         """List price recommendations, newest first"""
         return list_page(
@@ -120,8 +120,8 @@ class RecommendationViews(MethodView):
 class RecommendationByIdViews(MethodView):
     @require_scope("pricing:read")
     @blp.arguments(RecommendationFieldsArgsSchema, location="query")
-    @blp.response(200, RecommendationEnvelopeSchema)
-    @blp.errors("RECOMMENDATION_NOT_FOUND", "VALIDATION_ERROR")
+    @blp.returns(200, RecommendationEnvelopeSchema)
+    @blp.errors(recommendations.get_recommendation, "VALIDATION_ERROR")
     def get(self, args, recommendation_id):
         """Get a price recommendation"""
         return resource_page(
@@ -136,17 +136,8 @@ class RecommendationByIdViews(MethodView):
 @blp.route("/recommendations/<string:recommendation_id>/apply")
 class RecommendationApplyViews(MethodView):
     @require_scope("pricing:write")
-    @blp.response(200, RecommendationEnvelopeSchema)
-    @blp.errors(
-        "RECOMMENDATION_NOT_FOUND",
-        "RECOMMENDATION_ALREADY_APPLIED",
-        "RECOMMENDATION_NOT_PENDING",
-        "CONCURRENT_UPDATE",
-        "LISTING_NOT_FOUND",
-        "MARKETPLACE_NOT_CONNECTED",
-        "MARKETPLACE_REJECTION",
-        "MARKETPLACE_UNAVAILABLE",
-    )
+    @blp.returns(200, RecommendationEnvelopeSchema)
+    @blp.errors(recommendations.apply_recommendation)
     def post(self, recommendation_id):
         """Apply a recommendation: push the price to the marketplace now"""
         return one(
@@ -159,8 +150,8 @@ class RecommendationApplyViews(MethodView):
 @blp.route("/recommendations/<string:recommendation_id>/dismiss")
 class RecommendationDismissViews(MethodView):
     @require_scope("pricing:write")
-    @blp.response(200, RecommendationEnvelopeSchema)
-    @blp.errors("RECOMMENDATION_NOT_FOUND", "RECOMMENDATION_NOT_PENDING")
+    @blp.returns(200, RecommendationEnvelopeSchema)
+    @blp.errors(recommendations.dismiss_recommendation)
     def post(self, recommendation_id):
         """Dismiss a pending recommendation"""
         return one(recommendations.dismiss_recommendation(g.auth.tenant_id, recommendation_id))
@@ -173,7 +164,7 @@ class RecommendationDismissViews(MethodView):
 class CompetitorViews(MethodView):
     @require_scope("pricing:read")
     @blp.arguments(CompetitorListArgsSchema, location="query")
-    @blp.response(200, CompetitorListSchema)
+    @blp.returns(200, CompetitorListSchema)
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List the latest offer of each competitor"""

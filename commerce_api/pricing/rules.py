@@ -4,7 +4,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..db import first_or_error, row_getter, write_transaction
-from ..errors import ApiError, validation_error
+from ..errors import ApiError, raises, validation_error
 from ..ids import new_id
 from ..jobs.services import lock_tenant
 from ..marketplaces.services import connected_marketplaces
@@ -104,6 +104,7 @@ def _check_rule(tenant_id, rule, changed):
         raise validation_error(errors, "The pricing rule is not valid.")
 
 
+@raises("RULE_CONFLICT")
 def _check_conflict(tenant_id, rule):
     """RULE_CONFLICT when an active rule of the same type and priority overlaps ``rule``."""
     if not rule["is_active"]:
@@ -139,6 +140,7 @@ def _lock_tenant_rules(tenant_id):
 # Operations -----------------------------------------------------------------------------
 
 
+@raises(_check_conflict)
 def create_rule(tenant_id: str, data: dict[str, Any]) -> dict[str, Any]:
     now = now_ms()
     rule = {name: data.get(name) for name in WRITABLE}
@@ -152,6 +154,7 @@ def create_rule(tenant_id: str, data: dict[str, Any]) -> dict[str, Any]:
     return serialize_rule(rule)
 
 
+@raises("RULE_NOT_FOUND")
 def _rule_of(tenant_id, rule_id, lock=False):
     query = PricingRule.select().where(
         (PricingRule.id == rule_id) & (PricingRule.tenant == tenant_id)
@@ -159,10 +162,12 @@ def _rule_of(tenant_id, rule_id, lock=False):
     return first_or_error(query.dicts(), "RULE_NOT_FOUND", {"rule_id": rule_id}, lock)
 
 
+@raises(_rule_of)
 def get_rule(tenant_id: str, rule_id: str) -> dict[str, Any]:
     return serialize_rule(_rule_of(tenant_id, rule_id))
 
 
+@raises(_rule_of, _check_conflict)
 def update_rule(tenant_id: str, rule_id: str, changes: dict[str, Any]) -> dict[str, Any]:
     """Apply a partial update; the merged rule must be valid and free of conflicts.
 
@@ -191,12 +196,14 @@ def update_rule(tenant_id: str, rule_id: str, changes: dict[str, Any]) -> dict[s
     return serialize_rule(rule)
 
 
+@raises(_rule_of)
 def delete_rule(tenant_id: str, rule_id: str) -> None:
     with write_transaction():
         _rule_of(tenant_id, rule_id, lock=True)
         PricingRule.delete().where(PricingRule.id == rule_id).execute()
 
 
+@raises("INVALID_CURSOR")
 def list_rules(tenant_id: str, args: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     query = PricingRule.select().where(PricingRule.tenant == tenant_id).dicts()
     query = filter_equal(query, PricingRule, args, ("type", "marketplace"))

@@ -51,7 +51,7 @@ _bulk_item_schema = BulkItemSchema()
 class ListingListViews(MethodView):
     @require_scope("products:read")
     @listings_blp.arguments(ListingListArgsSchema, location="query")
-    @listings_blp.response(200, ListingListSchema)
+    @listings_blp.returns(200, ListingListSchema)
     @listings_blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List listings (filter by sync status: pending, error)"""
@@ -68,7 +68,7 @@ class ListingListViews(MethodView):
 class ProductViews(MethodView):
     @require_scope("products:read")
     @blp.arguments(ProductListArgsSchema, location="query")
-    @blp.response(200, ProductListSchema)
+    @blp.returns(200, ProductListSchema)
     @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
     def get(self, args):
         """List products"""
@@ -76,15 +76,8 @@ class ProductViews(MethodView):
 
     @require_scope("products:write")
     @blp.arguments(ProductCreateSchema)
-    @blp.response(201, ProductEnvelopeSchema)
-    @blp.errors(
-        "DUPLICATE_SKU",
-        "INVALID_GTIN",
-        "PRODUCT_NOT_FOUND",
-        "INVALID_BUNDLE_COMPONENT",
-        "BUNDLE_STOCK_IS_DERIVED",
-        body=True,
-    )
+    @blp.returns(201, ProductEnvelopeSchema)
+    @blp.errors(services.create_product, body=True)
     def post(self, data):
         """Create a product"""
         return one(services.create_product(g.auth.tenant_id, data), 201)
@@ -94,7 +87,7 @@ class ProductViews(MethodView):
 class ProductBulkViews(MethodView):
     @require_scope("products:write")
     @blp.arguments(BulkUpdateSchema)
-    @blp.response(200, BulkResultEnvelopeSchema)
+    @blp.returns(200, BulkResultEnvelopeSchema)
     @blp.errors(body=True)
     def post(self, data):
         """Update up to 100 products, each on its own"""
@@ -106,30 +99,23 @@ class ProductBulkViews(MethodView):
 class ProductBySkuViews(MethodView):
     @require_scope("products:read")
     @blp.arguments(ProductFieldsArgsSchema, location="query")
-    @blp.response(200, ProductDetailEnvelopeSchema)
-    @blp.errors("PRODUCT_NOT_FOUND", "VALIDATION_ERROR")
+    @blp.returns(200, ProductDetailEnvelopeSchema)
+    @blp.errors(services.get_product, "VALIDATION_ERROR")
     def get(self, args, sku):
         """Get a product with its listings"""
         return resource_page(args, DETAIL_FIELDS, services.get_product, g.auth.tenant_id, sku)
 
     @require_scope("products:write")
     @blp.arguments(ProductUpdateSchema)
-    @blp.response(200, ProductEnvelopeSchema)
-    @blp.errors(
-        "PRODUCT_NOT_FOUND",
-        "INVALID_GTIN",
-        "OPEN_ORDERS_EXIST",
-        "INVALID_BUNDLE_COMPONENT",
-        "BUNDLE_STOCK_IS_DERIVED",
-        body=True,
-    )
+    @blp.returns(200, ProductEnvelopeSchema)
+    @blp.errors(services.update_product, body=True)
     def patch(self, data, sku):
         """Update a product's fields"""
         return one(services.update_product(g.auth.tenant_id, sku, data))
 
     @require_scope("products:write")
-    @blp.response(204)
-    @blp.errors("PRODUCT_NOT_FOUND", "OPEN_ORDERS_EXIST")
+    @blp.returns(204)
+    @blp.errors(services.archive_product)
     def delete(self, sku):
         """Archive a product (soft delete)"""
         services.archive_product(g.auth.tenant_id, sku)
@@ -140,7 +126,7 @@ class ProductBySkuViews(MethodView):
 class ProductSyncViews(MethodView):
     @require_scope("products:write")
     @blp.arguments(SyncRequestSchema, required=False)
-    @blp.response(202, SyncResultEnvelopeSchema)
+    @blp.returns(202, SyncResultEnvelopeSchema)
     @blp.errors("PRODUCT_NOT_FOUND", "MARKETPLACE_NOT_CONNECTED", "QUEUE_FULL", body=True)
     def post(self, data, sku):
         """Push a product to its marketplaces (queues a marketplace_sync job)"""
@@ -156,7 +142,7 @@ class ProductSyncViews(MethodView):
 class ListingViews(MethodView):
     @require_scope("products:write")
     @blp.arguments(ListingUpdateSchema)
-    @blp.response(200, ListingEnvelopeSchema)
+    @blp.returns(200, ListingEnvelopeSchema)
     @blp.errors(
         "PRODUCT_NOT_FOUND",
         "LISTING_NOT_FOUND",

@@ -8,7 +8,7 @@ from peewee import JOIN, IntegrityError
 from stdnum import ean
 
 from ..db import contains_text, is_postgres, write_transaction
-from ..errors import ApiError
+from ..errors import ApiError, raises
 from ..events import emit, event_params, write_events
 from ..ids import new_id
 from ..pagination import paginate_args
@@ -151,6 +151,7 @@ def list_listings(
     ], meta
 
 
+@raises("INVALID_GTIN")
 def check_gtin(gtin: Any) -> str | None:
     """8, 12, 13 or 14 digits with a valid GS1 check digit, else INVALID_GTIN."""
     if gtin is None:
@@ -221,6 +222,7 @@ _with_components = PreparedQuery(
 )
 
 
+@raises("PRODUCT_NOT_FOUND")
 def find_product(tenant_id: str, sku: str) -> dict[str, Any]:
     """The product row as a dict, or PRODUCT_NOT_FOUND."""
     row = _by_sku.first(tenant_id, sku)
@@ -229,6 +231,7 @@ def find_product(tenant_id: str, sku: str) -> dict[str, Any]:
     return row
 
 
+@raises("PRODUCT_NOT_FOUND")
 def get_product(tenant_id: str, sku: str) -> dict[str, Any]:
     """The product with its listings."""
     rows = _with_components.dicts(tenant_id, sku)
@@ -249,6 +252,7 @@ def get_product(tenant_id: str, sku: str) -> dict[str, Any]:
     )
 
 
+@raises("PRODUCT_NOT_FOUND")
 def locked_product(tenant_id: str, sku: str) -> Product:
     """The product, locked for the caller's transaction (concurrent changes wait their turn).
 
@@ -322,6 +326,13 @@ def fulfilling_marketplaces(product_id: str, marketplaces: list[str]) -> set[str
     return found
 
 
+@raises(
+    "DUPLICATE_SKU",
+    check_gtin,
+    "PRODUCT_NOT_FOUND",
+    "INVALID_BUNDLE_COMPONENT",
+    "BUNDLE_STOCK_IS_DERIVED",
+)
 def create_product(tenant_id: str, data: dict[str, Any]) -> dict[str, Any]:
     check_gtin(data.get("gtin"))
     now = now_ms()
@@ -458,11 +469,19 @@ def _change_components(tenant_id, product, components):
     return True
 
 
+@raises(
+    locked_product,
+    check_gtin,
+    "OPEN_ORDERS_EXIST",
+    "INVALID_BUNDLE_COMPONENT",
+    "BUNDLE_STOCK_IS_DERIVED",
+)
 def update_product(tenant_id: str, sku: str, changes: dict[str, Any]) -> dict[str, Any]:
     with write_transaction():
         return _apply_update(tenant_id, sku, changes)
 
 
+@raises(locked_product, "OPEN_ORDERS_EXIST")
 def archive_product(tenant_id: str, sku: str) -> None:
     """Soft delete: the product becomes ``archived`` unless it has open orders."""
     with write_transaction():

@@ -23,29 +23,21 @@ blp = Blueprint(
     description="Stock moved between own warehouses: draft, in transit, received or cancelled.",
 )
 
-_STOCK_ERRORS = ("WAREHOUSE_NOT_FOUND", "READONLY_WAREHOUSE", "WAREHOUSE_INACTIVE")
-
 
 @blp.route("")
 class TransferViews(MethodView):
     @require_scope("inventory:read")
     @blp.arguments(TransferListArgsSchema, location="query")
-    @blp.response(200, TransferListSchema)
-    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR", "WAREHOUSE_NOT_FOUND")
+    @blp.returns(200, TransferListSchema)
+    @blp.errors(services.list_transfers, "VALIDATION_ERROR")
     def get(self, args):
         """List transfers"""
         return list_page(args, services.TRANSFER_FIELDS, services.list_transfers, g.auth.tenant_id)
 
     @require_scope("inventory:write")
     @blp.arguments(TransferCreateSchema)
-    @blp.response(201, TransferEnvelopeSchema)
-    @blp.errors(
-        "SAME_WAREHOUSE_TRANSFER",
-        "PRODUCT_NOT_FOUND",
-        "BUNDLE_STOCK_IS_DERIVED",
-        *_STOCK_ERRORS,
-        body=True,
-    )
+    @blp.returns(201, TransferEnvelopeSchema)
+    @blp.errors(services.create_transfer, body=True)
     def post(self, data):
         """Create a draft transfer between two own warehouses"""
         return one(services.create_transfer(g.auth.tenant_id, data, g.auth.created_by), 201)
@@ -55,8 +47,8 @@ class TransferViews(MethodView):
 class TransferByIdViews(MethodView):
     @require_scope("inventory:read")
     @blp.arguments(TransferFieldsArgsSchema, location="query")
-    @blp.response(200, TransferEnvelopeSchema)
-    @blp.errors("TRANSFER_NOT_FOUND")
+    @blp.returns(200, TransferEnvelopeSchema)
+    @blp.errors(services.get_transfer)
     def get(self, args, transfer_id):
         """Get a transfer"""
         return resource_page(
@@ -67,14 +59,8 @@ class TransferByIdViews(MethodView):
 @blp.route("/<string:transfer_id>/ship")
 class TransferShipViews(MethodView):
     @require_scope("inventory:write")
-    @blp.response(200, TransferEnvelopeSchema)
-    @blp.errors(
-        "TRANSFER_NOT_FOUND",
-        "INVALID_TRANSFER_STATUS",
-        "NEGATIVE_QUANTITY",
-        "BUNDLE_STOCK_IS_DERIVED",
-        *_STOCK_ERRORS,
-    )
+    @blp.returns(200, TransferEnvelopeSchema)
+    @blp.errors(services.ship_transfer)
     def post(self, transfer_id):
         """Ship a draft transfer: its stock leaves the source and is in transit"""
         return one(services.ship_transfer(g.auth.tenant_id, transfer_id, g.auth.created_by))
@@ -84,14 +70,8 @@ class TransferShipViews(MethodView):
 class TransferReceiveViews(MethodView):
     @require_scope("inventory:write")
     @blp.arguments(TransferReceiveSchema, required=False)
-    @blp.response(200, TransferEnvelopeSchema)
-    @blp.errors(
-        "TRANSFER_NOT_FOUND",
-        "INVALID_TRANSFER_STATUS",
-        "TRANSFER_LINE_NOT_FOUND",
-        "RECEIPT_EXCEEDS_SHIPPED",
-        body=True,
-    )
+    @blp.returns(200, TransferEnvelopeSchema)
+    @blp.errors(services.receive_transfer, body=True)
     def post(self, data, transfer_id):
         """Receive a transfer in transit, whole or per line and partly"""
         lines = (data or {}).get("lines")
@@ -103,8 +83,8 @@ class TransferReceiveViews(MethodView):
 @blp.route("/<string:transfer_id>/cancel")
 class TransferCancelViews(MethodView):
     @require_scope("inventory:write")
-    @blp.response(200, TransferEnvelopeSchema)
-    @blp.errors("TRANSFER_NOT_FOUND", "INVALID_TRANSFER_STATUS", "WAREHOUSE_INACTIVE")
+    @blp.returns(200, TransferEnvelopeSchema)
+    @blp.errors(services.cancel_transfer)
     def post(self, transfer_id):
         """Cancel a draft, or a transfer in transit (what is not received goes back)"""
         return one(services.cancel_transfer(g.auth.tenant_id, transfer_id, g.auth.created_by))

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..db import db, for_update, write_transaction
-from ..errors import ApiError, validation_error
+from ..errors import ApiError, raises, validation_error
 from ..events import emit
 from ..ids import new_id
 from ..inventory.adjustments import check_warehouse_filter
@@ -68,6 +68,7 @@ def _not_found(transfer_id: str) -> ApiError:
     return ApiError("TRANSFER_NOT_FOUND", details={"transfer_id": transfer_id})
 
 
+@raises("TRANSFER_NOT_FOUND")
 def get_transfer(tenant_id: str, transfer_id: str) -> dict[str, Any]:
     transfer = Transfer.get_or_none((Transfer.tenant == tenant_id) & (Transfer.id == transfer_id))
     if transfer is None:
@@ -75,6 +76,7 @@ def get_transfer(tenant_id: str, transfer_id: str) -> dict[str, Any]:
     return serialize_transfer(transfer, _lines_of([transfer.id])[transfer.id])
 
 
+@raises("INVALID_CURSOR", "WAREHOUSE_NOT_FOUND")
 def list_transfers(
     tenant_id: str, args: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -219,6 +221,14 @@ def _emit(tenant_id: str, event_type: str, data: dict[str, Any]) -> None:
 # -- steps -------------------------------------------------------------------------------
 
 
+@raises(
+    "SAME_WAREHOUSE_TRANSFER",
+    "PRODUCT_NOT_FOUND",
+    "BUNDLE_STOCK_IS_DERIVED",
+    "WAREHOUSE_NOT_FOUND",
+    "READONLY_WAREHOUSE",
+    "WAREHOUSE_INACTIVE",
+)
 def create_transfer(tenant_id: str, data: dict[str, Any], created_by: str) -> dict[str, Any]:
     """A draft transfer; nothing moves until it is shipped."""
     from_id, to_id = data["from_warehouse_id"], data["to_warehouse_id"]
@@ -278,6 +288,15 @@ def create_transfer(tenant_id: str, data: dict[str, Any], created_by: str) -> di
     return result
 
 
+@raises(
+    "TRANSFER_NOT_FOUND",
+    "INVALID_TRANSFER_STATUS",
+    "NEGATIVE_QUANTITY",
+    "BUNDLE_STOCK_IS_DERIVED",
+    "WAREHOUSE_NOT_FOUND",
+    "READONLY_WAREHOUSE",
+    "WAREHOUSE_INACTIVE",
+)
 def ship_transfer(tenant_id: str, transfer_id: str, created_by: str) -> dict[str, Any]:
     """``draft -> in_transit``: every line leaves the source (``transfer_out``) and is in
     transit into the destination (its ``incoming``). A line whose SKU has less available at
@@ -334,6 +353,12 @@ def ship_transfer(tenant_id: str, transfer_id: str, created_by: str) -> dict[str
     return result
 
 
+@raises(
+    "TRANSFER_NOT_FOUND",
+    "INVALID_TRANSFER_STATUS",
+    "TRANSFER_LINE_NOT_FOUND",
+    "RECEIPT_EXCEEDS_SHIPPED",
+)
 def receive_transfer(
     tenant_id: str,
     transfer_id: str,
@@ -411,6 +436,7 @@ def receive_transfer(
     return result
 
 
+@raises("TRANSFER_NOT_FOUND", "INVALID_TRANSFER_STATUS", "WAREHOUSE_INACTIVE")
 def cancel_transfer(tenant_id: str, transfer_id: str, created_by: str) -> dict[str, Any]:
     """Cancel a draft, or a shipment in transit: what is not yet received returns to the
     source (``transfer_in`` there), and leaves the destination's ``incoming``."""

@@ -4,7 +4,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..db import first_or_error, write_transaction
-from ..errors import ApiError
+from ..errors import ApiError, raises
 from ..events import emit
 from ..ids import new_id
 from ..pagination import filter_equal, paginate_args
@@ -32,6 +32,7 @@ def serialize_delivery(
     return _delivery_detail(delivery, next_attempt_at=upcoming, attempts=attempts)
 
 
+@raises("WEBHOOK_NOT_FOUND")
 def _endpoint(tenant_id, endpoint_id):
     endpoint = WebhookEndpoint.get_or_none(
         (WebhookEndpoint.id == endpoint_id) & (WebhookEndpoint.tenant_id == tenant_id)
@@ -41,6 +42,7 @@ def _endpoint(tenant_id, endpoint_id):
     return endpoint
 
 
+@raises("DELIVERY_NOT_FOUND")
 def _delivery(tenant_id, endpoint_id, delivery_id, lock=False):
     query = WebhookDelivery.select().where(
         (WebhookDelivery.id == delivery_id)
@@ -50,6 +52,7 @@ def _delivery(tenant_id, endpoint_id, delivery_id, lock=False):
     return first_or_error(query, "DELIVERY_NOT_FOUND", {"id": delivery_id}, lock)
 
 
+@raises(_endpoint, "INVALID_CURSOR")
 def list_deliveries(
     tenant_id: str, endpoint_id: str, args: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -69,6 +72,7 @@ def list_deliveries(
     return [serialize_delivery(row) for row in rows], meta
 
 
+@raises(_endpoint, _delivery)
 def get_delivery(tenant_id: str, endpoint_id: str, delivery_id: str) -> dict[str, Any]:
     _endpoint(tenant_id, endpoint_id)
     delivery = _delivery(tenant_id, endpoint_id, delivery_id)
@@ -80,6 +84,7 @@ def get_delivery(tenant_id: str, endpoint_id: str, delivery_id: str) -> dict[str
     return serialize_delivery(delivery, attempts)
 
 
+@raises("WEBHOOK_DISABLED")
 def _check_active(endpoint, action):
     if not endpoint.is_active:
         raise ApiError(
@@ -109,6 +114,7 @@ def _queue_delivery(endpoint, event_id, event_type, event_seq, now, redelivery_o
     )
 
 
+@raises(_endpoint, _delivery, _check_active)
 def redeliver(tenant_id: str, endpoint_id: str, delivery_id: str) -> dict[str, Any]:
     """Queue a new delivery of the same event to the same endpoint."""
     now = now_ms()
@@ -122,6 +128,7 @@ def redeliver(tenant_id: str, endpoint_id: str, delivery_id: str) -> dict[str, A
     return serialize_delivery(delivery, [])
 
 
+@raises(_endpoint, _check_active)
 def send_test(tenant_id: str, endpoint_id: str) -> dict[str, Any]:
     """Queue one ``webhook.test`` event for this endpoint alone (whatever its ``events``);
     returns ``{delivery_id}``."""

@@ -8,7 +8,7 @@ from .. import netguard
 from ..config import current_config
 from ..crypto import UnreadableSecret
 from ..db import first_or_error, write_transaction
-from ..errors import ApiError, validation_error
+from ..errors import ApiError, raises, validation_error
 from ..ids import new_id
 from ..pagination import paginate_args
 from ..shapes import compile_serializer, field_names
@@ -37,6 +37,7 @@ def serialize_endpoint(endpoint: WebhookEndpoint, secret: str | None = None) -> 
 # Checks -----------------------------------------------------------------------------------
 
 
+@raises("WEBHOOK_URL_NOT_ALLOWED")
 def check_url(url: str) -> str:
     """An http(s) URL whose host resolves to public addresses only (unless the operator
     allows private targets); else VALIDATION_ERROR or WEBHOOK_URL_NOT_ALLOWED naming url."""
@@ -72,6 +73,7 @@ def check_url(url: str) -> str:
 # Reads ------------------------------------------------------------------------------------
 
 
+@raises("WEBHOOK_NOT_FOUND")
 def _get(tenant_id, endpoint_id, lock=False):
     query = WebhookEndpoint.select().where(
         (WebhookEndpoint.id == endpoint_id) & (WebhookEndpoint.tenant_id == tenant_id)
@@ -79,10 +81,12 @@ def _get(tenant_id, endpoint_id, lock=False):
     return first_or_error(query, "WEBHOOK_NOT_FOUND", {"id": endpoint_id}, lock)
 
 
+@raises(_get)
 def get_endpoint(tenant_id: str, endpoint_id: str) -> dict[str, Any]:
     return serialize_endpoint(_get(tenant_id, endpoint_id))
 
 
+@raises("INVALID_CURSOR")
 def list_endpoints(
     tenant_id: str, args: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -103,6 +107,7 @@ def list_endpoints(
 # Changes ----------------------------------------------------------------------------------
 
 
+@raises(check_url, "WEBHOOK_LIMIT_REACHED", "INSUFFICIENT_SCOPE")
 def create_endpoint(
     tenant_id: str, data: dict[str, Any], has_scope: Callable[[str], bool] | None = None
 ) -> dict[str, Any]:
@@ -137,6 +142,7 @@ def create_endpoint(
     return serialize_endpoint(endpoint, secret=secret)
 
 
+@raises(_get, check_url, "INSUFFICIENT_SCOPE")
 def update_endpoint(
     tenant_id: str,
     endpoint_id: str,
@@ -174,6 +180,7 @@ def update_endpoint(
     return serialize_endpoint(endpoint)
 
 
+@raises(_get)
 def delete_endpoint(tenant_id: str, endpoint_id: str) -> None:
     """Delete the endpoint with its delivery log; a delivery being sent is not recorded."""
     with write_transaction():
@@ -186,6 +193,7 @@ def delete_endpoint(tenant_id: str, endpoint_id: str) -> None:
         endpoint.delete_instance()
 
 
+@raises(_get)
 def rotate_secret(tenant_id: str, endpoint_id: str) -> dict[str, Any]:
     """A new secret signs from now on; the old one also signs ``webhook-signature``
     during the grace period. Returns the endpoint with the new secret."""

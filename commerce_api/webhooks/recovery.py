@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..db import for_update, write_transaction
-from ..errors import ApiError
+from ..errors import ApiError, raises
 from ..events.models import Event
 from ..sql import Statement
 from ..timeutil import format_ms, now_ms
@@ -69,6 +69,7 @@ def _make_due(delivery_ids: list[str], now: int) -> None:
         _DUE_NOW.execute({"now": now, "ids": chunk})
 
 
+@raises("WEBHOOK_NOT_FOUND", "WEBHOOK_DISABLED", "INSUFFICIENT_SCOPE")
 def recover(
     tenant_id: str,
     endpoint_id: str,

@@ -39,8 +39,8 @@ blp = Blueprint(
 class WebhookViews(MethodView):
     @require_scope("webhooks:read")
     @blp.arguments(WebhookListArgsSchema, location="query")
-    @blp.response(200, WebhookListSchema)
-    @blp.errors("INVALID_CURSOR", "VALIDATION_ERROR")
+    @blp.returns(200, WebhookListSchema)
+    @blp.errors(endpoints.list_endpoints, "VALIDATION_ERROR")
     def get(self, args):
         """List webhook endpoints"""
         return list_page(
@@ -49,8 +49,8 @@ class WebhookViews(MethodView):
 
     @require_scope("webhooks:write")
     @blp.arguments(WebhookCreateSchema)
-    @blp.response(201, WebhookWithSecretEnvelopeSchema)
-    @blp.errors("WEBHOOK_URL_NOT_ALLOWED", "WEBHOOK_LIMIT_REACHED", "INSUFFICIENT_SCOPE", body=True)
+    @blp.returns(201, WebhookWithSecretEnvelopeSchema)
+    @blp.errors(endpoints.create_endpoint, body=True)
     @blp.doc(callbacks=event_callbacks())
     def post(self, data):
         """Create a webhook endpoint (its secret is shown only in this answer)"""
@@ -63,8 +63,8 @@ class WebhookViews(MethodView):
 class WebhookByIdViews(MethodView):
     @require_scope("webhooks:read")
     @blp.arguments(WebhookFieldsArgsSchema, location="query")
-    @blp.response(200, WebhookEnvelopeSchema)
-    @blp.errors("WEBHOOK_NOT_FOUND", "VALIDATION_ERROR")
+    @blp.returns(200, WebhookEnvelopeSchema)
+    @blp.errors(endpoints.get_endpoint, "VALIDATION_ERROR")
     def get(self, args, webhook_id):
         """Get a webhook endpoint"""
         return resource_page(
@@ -73,15 +73,15 @@ class WebhookByIdViews(MethodView):
 
     @require_scope("webhooks:write")
     @blp.arguments(WebhookUpdateSchema)
-    @blp.response(200, WebhookEnvelopeSchema)
-    @blp.errors("WEBHOOK_NOT_FOUND", "WEBHOOK_URL_NOT_ALLOWED", "INSUFFICIENT_SCOPE", body=True)
+    @blp.returns(200, WebhookEnvelopeSchema)
+    @blp.errors(endpoints.update_endpoint, body=True)
     def patch(self, data, webhook_id):
         """Update a webhook endpoint's url, events, description or is_active"""
         return one(endpoints.update_endpoint(g.auth.tenant_id, webhook_id, data, g.auth.has_scope))
 
     @require_scope("webhooks:write")
-    @blp.response(204)
-    @blp.errors("WEBHOOK_NOT_FOUND")
+    @blp.returns(204)
+    @blp.errors(endpoints.delete_endpoint)
     def delete(self, webhook_id):
         """Delete a webhook endpoint and its delivery log"""
         endpoints.delete_endpoint(g.auth.tenant_id, webhook_id)
@@ -91,8 +91,8 @@ class WebhookByIdViews(MethodView):
 @blp.route("/<string:webhook_id>/rotate-secret")
 class WebhookRotateViews(MethodView):
     @require_scope("webhooks:write")
-    @blp.response(200, WebhookWithSecretEnvelopeSchema)
-    @blp.errors("WEBHOOK_NOT_FOUND")
+    @blp.returns(200, WebhookWithSecretEnvelopeSchema)
+    @blp.errors(endpoints.rotate_secret)
     def post(self, webhook_id):
         """Replace the signing secret (the new one is shown only in this answer)"""
         rotated = endpoints.rotate_secret(g.auth.tenant_id, webhook_id)
@@ -103,8 +103,8 @@ class WebhookRotateViews(MethodView):
 @blp.route("/<string:webhook_id>/test")
 class WebhookTestViews(MethodView):
     @require_scope("webhooks:write")
-    @blp.response(202, WebhookTestEnvelopeSchema)
-    @blp.errors("WEBHOOK_NOT_FOUND", "WEBHOOK_DISABLED")
+    @blp.returns(202, WebhookTestEnvelopeSchema)
+    @blp.errors(deliveries.send_test)
     def post(self, webhook_id):
         """Send a signed webhook.test event to this endpoint alone"""
         return one(deliveries.send_test(g.auth.tenant_id, webhook_id), 202)
@@ -114,8 +114,8 @@ class WebhookTestViews(MethodView):
 class WebhookRecoverViews(MethodView):
     @require_scope("webhooks:write")
     @blp.arguments(RecoverSchema)
-    @blp.response(202, RecoverEnvelopeSchema)
-    @blp.errors("WEBHOOK_NOT_FOUND", "WEBHOOK_DISABLED", "INSUFFICIENT_SCOPE", body=True)
+    @blp.returns(202, RecoverEnvelopeSchema)
+    @blp.errors(recovery.recover, body=True)
     def post(self, data, webhook_id):
         """Deliver again every event since a time that the endpoint has not received"""
         retention = current_app.config["WEBHOOK_RETENTION_DAYS"]
@@ -129,8 +129,8 @@ class WebhookRecoverViews(MethodView):
 class DeliveryViews(MethodView):
     @require_scope("webhooks:read")
     @blp.arguments(DeliveryListArgsSchema, location="query")
-    @blp.response(200, DeliveryListSchema)
-    @blp.errors("WEBHOOK_NOT_FOUND", "INVALID_CURSOR", "VALIDATION_ERROR")
+    @blp.returns(200, DeliveryListSchema)
+    @blp.errors(deliveries.list_deliveries, "VALIDATION_ERROR")
     def get(self, args, webhook_id):
         """List an endpoint's deliveries, newest first"""
         return list_page(
@@ -146,8 +146,8 @@ class DeliveryViews(MethodView):
 class DeliveryByIdViews(MethodView):
     @require_scope("webhooks:read")
     @blp.arguments(DeliveryFieldsArgsSchema, location="query")
-    @blp.response(200, DeliveryEnvelopeSchema)
-    @blp.errors("WEBHOOK_NOT_FOUND", "DELIVERY_NOT_FOUND", "VALIDATION_ERROR")
+    @blp.returns(200, DeliveryEnvelopeSchema)
+    @blp.errors(deliveries.get_delivery, "VALIDATION_ERROR")
     def get(self, args, webhook_id, delivery_id):
         """Get a delivery with its attempts"""
         return resource_page(
@@ -163,8 +163,8 @@ class DeliveryByIdViews(MethodView):
 @blp.route("/<string:webhook_id>/deliveries/<string:delivery_id>/redeliver")
 class RedeliverViews(MethodView):
     @require_scope("webhooks:write")
-    @blp.response(202, DeliveryEnvelopeSchema)
-    @blp.errors("WEBHOOK_NOT_FOUND", "DELIVERY_NOT_FOUND", "WEBHOOK_DISABLED")
+    @blp.returns(202, DeliveryEnvelopeSchema)
+    @blp.errors(deliveries.redeliver)
     def post(self, webhook_id, delivery_id):
         """Queue a new delivery of the same event to this endpoint"""
         return one(deliveries.redeliver(g.auth.tenant_id, webhook_id, delivery_id), 202)

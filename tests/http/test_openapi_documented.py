@@ -3,6 +3,9 @@ answer its documentation does not describe: it is not a check that cannot fail."
 
 import copy
 
+import pytest
+
+from commerce_api.http.blueprint import Blueprint
 from tests.support.documented import DocumentedResponses
 
 
@@ -36,3 +39,27 @@ def test_an_undocumented_status_a_wrong_body_and_media_type_are_found(app, clien
     ], recorder.mismatches
     assert "'nope' is a required property" in recorder.mismatches[0]
     assert "status not documented" in recorder.mismatches[1]
+
+
+def test_an_error_code_its_status_does_not_list_is_found(app, client, headers, spec):
+    changed = copy.deepcopy(spec)
+    missing = changed["paths"]["/api/products/{sku}"]["get"]["responses"]["404"]
+    missing["description"] = missing["description"].replace("`PRODUCT_NOT_FOUND`", "")
+    recorder = _answers(app, client, headers, changed)
+    assert recorder.mismatches == [
+        "GET /api/products/{sku} -> 404: error code PRODUCT_NOT_FOUND not documented"
+    ]
+
+
+def test_a_streamed_file_documented_without_its_media_type_is_found(app, client, headers, spec):
+    changed = copy.deepcopy(spec)
+    del changed["paths"]["/api/exports/products.csv"]["get"]["responses"]["200"]["content"]
+    recorder = _answers(app, client, headers, changed)
+    assert recorder.mismatches == [
+        "GET /api/exports/products.csv -> 200: text/csv answered, [] documented"
+    ]
+
+
+def test_the_blueprint_refuses_a_serializing_response_wrapper():
+    with pytest.raises(TypeError, match="blp.returns"):
+        Blueprint("t", __name__).response(200)

@@ -1,7 +1,8 @@
 """Each answer the app gives during a test, checked against the operation's documented
 responses (issue 37): a 2xx JSON body validates under the documented schema (OpenAPI 3.1's
 JSON Schema), a 2xx is answered with the media type documented for it, and an error's
-status is one the operation documents. Mismatches are recorded, and the test fails.
+status is one the operation documents, with its envelope's code among the codes the
+description of that status lists (`` `CODE` ``). Mismatches are recorded, and the test fails.
 """
 
 import re
@@ -12,6 +13,12 @@ from openapi_schema_validator import OAS31Validator
 from tests.support.openapi_support import resolve
 
 _RULE_ARG = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
+_CODE = re.compile(r"`([A-Z][A-Z0-9_]*)`")
+
+
+def documented_codes(response_doc) -> set[str]:
+    """The error codes a documented response lists in its description."""
+    return set(_CODE.findall(response_doc.get("description", "")))
 
 
 class DocumentedResponses:
@@ -39,6 +46,16 @@ class DocumentedResponses:
     def path(req):
         return _RULE_ARG.sub(r"{\1}", req.url_rule.rule)
 
+    def check_code(self, where, response_doc, response):
+        """An error answered in the envelope names a code the status's description lists."""
+        if response.mimetype != "application/json" or response.is_streamed:
+            return
+        body = response.get_json(silent=True)
+        error = body.get("error") if isinstance(body, dict) else None
+        code = error.get("code") if isinstance(error, dict) else None
+        if isinstance(code, str) and code not in documented_codes(response_doc):
+            self.mismatches.append(f"{where}: error code {code} not documented")
+
     def receive(self, sender, response, **extra):
         from flask import request
 
@@ -53,10 +70,12 @@ class DocumentedResponses:
             return
         self.checked += 1
         if not 200 <= response.status_code < 300:
+            self.check_code(where, resolve(self.spec, documented[status]), response)
             return
         content = resolve(self.spec, documented[status]).get("content") or {}
         mimetype = response.mimetype or None
-        if response.status_code == 204 or not response.content_length and not content:
+        has_body = response.is_streamed or bool(response.content_length)
+        if response.status_code == 204 or not has_body and not content:
             if content:
                 self.mismatches.append(f"{where}: documented with a body, answered none")
             return
