@@ -221,8 +221,8 @@ def burst_case(marketplace, tenant_id, warehouse, sku):
 
 def drain_case(args, marketplace, big_tenant, small):
     from commerce_api.db import db, write_transaction
+    from commerce_api.products.desired_state import mark_listings_pending
     from commerce_api.products.models import Listing
-    from commerce_api.products.pending_listings import mark_listings_pending
 
     with db.connection_context(), write_transaction():
         ids = [row.id for row in Listing.select(Listing.id).where(Listing.tenant == big_tenant)]

@@ -18,8 +18,7 @@ from ..db import db, for_update, is_postgres
 from ..errors import ApiError
 from ..events import emit
 from ..ids import new_id
-from ..products.bundles import with_bundles
-from ..products.pending_listings import mark_listings_pending
+from ..products import desired_state
 from ..shapes import compile_serializer
 from ..sql import executemany, insert_statement, update_statement
 from ..timeutil import now_ms
@@ -349,7 +348,7 @@ class StockLedger:
             [(r.on_hand, r.reserved, r.version, r.last_adjusted_at, now, r.id) for r in rows],
         )
         # bundles follow their components' stock (DESIGN 14): theirs are marked too
-        mark_listings_pending(product_ids=with_bundles(r.product_id for r in rows), now=now)
+        desired_state.stock_written((r.product_id for r in rows), now)
 
     def _write_summaries(self, summaries, now):
         """The changed summaries with their status recomputed; those whose status changed."""

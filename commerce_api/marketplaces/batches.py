@@ -15,7 +15,7 @@ under the same lease columns, ``CHECK_LEASE``): ``check_submissions`` reads the 
 becomes ``in_sync`` or ``error`` with the marketplace's code and message (the
 ``listing.sync_failed`` event as for any refusal), or stays submitted and is read again
 later (at growing intervals, up to ``MAX_CHECK_DELAY_MS``). A change made meanwhile makes
-the listing ``pending`` again (``products.pending_listings.mark_listings_pending``): it is pushed
+the listing ``pending`` again (``products.desired_state.mark_listings_pending``): it is pushed
 anew, and a late result only moves ``synced_version`` (the value the marketplace took).
 
 **Writes that land late** (issue 32). A submission the connector marks ``unordered``

@@ -26,7 +26,7 @@ Failures are the connector's own two exceptions (``base.MarketplaceRejection``,
 
 Listings (``listing_push``, ``product_sync.update_listing``) and prices (``prices.push_price``,
 ``prices.record_pushed_prices``) are written only by this package (marking a listing
-pending is the one exception: ``products.pending_listings``).
+pending is the one exception: ``products.desired_state``).
 """
 
 import contextlib

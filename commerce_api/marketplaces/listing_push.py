@@ -12,7 +12,7 @@ A listing of a product that is not ``active``, or a listing set ``inactive``, is
 with ``status: inactive``.
 
 Every change of that state marks the listing ``pending`` with a new ``version`` in the
-changing transaction (``products.pending_listings.mark_listings_pending``). Then:
+changing transaction (``products.desired_state.mark_listings_pending``). Then:
 
 1. **claim** (intent): due pending listings of one connection are leased, and the version
    being pushed is written (``pushing_version``) before any call;

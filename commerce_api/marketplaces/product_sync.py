@@ -14,8 +14,8 @@ from ..errors import ApiError
 from ..ids import new_id
 from ..inventory.models import Warehouse
 from ..jobs.services import enqueue_job, tenant_first
+from ..products import desired_state
 from ..products.models import Listing
-from ..products.pending_listings import mark_listings_pending
 from ..products.services import find_product, locked_product, serialize_listing
 from ..timeutil import now_ms
 from . import services
@@ -77,8 +77,8 @@ def _save_listing(listing, answer):
             .where((Listing.id == listing.id) & (Listing.version == listing.version))
             .execute()
         )
-        if not saved:
-            mark_listings_pending(listing_ids=[listing.id], now=now)
+        if not saved:  # a newer desired state came meanwhile: it goes out next
+            desired_state.push_again([listing.id], now=now)
 
 
 # what a sync result says of a marketplace whose listing has no price (and a job's error)
@@ -268,7 +268,6 @@ def update_listing(
             now = now_ms()
             if "price" in changed:  # a newer price: older price pushes are outdated
                 changed["price_version"] = Listing.price_version + 1
-            Listing.update(**changed, updated_at=now).where(Listing.id == listing.id).execute()
-            mark_listings_pending(listing_ids=[listing.id], now=now)
+            desired_state.write_listing(listing.id, changed, now)
         fulfilled = product.id in fulfilled_by([product.id], marketplace)
         return serialize_listing(Listing.get_by_id(listing.id), fulfilled)

@@ -13,8 +13,8 @@ from ..marketplaces.models import MarketplaceConnection
 from ..marketplaces.prices import AcceptedPrice, push_price, record_pushed_prices
 from ..marketplaces.services import connection_for
 from ..pagination import filter_equal, paginate_args
+from ..products import desired_state
 from ..products.models import Listing, Product
-from ..products.pending_listings import mark_listings_pending
 from ..shapes import compile_serializer, field_names
 from ..sql import PreparedIn
 from ..timeutil import format_ms, now_ms
@@ -248,7 +248,7 @@ def drop_outdated(
     claim released, and when an earlier try may have reached the marketplace the listing
     becomes pending, so that its current price is pushed over it."""
     if maybe_landed:
-        mark_listings_pending(listing_ids=[listing_id])
+        desired_state.push_again([listing_id])
     now = now_ms()
     Recommendation.update(status="dismissed", dismissed_at=now, updated_at=now).where(
         (Recommendation.id == row["id"])

@@ -18,12 +18,10 @@ from ..timeutil import now_ms
 from ..totals import bounded, maintained
 from .bundles import (
     components_payload,
-    lock_listings_with_bundles,
     set_components,
-    with_bundles,
 )
+from .desired_state import write_product
 from .models import BundleComponent, Listing, Product
-from .pending_listings import mark_listings_pending
 from .shapes import (
     ListingRowSchema,
     ListingSchema,
@@ -432,15 +430,8 @@ def _apply_update(tenant_id, sku, changes):
     if archiving and sku_has_open_orders(tenant_id, sku):
         raise ApiError("OPEN_ORDERS_EXIST", details={"sku": sku})
     changed["updated_at"] = now_ms()
-    Product.update(**changed).where(Product.id == product.id).execute()
-    if "status" in changed:
-        lock_listings_with_bundles([product.id])  # two marks below: one lock order
-    # every field of a product is part of what its listings show on the marketplaces; a
-    # component's status decides whether its bundles are available (archived: not)
-    mark_listings_pending(product_ids=[product.id], deactivate=archiving, now=changed["updated_at"])
-    if "status" in changed:
-        bundles = with_bundles([product.id]) - {product.id}
-        mark_listings_pending(product_ids=bundles, now=changed["updated_at"])
+    # the row, and its listings (and its bundles' on a status change) marked pending
+    write_product(product, changed)
     for name, value in changed.items():
         setattr(product, name, value)
     product = Product.get_by_id(product.id)
@@ -491,11 +482,8 @@ def archive_product(tenant_id: str, sku: str) -> None:
         if sku_has_open_orders(tenant_id, sku):
             raise ApiError("OPEN_ORDERS_EXIST", details={"sku": sku})
         now = now_ms()
-        Product.update(status="archived", updated_at=now).where(Product.id == product.id).execute()
-        lock_listings_with_bundles([product.id])  # two marks below: one lock order
-        mark_listings_pending(product_ids=[product.id], deactivate=True, now=now)
-        # its bundles become unavailable (quantity 0 pushed)
-        mark_listings_pending(product_ids=with_bundles([product.id]) - {product.id}, now=now)
+        # its listings inactive, its bundles' pending (they become unavailable)
+        write_product(product, {"status": "archived", "updated_at": now})
         product.status, product.updated_at = "archived", now
         body = serialize_product(product, components=components_payload(product.id))
         emit(tenant_id, "product.archived", "product", product.id, body)

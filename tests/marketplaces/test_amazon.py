@@ -249,7 +249,7 @@ def test_a_feed_report_marks_exactly_the_invalid_messages(
     client, headers, tenant, database_url, fake
 ):
     from commerce_api.db import write_transaction
-    from commerce_api.products.pending_listings import mark_listings_pending
+    from commerce_api.products.desired_state import mark_listings_pending
 
     skus = _listed(tenant, fake, 100)
     bad = {skus[7]: ("90220", "'[batteries_required]' is required."), skus[50]: ("99022", "x"),
@@ -287,7 +287,7 @@ def test_a_listing_is_submitted_until_amazon_shows_the_value(app, tenant, fake):
     """Never in_sync for a value Amazon has not confirmed."""
     from commerce_api.db import write_transaction
     from commerce_api.marketplaces import batches, listing_push
-    from commerce_api.products.pending_listings import mark_listings_pending
+    from commerce_api.products.desired_state import mark_listings_pending
 
     (sku,) = _listed(tenant, fake, 1, prefix="SLOW")
     fake.listings[sku]["quantity"] = 5  # Amazon shows 5; we hold none
@@ -331,7 +331,7 @@ def test_two_workers_with_a_shared_budget_stay_within_the_usage_plan(
     """Two worker processes push a feed per change of 6 listings, a change every 0.5 s,
     against createFeed's plan (burst 15, then one every 2 minutes)."""
     from commerce_api.db import write_transaction
-    from commerce_api.products.pending_listings import mark_listings_pending
+    from commerce_api.products.desired_state import mark_listings_pending
 
     _listed(tenant, fake, 6, prefix="RATE")
     connect_amazon(tenant, fake)
@@ -553,7 +553,7 @@ def test_an_expired_token_is_exchanged_again_once(app, tenant, fake):
 def test_a_429_waits_and_a_5xx_leaves_the_listing_to_try_again(app, tenant, fake):
     from commerce_api.db import write_transaction
     from commerce_api.marketplaces import batches, listing_push
-    from commerce_api.products.pending_listings import mark_listings_pending
+    from commerce_api.products.desired_state import mark_listings_pending
 
     (sku,) = _listed(tenant, fake, 1, prefix="FAULT")
     fake.listings[sku]["quantity"] = 3

@@ -163,7 +163,7 @@ def test_a_push_answered_at_once_waits_for_an_earlier_feed(app, tenant, fake, an
     feed landed, else the push's own answer decides."""
     from commerce_api.db import write_transaction
     from commerce_api.marketplaces import listing_push
-    from commerce_api.products.pending_listings import mark_listings_pending
+    from commerce_api.products.desired_state import mark_listings_pending
 
     (sku,) = _listed(tenant, fake, 1, prefix="CONF")
     connection = connect_amazon(tenant, fake)
@@ -219,7 +219,7 @@ def test_a_push_answered_at_once_clears_a_resolved_submission(app, tenant, fake)
     """No unresolved write left: the push's answer lands and the old submission goes."""
     from commerce_api.db import write_transaction
     from commerce_api.marketplaces import listing_push
-    from commerce_api.products.pending_listings import mark_listings_pending
+    from commerce_api.products.desired_state import mark_listings_pending
 
     _listed(tenant, fake, 1, prefix="DONE")
     connection = connect_amazon(tenant, fake)

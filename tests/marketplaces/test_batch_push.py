@@ -5,8 +5,8 @@ import threading
 from commerce_api.db import write_transaction
 from commerce_api.events.models import Event
 from commerce_api.marketplaces.listing_push_loop import run_loop
+from commerce_api.products.desired_state import mark_listings_pending
 from commerce_api.products.models import Listing, Product
-from commerce_api.products.pending_listings import mark_listings_pending
 from tests.support.listing_marketplace import ListingMarketplace
 from tests.support.orders_support import connect, make_own_warehouse, make_products, stock_up
 

@@ -1,8 +1,9 @@
 """The desired-state rule, checked on every test that talks HTTP (issue 37).
 
 Every change of what a listing should show (a product's fields or status, its stock, a
-bundle's components) must mark the product's listings ``pending`` in the same transaction
-(``products.pending_listings.mark_listings_pending``), or the marketplace keeps showing
+bundle's components, the listing's own desired-state columns) must mark the listings
+``pending`` in the same transaction (``products.desired_state``, the one module that calls
+``mark_listings_pending``), or the marketplace keeps showing
 the old state until something else happens to push it. The guard watches the statements
 the test's SQLite connections run while they serve a request (``sqlite3`` trace
 callbacks: peewee queries, ``sql.Statement`` and ``executemany`` alike) and records
@@ -11,7 +12,9 @@ PostgreSQL (no trace callback) it watches nothing: the SQLite pass enforces the 
 both.
 
 A new product (an INSERT, with its bundle components) has no listing yet: it needs no
-marking.
+marking. A listing UPDATE that sets ``sync_status`` itself (an outcome recorded from the
+marketplace, a price accepted, or a write that makes the listing pending in the same
+statement) is its own marking.
 """
 
 from __future__ import annotations
@@ -34,7 +37,21 @@ DESIRED_WRITE = re.compile(
 )
 # a new product: no listing has it yet (its components come with it)
 NEW_PRODUCT = re.compile(r'^\s*INSERT\s+INTO\s+"product"', re.IGNORECASE)
-# products.pending_listings' marking UPDATE
+# a listing's own columns its desired state is made of (DESIGN: listing PATCH)
+LISTING_DESIRED = frozenset(
+    (
+        "price",
+        "stock_buffer",
+        "max_quantity",
+        "allocation_pct",
+        "fixed_quantity",
+        "warehouse_ids",
+        "status",
+    )
+)
+LISTING_UPDATE = re.compile(r'^\s*UPDATE\s+"listing"\s+SET\s+(.*)$', re.IGNORECASE | re.DOTALL)
+ASSIGNED = re.compile(r'^\s*(?:"listing"\.)?"(\w+)"\s*=')
+# products.desired_state's marking UPDATE
 MARK = re.compile(r'^\s*UPDATE\s+"listing"\s+SET\s+"version"\s*=\s*"version"\s*\+\s*1', re.I)
 
 
@@ -84,8 +101,8 @@ class DesiredStateGuard:
         if head.startswith("ROLLBACK") and not head.startswith("ROLLBACK TO"):
             self._close(key, commit=False)
             return
-        found = DESIRED_WRITE.match(sql)
         marks = MARK.match(sql) is not None
+        found = DESIRED_WRITE.match(sql) or (None if marks else listing_write(sql))
         if NEW_PRODUCT.match(sql) and self._open.get(key) is not None:
             self._open[key].new_product = True
         if not found and not marks:
@@ -102,7 +119,8 @@ class DesiredStateGuard:
     @staticmethod
     def _note(transaction, found, marks, sql):
         if found:
-            transaction.tables.add(next(name for name in found.groups() if name))
+            table = found if isinstance(found, str) else next(n for n in found.groups() if n)
+            transaction.tables.add(table)
             transaction.statements.append(sql[:200])
         transaction.marked = transaction.marked or marks
 
@@ -119,6 +137,43 @@ class DesiredStateGuard:
                     f"wrote {sorted(transaction.tables)} without marking listings pending: "
                     + " | ".join(transaction.statements[:3])
                 )
+
+
+def assigned_columns(sql: str) -> set[str]:
+    """The columns an ``UPDATE "listing" SET ...`` assigns (its SET list split at the
+    commas outside parentheses and quotes); empty for any other statement."""
+    match = LISTING_UPDATE.match(sql)
+    if not match:
+        return set()
+    text, parts, depth, quoted, start = match.group(1), [], 0, False, 0
+    upper = text.upper()
+    for index, char in enumerate(text):
+        if char == "'":
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:index])
+            start = index + 1
+        elif depth == 0 and char == " " and upper.startswith(" WHERE ", index):
+            break
+    else:
+        index = len(text)
+    parts.append(text[start:index])
+    return {m.group(1) for m in map(ASSIGNED.match, parts) if m}
+
+
+def listing_write(sql: str) -> str | None:
+    """``"listing"`` when ``sql`` changes a listing's desired-state columns without
+    setting its ``sync_status`` in the same statement; None otherwise."""
+    columns = assigned_columns(sql)
+    if columns & LISTING_DESIRED and "sync_status" not in columns:
+        return "listing"
+    return None
 
 
 def watching(app) -> DesiredStateGuard | None:
