@@ -25,6 +25,10 @@ _DETERMINERS = frozenset(
     ["a", "an", "the", "my", "your", "our", "their", "his", "her", "this", "that", "some"]
 )
 _POSSESSIVE = re.compile(r"['\u2019]s$")
+# a quick look for either form before the text is cut into tokens
+_MAYBE = re.compile(
+    r"\b(?i:a|an|the|my|your|our|their|his|her|this|that|some)\s+[A-Z]|\w['\u2019]s\b"
+)
 
 
 def without_other_names(
@@ -33,6 +37,8 @@ def without_other_names(
     """``text`` without the phrases that follow another brand's name (module docstring);
     ``is_other_name(word)`` tells a name that is not ours, ``brand_stems`` are the stems of
     our brand's name."""
+    if _MAYBE.search(text) is None:
+        return text
     tokens = list(_TOKEN.finditer(text))
     cuts, index = [], 0
     while index < len(tokens):
