@@ -33,6 +33,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from .listing_asides import without_asides
 from .listing_title import (
     PROMOTIONAL_WORDS,
     STOPWORDS,
@@ -334,6 +335,7 @@ class KeywordCorpus:
         entry = self._category_phrases(category_key(category))
         if entry is None:
             return []
+        description = without_asides(description)  # not said of another thing
         own = phrases_of(title)
         own_words = {word for phrase in own for word in phrase}
         titles, counts = entry[0], entry[1]

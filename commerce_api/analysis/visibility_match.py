@@ -59,6 +59,7 @@ from .visibility_clauses import (
     offered_in,
     quantified,
 )
+from .visibility_others import without_other_names
 from .visibility_sizes import (
     SIZE,
     SIZE_OPTIONS,
@@ -373,8 +374,8 @@ class CatalogueMatcher:
     def _without_other_brands(self, text):
         """``text`` without its clauses that name another brand's product and not our
         brand ("Barkwell leashes are fine, and Ruffwear's Knot-a-Leash is reflective"),
-        and without the items of a list that start with another brand ("a Riverhook
-        landing net")."""
+        the items of a list and phrases that start with another brand (``visibility_others``)."""
+        text = without_other_names(text, self._is_other_name, self.brand_stems)
         for item in items_of_other_brands(text, self._is_other_name):
             if not self.names_brand(item):
                 text = text.replace(item, " ", 1)

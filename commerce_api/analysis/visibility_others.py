@@ -1,0 +1,71 @@
+"""Another brand's product inside a unit that names ours (round 6 of issue 30).
+
+"For a first campaign: a Dicewold dice tower, the amethyst <brand> dice set" names our
+brand, so the words of our titles count, and "dice tower" would credit our own dice
+tower. A capitalised name (3+ letters) that is not ours nor a word of our titles, after a
+determiner and before lower-case words ("a Dicewold dice tower", "my Oakmere walnut desk
+pen stand"), or any such name in the possessive ("Summitco's folding camp
+chair"), starts another brand's product: its words, up to the end of the phrase (a
+punctuation mark, "and", "or", "but", or our brand), are not read as ours. A name that is
+unsure (a place, a person) only costs a credit, never gives one.
+"""
+
+import re
+from collections.abc import Callable
+
+from .listing_title import stem
+
+_TOKEN = re.compile(r"[^\W_][\w\-]*(?:['\u2019]s\b)?|[,;:.!?()\[\]\n\u2013\u2014]")
+_PHRASE_END = frozenset(
+    [",", ";", ":", ".", "!", "?", "(", ")", "[", "]", "\n", "\u2013", "\u2014"]
+    + ["and", "or", "but", "while", "whereas", "yet", "than", "because", "so"]
+)
+# the words a brand's product follows ("a Dicewold dice tower", "my Oakmere pen stand")
+_DETERMINERS = frozenset(
+    ["a", "an", "the", "my", "your", "our", "their", "his", "her", "this", "that", "some"]
+)
+_POSSESSIVE = re.compile(r"['\u2019]s$")
+# a quick look for either form before the text is cut into tokens
+_MAYBE = re.compile(
+    r"\b(?i:a|an|the|my|your|our|their|his|her|this|that|some)\s+[A-Z]|\w['\u2019]s\b"
+)
+
+
+def without_other_names(
+    text: str, is_other_name: Callable[[str], bool], brand_stems: frozenset
+) -> str:
+    """``text`` without the phrases that follow another brand's name (module docstring);
+    ``is_other_name(word)`` tells a name that is not ours, ``brand_stems`` are the stems of
+    our brand's name."""
+    if _MAYBE.search(text) is None:
+        return text
+    tokens = list(_TOKEN.finditer(text))
+    cuts, index = [], 0
+    while index < len(tokens):
+        word = tokens[index].group()
+        determined = index > 0 and tokens[index - 1].group().casefold() in _DETERMINERS
+        possessive = _POSSESSIVE.search(word) is not None
+        follows = index + 1 < len(tokens) and tokens[index + 1].group()[:1].islower()
+        if (
+            word[:1].isupper()
+            and len(_POSSESSIVE.sub("", word)) >= 3
+            and (possessive or (follows and determined))
+            and is_other_name(word)
+        ):
+            end = index + 1
+            while end < len(tokens):
+                following = tokens[end].group()
+                if following.casefold() in _PHRASE_END or _ours(following, brand_stems):
+                    break
+                end += 1
+            cuts.append((tokens[index].start(), tokens[end - 1].end()))
+            index = end
+            continue
+        index += 1
+    for start, end in reversed(cuts):
+        text = text[:start] + " " + text[end:]
+    return text
+
+
+def _ours(word, brand_stems):
+    return stem(_POSSESSIVE.sub("", word).casefold()) in brand_stems
