@@ -108,6 +108,35 @@ def create_app(test_config=None):
 
     database = init_database(config["DATABASE_URL"])
 
+    api = _create_api(app)
+    app.register_blueprint(docs.bp)
+    console.init_app(app)  # the merchant console at /console (DESIGN 15)
+
+    app.extensions["commerce"] = {
+        "api": api,
+        "database": database,
+        "trusted_proxies": _trusted_proxies(config),
+    }
+    # the observer first: its clock starts before, and its after_request runs after, all else
+    install_request_observer(app, health_metrics.init_app(app), access_log=json_logs)
+    _install_request_pipeline(app)
+    cors.init_app(app)  # after the pipeline: its headers go on every answer, errors included
+    # 414 / 431 in the envelope, before Flask parses anything (limits: http/limits.py)
+    app.wsgi_app = RequestLimits(app.wsgi_app)
+    if is_postgres(database):
+
+        @app.teardown_request
+        def _release_connection(exc):
+            # return the connection to the pool; SQLite keeps one per thread (page cache)
+            if not db.is_closed():
+                db.close()
+
+    return app
+
+
+def _create_api(app):
+    """The flask-smorest API: the OpenAPI document's fields and security schemes, every
+    blueprint and the job types' parameter schemas."""
     api = CommerceApi(
         app,
         spec_kwargs={
@@ -132,33 +161,16 @@ def create_app(test_config=None):
     for blueprint in _blueprints():
         api.register_blueprint(blueprint)
     register_job_params(api)
-    app.register_blueprint(docs.bp)
-    console.init_app(app)  # the merchant console at /console (DESIGN 15)
+    return api
 
-    app.extensions["commerce"] = {
-        "api": api,
-        "database": database,
-        "trusted_proxies": tuple(
-            ipaddress.ip_network(c.strip(), strict=False)
-            for c in str(config["TRUSTED_PROXIES"]).split(",")
-            if c.strip()
-        ),
-    }
-    # the observer first: its clock starts before, and its after_request runs after, all else
-    install_request_observer(app, health_metrics.init_app(app), access_log=json_logs)
-    _install_request_pipeline(app)
-    cors.init_app(app)  # after the pipeline: its headers go on every answer, errors included
-    # 414 / 431 in the envelope, before Flask parses anything (limits: http/limits.py)
-    app.wsgi_app = RequestLimits(app.wsgi_app)
-    if is_postgres(database):
 
-        @app.teardown_request
-        def _release_connection(exc):
-            # return the connection to the pool; SQLite keeps one per thread (page cache)
-            if not db.is_closed():
-                db.close()
-
-    return app
+def _trusted_proxies(config):
+    """The networks of ``TRUSTED_PROXIES`` (comma-separated)."""
+    return tuple(
+        ipaddress.ip_network(c.strip(), strict=False)
+        for c in str(config["TRUSTED_PROXIES"]).split(",")
+        if c.strip()
+    )
 
 
 def _install_request_pipeline(app):

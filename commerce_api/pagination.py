@@ -96,37 +96,9 @@ def paginate(query, *, sort_field, tiebreak, order, limit, cursor, kind, scope=N
     filtered = query
     digest = _scope_digest(scope)
     if cursor:
-        payload = decode_cursor(cursor)
-        key = payload.get("k")
-        if (
-            payload.get("l") != kind
-            or payload.get("s") != sort_name
-            or payload.get("o") != order
-            or payload.get("f") != digest
-            or not isinstance(key, list)
-            or len(key) != 2
-            or not isinstance(payload.get("p"), int)
-            or isinstance(payload["p"], bool)
-            or payload["p"] < 2
-        ):
-            raise ApiError("INVALID_CURSOR")
-        key = [_key_value(sort_field, key[0]), _key_value(tiebreak, key[1])]
-        page = payload["p"]
-        if sort_field is tiebreak:
-            condition = tiebreak > key[1] if order == "asc" else tiebreak < key[1]
-        else:
-            left, right = Tuple(sort_field, tiebreak), Tuple(key[0], key[1])
-            condition = left > right if order == "asc" else left < right
-        filtered = query.where(condition)
-    if order == "asc":
-        ordering = (
-            (sort_field.asc(),) if sort_field is tiebreak else (sort_field.asc(), tiebreak.asc())
-        )
-    else:
-        ordering = (
-            (sort_field.desc(),) if sort_field is tiebreak else (sort_field.desc(), tiebreak.desc())
-        )
-    rows = list(filtered.order_by(*ordering).limit(limit + 1))
+        page, key = _read_cursor(cursor, sort_field, tiebreak, order, kind, digest)
+        filtered = query.where(_after_key(sort_field, tiebreak, order, key))
+    rows = list(filtered.order_by(*_ordering(sort_field, tiebreak, order)).limit(limit + 1))
     next_cursor = None
     if len(rows) > limit:
         rows = rows[:limit]
@@ -144,6 +116,40 @@ def paginate(query, *, sort_field, tiebreak, order, limit, cursor, kind, scope=N
         total = bounded(query)
     meta = {"total": total, "page": page, "limit": limit, "nextCursor": next_cursor}
     return rows, meta
+
+
+def _read_cursor(cursor, sort_field, tiebreak, order, kind, digest):
+    """The page number and the last row's (sort, tiebreak) values a cursor carries;
+    ``INVALID_CURSOR`` when it belongs to another list, sort, order or scope."""
+    payload = decode_cursor(cursor)
+    key = payload.get("k")
+    if (
+        payload.get("l") != kind
+        or payload.get("s") != sort_field.name
+        or payload.get("o") != order
+        or payload.get("f") != digest
+        or not isinstance(key, list)
+        or len(key) != 2
+        or not isinstance(payload.get("p"), int)
+        or isinstance(payload["p"], bool)
+        or payload["p"] < 2
+    ):
+        raise ApiError("INVALID_CURSOR")
+    return payload["p"], [_key_value(sort_field, key[0]), _key_value(tiebreak, key[1])]
+
+
+def _after_key(sort_field, tiebreak, order, key):
+    """The condition for the rows after ``key`` in the list's order."""
+    if sort_field is tiebreak:
+        return tiebreak > key[1] if order == "asc" else tiebreak < key[1]
+    left, right = Tuple(sort_field, tiebreak), Tuple(key[0], key[1])
+    return left > right if order == "asc" else left < right
+
+
+def _ordering(sort_field, tiebreak, order):
+    """ORDER BY (sort_field, tiebreak) in ``order`` (one column when they are the same)."""
+    fields = (sort_field,) if sort_field is tiebreak else (sort_field, tiebreak)
+    return tuple(field.asc() if order == "asc" else field.desc() for field in fields)
 
 
 def paginate_args(

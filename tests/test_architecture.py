@@ -554,17 +554,13 @@ def test_imports_one_way_make_no_circle(tmp_path):
 # functions included, from its ``def`` line to its last line), loaded as above.
 LONGEST_FUNCTION = 80
 
-# TEMPORARY (issue 37 phase 2): analysis.listing.signal_issues is split on another branch;
-# the coordinator removes this entry when merging it. Add nothing here.
-ALLOWED_LONG_FUNCTIONS = {"commerce_api.analysis.listing.signal_issues"}
-
 
 def test_no_function_is_over_80_lines():
     structure = _structure()
     found = [
         f"{module}.{name}: {lines} lines"
         for lines, module, name in structure.function_lengths(PACKAGE)
-        if lines > LONGEST_FUNCTION and f"{module}.{name}" not in ALLOWED_LONG_FUNCTIONS
+        if lines > LONGEST_FUNCTION
     ]
     assert found == []
 

@@ -9,6 +9,7 @@ suggestions}]}`` plus ``profile`` and ``skus_not_found``.
 """
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -127,6 +128,36 @@ def _share(count, total):
     return count / total if total else 0.0
 
 
+@dataclass(frozen=True)
+class _SignalEvidence:
+    """A SKU's return categories and review aspects, read for evidence enough to act on."""
+
+    categories: dict[str, int]
+    returned: int
+    aspects: dict[str, dict[str, Any]]
+
+    @classmethod
+    def of(cls, returns: dict[str, Any], reviews: dict[str, Any]) -> "_SignalEvidence":
+        categories = returns.get("categories") or {}
+        return cls(categories, sum(categories.values()), reviews.get("aspects") or {})
+
+    def returns_of(self, category):
+        """The category's returns when they are many enough and a large enough share, else 0."""
+        count = self.categories.get(category, 0)
+        if count >= MIN_SIGNAL_RETURNS and _share(count, self.returned) >= MIN_SIGNAL_SHARE:
+            return count
+        return 0
+
+    def negative_aspect(self, aspect):
+        """The aspect's review entry when enough reviews mention it negatively, else None."""
+        entry = self.aspects.get(aspect) or {}
+        score = entry.get("average_score")
+        mentions = entry.get("mentions") or 0
+        if mentions >= MIN_ASPECT_MENTIONS and score is not None and score <= NEGATIVE_SCORE:
+            return entry
+        return None
+
+
 def signal_issues(
     profile: ListingProfile,
     returns: dict[str, Any] | None = None,
@@ -135,27 +166,22 @@ def signal_issues(
     """Issues of our own from the SKU's return and review signals (``signals``)."""
     returns = returns or {}
     reviews = reviews or {}
-    categories = returns.get("categories") or {}
-    returned = sum(categories.values())
-    aspects = reviews.get("aspects") or {}
+    signals = _SignalEvidence.of(returns, reviews)
+    issues = _description_issues(profile, signals)
+    defect = _high_defect_issue(profile, signals, returns.get("units_sold") or 0)
+    if defect:
+        issues.append(defect)
+    negative = _negative_reviews_issue(profile, signals, reviews)
+    if negative:
+        issues.append(negative)
+    return issues
+
+
+def _description_issues(profile, signals):
+    """Issues the description can answer: size, mismatch with the product, missing parts."""
     issues = []
-
-    def returns_of(category):
-        count = categories.get(category, 0)
-        if count >= MIN_SIGNAL_RETURNS and _share(count, returned) >= MIN_SIGNAL_SHARE:
-            return count
-        return 0
-
-    def negative_aspect(aspect):
-        entry = aspects.get(aspect) or {}
-        score = entry.get("average_score")
-        mentions = entry.get("mentions") or 0
-        if mentions >= MIN_ASPECT_MENTIONS and score is not None and score <= NEGATIVE_SCORE:
-            return entry
-        return None
-
-    size_returns = returns_of("size_fit")
-    size_reviews = negative_aspect("size_fit")
+    size_returns = signals.returns_of("size_fit")
+    size_reviews = signals.negative_aspect("size_fit")
     if size_returns or size_reviews:
         issues.append(
             _issue(
@@ -163,11 +189,11 @@ def signal_issues(
                 "SIZE_CHART_SUGGESTED",
                 "description",
                 "Buyers get the size wrong: add a size chart and measurements.",
-                evidence=_evidence(size_returns, returned, size_reviews),
+                evidence=_evidence(size_returns, signals.returned, size_reviews),
             )
         )
-    mismatch_returns = returns_of("not_as_described")
-    mismatch_reviews = negative_aspect("description")
+    mismatch_returns = signals.returns_of("not_as_described")
+    mismatch_reviews = signals.negative_aspect("description")
     if mismatch_returns or mismatch_reviews:
         issues.append(
             _issue(
@@ -176,10 +202,10 @@ def signal_issues(
                 "description",
                 "Buyers find the product not as described: check the description and images "
                 "against the product.",
-                evidence=_evidence(mismatch_returns, returned, mismatch_reviews),
+                evidence=_evidence(mismatch_returns, signals.returned, mismatch_reviews),
             )
         )
-    missing_returns = returns_of("missing_parts")
+    missing_returns = signals.returns_of("missing_parts")
     if missing_returns:
         issues.append(
             _issue(
@@ -187,55 +213,60 @@ def signal_issues(
                 "BOX_CONTENTS_SUGGESTED",
                 "description",
                 "Buyers report missing parts: list exactly what is in the box.",
-                evidence=_evidence(missing_returns, returned, None),
+                evidence=_evidence(missing_returns, signals.returned, None),
             )
         )
-    defective = categories.get("defective", 0)
-    sold = returns.get("units_sold") or 0
-    if defective >= MIN_DEFECT_RETURNS and sold and defective / sold >= HIGH_DEFECT_RATE:
-        issues.append(
-            _issue(
-                profile,
-                "RETURNS_HIGH_DEFECT",
-                "product",
-                f"{defective} of {sold} units sold came back defective ({defective / sold:.0%}): "
-                "check the batch with the supplier before selling more, and say in the "
-                "description how to use and care for the product.",
-                evidence={
-                    "defective_returns": defective,
-                    "units_sold": sold,
-                    "defect_rate": round(defective / sold, 4),
-                    "returns_total": returned,
-                },
-            )
-        )
+    return issues
+
+
+def _high_defect_issue(profile, signals, sold):
+    """``RETURNS_HIGH_DEFECT`` when defective returns per unit sold reach the rate, else None."""
+    defective = signals.categories.get("defective", 0)
+    if not (defective >= MIN_DEFECT_RETURNS and sold and defective / sold >= HIGH_DEFECT_RATE):
+        return None
+    return _issue(
+        profile,
+        "RETURNS_HIGH_DEFECT",
+        "product",
+        f"{defective} of {sold} units sold came back defective ({defective / sold:.0%}): "
+        "check the batch with the supplier before selling more, and say in the "
+        "description how to use and care for the product.",
+        evidence={
+            "defective_returns": defective,
+            "units_sold": sold,
+            "defect_rate": round(defective / sold, 4),
+            "returns_total": signals.returned,
+        },
+    )
+
+
+def _negative_reviews_issue(profile, signals, reviews):
+    """``REVIEWS_NEGATIVE`` when enough reviews are negative in words or stars, else None."""
     average = reviews.get("average_score")
     rating = reviews.get("average_rating")
     count = reviews.get("review_count") or 0
     negative_words = average is not None and average <= NEGATIVE_SCORE
     negative_stars = rating is not None and rating <= LOW_RATING
-    if count >= MIN_REVIEWS and (negative_words or negative_stars):
-        worst = sorted(
-            (entry.get("average_score"), aspect)
-            for aspect, entry in aspects.items()
-            if entry.get("average_score") is not None and entry["average_score"] < 0
-        )[:2]
-        about = ", ".join(aspect for _, aspect in worst) or "the product"
-        issues.append(
-            _issue(
-                profile,
-                "REVIEWS_NEGATIVE",
-                "reviews",
-                f"Reviews are negative on average (most about {about}): answer the "
-                "complaints in the description.",
-                evidence={
-                    "review_count": count,
-                    "average_score": None if average is None else round(average, 3),
-                    "average_rating": rating,
-                },
-            )
-        )
-    return issues
+    if not (count >= MIN_REVIEWS and (negative_words or negative_stars)):
+        return None
+    worst = sorted(
+        (entry.get("average_score"), aspect)
+        for aspect, entry in signals.aspects.items()
+        if entry.get("average_score") is not None and entry["average_score"] < 0
+    )[:2]
+    about = ", ".join(aspect for _, aspect in worst) or "the product"
+    return _issue(
+        profile,
+        "REVIEWS_NEGATIVE",
+        "reviews",
+        f"Reviews are negative on average (most about {about}): answer the "
+        "complaints in the description.",
+        evidence={
+            "review_count": count,
+            "average_score": None if average is None else round(average, 3),
+            "average_rating": rating,
+        },
+    )
 
 
 def _evidence(returns, returned, aspect):

@@ -18,7 +18,7 @@ Anomalies (parameters in docs/decisions.md):
 """
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from peewee import fn
 
@@ -194,12 +194,42 @@ def spike_anomalies(
     if not rows:
         return []
     last_week = week_of(max(row[6] for row in rows))
+    candidates, examined = _spike_candidates(_weekly_returns(rows, wanted), sold, last_week)
+    # the weeks that are no candidate count in the family with p = 1 (conservative)
+    q_values = benjamini_hochberg([c.p for c in candidates] + [1.0] * (examined - len(candidates)))
+    return [
+        _spike_anomaly(candidate, q, rates.get(candidate.sku), baselines)
+        for candidate, q in zip(candidates, q_values, strict=False)
+        if q <= FDR
+    ]
+
+
+class _SpikeCandidate(NamedTuple):
+    """A SKU-week whose returned units stand out, with its Poisson tail ``p``."""
+
+    sku: str
+    week: int
+    value: int
+    z: float
+    center: float
+    span: int
+    p: float
+
+
+def _weekly_returns(rows, wanted):
+    """SKU -> week -> units returned, for the wanted SKUs."""
     weekly = {}
     for row in rows:
         if row[2] in wanted:
             counts = weekly.setdefault(row[2], {})
             week = week_of(row[6])
             counts[week] = counts.get(week, 0) + row[3]
+    return weekly
+
+
+def _spike_candidates(weekly, sold, last_week):
+    """The candidate weeks (robust z-score and material) and how many SKU-weeks were
+    examined."""
     candidates, examined = [], 0
     for sku, counts in weekly.items():
         first = min(counts)
@@ -216,32 +246,31 @@ def spike_anomalies(
             if value - center < max(MIN_RETURNS, center) or z < SPIKE_Z:
                 continue
             rate = (total - value + 0.5) / (len(weeks) - 1)
-            candidates.append((sku, week, value, z, center, len(weeks), poisson_sf(value, rate)))
-    # the weeks that are no candidate count in the family with p = 1 (conservative)
-    q_values = benjamini_hochberg([c[6] for c in candidates] + [1.0] * (examined - len(candidates)))
-    anomalies = []
-    for (sku, week, value, z, center, span, p), q in zip(candidates, q_values, strict=False):
-        if q > FDR:
-            continue
-        anomalies.append(
-            {
-                "sku": sku,
-                "kind": "return_spike",
-                "return_rate": rates.get(sku),
-                "baseline_rate": baselines,
-                "score": round(z, 2),
-                "p_value": float(f"{p:.3g}"),
-                "q_value": float(f"{q:.3g}"),
-                "week_start": week_start(week),
-                "week_returns": value,
-                "weekly_median": center,
-                "message": (
-                    f"{value} units returned in the week of {week_start(week)} against a "
-                    f"median of {center:g} a week over {span} weeks."
-                ),
-            }
-        )
-    return anomalies
+            candidates.append(
+                _SpikeCandidate(sku, week, value, z, center, len(weeks), poisson_sf(value, rate))
+            )
+    return candidates, examined
+
+
+def _spike_anomaly(candidate, q, return_rate, baselines):
+    """The ``return_spike`` anomaly of a confirmed candidate week."""
+    start = week_start(candidate.week)
+    return {
+        "sku": candidate.sku,
+        "kind": "return_spike",
+        "return_rate": return_rate,
+        "baseline_rate": baselines,
+        "score": round(candidate.z, 2),
+        "p_value": float(f"{candidate.p:.3g}"),
+        "q_value": float(f"{q:.3g}"),
+        "week_start": start,
+        "week_returns": candidate.value,
+        "weekly_median": candidate.center,
+        "message": (
+            f"{candidate.value} units returned in the week of {start} against a "
+            f"median of {candidate.center:g} a week over {candidate.span} weeks."
+        ),
+    }
 
 
 # The analysis -----------------------------------------------------------------------------
@@ -268,48 +297,18 @@ def analyze_returns(
     total = len(mine)
     classes = classify_rows(mine, (lambda done: progress(done, total)) if progress else None)
 
-    categories = dict.fromkeys(CATEGORIES, 0)
-    per_sku = {}
-    for row, (category, _) in zip(mine, classes, strict=True):
-        categories[category] += 1
-        counts = per_sku.setdefault(row[2], {})
-        counts[category] = counts.get(category, 0) + 1
+    categories, per_sku = _category_counts(mine, classes)
     total_sold = sum(sold.values())
     total_returned = sum(min(returned.get(sku, 0), units) for sku, units in sold.items())
     pooled = round(total_returned / total_sold, 4) if total_sold else None
-    rates, by_sku = {}, []
-    for sku in sorted(wanted):
-        units = sold.get(sku, 0)
-        back = returned.get(sku, 0)
-        rate = round(min(back, units) / units, 4) if units else None
-        rates[sku] = rate
-        counts = per_sku.get(sku, {})
-        top = max(counts, key=lambda c: (counts[c], -CATEGORIES.index(c))) if counts else None
-        by_sku.append(
-            {
-                "sku": sku,
-                "units_sold": units,
-                "units_returned": back,
-                "return_rate": rate,
-                "top_category": top,
-                "categories": {c: counts[c] for c in CATEGORIES if c in counts},
-            }
-        )
+    by_sku = [_sku_summary(sku, sold, returned, per_sku.get(sku, {})) for sku in sorted(wanted)]
+    rates = {summary["sku"]: summary["return_rate"] for summary in by_sku}
     anomalies = rate_anomalies(sold, returned, wanted) + spike_anomalies(
         mine, sold_first, rates, pooled, wanted
     )
     anomalies.sort(key=lambda a: (a["kind"] != "high_return_rate", -a["score"], a["sku"]))
     listed = [
-        {
-            "id": row[0],
-            "order_id": row[1],
-            "sku": row[2],
-            "quantity": row[3],
-            "reason": row[4],
-            "category": category,
-            "confidence": confidence,
-            "returned_at": format_ms(row[6]),
-        }
+        _listed_return(row, category, confidence)
         for row, (category, confidence) in zip(mine[:limit], classes[:limit], strict=True)
     ]
     return {
@@ -322,4 +321,44 @@ def analyze_returns(
         "returns_truncated": len(mine) > limit,
         "by_sku": by_sku,
         "anomalies": anomalies,
+    }
+
+
+def _category_counts(rows, classes):
+    """Returns per category, over all and per SKU."""
+    categories = dict.fromkeys(CATEGORIES, 0)
+    per_sku = {}
+    for row, (category, _) in zip(rows, classes, strict=True):
+        categories[category] += 1
+        counts = per_sku.setdefault(row[2], {})
+        counts[category] = counts.get(category, 0) + 1
+    return categories, per_sku
+
+
+def _sku_summary(sku, sold, returned, counts):
+    """A SKU's entry of ``by_sku``: units sold and returned, return rate, categories."""
+    units = sold.get(sku, 0)
+    back = returned.get(sku, 0)
+    top = max(counts, key=lambda c: (counts[c], -CATEGORIES.index(c))) if counts else None
+    return {
+        "sku": sku,
+        "units_sold": units,
+        "units_returned": back,
+        "return_rate": round(min(back, units) / units, 4) if units else None,
+        "top_category": top,
+        "categories": {c: counts[c] for c in CATEGORIES if c in counts},
+    }
+
+
+def _listed_return(row, category, confidence):
+    """A return of the result's ``returns`` list, with its class."""
+    return {
+        "id": row[0],
+        "order_id": row[1],
+        "sku": row[2],
+        "quantity": row[3],
+        "reason": row[4],
+        "category": category,
+        "confidence": confidence,
+        "returned_at": format_ms(row[6]),
     }

@@ -146,39 +146,9 @@ def store_reviews(
     scored, new_count, now = [], 0, now_ms()
     for start in range(0, len(items), CHUNK):
         chunk = items[start : start + CHUNK]
-        known = _existing(tenant_id, source, [r["external_id"] for r in chunk])
-        inserts, updates = [], []
-        for review in chunk:
-            digest = content_hash(review.get("title"), review["text"])
-            row = known.get(review["external_id"])
-            if row is not None and row[1] == digest and row[2] == SCORER_VERSION:
-                scored.append({**review, "score": row[3], "label": row[4], "aspects": row[5]})
-                continue
-            result = score_review(review["text"], review.get("title"))
-            new_count += 1
-            values = {
-                "tenant": tenant_id,
-                "source": source,
-                "external_id": review["external_id"],
-                "sku": review["sku"],
-                "rating": review.get("rating"),
-                "title": review.get("title"),
-                "text": review["text"],
-                "content_hash": digest,
-                "reviewed_at": review.get("reviewed_at"),
-                "score": result.score,
-                "label": result.label,
-                "aspects": result.aspects,
-                "scorer_version": SCORER_VERSION,
-                "scored_at": now,
-            }
-            if row is None:
-                inserts.append({"created_at": now, **values})
-            else:
-                updates.append((row[0], values))
-            scored.append(
-                {**review, "score": result.score, "label": result.label, "aspects": result.aspects}
-            )
+        chunk_scored, inserts, updates = _score_chunk(tenant_id, source, chunk, now)
+        scored.extend(chunk_scored)
+        new_count += len(inserts) + len(updates)
         if inserts or updates:
             with write_transaction():
                 if inserts:
@@ -190,12 +160,67 @@ def store_reviews(
     return scored, new_count
 
 
+def _score_chunk(tenant_id, source, chunk, now):
+    """Each review of ``chunk`` with its score (the stored one when its words and the
+    scorer are the same), and the rows to insert and to update for the ones scored now."""
+    known = _existing(tenant_id, source, [r["external_id"] for r in chunk])
+    scored, inserts, updates = [], [], []
+    for review in chunk:
+        digest = content_hash(review.get("title"), review["text"])
+        row = known.get(review["external_id"])
+        if row is not None and row[1] == digest and row[2] == SCORER_VERSION:
+            scored.append({**review, "score": row[3], "label": row[4], "aspects": row[5]})
+            continue
+        result = score_review(review["text"], review.get("title"))
+        values = {
+            "tenant": tenant_id,
+            "source": source,
+            "external_id": review["external_id"],
+            "sku": review["sku"],
+            "rating": review.get("rating"),
+            "title": review.get("title"),
+            "text": review["text"],
+            "content_hash": digest,
+            "reviewed_at": review.get("reviewed_at"),
+            "score": result.score,
+            "label": result.label,
+            "aspects": result.aspects,
+            "scorer_version": SCORER_VERSION,
+            "scored_at": now,
+        }
+        if row is None:
+            inserts.append({"created_at": now, **values})
+        else:
+            updates.append((row[0], values))
+        scored.append(
+            {**review, "score": result.score, "label": result.label, "aspects": result.aspects}
+        )
+    return scored, inserts, updates
+
+
 def summarize(scored: Sequence[dict[str, Any]], limit: int) -> dict[str, Any]:
     """The ``review_sentiment`` result body over ``scored`` reviews."""
     overall = {"positive": 0, "neutral": 0, "negative": 0}
-    by_sku = {}
     for review in scored:
         overall[review["label"]] += 1
+    overall["average_score"] = average(r["score"] for r in scored)
+    by_sku = _reviews_by_sku(scored)
+    skus = [_sku_summary(sku, by_sku[sku]) for sku in sorted(by_sku)]
+    listed = scored[:limit]
+    return {
+        "review_count": len(scored),
+        "overall": overall,
+        "rating_mismatch_count": sum(entry["rating_mismatch_count"] for entry in skus),
+        "by_sku": skus,
+        "reviews": [_listed_review(review) for review in listed],
+        "reviews_truncated": len(scored) > len(listed),
+    }
+
+
+def _reviews_by_sku(scored):
+    """SKU -> its reviews' scores, ratings, aspect scores and rating mismatches."""
+    by_sku = {}
+    for review in scored:
         entry = by_sku.setdefault(
             review["sku"], {"scores": [], "ratings": [], "aspects": {}, "mismatches": 0}
         )
@@ -205,51 +230,43 @@ def summarize(scored: Sequence[dict[str, Any]], limit: int) -> dict[str, Any]:
             entry["ratings"].append(review["rating"])
         for aspect, value in review["aspects"].items():
             entry["aspects"].setdefault(aspect, []).append(value)
-    overall["average_score"] = average(r["score"] for r in scored)
-    skus = []
-    for sku in sorted(by_sku):
-        entry = by_sku[sku]
-        mean = average(entry["scores"])
-        skus.append(
-            {
-                "sku": sku,
-                "review_count": len(entry["scores"]),
-                "average_score": mean,
-                "label": label_for(mean),
-                "average_rating": average(entry["ratings"]),
-                "rating_mismatch_count": entry["mismatches"],
-                "aspects": [
-                    {
-                        "aspect": aspect,
-                        "mentions": len(entry["aspects"][aspect]),
-                        "average_score": average(entry["aspects"][aspect]),
-                    }
-                    for aspect in ASPECTS
-                    if aspect in entry["aspects"]
-                ],
-            }
-        )
-    listed = scored[:limit]
+    return by_sku
+
+
+def _sku_summary(sku, entry):
+    """A SKU's entry of ``by_sku``: averages, label, mismatches and aspects."""
+    mean = average(entry["scores"])
     return {
-        "review_count": len(scored),
-        "overall": overall,
-        "rating_mismatch_count": sum(entry["rating_mismatch_count"] for entry in skus),
-        "by_sku": skus,
-        "reviews": [
+        "sku": sku,
+        "review_count": len(entry["scores"]),
+        "average_score": mean,
+        "label": label_for(mean),
+        "average_rating": average(entry["ratings"]),
+        "rating_mismatch_count": entry["mismatches"],
+        "aspects": [
             {
-                "id": review["external_id"],
-                "sku": review["sku"],
-                "rating": review.get("rating"),
-                "title": review.get("title"),
-                "text": review["text"],
-                "score": review["score"],
-                "label": review["label"],
-                "rating_mismatch": rating_mismatch(review.get("rating"), review["label"]),
-                "aspects": list(review["aspects"]),
+                "aspect": aspect,
+                "mentions": len(entry["aspects"][aspect]),
+                "average_score": average(entry["aspects"][aspect]),
             }
-            for review in listed
+            for aspect in ASPECTS
+            if aspect in entry["aspects"]
         ],
-        "reviews_truncated": len(scored) > len(listed),
+    }
+
+
+def _listed_review(review):
+    """A review of the result's ``reviews`` list."""
+    return {
+        "id": review["external_id"],
+        "sku": review["sku"],
+        "rating": review.get("rating"),
+        "title": review.get("title"),
+        "text": review["text"],
+        "score": review["score"],
+        "label": review["label"],
+        "rating_mismatch": rating_mismatch(review.get("rating"), review["label"]),
+        "aspects": list(review["aspects"]),
     }
 
 

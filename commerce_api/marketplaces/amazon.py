@@ -133,6 +133,36 @@ class AmazonConnector(AmazonOrders):
         return self._feed(items)
 
     def _feed(self, items):
+        messages, sent = self._feed_messages(items)
+        results = [None] * len(items)
+        for index, item in enumerate(items):
+            if not self._patches(item["payload"]):
+                results[index] = ListingResult(
+                    "accepted", answer=_answer(sent[index]["sku"], sent[index])
+                )
+        if not messages:
+            return results
+        feed_id = self._submit_feed(messages)
+        for index in range(len(items)):
+            if results[index] is None:
+                results[index] = ListingResult(
+                    "submitted",
+                    submission={
+                        "kind": "feed",
+                        "id": feed_id,
+                        "message_id": index + 1,
+                        "messages": len(items),
+                        # processed minutes later, in no documented order with patches:
+                        # it may land after a newer write (batches: superseded writes)
+                        "unordered": True,
+                        "sent": sent[index],
+                    },
+                )
+        return results
+
+    def _feed_messages(self, items):
+        """The feed's PATCH messages (numbered by the item's place, for the items with
+        patches) and what is sent for each item."""
         messages, sent = [], []
         for number, item in enumerate(items, start=1):
             payload = item["payload"]
@@ -148,14 +178,11 @@ class AmazonConnector(AmazonOrders):
                         "patches": patches,
                     }
                 )
-        results = [None] * len(items)
-        for index, item in enumerate(items):
-            if not self._patches(item["payload"]):
-                results[index] = ListingResult(
-                    "accepted", answer=_answer(sent[index]["sku"], sent[index])
-                )
-        if not messages:
-            return results
+        return messages, sent
+
+    def _submit_feed(self, messages):
+        """Create a feed document, upload the messages into it and create the feed;
+        returns the feed's id."""
         document = self._call(
             "createFeedDocument",
             "POST",
@@ -194,22 +221,7 @@ class AmazonConnector(AmazonOrders):
             raise MarketplaceUnavailable(
                 "Amazon's createFeed answer has no feedId.", code="INVALID_RESPONSE"
             )
-        for index in range(len(items)):
-            if results[index] is None:
-                results[index] = ListingResult(
-                    "submitted",
-                    submission={
-                        "kind": "feed",
-                        "id": feed_id,
-                        "message_id": index + 1,
-                        "messages": len(items),
-                        # processed minutes later, in no documented order with patches:
-                        # it may land after a newer write (batches: superseded writes)
-                        "unordered": True,
-                        "sent": sent[index],
-                    },
-                )
-        return results
+        return feed_id
 
     def check_submissions(self, items: Sequence[dict[str, Any]]) -> SubmissionCheck:
         """The results of submitted listings: ``items`` are ``{sku, submission}``."""

@@ -243,33 +243,18 @@ class AmazonClient(Connector):
         answer (None for an empty one)."""
         rate, burst = budget_plan(*USAGE_PLANS[operation])
         url = self.endpoint + path
-        params = {
-            name: ",".join(value) if isinstance(value, list | tuple) else value
-            for name, value in (params or {}).items()
-            if value is not None
-        }
+        params = _query_params(params)
         refreshed = False
         started = time.monotonic()
         max_wait = self._budget_wait()
         while True:
-            try:
-                budgets.take(self.connection.id, operation, rate, burst, max_wait)
-            except budgets.BudgetExhausted as exc:
-                raise MarketplaceUnavailable(
-                    f"Amazon's usage plan for {operation} allows the next call in "
-                    f"{exc.wait:.0f} s.",
-                    code="THROTTLED",
-                    details={"operation": operation},
-                    retry_after=max(1, math.ceil(exc.wait)),
-                ) from None
+            self._take_budget(operation, rate, burst, max_wait)
             token = self.access_token()
             status, payload, headers = self._exchange(
                 method, url, params=params, json_body=body, headers={"x-amz-access-token": token}
             )
             limit = _rate(headers.get("x-amzn-ratelimit-limit"))
-            if limit is not None and abs(limit * BUDGET_MARGIN - rate) > 1e-9:
-                rate = limit * BUDGET_MARGIN
-                budgets.adjust(self.connection.id, operation, rate, burst, rate)
+            rate = self._follow_rate_limit(operation, limit, rate, burst)
             if status in accept:
                 return payload
             error = _first_error(payload)
@@ -278,14 +263,7 @@ class AmazonClient(Connector):
                 budgets.drain(self.connection.id, operation, rate, burst)
                 waited = time.monotonic() - started
                 retry_after = parse_retry_after(headers.get("retry-after")) or 1 / (limit or rate)
-                if not budgets.enabled():
-                    raise MarketplaceUnavailable(
-                        f"Amazon throttled {operation}: {error[1]}",
-                        code="THROTTLED",
-                        details={"operation": operation, "http_status": 429},
-                        retry_after=max(1, math.ceil(retry_after)),
-                    )
-                if waited + retry_after > max_wait:
+                if not budgets.enabled() or waited + retry_after > max_wait:
                     raise MarketplaceUnavailable(
                         f"Amazon throttled {operation}: {error[1]}",
                         code="THROTTLED",
@@ -293,29 +271,65 @@ class AmazonClient(Connector):
                         retry_after=max(1, math.ceil(retry_after)),
                     )
                 continue
-            if status in (401, 403):
-                if not refreshed:
-                    refreshed = True
-                    self.forget_token(token)
-                    continue
-                raise MarketplaceUnavailable(
-                    f"Amazon refused the access token for {operation}: {error[1]}",
-                    code="AUTH",
-                    details={"operation": operation, "http_status": status},
-                    retry_after=AUTH_FAILURE_HOLD_SECONDS,
-                )
-            if status >= 500 or 300 <= status < 400 or status in (408, 425):
-                raise MarketplaceUnavailable(
-                    f"Amazon answered HTTP {status} to {operation}: {error[1]}",
-                    code=error[0] or f"HTTP_{status}",
-                    details={"operation": operation, "http_status": status},
-                    retry_after=_retry_after(headers.get("retry-after")),
-                )
-            raise MarketplaceRejection(
-                error[1],
-                code=(error[0] or f"HTTP_{status}")[:64],
-                details={"operation": operation, "http_status": status},
-            )
+            if status in (401, 403) and not refreshed:
+                refreshed = True
+                self.forget_token(token)
+                continue
+            raise _failure(operation, status, error, headers)
+
+    def _take_budget(self, operation, rate, burst, max_wait):
+        """Draw one call from the operation's budget, waiting at most ``max_wait``;
+        unavailable (THROTTLED) when it cannot give one in time."""
+        try:
+            budgets.take(self.connection.id, operation, rate, burst, max_wait)
+        except budgets.BudgetExhausted as exc:
+            raise MarketplaceUnavailable(
+                f"Amazon's usage plan for {operation} allows the next call in {exc.wait:.0f} s.",
+                code="THROTTLED",
+                details={"operation": operation},
+                retry_after=max(1, math.ceil(exc.wait)),
+            ) from None
+
+    def _follow_rate_limit(self, operation, limit, rate, burst):
+        """The budget's rate after Amazon's ``x-amzn-RateLimit-Limit`` (``limit``), adjusting
+        the budget when it differs."""
+        if limit is not None and abs(limit * BUDGET_MARGIN - rate) > 1e-9:
+            rate = limit * BUDGET_MARGIN
+            budgets.adjust(self.connection.id, operation, rate, burst, rate)
+        return rate
+
+
+def _query_params(params):
+    """Query parameters without the None ones, lists joined with commas."""
+    return {
+        name: ",".join(value) if isinstance(value, list | tuple) else value
+        for name, value in (params or {}).items()
+        if value is not None
+    }
+
+
+def _failure(operation, status, error, headers):
+    """The error for an answer that is neither accepted nor to be tried again: a refused
+    token (AUTH), a 5xx/3xx/408/425 (unavailable) or a rejection with Amazon's code."""
+    if status in (401, 403):
+        return MarketplaceUnavailable(
+            f"Amazon refused the access token for {operation}: {error[1]}",
+            code="AUTH",
+            details={"operation": operation, "http_status": status},
+            retry_after=AUTH_FAILURE_HOLD_SECONDS,
+        )
+    if status >= 500 or 300 <= status < 400 or status in (408, 425):
+        return MarketplaceUnavailable(
+            f"Amazon answered HTTP {status} to {operation}: {error[1]}",
+            code=error[0] or f"HTTP_{status}",
+            details={"operation": operation, "http_status": status},
+            retry_after=_retry_after(headers.get("retry-after")),
+        )
+    return MarketplaceRejection(
+        error[1],
+        code=(error[0] or f"HTTP_{status}")[:64],
+        details={"operation": operation, "http_status": status},
+    )
 
 
 def money_amount(value: object) -> Decimal | None:

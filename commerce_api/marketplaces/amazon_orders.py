@@ -37,6 +37,52 @@ ORDER_STATUSES = {
 }
 
 
+class _OrderProblem(Exception):
+    """Why an Amazon order cannot be mapped to the import shape."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _order_lines(items, currency):
+    """The import shape's lines of the items with a quantity, and the order's currency
+    (the order's, else the first priced item's); ``_OrderProblem`` when one cannot be
+    mapped."""
+    lines = []
+    for item in items:
+        quantity = item.get("QuantityOrdered")
+        if not isinstance(quantity, int) or quantity < 1:
+            continue  # a line cancelled to nothing
+        sku = item.get("SellerSKU")
+        if not sku:
+            raise _OrderProblem("UNKNOWN_SKU", f"Order item {item.get('OrderItemId')} has no SKU.")
+        line = {
+            "external_line_item_id": str(item.get("OrderItemId"))[:200],
+            "sku": sku,
+            "quantity": quantity,
+        }
+        if item.get("Title"):
+            line["title"] = str(item["Title"])[:500]
+        price = item.get("ItemPrice")
+        if isinstance(price, dict) and price.get("Amount") is not None:
+            amount = money_amount(price.get("Amount"))
+            if amount is None:
+                raise _OrderProblem("INVALID_AMOUNT", f"ItemPrice {price.get('Amount')!r}.")
+            if currency and price.get("CurrencyCode") not in (None, currency):
+                raise _OrderProblem(
+                    "MIXED_CURRENCIES",
+                    f"Item {sku} is in {price.get('CurrencyCode')}, the order in {currency}.",
+                )
+            currency = currency or price.get("CurrencyCode")
+            line["line_total"] = amount
+        lines.append(line)
+    if not lines:
+        raise _OrderProblem("NO_LINES", "The order has no items with a quantity.")
+    return lines, currency
+
+
 class AmazonOrders(AmazonClient):
     """Orders, shipments, stock and offers (the listings: ``amazon.AmazonConnector``)."""
 
@@ -88,10 +134,41 @@ class AmazonOrders(AmazonClient):
     def _order(self, order):
         """One Amazon order (with its items) in the import shape, or (None, a problem)."""
         order_id = str(order.get("AmazonOrderId") or "")
+        try:
+            return self._mapped_order(order_id, order), None
+        except _OrderProblem as problem:
+            return None, {
+                "external_order_id": order_id,
+                "code": problem.code,
+                "message": problem.message,
+            }
 
-        def problem(code, message):
-            return None, {"external_order_id": order_id, "code": code, "message": message}
+    def _mapped_order(self, order_id, order):
+        """The order in the import shape; ``_OrderProblem`` when it cannot be mapped."""
+        total = order.get("OrderTotal") or {}
+        lines, currency = _order_lines(self._order_items(order_id), total.get("CurrencyCode"))
+        mapped = {
+            "external_order_id": order_id,
+            "status": ORDER_STATUSES.get(order.get("OrderStatus"), "pending"),
+            "fulfillment_method": "FBA" if order.get("FulfillmentChannel") == "AFN" else "FBM",
+            "created_at": order.get("PurchaseDate"),
+            "line_items": lines,
+        }
+        if currency:
+            mapped["currency"] = currency
+        if total.get("Amount") is not None:
+            amount = money_amount(total["Amount"])
+            if amount is None:
+                raise _OrderProblem("INVALID_AMOUNT", f"OrderTotal {total['Amount']!r}.")
+            mapped["total_amount"] = amount
+        if mapped["fulfillment_method"] == "FBM" and mapped["status"] in ("pending", "confirmed"):
+            address = self._address(order_id)
+            if address:
+                mapped["shipping_address"] = address
+        return mapped
 
+    def _order_items(self, order_id):
+        """The order's items, following ``NextToken`` (20 pages at most)."""
         items, token = [], None
         for _ in range(20):
             answer = self._call(
@@ -105,57 +182,7 @@ class AmazonOrders(AmazonClient):
             token = payload.get("NextToken")
             if not token:
                 break
-        total = order.get("OrderTotal") or {}
-        currency = total.get("CurrencyCode")
-        lines = []
-        for item in items:
-            quantity = item.get("QuantityOrdered")
-            if not isinstance(quantity, int) or quantity < 1:
-                continue  # a line cancelled to nothing
-            sku = item.get("SellerSKU")
-            if not sku:
-                return problem("UNKNOWN_SKU", f"Order item {item.get('OrderItemId')} has no SKU.")
-            line = {
-                "external_line_item_id": str(item.get("OrderItemId"))[:200],
-                "sku": sku,
-                "quantity": quantity,
-            }
-            if item.get("Title"):
-                line["title"] = str(item["Title"])[:500]
-            price = item.get("ItemPrice")
-            if isinstance(price, dict) and price.get("Amount") is not None:
-                amount = money_amount(price.get("Amount"))
-                if amount is None:
-                    return problem("INVALID_AMOUNT", f"ItemPrice {price.get('Amount')!r}.")
-                if currency and price.get("CurrencyCode") not in (None, currency):
-                    return problem(
-                        "MIXED_CURRENCIES",
-                        f"Item {sku} is in {price.get('CurrencyCode')}, the order in {currency}.",
-                    )
-                currency = currency or price.get("CurrencyCode")
-                line["line_total"] = amount
-            lines.append(line)
-        if not lines:
-            return problem("NO_LINES", "The order has no items with a quantity.")
-        mapped = {
-            "external_order_id": order_id,
-            "status": ORDER_STATUSES.get(order.get("OrderStatus"), "pending"),
-            "fulfillment_method": "FBA" if order.get("FulfillmentChannel") == "AFN" else "FBM",
-            "created_at": order.get("PurchaseDate"),
-            "line_items": lines,
-        }
-        if currency:
-            mapped["currency"] = currency
-        if total.get("Amount") is not None:
-            amount = money_amount(total["Amount"])
-            if amount is None:
-                return problem("INVALID_AMOUNT", f"OrderTotal {total['Amount']!r}.")
-            mapped["total_amount"] = amount
-        if mapped["fulfillment_method"] == "FBM" and mapped["status"] in ("pending", "confirmed"):
-            address = self._address(order_id)
-            if address:
-                mapped["shipping_address"] = address
-        return mapped, None
+        return items
 
     def _address(self, order_id):
         """The shipping address, where Amazon gives it without a restricted data token."""

@@ -126,72 +126,73 @@ def register(cli):
 
 
 def _add_connect(marketplaces):
-    @marketplaces.command("connect")
-    @click.option("--tenant", "tenant_id", required=True)
-    @click.option(
-        "--marketplace", required=True, help="The marketplace's identifier, e.g. amazon_us."
-    )
-    @click.option(
-        "--connector", type=click.Choice(["sandbox", "http", "amazon", "shopify"]), required=True
-    )
-    @click.option("--base-url", help="http connector: the marketplace adapter's base URL.")
-    @click.option("--api-token", help="http connector: sent as 'Authorization: Bearer <token>'.")
-    @click.option(
-        "--api-token-file",
-        type=click.File("r", encoding="utf-8"),
-        help="http connector: read the token from this file ('-': standard input) instead.",
-    )
-    @click.option(
-        "--setting",
-        "settings",
-        multiple=True,
-        metavar="NAME=VALUE",
-        help=SETTING_HELP,
-    )
-    @click.option(
-        "--credential",
-        "credential_pairs",
-        multiple=True,
-        metavar="NAME=VALUE",
-        help=CREDENTIAL_HELP,
-    )
-    @click.option(
-        "--credential-file",
-        "credential_files",
-        multiple=True,
-        metavar="NAME=PATH",
-        help="A credential read from a file ('-': standard input).",
-    )
-    @click.option("--json", "as_json", is_flag=True)
-    @with_appcontext
-    def marketplaces_connect(
+    marketplaces.add_command(marketplaces_connect)
+
+
+@click.command("connect")
+@click.option("--tenant", "tenant_id", required=True)
+@click.option("--marketplace", required=True, help="The marketplace's identifier, e.g. amazon_us.")
+@click.option(
+    "--connector", type=click.Choice(["sandbox", "http", "amazon", "shopify"]), required=True
+)
+@click.option("--base-url", help="http connector: the marketplace adapter's base URL.")
+@click.option("--api-token", help="http connector: sent as 'Authorization: Bearer <token>'.")
+@click.option(
+    "--api-token-file",
+    type=click.File("r", encoding="utf-8"),
+    help="http connector: read the token from this file ('-': standard input) instead.",
+)
+@click.option(
+    "--setting",
+    "settings",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help=SETTING_HELP,
+)
+@click.option(
+    "--credential",
+    "credential_pairs",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help=CREDENTIAL_HELP,
+)
+@click.option(
+    "--credential-file",
+    "credential_files",
+    multiple=True,
+    metavar="NAME=PATH",
+    help="A credential read from a file ('-': standard input).",
+)
+@click.option("--json", "as_json", is_flag=True)
+@with_appcontext
+def marketplaces_connect(
+    tenant_id,
+    marketplace,
+    connector,
+    base_url,
+    api_token,
+    api_token_file,
+    settings,
+    credential_pairs,
+    credential_files,
+    as_json,
+):
+    """Connect a marketplace for a tenant (the operator may use private addresses)."""
+    api_token = _read_token(api_token, api_token_file)
+    connection = call_service(
+        connect_marketplace,
         tenant_id,
         marketplace,
         connector,
-        base_url,
-        api_token,
-        api_token_file,
-        settings,
-        credential_pairs,
-        credential_files,
-        as_json,
-    ):
-        """Connect a marketplace for a tenant (the operator may use private addresses)."""
-        api_token = _read_token(api_token, api_token_file)
-        connection = call_service(
-            connect_marketplace,
-            tenant_id,
-            marketplace,
-            connector,
-            base_url=base_url,
-            api_token=api_token,
-            settings=_parse_settings(settings),
-            credentials=_parse_credentials(credential_pairs, credential_files),
-            created_by="cli",
-            allow_private=True,
-        )
-        text = f"connection {connection.id} ({marketplace}, {connector})"
-        print_result(serialize_connection(connection), as_json, text)
+        base_url=base_url,
+        api_token=api_token,
+        settings=_parse_settings(settings),
+        credentials=_parse_credentials(credential_pairs, credential_files),
+        created_by="cli",
+        allow_private=True,
+    )
+    text = f"connection {connection.id} ({marketplace}, {connector})"
+    print_result(serialize_connection(connection), as_json, text)
 
 
 def _add_update(marketplaces):

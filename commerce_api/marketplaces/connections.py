@@ -26,6 +26,55 @@ def _locked(tenant_id, connection_id):
     return connection
 
 
+def _checked_fields(connection, changes, allow_private):
+    """The connection's fields to write for ``changes``, each checked (422 otherwise)."""
+    fields = {}
+    if "status" in changes:
+        if changes["status"] not in CONNECTION_STATUSES:
+            raise validation_error({"status": [f"One of: {', '.join(CONNECTION_STATUSES)}."]})
+        fields["status"] = changes["status"]
+    if connection.connector == "http":
+        if "base_url" in changes:
+            if not changes["base_url"]:
+                raise validation_error({"base_url": ["Required for the http connector."]})
+            fields["base_url"] = check_base_url(changes["base_url"], allow_private)
+            # the new address is the caller's: only the operator may make it private
+            fields["allow_private"] = allow_private
+        if "api_token" in changes:
+            fields["api_token"] = changes["api_token"] or None
+    else:
+        for name in ("base_url", "api_token"):
+            if changes.get(name):
+                raise validation_error(
+                    {name: [f"The {connection.connector} connector takes none."]}
+                )
+    if "settings" in changes:
+        settings = dict(changes["settings"] or {})
+        if connection.connector in ("sandbox", "amazon", "shopify"):  # named ones change
+            settings = {**(connection.settings or {}), **settings}
+        fields["settings"] = check_settings(connection.connector, settings, allow_private)
+        if connection.connector in ("amazon", "shopify"):
+            # endpoints are checked as the caller may set them (a private one kept from
+            # the operator is refused through the API); the new ones are the caller's
+            fields["allow_private"] = allow_private
+    if changes.get("credentials") is not None:
+        fields["credentials"] = check_credentials(connection.connector, changes["credentials"])
+        fields["status_reason"] = None
+    return fields
+
+
+# a change of any of these replaces the connection's keep-alive pool and access token
+_SESSION_FIELDS = {
+    "base_url",
+    "api_token",
+    "allow_private",
+    "status",
+    "settings",
+    "credentials",
+    "status_reason",
+}
+
+
 def update_connection(
     tenant_id: str, connection_id: str, changes: dict[str, Any], allow_private: bool = False
 ) -> MarketplaceConnection:
@@ -43,38 +92,7 @@ def update_connection(
     _check_shop(tenant_id, connection_id, changes, allow_private)
     with write_transaction():
         connection = _locked(tenant_id, connection_id)
-        fields = {}
-        if "status" in changes:
-            if changes["status"] not in CONNECTION_STATUSES:
-                raise validation_error({"status": [f"One of: {', '.join(CONNECTION_STATUSES)}."]})
-            fields["status"] = changes["status"]
-        if connection.connector == "http":
-            if "base_url" in changes:
-                if not changes["base_url"]:
-                    raise validation_error({"base_url": ["Required for the http connector."]})
-                fields["base_url"] = check_base_url(changes["base_url"], allow_private)
-                # the new address is the caller's: only the operator may make it private
-                fields["allow_private"] = allow_private
-            if "api_token" in changes:
-                fields["api_token"] = changes["api_token"] or None
-        else:
-            for name in ("base_url", "api_token"):
-                if changes.get(name):
-                    raise validation_error(
-                        {name: [f"The {connection.connector} connector takes none."]}
-                    )
-        if "settings" in changes:
-            settings = dict(changes["settings"] or {})
-            if connection.connector in ("sandbox", "amazon", "shopify"):  # named ones change
-                settings = {**(connection.settings or {}), **settings}
-            fields["settings"] = check_settings(connection.connector, settings, allow_private)
-            if connection.connector in ("amazon", "shopify"):
-                # endpoints are checked as the caller may set them (a private one kept from
-                # the operator is refused through the API); the new ones are the caller's
-                fields["allow_private"] = allow_private
-        if changes.get("credentials") is not None:
-            fields["credentials"] = check_credentials(connection.connector, changes["credentials"])
-            fields["status_reason"] = None
+        fields = _checked_fields(connection, changes, allow_private)
         fields = {
             name: value for name, value in fields.items() if getattr(connection, name) != value
         }
@@ -85,15 +103,7 @@ def update_connection(
             ).execute()
             for name, value in fields.items():
                 setattr(connection, name, value)
-    if {
-        "base_url",
-        "api_token",
-        "allow_private",
-        "status",
-        "settings",
-        "credentials",
-        "status_reason",
-    } & set(fields):
+    if _SESSION_FIELDS & set(fields):
         gateway.forget_session(connection.id)
         TOKENS.forget(connection.id)  # new credentials are tried at once
     return connection

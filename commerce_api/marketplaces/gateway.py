@@ -121,19 +121,6 @@ def connector_for(connection: MarketplaceConnection) -> CheckedConnector:
 # The call ---------------------------------------------------------------------------------
 
 
-def _set_status_reason(connection, reason):
-    """Show (or clear) why an active connection cannot be used (``status_reason``)."""
-    if connection.status_reason == reason:
-        return
-    with write_transaction():
-        (
-            MarketplaceConnection.update(status_reason=reason)
-            .where(MarketplaceConnection.id == connection.id)
-            .execute()
-        )
-    connection.status_reason = reason
-
-
 def slot_wait_seconds() -> float | None:
     """How long this thread may wait for a tenant slot: None (refuse at once) while it
     serves an API request, else ``MARKETPLACE_SLOT_WAIT_SECONDS``."""

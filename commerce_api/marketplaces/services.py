@@ -275,6 +275,21 @@ def _sku_list(value):
     )
 
 
+def _check_unconnected(tenant_id, marketplace):
+    """The tenant exists and has no connection to ``marketplace`` yet (404, 409)."""
+    if not Tenant.select().where(Tenant.id == tenant_id).exists():
+        raise ApiError("RESOURCE_NOT_FOUND", "The tenant does not exist.")
+    if (
+        MarketplaceConnection.select()
+        .where(
+            (MarketplaceConnection.tenant == tenant_id)
+            & (MarketplaceConnection.marketplace == marketplace)
+        )
+        .exists()
+    ):
+        raise ApiError("MARKETPLACE_ALREADY_CONNECTED", details={"marketplace": marketplace})
+
+
 def connect_marketplace(
     tenant_id: str,
     marketplace: str,
@@ -310,19 +325,7 @@ def connect_marketplace(
     now = now_ms()
     try:
         with write_transaction():
-            if not Tenant.select().where(Tenant.id == tenant_id).exists():
-                raise ApiError("RESOURCE_NOT_FOUND", "The tenant does not exist.")
-            if (
-                MarketplaceConnection.select()
-                .where(
-                    (MarketplaceConnection.tenant == tenant_id)
-                    & (MarketplaceConnection.marketplace == marketplace)
-                )
-                .exists()
-            ):
-                raise ApiError(
-                    "MARKETPLACE_ALREADY_CONNECTED", details={"marketplace": marketplace}
-                )
+            _check_unconnected(tenant_id, marketplace)
             connection = MarketplaceConnection.create(
                 id=connection_id,
                 tenant=tenant_id,

@@ -29,6 +29,7 @@ import logging
 import math
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from ..config import current_config
@@ -91,6 +92,17 @@ class _Plans:
 PLANS = _Plans()
 
 
+@dataclass(frozen=True)
+class _Draw:
+    """What one query took from the connection's budget: the budget's terms, the points,
+    how long to wait for them and the budget's ticket for them."""
+
+    terms: tuple[float, float]
+    cost: float
+    wait: float
+    ticket: Any
+
+
 class ShopifyClient(Connector):
     """Settings, credentials and one GraphQL query (``graphql``)."""
 
@@ -131,54 +143,13 @@ class ShopifyClient(Connector):
         """Run one query or mutation (``name`` names it in costs and errors); returns its
         ``data``."""
         token = self.credentials()["access_token"]
-        connection_id = self.connection.id
         started = time.monotonic()
         max_wait = self._budget_wait()
         while True:
-            rate, maximum = PLANS.plan(connection_id)
-            cost = min(PLANS.cost(connection_id, name, estimate), maximum)
-            terms = budget_terms(rate, maximum)
-            try:
-                wait, ticket = budgets.reserve_priced(connection_id, BUDGET, *terms, max_wait, cost)
-            except budgets.BudgetExhausted as exc:
-                raise MarketplaceUnavailable(
-                    f"Shopify's query cost budget allows {name} in {exc.wait:.0f} s.",
-                    code="THROTTLED",
-                    details={"operation": name},
-                    retry_after=max(1, math.ceil(exc.wait)),
-                ) from None
-            try:
-                if wait > 0:
-                    time.sleep(wait)
-                status, payload, headers = exchange(
-                    self,
-                    "Shopify",
-                    "POST",
-                    self.url,
-                    json_body={"query": document, "variables": variables},
-                    headers={"User-Agent": USER_AGENT, "X-Shopify-Access-Token": token},
-                )
-            except BaseException:
-                self._settle(terms, cost)
-                raise
-            throttle = self._observe(name, payload, terms, cost, ticket)
-            if status in (401, 403):
-                raise MarketplaceUnavailable(
-                    f"Shopify refused the access token (HTTP {status}). Install the custom app "
-                    "again or replace the connection's access_token.",
-                    code="AUTH",
-                    details={"operation": name, "http_status": status},
-                    retry_after=30,
-                )
-            if status == 429 or status >= 500 or not isinstance(payload, dict):
-                raise MarketplaceUnavailable(
-                    f"Shopify answered HTTP {status} to {name}"
-                    + ("" if isinstance(payload, dict) else " without GraphQL's JSON")
-                    + ".",
-                    code="INVALID_RESPONSE" if status == 200 else f"HTTP_{status}",
-                    details={"operation": name, "http_status": status},
-                    retry_after=_retry_after(headers.get("retry-after")),
-                )
+            draw = self._draw(name, estimate, max_wait)
+            status, payload, headers = self._send(draw, document, variables, token)
+            throttle = self._observe(name, payload, draw.terms, draw.cost, draw.ticket)
+            _raise_for_http_status(name, status, payload, headers)
             errors = payload.get("errors")
             if errors:
                 code, message = _first_error(errors)
@@ -205,6 +176,42 @@ class ShopifyClient(Connector):
                     details={"operation": name, "http_status": status},
                 )
             return payload["data"]
+
+    def _draw(self, name, estimate, max_wait):
+        """Take the query's estimated cost from the connection's budget (waiting at most
+        ``max_wait``); unavailable (THROTTLED) when the budget cannot give it in time."""
+        connection_id = self.connection.id
+        rate, maximum = PLANS.plan(connection_id)
+        cost = min(PLANS.cost(connection_id, name, estimate), maximum)
+        terms = budget_terms(rate, maximum)
+        try:
+            wait, ticket = budgets.reserve_priced(connection_id, BUDGET, *terms, max_wait, cost)
+        except budgets.BudgetExhausted as exc:
+            raise MarketplaceUnavailable(
+                f"Shopify's query cost budget allows {name} in {exc.wait:.0f} s.",
+                code="THROTTLED",
+                details={"operation": name},
+                retry_after=max(1, math.ceil(exc.wait)),
+            ) from None
+        return _Draw(terms, cost, wait, ticket)
+
+    def _send(self, draw, document, variables, token):
+        """Wait for the drawn points and POST the query; a query that never got an answer
+        gives its points back."""
+        try:
+            if draw.wait > 0:
+                time.sleep(draw.wait)
+            return exchange(
+                self,
+                "Shopify",
+                "POST",
+                self.url,
+                json_body={"query": document, "variables": variables},
+                headers={"User-Agent": USER_AGENT, "X-Shopify-Access-Token": token},
+            )
+        except BaseException:
+            self._settle(draw.terms, draw.cost)
+            raise
 
     def _settle(self, terms, drawn):
         try:
@@ -245,6 +252,28 @@ def _number(value):
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) and value >= 0 else None
+
+
+def _raise_for_http_status(name, status, payload, headers):
+    """Unavailable on a refused token (AUTH), 429, 5xx or an answer that is not GraphQL's
+    JSON."""
+    if status in (401, 403):
+        raise MarketplaceUnavailable(
+            f"Shopify refused the access token (HTTP {status}). Install the custom app "
+            "again or replace the connection's access_token.",
+            code="AUTH",
+            details={"operation": name, "http_status": status},
+            retry_after=30,
+        )
+    if status == 429 or status >= 500 or not isinstance(payload, dict):
+        raise MarketplaceUnavailable(
+            f"Shopify answered HTTP {status} to {name}"
+            + ("" if isinstance(payload, dict) else " without GraphQL's JSON")
+            + ".",
+            code="INVALID_RESPONSE" if status == 200 else f"HTTP_{status}",
+            details={"operation": name, "http_status": status},
+            retry_after=_retry_after(headers.get("retry-after")),
+        )
 
 
 def _first_error(errors):

@@ -92,6 +92,27 @@ def confirm_shipment(
         return _confirm_claimed(tenant_id, order_id, data, created_by, claim)
 
 
+def _shipment_fingerprint(shipment):
+    """The same confirmation retried (shipped_date defaults to "now") has the same one."""
+    return hashlib.sha256(
+        json.dumps(
+            [shipment["carrier"], shipment["tracking_number"], shipment["line_items"]],
+            sort_keys=True,
+        ).encode()
+    ).hexdigest()[:16]
+
+
+def _record_shipped_lines(order_id, lines, shipped_lines):
+    """Write each shipped line's shipped quantity (checked again); returns SKU -> units."""
+    by_id = {line.external_line_item_id: line for line in lines}
+    shipped = {}
+    for item in shipped_lines:
+        line = _recheck_line(order_id, by_id, item)
+        shipped[line.sku] = shipped.get(line.sku, 0) + item["quantity"]
+        OrderLine.update(shipped_quantity=item["quantity"]).where(OrderLine.id == line.id).execute()
+    return shipped
+
+
 def _confirm_claimed(tenant_id, order_id, data, created_by, claim):
     # read again under the claim: a confirmation that finished just before it took the
     # claim has shipped the order already
@@ -107,12 +128,7 @@ def _confirm_claimed(tenant_id, order_id, data, created_by, claim):
         "line_items": shipped_lines,
     }
     # the same confirmation retried (shipped_date defaults to "now") carries the same key
-    fingerprint = hashlib.sha256(
-        json.dumps(
-            [shipment["carrier"], shipment["tracking_number"], shipment["line_items"]],
-            sort_keys=True,
-        ).encode()
-    ).hexdigest()[:16]
+    fingerprint = _shipment_fingerprint(shipment)
     wire = wire_order(order, lines)
     result, _ = call_marketplace(
         connection,
@@ -129,15 +145,7 @@ def _confirm_claimed(tenant_id, order_id, data, created_by, claim):
         order = find_order(tenant_id, order_id, lock=True)
         # checked again: the order may have changed while the marketplace was answering
         state.check_can_ship(order.status, order.cancellation, order.id)
-        lines = lines_of(order.id)
-        by_id = {line.external_line_item_id: line for line in lines}
-        shipped = {}
-        for item in shipped_lines:
-            line = _recheck_line(order.id, by_id, item)
-            shipped[line.sku] = shipped.get(line.sku, 0) + item["quantity"]
-            OrderLine.update(shipped_quantity=item["quantity"]).where(
-                OrderLine.id == line.id
-            ).execute()
+        shipped = _record_shipped_lines(order.id, lines_of(order.id), shipped_lines)
         reserved, shortage = order.reserved or {}, False
         if order.fulfillment_method in RESERVING_METHODS:
             reserved, shortage = stock.consume_shipped(

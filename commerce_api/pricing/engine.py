@@ -293,21 +293,11 @@ def compute_price(inp: PriceInput, rules: "Iterable[Rule] | RuleSet") -> PriceRe
         notes.append(f"No target rule applies: T = the current price P = {current}.")
     price, capped, floor_bound, ceiling_bound = _bounded(target, current, chosen, notes)
     recommended = max(_money(price), MIN_PRICE)
-    # The rules that decided: the target, and a bound only when it moved the price.
-    deciding = (
-        (chosen.target_rule, True),
-        (chosen.floor_rule, floor_bound),
-        (chosen.ceiling_rule, ceiling_bound),
-    )
-    rule_ids = tuple(rule.id for rule, decided in deciding if rule is not None and decided)
+    rule_ids = _deciding_rule_ids(chosen, floor_bound, ceiling_bound)
 
     # Step 4: margin, delta, probability, confidence.
     delta = recommended - current
-    if current > ZERO:
-        delta_pct = _money(delta * HUNDRED / current)
-    else:
-        delta_pct = Decimal("0.00")
-        notes.append("delta_pct is undefined for a current price of 0.00 and shown as 0.")
+    delta_pct = _delta_pct(delta, current, notes)
     margin = None
     if cost is not None:
         margin = ((recommended - cost) / recommended).quantize(BASIS, rounding=ROUND_HALF_UP)
@@ -343,6 +333,24 @@ def compute_price(inp: PriceInput, rules: "Iterable[Rule] | RuleSet") -> PriceRe
         reference_price=chosen.reference,
         offers_used=len(offers),
     )
+
+
+def _deciding_rule_ids(chosen, floor_bound, ceiling_bound):
+    """The rules that decided: the target, and a bound only when it moved the price."""
+    deciding = (
+        (chosen.target_rule, True),
+        (chosen.floor_rule, floor_bound),
+        (chosen.ceiling_rule, ceiling_bound),
+    )
+    return tuple(rule.id for rule, decided in deciding if rule is not None and decided)
+
+
+def _delta_pct(delta, current, notes):
+    """The change in percent of the current price (0, with a note, for a price of 0)."""
+    if current > ZERO:
+        return _money(delta * HUNDRED / current)
+    notes.append("delta_pct is undefined for a current price of 0.00 and shown as 0.")
+    return Decimal("0.00")
 
 
 # --- The smallest change worth recommending ---------------------------------------------

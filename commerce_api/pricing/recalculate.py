@@ -258,54 +258,22 @@ class Recalculation:
             for row, r in computed
             if self.min_change.allows(r.current_price, r.recommended_price)
         ]
-        records, events, items = [], [], []
-        for row, result in changed:
-            record = {
-                "id": new_id("recommendation"),
-                "tenant": self.tenant_id,
-                "job_id": self.job_id,
-                "sku": row["sku"],
-                "marketplace": self.marketplace,
-                "current_price": result.current_price,
-                "recommended_price": result.recommended_price,
-                "delta": result.delta,
-                "delta_pct": result.delta_pct,
-                "buy_box_win_probability": result.buy_box_win_probability,
-                "estimated_margin": result.estimated_margin,
-                "confidence": result.confidence,
-                "reasoning": result.reasoning,
-                "rule_ids": list(result.rule_ids),
-                "reference_price": result.reference_price,
-                # the price it was computed from: pushing it after a newer one is dropped
-                "listing_price_version": row["listing_price_version"],
-                "status": "pending",
-                "created_at": now,
-                "updated_at": now,
-                "applied_at": None,
-                "dismissed_at": None,
-            }
-            records.append(record)
-            events.append(
-                event_params(
-                    self.tenant_id,
-                    "pricing.recommendation.created",
-                    "recommendation",
-                    record["id"],
-                    serialize_recommendation(record),
-                    created_at=now,
-                )
+        records = [self._recommendation(row, result, now) for row, result in changed]
+        events = [
+            event_params(
+                self.tenant_id,
+                "pricing.recommendation.created",
+                "recommendation",
+                record["id"],
+                serialize_recommendation(record),
+                created_at=now,
             )
-            items.append(
-                {
-                    "id": record["id"],
-                    "sku": row["sku"],
-                    "current_price": float(result.current_price),
-                    "recommended_price": float(result.recommended_price),
-                    "confidence": result.confidence,
-                    "applied": False,
-                    "reasoning": result.reasoning,
-                }
-            )
+            for record in records
+        ]
+        items = [
+            _written_item(record, row, result)
+            for (row, result), record in zip(changed, records, strict=True)
+        ]
         with write_transaction():
             # a recalculation supersedes every pending recommendation of the SKUs it priced
             _dismiss_pending(self.tenant_id, self.marketplace, [r["sku"] for r, _ in computed], now)
@@ -321,6 +289,33 @@ class Recalculation:
                 item["applied"] = True
             else:
                 item["error"] = error
+
+    def _recommendation(self, row, result, now):
+        """The pending recommendation row of one priced SKU."""
+        return {
+            "id": new_id("recommendation"),
+            "tenant": self.tenant_id,
+            "job_id": self.job_id,
+            "sku": row["sku"],
+            "marketplace": self.marketplace,
+            "current_price": result.current_price,
+            "recommended_price": result.recommended_price,
+            "delta": result.delta,
+            "delta_pct": result.delta_pct,
+            "buy_box_win_probability": result.buy_box_win_probability,
+            "estimated_margin": result.estimated_margin,
+            "confidence": result.confidence,
+            "reasoning": result.reasoning,
+            "rule_ids": list(result.rule_ids),
+            "reference_price": result.reference_price,
+            # the price it was computed from: pushing it after a newer one is dropped
+            "listing_price_version": row["listing_price_version"],
+            "status": "pending",
+            "created_at": now,
+            "updated_at": now,
+            "applied_at": None,
+            "dismissed_at": None,
+        }
 
     def _chunk(self, skus):
         now = now_ms()
@@ -383,3 +378,16 @@ def run_recalculation(
         raise JobProblem(
             stuck.error.code, stuck.error.message, stuck.error.details, retryable=True
         ) from None
+
+
+def _written_item(record, row, result):
+    """The job result's entry of a recommendation written (``applied`` set by apply)."""
+    return {
+        "id": record["id"],
+        "sku": row["sku"],
+        "current_price": float(result.current_price),
+        "recommended_price": float(result.recommended_price),
+        "confidence": result.confidence,
+        "applied": False,
+        "reasoning": result.reasoning,
+    }

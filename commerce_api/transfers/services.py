@@ -353,6 +353,64 @@ def ship_transfer(tenant_id: str, transfer_id: str, created_by: str) -> dict[str
     return result
 
 
+def _receipt_amounts(transfer, lines, receipt):
+    """SKU -> quantity to receive: every line's outstanding units, or the receipt's
+    (checked against what is in transit)."""
+    if receipt is None:
+        return {line.sku: line.outstanding for line in lines if line.outstanding}
+    by_sku = {line.sku: line for line in lines}
+    amounts = {}
+    for item in receipt:
+        line = by_sku.get(item["sku"])
+        if line is None:
+            raise ApiError(
+                "TRANSFER_LINE_NOT_FOUND",
+                f"The transfer has no line for {item['sku']}.",
+                details={"transfer_id": transfer.id, "sku": item["sku"]},
+            )
+        if item["quantity"] > line.outstanding:
+            raise ApiError(
+                "RECEIPT_EXCEEDS_SHIPPED",
+                f"{item['quantity']} of {item['sku']} cannot be received: "
+                f"{line.outstanding} are in transit.",
+                details={
+                    "transfer_id": transfer.id,
+                    "sku": item["sku"],
+                    "quantity": item["quantity"],
+                    "in_transit": line.outstanding,
+                },
+            )
+        amounts[item["sku"]] = item["quantity"]
+    return amounts
+
+
+def _receive_lines(tenant_id, created_by, transfer, lines, amounts):
+    """Move ``amounts`` from in transit to the destination's stock (``transfer_in``) and
+    into the lines' received quantities; returns the lines that moved."""
+    to_id = transfer.to_warehouse_id
+    lock_warehouses(tenant_id, (to_id,))
+    moving = [line for line in lines if amounts.get(line.sku)]
+    ledger = _lock_stock(tenant_id, created_by, moving, [to_id], create_in=to_id)
+    incoming = []
+    for line in moving:
+        quantity = amounts[line.sku]
+        row = ledger.stocks[(line.product_id, to_id)]
+        ledger.change(
+            row,
+            "on_hand",
+            row.on_hand + quantity,
+            "transfer_in",
+            note=f"Received from warehouse {transfer.from_warehouse_id}",
+            reference=transfer.id,
+        )
+        incoming.append((row, -quantity))
+        line.received_quantity += quantity
+    ledger.flush()
+    _change_incoming(incoming)
+    _save_lines(moving)
+    return moving
+
+
 @raises(
     "TRANSFER_NOT_FOUND",
     "INVALID_TRANSFER_STATUS",
@@ -375,53 +433,8 @@ def receive_transfer(
             if transfer.status != "in_transit":
                 raise _status_error(transfer, "received", ("in_transit",))
             lines = _lines_of([transfer.id])[transfer.id]
-            by_sku = {line.sku: line for line in lines}
-            if receipt is None:
-                amounts = {line.sku: line.outstanding for line in lines if line.outstanding}
-            else:
-                amounts = {}
-                for item in receipt:
-                    line = by_sku.get(item["sku"])
-                    if line is None:
-                        raise ApiError(
-                            "TRANSFER_LINE_NOT_FOUND",
-                            f"The transfer has no line for {item['sku']}.",
-                            details={"transfer_id": transfer.id, "sku": item["sku"]},
-                        )
-                    if item["quantity"] > line.outstanding:
-                        raise ApiError(
-                            "RECEIPT_EXCEEDS_SHIPPED",
-                            f"{item['quantity']} of {item['sku']} cannot be received: "
-                            f"{line.outstanding} are in transit.",
-                            details={
-                                "transfer_id": transfer.id,
-                                "sku": item["sku"],
-                                "quantity": item["quantity"],
-                                "in_transit": line.outstanding,
-                            },
-                        )
-                    amounts[item["sku"]] = item["quantity"]
-            to_id = transfer.to_warehouse_id
-            lock_warehouses(tenant_id, (to_id,))
-            moving = [line for line in lines if amounts.get(line.sku)]
-            ledger = _lock_stock(tenant_id, created_by, moving, [to_id], create_in=to_id)
-            incoming = []
-            for line in moving:
-                quantity = amounts[line.sku]
-                row = ledger.stocks[(line.product_id, to_id)]
-                ledger.change(
-                    row,
-                    "on_hand",
-                    row.on_hand + quantity,
-                    "transfer_in",
-                    note=f"Received from warehouse {transfer.from_warehouse_id}",
-                    reference=transfer.id,
-                )
-                incoming.append((row, -quantity))
-                line.received_quantity += quantity
-            ledger.flush()
-            _change_incoming(incoming)
-            _save_lines(moving)
+            amounts = _receipt_amounts(transfer, lines, receipt)
+            moving = _receive_lines(tenant_id, created_by, transfer, lines, amounts)
             now = now_ms()
             if all(line.outstanding == 0 for line in lines):
                 _save_status(transfer, "received", "received_at", now)
