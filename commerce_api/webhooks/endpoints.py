@@ -107,7 +107,8 @@ def list_endpoints(
 # Changes ----------------------------------------------------------------------------------
 
 
-@raises(check_url, "WEBHOOK_LIMIT_REACHED", "INSUFFICIENT_SCOPE")
+# SECRET_KEY_MISMATCH: the key reads none of the stored secrets, so no new one is written
+@raises(check_url, "WEBHOOK_LIMIT_REACHED", "INSUFFICIENT_SCOPE", "SECRET_KEY_MISMATCH")
 def create_endpoint(
     tenant_id: str, data: dict[str, Any], has_scope: Callable[[str], bool] | None = None
 ) -> dict[str, Any]:
@@ -193,7 +194,7 @@ def delete_endpoint(tenant_id: str, endpoint_id: str) -> None:
         endpoint.delete_instance()
 
 
-@raises(_get)
+@raises(_get, "SECRET_KEY_MISMATCH")
 def rotate_secret(tenant_id: str, endpoint_id: str) -> dict[str, Any]:
     """A new secret signs from now on; the old one also signs ``webhook-signature``
     during the grace period. Returns the endpoint with the new secret."""
