@@ -283,12 +283,8 @@ class AmazonClient(Connector):
         try:
             budgets.take(self.connection.id, operation, rate, burst, max_wait)
         except budgets.BudgetExhausted as exc:
-            raise MarketplaceUnavailable(
-                f"Amazon's usage plan for {operation} allows the next call in {exc.wait:.0f} s.",
-                code="THROTTLED",
-                details={"operation": operation},
-                retry_after=max(1, math.ceil(exc.wait)),
-            ) from None
+            message = f"Amazon's usage plan for {operation} allows the next call in {{wait}} s."
+            raise exc.unavailable(message, operation) from None
 
     def _follow_rate_limit(self, operation, limit, rate, burst):
         """The budget's rate after Amazon's ``x-amzn-RateLimit-Limit`` (``limit``), adjusting

@@ -28,11 +28,13 @@ forgotten after ``IN_FLIGHT_FORGOTTEN_SECONDS`` without a call.
 """
 
 import functools
+import math
 import time
 
 from ..config import current_config
 from ..db import is_postgres, write_transaction
 from ..sql import Statement
+from .base import MarketplaceUnavailable
 from .models import RateBudget
 
 
@@ -42,6 +44,16 @@ class BudgetExhausted(Exception):
     def __init__(self, wait: float) -> None:
         super().__init__(f"The rate budget allows the next call in {wait:.1f} s.")
         self.wait = wait
+
+    def unavailable(self, message: str, operation: str) -> MarketplaceUnavailable:
+        """The call refused for now (THROTTLED), to be tried again when the budget allows:
+        ``message`` says so in the marketplace's terms (``{wait}``: the seconds to wait)."""
+        return MarketplaceUnavailable(
+            message.replace("{wait}", f"{self.wait:.0f}"),
+            code="THROTTLED",
+            details={"operation": operation},
+            retry_after=max(1, math.ceil(self.wait)),
+        )
 
 
 # no call lasts longer than this: points still in flight after it were lost with a process

@@ -187,12 +187,8 @@ class ShopifyClient(Connector):
         try:
             wait, ticket = budgets.reserve_priced(connection_id, BUDGET, *terms, max_wait, cost)
         except budgets.BudgetExhausted as exc:
-            raise MarketplaceUnavailable(
-                f"Shopify's query cost budget allows {name} in {exc.wait:.0f} s.",
-                code="THROTTLED",
-                details={"operation": name},
-                retry_after=max(1, math.ceil(exc.wait)),
-            ) from None
+            message = f"Shopify's query cost budget allows {name} in {{wait}} s."
+            raise exc.unavailable(message, name) from None
         return _Draw(terms, cost, wait, ticket)
 
     def _send(self, draw, document, variables, token):
