@@ -42,7 +42,36 @@ SIZE_OPTIONS = re.compile(
 # a count before a word of the title: "with 18 Compartments", "24 Pieces" (another count
 # of that word is another product)
 NUMBER_WORD = re.compile(r"(?<![\w.,\-])(" + NUMBER + r")[ \t]+([^\W\d_]{3,})\b")
-_NOT_NUMBER_WORDS = STOPWORDS | PROMOTIONAL_WORDS | frozenset(["x", "by"])
+_NOTNUMBER_WORDS = STOPWORDS | PROMOTIONAL_WORDS | frozenset(["x", "by"])
+# how many come in one product: "Set of 6", "Pack of 10", "3-Pack", "pack of six" (round 7 of
+# issue 30): ``{"#count": {"6"}}``; another count, or a count our title lacks said after our
+# words ("<brand> Keylock Quickdraw Pack of 6" of our single quickdraw), is another product
+COUNT = "#count"
+NUMBER_WORDS = dict(
+    zip(
+        [
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+        ],
+        map(str, range(1, 13)),
+        strict=True,
+    )
+)
+_COUNT_NUMBER = r"(\d{1,4}|" + "|".join(NUMBER_WORDS) + ")"
+_COUNTS = (
+    re.compile(r"\b(?:pack|set|box|case|bundle|tin|bag)s?\s+of\s+" + _COUNT_NUMBER + r"\b", re.I),
+    re.compile(r"(?<![\w.,])" + _COUNT_NUMBER + r"[\s\-]*(?:pack|pk)s?\b", re.I),
+)
 
 
 def _amount(text):
@@ -77,16 +106,20 @@ def sizes_of(text: str | None) -> dict[str, set[str]]:
             before = before[: listed.start()]
     for match in WORD_NUMBER.finditer(text):
         word = match.group(1).casefold()
-        if word not in _NOT_NUMBER_WORDS:
+        if word not in _NOTNUMBER_WORDS:
             numbers = sizes.setdefault("#" + stem(word), set())
             numbers.add(_amount(match.group(2)))
             after = text[match.end() :]
             while listed := _LISTED_AFTER.match(after):  # "size 01 and 02": 02 as well
                 numbers.add(_amount(listed.group(1)))
                 after = after[listed.end() :]
+    for pattern in _COUNTS:
+        for match in pattern.finditer(text):
+            number = match.group(1).casefold()
+            sizes.setdefault(COUNT, set()).add(NUMBER_WORDS.get(number, number))
     for match in NUMBER_WORD.finditer(SIZE.sub(" ", text)):
         word = match.group(2).casefold()
-        if word not in _NOT_NUMBER_WORDS and word not in COLOURS:
+        if word not in _NOTNUMBER_WORDS and word not in COLOURS:
             sizes.setdefault("#>" + stem(word), set()).add(_amount(match.group(1)))
     return sizes
 
