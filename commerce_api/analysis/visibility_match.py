@@ -87,6 +87,7 @@ from .visibility_words import (
     COLOUR_STEMS,
     OPENERS,
     OTHER_POSSESSIVE,
+    SIZE_WORD_LETTERS,
     VARIANT_STEMS,
     CompoundWords,
     keys_of,
@@ -101,6 +102,7 @@ MAX_COMMON_WORDS = 8  # common words of one unit combined (the rarest ones)
 EXACT_MIN_TOKENS = 5  # an exact title names its product alone from this many words/numbers
 EXACT_MIN_WORDS = 3  # ... of which this many significant
 EXACT_ALL_SIGNIFICANT = 4  # ... or this many words and numbers, all significant
+EXACT_SIZED_WORDS = 2  # ... or this many significant words and a size ("Steel Rule 150 mm")
 KIND_TAIL_MIN = 4  # letters of the last part of a compound kind that say it
 QUANTIFIER_REACH = 4  # words before the kind or the brand a quantifier reaches
 QUANTIFIERS = frozenset(["any", "every", "all", "whichever", "whatever", "each"])
@@ -172,8 +174,11 @@ class CatalogueMatcher:
             self.words[sku] = frozenset(words_of(product.title)) - brand_words
             title_keys = len(keys_of(product.title))
             title_words = sum(1 for word in self.words[sku] if len(word) >= 3)
-            if (title_keys >= EXACT_MIN_TOKENS and title_words >= EXACT_MIN_WORDS) or (
-                title_keys >= EXACT_ALL_SIGNIFICANT and title_words >= EXACT_ALL_SIGNIFICANT
+            measured = any(unit[:1] != "#" for unit in self.sizes[sku])
+            if (
+                (title_keys >= EXACT_MIN_TOKENS and title_words >= EXACT_MIN_WORDS)
+                or (title_keys >= EXACT_ALL_SIGNIFICANT and title_words >= EXACT_ALL_SIGNIFICANT)
+                or (measured and title_words >= EXACT_SIZED_WORDS)
             ):
                 tokens = exact_tokens(product.title)
                 self.exact.setdefault(tokens, []).append(sku)
@@ -486,6 +491,11 @@ class CatalogueMatcher:
         text = self._without_other_brands(said) if self.brand else said
         sizes = self._sizes_said(said, text)
         present = self.compounds.read(text, set(words_of(text)))
+        present |= {  # "the medium <brand> jacket" of our "Jacket - M"
+            letter
+            for word, letter in SIZE_WORD_LETTERS.items()
+            if word in present and letter in self.holding
+        }
         keys = keys_of(text)
         width = len(self.brand)
         candidates = self._found(present)

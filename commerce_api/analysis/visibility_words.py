@@ -27,6 +27,7 @@ _SAID_SIZE = re.compile(
     r"(xxs|xs|s|m|l|xl|xxl|xxxl|[234]xl))?\b",
     re.IGNORECASE,
 )
+SIZE_WORD_LETTERS = {"small": "s", "medium": "m", "large": "l"}  # of an answer
 MIN_COMPOUND_PART = 3  # letters of each part of a compound ("quick"+"draw")
 
 # colour words of variants, beyond the keyword suggester's list (a variant's colour is
