@@ -42,13 +42,18 @@ def count_conflict(said: Mapping[str, set[str]], title: Mapping[str, set[str]]) 
     return COUNT in said and COUNT not in title
 
 
-def count_after(tokens: Sequence[str], end: int) -> bool:
-    """True when a count ("Pack of 4", "3-pack"; exact-title tokens) follows ``tokens[:end]``:
-    an exact title of a single product said with a count is a multipack we do not sell."""
-    ahead = list(tokens[end : end + 3])
-    return (
-        len(ahead) == 3 and ahead[0] in _COUNTED and ahead[1] == "of" and _number(ahead[2])
-    ) or (len(ahead) >= 2 and _number(ahead[0]) and ahead[1] in ("pack", "pk"))
+def count_beside(tokens: Sequence[str], start: int, end: int) -> bool:
+    """True when a count ("Pack of 4", "3-pack of"; exact-title tokens) stands right before
+    or after ``tokens[start:end]``: an exact title of a single product said with a count is a
+    multipack we do not sell."""
+    ahead, behind = list(tokens[end : end + 3]), list(tokens[max(0, start - 3) : start])
+    if len(ahead) == 3 and ahead[0] in _COUNTED and ahead[1] == "of" and _number(ahead[2]):
+        return True
+    if len(ahead) >= 2 and _number(ahead[0]) and ahead[1] in ("pack", "pk"):
+        return True
+    if len(behind) == 3 and behind[0] in _COUNTED and behind[1] == "of":
+        return _number(behind[2])  # "a pack of 5 <title>"
+    return len(behind) == 3 and _number(behind[0]) and behind[1] in ("pack", "pk")
 
 
 def _number(token):

@@ -62,7 +62,7 @@ from .visibility_clauses import (
 from .visibility_evidence import (
     UnitView,
     brand_taken,
-    count_after,
+    count_beside,
     count_conflict,
     definite_before,
     unclaimed,
@@ -275,7 +275,7 @@ class CatalogueMatcher:
             for start, end, sku in spans
             if not any(s <= start and end <= e and (s, e) != (start, end) for s, e, _ in spans)
             and not self._of_another_brand(runs, start, end)
-            and not (COUNT not in self.sizes[sku] and count_after(tokens, end))
+            and not (COUNT not in self.sizes[sku] and count_beside(tokens, start, end))
         }
 
     def _other_name(self, run):

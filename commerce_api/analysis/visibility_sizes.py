@@ -19,7 +19,9 @@ SIZE = re.compile(
 )
 # a number a word of the title carries: "SPF 50", "Trailhead 2-Person", "Cable 1 m": an
 # answer giving that word another number speaks of another product
-WORD_NUMBER = re.compile(r"(?<![\w\-])([^\W\d_]{2,})[ \t]?(" + NUMBER + r")(?![.,]?\d)")
+WORD_NUMBER = re.compile(
+    r"(?<![\w\-])([^\W\d_]{2,}|(?i:no|nr|vol|mk|gen)\.)[ \t]?(" + NUMBER + r")(?![.,]?\d)"
+)
 # an amount listed before a size, sharing its unit ("24 or 28 cm", "500, 750 ml")
 _LISTED_BEFORE = re.compile(
     r"(?<![\w.,])(?<!of )(?<!x )(\d+(?:[.,]\d+)?)\s*(?:,|/|\bor\b|\band\b)\s*$"
@@ -42,7 +44,7 @@ SIZE_OPTIONS = re.compile(
 # a count before a word of the title: "with 18 Compartments", "24 Pieces" (another count
 # of that word is another product)
 NUMBER_WORD = re.compile(r"(?<![\w.,\-])(" + NUMBER + r")[ \t]+([^\W\d_]{3,})\b")
-_NOTNUMBER_WORDS = STOPWORDS | PROMOTIONAL_WORDS | frozenset(["x", "by"])
+_NOT_NUMBER_WORDS = STOPWORDS | PROMOTIONAL_WORDS | frozenset(["x", "by"])
 # how many come in one product: "Set of 6", "Pack of 10", "3-Pack", "pack of six" (round 7 of
 # issue 30): ``{"#count": {"6"}}``; another count, or a count our title lacks said after our
 # words ("<brand> Keylock Quickdraw Pack of 6" of our single quickdraw), is another product
@@ -105,8 +107,8 @@ def sizes_of(text: str | None) -> dict[str, set[str]]:
             sizes[unit].add(_amount(listed.group(1)))
             before = before[: listed.start()]
     for match in WORD_NUMBER.finditer(text):
-        word = match.group(1).casefold()
-        if word not in _NOTNUMBER_WORDS:
+        word = match.group(1).casefold().rstrip(".")  # "No. 4" as "No 4"
+        if word not in _NOT_NUMBER_WORDS:
             numbers = sizes.setdefault("#" + stem(word), set())
             numbers.add(_amount(match.group(2)))
             after = text[match.end() :]
@@ -119,7 +121,7 @@ def sizes_of(text: str | None) -> dict[str, set[str]]:
             sizes.setdefault(COUNT, set()).add(NUMBER_WORDS.get(number, number))
     for match in NUMBER_WORD.finditer(SIZE.sub(" ", text)):
         word = match.group(2).casefold()
-        if word not in _NOTNUMBER_WORDS and word not in COLOURS:
+        if word not in _NOT_NUMBER_WORDS and word not in COLOURS:
             sizes.setdefault("#>" + stem(word), set()).add(_amount(match.group(1)))
     return sizes
 
