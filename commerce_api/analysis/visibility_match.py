@@ -36,7 +36,10 @@ and not our brand lends no words to ours, nor does an item of a list in one sent
 starts with another brand ("..., Troutley wire traces and a Riverhook landing net"); of
 several sizes, the clause naming our brand says which; a product of a kind said once with
 fewer of its words in the unit than another of that kind is not the one meant
-(``visibility_clauses``; round 5 of issue 30, docs/decisions.md).
+(``visibility_clauses``; round 5 of issue 30, docs/decisions.md). Round 7: size letters and
+compounds are words however written (``visibility_words``); a count we do not sell,
+"without" our words, a carried sentence without a definite reference, and the brand taken by
+an exact title name nothing (``visibility_evidence``).
 
 The brand alone, or the brand with a kind of product ("Fieldhouse mugs"), names no SKU:
 it is a brand mention. A generic title said of another brand ("Falcon enamel mug, white")
@@ -91,6 +94,8 @@ from .visibility_words import (
     VARIANT_STEMS,
     CompoundWords,
     keys_of,
+    name_words,
+    says_kind,
     words_of,
 )
 
@@ -103,7 +108,6 @@ EXACT_MIN_TOKENS = 5  # an exact title names its product alone from this many wo
 EXACT_MIN_WORDS = 3  # ... of which this many significant
 EXACT_ALL_SIGNIFICANT = 4  # ... or this many words and numbers, all significant
 EXACT_SIZED_WORDS = 2  # ... or this many significant words and a size ("Steel Rule 150 mm")
-KIND_TAIL_MIN = 4  # letters of the last part of a compound kind that say it
 QUANTIFIER_REACH = 4  # words before the kind or the brand a quantifier reaches
 QUANTIFIERS = frozenset(["any", "every", "all", "whichever", "whatever", "each"])
 _NAME_AFTER = r"(?:['\u2019]s)?((?:\s+(?:[A-Z0-9][\w.\-]*|&|with|of|and|for|in))+)"
@@ -112,18 +116,6 @@ _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set o
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
 _SKU_TOKEN = re.compile(r"[A-Za-z0-9._-]+")  # the characters a SKU may have
-
-
-def _says(word, kind):
-    """True when the stem ``word`` says the kind ``kind``: the same, or the last part of a
-    compound ("pack" of "backpack" and "daypack", "lamp" of "headlamp")."""
-    return word == kind or (len(word) >= KIND_TAIL_MIN and kind.endswith(word))
-
-
-def _name_words(text):
-    """The words of a name that tell products apart, its sizes and numbers aside ("30-litre
-    Ridgeway", "20cm" say a size, which ``sizes_of`` compares)."""
-    return {word for word in words_of(SIZE.sub(" ", text)) if word.isalpha()}
 
 
 @dataclass(frozen=True)
@@ -312,12 +304,12 @@ class CatalogueMatcher:
             run = match.group(1).split()
             while run and run[-1].casefold() in _CONNECTORS | {"&"}:
                 run.pop()
-            names.append(self.compounds.fold(" ".join(run), _name_words(" ".join(run))))
+            names.append(self.compounds.fold(" ".join(run), name_words(" ".join(run))))
         for match in CAPITALISED_NAME.finditer(text):
             run = match.group().split()
             if match.start() == len(text) - len(text.lstrip()):
                 run = run[1:]  # the first word of a sentence is capitalised anyway
-            name = self.compounds.fold(" ".join(run), _name_words(" ".join(run)))
+            name = self.compounds.fold(" ".join(run), name_words(" ".join(run)))
             name -= self.brand_stems
             if len(run) >= 2 and len(name) >= 2:
                 names.append(name)
@@ -407,7 +399,7 @@ class CatalogueMatcher:
         return False
 
     def _plural_only(self, sku, kind, keys):
-        said = [k for k in keys if _says(stem(k), kind)]
+        said = [k for k in keys if says_kind(stem(k), kind)]
         return bool(said) and not self.plural_kind[sku] and all(k != stem(k) for k in said)
 
     def _says_kind(self, sku, kind, found, keys, sizes):
@@ -416,7 +408,7 @@ class CatalogueMatcher:
         ending a noun phrase ("merino wool throw in oatmeal" of a throw blanket); a plural
         with our size or a variant word of our title is ours ("steel bottles: ... makes a
         750 ml one", "small soy candles", "enamel mugs in white and blue")."""
-        said = [k for k in keys if _says(stem(k), kind)]
+        said = [k for k in keys if says_kind(stem(k), kind)]
         if said:
             return (
                 self.plural_kind[sku]
@@ -522,7 +514,7 @@ class CatalogueMatcher:
         """True when the unit (``view``) names ``sku`` by the words of its title ``found``
         in it (module docstring)."""
         title, kind, keys = self.words[sku], self._kind(sku), view.keys
-        if kind is not None and kind not in found and any(_says(stem(k), kind) for k in keys):
+        if kind is not None and kind not in found and any(says_kind(stem(k), kind) for k in keys):
             found = found | {kind}  # "the keylock draw" of our "Keylock Quickdraw"
         if found != title and MIN_FOUND <= len(found) < view.most.get(kind, 0):
             return False  # another product of its kind has more of its words here

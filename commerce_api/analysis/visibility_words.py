@@ -15,6 +15,7 @@ import re
 
 from .listing_keywords import COLOURS
 from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem, word_set
+from .visibility_sizes import SIZE
 
 _WORD = re.compile(r"[^\W_]+")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
@@ -27,6 +28,7 @@ _SAID_SIZE = re.compile(
     r"(xxs|xs|s|m|l|xl|xxl|xxxl|[234]xl))?\b",
     re.IGNORECASE,
 )
+KIND_TAIL_MIN = 4  # letters of the last part of a compound kind that say it
 SIZE_WORD_LETTERS = {"small": "s", "medium": "m", "large": "l"}  # of an answer
 MIN_COMPOUND_PART = 3  # letters of each part of a compound ("quick"+"draw")
 
@@ -160,3 +162,15 @@ class CompoundWords:
                 out -= {stem(first), stem(second)}
                 out.add(joined)
         return out
+
+
+def says_kind(word: str, kind: str) -> bool:
+    """True when the stem ``word`` says the kind ``kind``: the same, or the last part of a
+    compound ("pack" of "backpack" and "daypack", "lamp" of "headlamp")."""
+    return word == kind or (len(word) >= KIND_TAIL_MIN and kind.endswith(word))
+
+
+def name_words(text: str) -> set[str]:
+    """The words of a name that tell products apart, its sizes and numbers aside ("30-litre
+    Ridgeway", "20cm" say a size, which ``sizes_of`` compares)."""
+    return {word for word in words_of(SIZE.sub(" ", text)) if word.isalpha()}
