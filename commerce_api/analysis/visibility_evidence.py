@@ -35,6 +35,10 @@ DEFINITE = frozenset(
 )
 REFERENCE_REACH = 3  # words of the title a definite reference may stand before
 _PRONOUNS = frozenset(["i", "you", "we", "they", "he", "she", "it", "one", "them", "us"])
+# words that stand in a noun phrase without naming a product ("for your carving")
+FUNCTION_WORDS = DEFINITE | _PRONOUNS | frozenset(
+    ["any", "some", "each", "every", "own", "same", "other", "another", "such", "no", "not"]
+)
 
 
 def count_conflict(said: Mapping[str, set[str]], title: Mapping[str, set[str]]) -> bool:
@@ -68,6 +72,27 @@ def without_our_words(keys: Sequence[str], title: Iterable[str]) -> bool:
             continue
         after = [k for k in keys[index + 1 : index + 1 + WITHOUT_REACH] if k not in STOPWORDS]
         if any(stem(k) in title for k in after[:2]):
+            return True
+    return False
+
+
+def swapped_word(keys: Sequence[str], title_keys: Sequence[str], title: Iterable[str]) -> bool:
+    """True when ``keys`` say our title's words with one of them swapped for a word the title
+    lacks, between the same two words ("wired super frames" of our "Wired Brood Frames",
+    "with iron cap" of our "with Bronze Cap"): another product of the brand, whatever the
+    case it is written in."""
+    title, said = set(title), [stem(key) for key in keys]
+    ours = [stem(key) for key in title_keys]
+    frames = {
+        (ours[j - 1], ours[j + 1]): ours[j]
+        for j in range(1, len(ours) - 1)
+        if ours[j] in title  # a significant word between two others
+    }
+    for i in range(1, len(said) - 1):
+        word = said[i]
+        if len(word) < 3 or not word.isalpha() or word in title | STOPWORDS | FUNCTION_WORDS:
+            continue
+        if (said[i - 1], said[i + 1]) in frames and said[i - 1] in title | STOPWORDS:
             return True
     return False
 

@@ -68,6 +68,7 @@ from .visibility_evidence import (
     count_beside,
     count_conflict,
     definite_before,
+    swapped_word,
     unclaimed,
     without_our_words,
 )
@@ -156,6 +157,7 @@ class CatalogueMatcher:
         self.modifier = {}  # sku -> the word before its kind ("throw" of "throw blanket")
         self.first_keys = {}  # sku -> its title's first word (lower case), when asked
         self.compounds = CompoundWords()
+        self.title_keys = {}  # sku -> its title's words in order (keys_of)
         for product in products:
             sku = product.sku
             self.products[sku] = product
@@ -178,6 +180,7 @@ class CatalogueMatcher:
             for word in self.words[sku]:
                 self.holding.setdefault(word, set()).add(sku)
             self.compounds.add_title(product.title, self.words[sku])
+            self.title_keys[sku] = keys_of(product.title)
             gtin = (product.gtin or "").strip().lstrip("0")
             if gtin:
                 self.gtins.setdefault(gtin, set()).add(sku)
@@ -538,6 +541,7 @@ class CatalogueMatcher:
         return (
             enough
             and not without_our_words(keys, title)
+            and not swapped_word(keys, self.title_keys[sku], title)
             and self._said_of_it(sku, found, keys, view.names, view.colours, view.text)
             and self._single_out_sized(found, sku, view.sizes, view.text, view.numbers)
         )

@@ -11,6 +11,7 @@ from commerce_api.analysis.visibility_evidence import (
     brand_taken,
     count_beside,
     definite_before,
+    swapped_word,
     without_our_words,
 )
 from commerce_api.analysis.visibility_match import CatalogueMatcher, Product
@@ -171,3 +172,24 @@ def test_an_abbreviations_full_stop_ends_no_sentence():
 def test_an_exact_title_of_two_words_and_a_size_names_it_without_the_brand():
     assert named("The Foam Sitmat 40 x 30 cm in my pack weighs nothing.") == {"T-MAT"}
     assert named("A foam sitmat is a luxury.") == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "skus"),
+    [
+        ("tarnwick's running belt with phone holder is new.", set()),
+        ("The Tarnwick Reflective Cycling Vest in XL is for bikes.", set()),
+        ("tarnwick's running belt with bottle holder is steady.", {"T-BELT"}),
+        ("The Tarnwick running belt with your bottle holder on it is steady.", {"T-BELT"}),
+    ],
+)
+def test_one_word_of_our_title_swapped_is_another_product_in_any_case(text, skus):
+    assert named(text) == skus
+
+
+def test_a_swapped_word_sits_between_the_same_two_words_and_is_no_function_word():
+    frames = ["wired", "brood", "frames"]
+    assert swapped_word(["wired", "super", "frame"], frames, {"wired", "brood", "frame"})
+    assert not swapped_word(["wired", "brood", "frame"], frames, {"wired", "brood", "frame"})
+    spoon = ["for", "spoon", "carving"]
+    assert not swapped_word(["for", "your", "carving"], spoon, {"spoon", "carving"})
