@@ -108,6 +108,8 @@ def unclaimed(
     """``sizes`` (of ``text``) without the amounts that are another product's: one its title
     has (and ``sku``'s does not), found in the unit with at least ``min_found`` of its words,
     said only in parts of ``text`` (cut at commas, "and", ";") without a word of ``sku``'s."""
+    if not sizes or len(found) < 2:
+        return dict(sizes)
     ours, own = found[sku], product_sizes[sku]
     parts = [(sizes_of(part), set(words_of(part))) for part in _PARTS.split(text)]
     out = {}
