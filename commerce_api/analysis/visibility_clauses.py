@@ -17,6 +17,8 @@ _DETACHING = re.compile(r"[^\s\-'\u2019]")  # punctuation between two words
 _NUMBERED = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?\s*(\d{1,3})[.)]\s+(.*\S)")
 _BULLET = re.compile(r"^(\s*)[-*\u2022+]\s+(.*\S)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# a full stop that ends an abbreviation, not a sentence ("Plane No. 4", "e.g. a rasp")
+_ABBREVIATION = re.compile(r"(?:^|\s|\()(?:no|nr|vol|mk|approx|ca|vs|e\.g|i\.e|incl)\.$", re.I)
 
 # the items of a list in a sentence: cut at commas and "and"/"or"/"plus" (";" cuts clauses)
 _ITEM_SPLIT = re.compile(r"(\s*,\s*|\s+(?=(?:and|or|plus)\s))", re.IGNORECASE)
@@ -133,12 +135,19 @@ def answer_units(answer: str | None) -> list[Unit]:
         if current is not None:
             paragraph += 1  # prose after a list starts a new paragraph
         current = None
-        units.extend(
-            Unit(sentence, None, paragraph)
-            for sentence in _SENTENCE_END.split(line.strip())
-            if sentence
-        )
+        units.extend(Unit(sentence, None, paragraph) for sentence in sentences(line))
     return units
+
+
+def sentences(line: str) -> list[str]:
+    """The sentences of ``line``; a full stop after an abbreviation ends none."""
+    out = []
+    for piece in _SENTENCE_END.split(line.strip()):
+        if out and _ABBREVIATION.search(out[-1]):
+            out[-1] += " " + piece
+        elif piece:
+            out.append(piece)
+    return out
 
 
 def exact_runs(text: str | None) -> list[tuple[str, str, bool, bool]]:

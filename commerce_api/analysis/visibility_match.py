@@ -36,7 +36,10 @@ and not our brand lends no words to ours, nor does an item of a list in one sent
 starts with another brand ("..., Troutley wire traces and a Riverhook landing net"); of
 several sizes, the clause naming our brand says which; a product of a kind said once with
 fewer of its words in the unit than another of that kind is not the one meant
-(``visibility_clauses``; round 5 of issue 30, docs/decisions.md).
+(``visibility_clauses``; round 5 of issue 30, docs/decisions.md). Round 7: size letters and
+compounds are words however written (``visibility_words``); a count we do not sell,
+"without" our words, a carried sentence without a definite reference, and the brand taken by
+an exact title name nothing (``visibility_evidence``).
 
 The brand alone, or the brand with a kind of product ("Fieldhouse mugs"), names no SKU:
 it is a brand mention. A generic title said of another brand ("Falcon enamel mug, white")
@@ -48,8 +51,8 @@ shared by no other product.
 import re
 from dataclasses import dataclass
 
-from .listing_keywords import COLOURS, MATERIAL_STEMS, kind_of
-from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem, word_set
+from .listing_keywords import MATERIAL_STEMS, kind_of
+from .listing_title import STOPWORDS, stem
 from .visibility_clauses import (
     Unit,
     answer_units,
@@ -59,8 +62,19 @@ from .visibility_clauses import (
     offered_in,
     quantified,
 )
+from .visibility_evidence import (
+    UnitView,
+    brand_taken,
+    count_beside,
+    count_conflict,
+    definite_before,
+    swapped_word,
+    unclaimed,
+    without_our_words,
+)
 from .visibility_others import without_other_names
 from .visibility_sizes import (
+    COUNT,
     SIZE,
     SIZE_OPTIONS,
     bare_numbers,
@@ -69,6 +83,21 @@ from .visibility_sizes import (
     sizes_of,
     spaced_number_words,
     title_numbers,
+)
+from .visibility_words import (
+    CAPITALISED_NAME,
+    CLAUSE_SPLIT,
+    COLOUR_OPTIONS,
+    COLOUR_STEMS,
+    OPENERS,
+    OTHER_POSSESSIVE,
+    SIZE_WORD_LETTERS,
+    VARIANT_STEMS,
+    CompoundWords,
+    keys_of,
+    name_words,
+    says_kind,
+    words_of,
 )
 
 TITLE_COVERAGE = 0.75  # without a brand: share of the title's words a unit must carry
@@ -79,95 +108,15 @@ MAX_COMMON_WORDS = 8  # common words of one unit combined (the rarest ones)
 EXACT_MIN_TOKENS = 5  # an exact title names its product alone from this many words/numbers
 EXACT_MIN_WORDS = 3  # ... of which this many significant
 EXACT_ALL_SIGNIFICANT = 4  # ... or this many words and numbers, all significant
-KIND_TAIL_MIN = 4  # letters of the last part of a compound kind that say it
+EXACT_SIZED_WORDS = 2  # ... or this many significant words and a size ("Steel Rule 150 mm")
 QUANTIFIER_REACH = 4  # words before the kind or the brand a quantifier reaches
 QUANTIFIERS = frozenset(["any", "every", "all", "whichever", "whatever", "each"])
 _NAME_AFTER = r"(?:['\u2019]s)?((?:\s+(?:[A-Z0-9][\w.\-]*|&|with|of|and|for|in))+)"
 _CONNECTORS = frozenset(["with", "of", "and", "for", "in"])
 _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
-# colour words of variants, beyond the keyword suggester's list (a variant's colour is
-# any word; these are the common ones): an answer naming one our title lacks names
-# another variant
-VARIANT_COLOURS = COLOURS | word_set(
-    "oatmeal charcoal sage olive sand stone slate taupe mustard rust terracotta burgundy "
-    "maroon khaki tan camel mint coral lavender lilac turquoise aqua silver gold graphite "
-    "anthracite forest midnight ochre plum indigo denim cobalt emerald ruby blush rose "
-    "peach lemon lime cherry wine mocha espresso chocolate caramel honey smoke ash pearl "
-    "ecru mauve magenta cyan clay speckled matte"
-)
-_COLOUR_STEMS = frozenset(stem(word) for word in VARIANT_COLOURS)
-_VARIANT_STEMS = _COLOUR_STEMS | frozenset(
-    stem(word)
-    for word in word_set("small medium large mini xl xxl xs petite king queen double single")
-)
-# "in black and white", "in sage or charcoal": the colours a product comes in, no variant
-_COLOUR_WORD = r"(?:" + "|".join(sorted(VARIANT_COLOURS)) + r")"
-_COLOUR_OPTIONS = re.compile(
-    r"\bin\s+"
-    + _COLOUR_WORD
-    + r"(?:\s*(?:,|/|&|\band\b|\bor\b)\s*(?:and\s+|or\s+)?"
-    + _COLOUR_WORD
-    + r")+\b",
-    re.IGNORECASE,
-)
-# capitalised names ("an Electric Burr Coffee Grinder"): another product when it has a word
-# our title lacks
-_CAPITALISED_NAME = re.compile(r"(?<![\w&])[A-Z][\w\-]*(?:\s+(?:[A-Z0-9][\w.\-]*|&))+")
-
-# the clauses of a sentence ("..., and ...", "...; ...", "... - ...")
-_CLAUSE_SPLIT = re.compile(
-    r",\s*(?=(?:and|but|while|whereas|or|though|although)\b)|;\s+|\s[\u2014\u2013-]\s",
-    re.IGNORECASE,
-)
-# a possessive before a capitalised name: "Ruffwear's Knot-a-Leash"
-_OTHER_POSSESSIVE = re.compile(r"(?<![\w&])([A-Z][\w\-]*)['\u2019]s\s+[A-Z0-9]")
-# words that open a sentence or stand before a product's name without being a brand
-_OPENERS = frozenset(
-    stem(word)
-    for word in word_set(
-        "my our your his her their its this that these those both each every any some one "
-        "two also then so but if when as yes no i we you they it he she try get buy choose "
-        "pick consider recommend grab skip avoid order love like use take go see check new "
-        "classic original best good great"
-    )
-)
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
-_WORD = re.compile(r"[^\W_]+")
 _SKU_TOKEN = re.compile(r"[A-Za-z0-9._-]+")  # the characters a SKU may have
-_NOT_TITLE_WORDS = STOPWORDS | PROMOTIONAL_WORDS
-
-
-def _says(word, kind):
-    """True when the stem ``word`` says the kind ``kind``: the same, or the last part of a
-    compound ("pack" of "backpack" and "daypack", "lamp" of "headlamp")."""
-    return word == kind or (len(word) >= KIND_TAIL_MIN and kind.endswith(word))
-
-
-def _name_words(text):
-    """The words of a name that tell products apart, its sizes and numbers aside ("30-litre
-    Ridgeway", "20cm" say a size, which ``sizes_of`` compares)."""
-    return {word for word in words_of(SIZE.sub(" ", text)) if word.isalpha()}
-
-
-def words_of(text: str | None) -> list[str]:
-    """The significant words of ``text`` (three letters or more, or a code such as "A5"),
-    plurals folded, in order, each once."""
-    words = []
-    for token in _keys(text):
-        if not has_letter(token) or token in _NOT_TITLE_WORDS:
-            continue
-        if len(token) < 3 and token.isalpha():
-            continue  # "ml", "of"; a code of a letter and a digit ("A5", "4K") counts
-        word = stem(token)
-        if word not in words:
-            words.append(word)
-    return words
-
-
-def _keys(text):
-    """The words of ``text`` as lower-case tokens of letters and digits, possessives cut."""
-    return _WORD.findall(_POSSESSIVE.sub("", text or "").casefold())
 
 
 @dataclass(frozen=True)
@@ -181,12 +130,13 @@ class CatalogueMatcher:
     """Finds the products of a catalogue (and the brand) in answers."""
 
     def __init__(self, products, brand=None):
-        self.brand = _keys(brand)
+        self.brand = keys_of(brand)
+        self.brand_tokens = exact_tokens(brand)
         brand_words = self.brand_stems = frozenset(stem(word) for word in self.brand)
         self.brand_name = (
             re.compile(
                 r"(?<![\w])(?i:"
-                + r"\W+".join(re.escape(w) for w in (brand or "").split() if _keys(w))
+                + r"\W+".join(re.escape(w) for w in (brand or "").split() if keys_of(w))
                 + ")"
                 + _NAME_AFTER
             )
@@ -206,6 +156,8 @@ class CatalogueMatcher:
         self.plural_kind = {}  # sku -> True when its title says its kind in the plural
         self.modifier = {}  # sku -> the word before its kind ("throw" of "throw blanket")
         self.first_keys = {}  # sku -> its title's first word (lower case), when asked
+        self.compounds = CompoundWords()
+        self.title_keys = {}  # sku -> its title's words in order (keys_of)
         for product in products:
             sku = product.sku
             self.products[sku] = product
@@ -214,16 +166,21 @@ class CatalogueMatcher:
             # (promotional words are no title words; phrases such as "best seller" are
             # left in: cutting them out costs more than they can confuse)
             self.words[sku] = frozenset(words_of(product.title)) - brand_words
-            title_keys = len(_keys(product.title))
+            title_keys = len(keys_of(product.title))
             title_words = sum(1 for word in self.words[sku] if len(word) >= 3)
-            if (title_keys >= EXACT_MIN_TOKENS and title_words >= EXACT_MIN_WORDS) or (
-                title_keys >= EXACT_ALL_SIGNIFICANT and title_words >= EXACT_ALL_SIGNIFICANT
+            measured = any(unit[:1] != "#" for unit in self.sizes[sku])
+            if (
+                (title_keys >= EXACT_MIN_TOKENS and title_words >= EXACT_MIN_WORDS)
+                or (title_keys >= EXACT_ALL_SIGNIFICANT and title_words >= EXACT_ALL_SIGNIFICANT)
+                or (measured and title_words >= EXACT_SIZED_WORDS)
             ):
                 tokens = exact_tokens(product.title)
                 self.exact.setdefault(tokens, []).append(sku)
                 self.exact_lengths.add(len(tokens))
             for word in self.words[sku]:
                 self.holding.setdefault(word, set()).add(sku)
+            self.compounds.add_title(product.title, self.words[sku])
+            self.title_keys[sku] = keys_of(product.title)
             gtin = (product.gtin or "").strip().lstrip("0")
             if gtin:
                 self.gtins.setdefault(gtin, set()).add(sku)
@@ -232,7 +189,7 @@ class CatalogueMatcher:
     def names_brand(self, text: str) -> bool:
         if not self.brand:
             return False
-        keys, width = _keys(text), len(self.brand)
+        keys, width = keys_of(text), len(self.brand)
         return any(keys[i : i + width] == self.brand for i in range(len(keys) - width + 1))
 
     def _found(self, present):
@@ -313,14 +270,15 @@ class CatalogueMatcher:
             for start, end, sku in spans
             if not any(s <= start and end <= e and (s, e) != (start, end) for s, e, _ in spans)
             and not self._of_another_brand(runs, start, end)
+            and not (COUNT not in self.sizes[sku] and count_beside(tokens, start, end))
         }
 
     def _other_name(self, run):
         """True when ``run`` (of ``exact_runs``) reads as a name that is not our brand's: a
         capitalised word or a possessive, not a stop word nor a word that opens sentences
-        ("My", "Try", "Both": ``_OPENERS``)."""
+        ("My", "Try", "Both": ``OPENERS``)."""
         token, spelling, possessive, _ = run
-        if token in self.brand_stems or token in STOPWORDS or token in _OPENERS:
+        if token in self.brand_stems or token in STOPWORDS or token in OPENERS:
             return False
         if possessive:
             return spelling[:1].isalnum()
@@ -349,12 +307,13 @@ class CatalogueMatcher:
             run = match.group(1).split()
             while run and run[-1].casefold() in _CONNECTORS | {"&"}:
                 run.pop()
-            names.append(_name_words(" ".join(run)))
-        for match in _CAPITALISED_NAME.finditer(text):
+            names.append(self.compounds.fold(" ".join(run), name_words(" ".join(run))))
+        for match in CAPITALISED_NAME.finditer(text):
             run = match.group().split()
             if match.start() == len(text) - len(text.lstrip()):
                 run = run[1:]  # the first word of a sentence is capitalised anyway
-            name = _name_words(" ".join(run)) - self.brand_stems
+            name = self.compounds.fold(" ".join(run), name_words(" ".join(run)))
+            name -= self.brand_stems
             if len(run) >= 2 and len(name) >= 2:
                 names.append(name)
         return [name for name in names if name]
@@ -367,7 +326,7 @@ class CatalogueMatcher:
             key.isalpha()
             and key not in self.brand_stems
             and key not in STOPWORDS
-            and key not in _OPENERS
+            and key not in OPENERS
             and key not in self.holding
         )
 
@@ -379,7 +338,7 @@ class CatalogueMatcher:
         for item in items_of_other_brands(text, self._is_other_name):
             if not self.names_brand(item):
                 text = text.replace(item, " ", 1)
-        clauses = _CLAUSE_SPLIT.split(text)
+        clauses = CLAUSE_SPLIT.split(text)
         if len(clauses) < 2:
             return text
         kept = [
@@ -388,7 +347,7 @@ class CatalogueMatcher:
             if self.names_brand(clause)
             or not any(
                 stem(match.group(1).casefold()) not in self.brand_stems
-                for match in _OTHER_POSSESSIVE.finditer(clause)
+                for match in OTHER_POSSESSIVE.finditer(clause)
             )
         ]
         return " ".join(kept)
@@ -409,7 +368,7 @@ class CatalogueMatcher:
                 if kind is not None and words_of(title[size.end() :])[:1] == [kind]:
                     kind = kind_of(title[: size.start()]) or kind
             self.kinds[sku] = kind if kind in self.words[sku] else None
-            title_keys = _keys(self.products[sku].title)
+            title_keys = keys_of(self.products[sku].title)
             self.plural_kind[sku] = any(
                 (k != stem(k) and stem(k) == kind) or k in _MANY for k in title_keys
             )
@@ -417,14 +376,14 @@ class CatalogueMatcher:
             for before, word in zip(title_keys, title_keys[1:], strict=False):
                 if stem(word) == kind and len(before) >= 3 and before.isalpha():
                     modifier = stem(before)
-            if modifier in _COLOUR_STEMS or modifier in MATERIAL_STEMS:
+            if modifier in COLOUR_STEMS or modifier in MATERIAL_STEMS:
                 modifier = None
             self.modifier[sku] = modifier if modifier in self.words[sku] else None
         return self.kinds[sku]
 
     def _first_key(self, sku):
         if sku not in self.first_keys:
-            self.first_keys[sku] = next(iter(_keys(self.products[sku].title)), None)
+            self.first_keys[sku] = next(iter(keys_of(self.products[sku].title)), None)
         return self.first_keys[sku]
 
     def _lead_after_brand(self, sku, kind, keys):
@@ -432,7 +391,7 @@ class CatalogueMatcher:
         the unit, with no significant word after them: "Loomhollow Merino DK in teal" of
         our "Merino DK Yarn 50 g - Teal" (not "Birchwood Acacia Salad Servers" of our
         "Acacia Salad Bowl ... with Servers")."""
-        title_keys = _keys(self.products[sku].title)
+        title_keys = keys_of(self.products[sku].title)
         kinds = [i for i, key in enumerate(title_keys) if stem(key) == kind]
         lead = self.brand + title_keys[: kinds[0]] if kinds else []
         if len(lead) < len(self.brand) + 2:
@@ -443,7 +402,7 @@ class CatalogueMatcher:
         return False
 
     def _plural_only(self, sku, kind, keys):
-        said = [k for k in keys if _says(stem(k), kind)]
+        said = [k for k in keys if says_kind(stem(k), kind)]
         return bool(said) and not self.plural_kind[sku] and all(k != stem(k) for k in said)
 
     def _says_kind(self, sku, kind, found, keys, sizes):
@@ -452,13 +411,13 @@ class CatalogueMatcher:
         ending a noun phrase ("merino wool throw in oatmeal" of a throw blanket); a plural
         with our size or a variant word of our title is ours ("steel bottles: ... makes a
         750 ml one", "small soy candles", "enamel mugs in white and blue")."""
-        said = [k for k in keys if _says(stem(k), kind)]
+        said = [k for k in keys if says_kind(stem(k), kind)]
         if said:
             return (
                 self.plural_kind[sku]
                 or any(k == stem(k) for k in said)
                 or sizes_agree(sizes, self.sizes[sku])  # "bottles ... a 750 ml one"
-                or bool(self.words[sku] & _VARIANT_STEMS & set(map(stem, keys)))
+                or bool(self.words[sku] & VARIANT_STEMS & set(map(stem, keys)))
             )
         if self._lead_after_brand(sku, kind, keys):
             return True
@@ -482,18 +441,19 @@ class CatalogueMatcher:
             return False  # another product of the brand
         if self._of_any(keys, {kind, *(stem(word) for word in self.brand)} - {None}):
             return False
-        title_colours = title & _COLOUR_STEMS
+        title_colours = title & COLOUR_STEMS
         if (
             title_colours
-            and offered_in(text, _COLOUR_OPTIONS)
+            and offered_in(text, COLOUR_OPTIONS)
             and not (kind is not None and self._plural_only(sku, kind, keys))
         ):
             return False  # "the lamp in black and white": the colours it comes in, no variant
         return not (colours and title_colours and not colours & title_colours)
 
-    def identify(self, text: str, branded: bool) -> dict[str, str]:
+    def identify(self, text: str, branded: bool, carried: bool = False) -> dict[str, str]:
         """``{sku: how}`` of the products ``text`` names; ``how`` is ``"gtin"``, ``"sku"``
-        or ``"title"``; ``branded``: the unit speaks of our brand."""
+        or ``"title"``; ``branded``: the unit speaks of our brand; ``carried``: only because
+        the sentence before did (``visibility_evidence.definite_before``)."""
         named = {}
         for run in _DIGIT_RUN.findall(text):
             for sku in self.gtins.get(re.sub(r"\D", "", run).lstrip("0"), ()):
@@ -506,49 +466,85 @@ class CatalogueMatcher:
             named.setdefault(sku, "title")
         if self.brand and not branded:
             return named  # a title said of no brand of ours (or of another) is not ours
-        said = text
-        if self.brand:
-            text = self._without_other_brands(text)
-        sizes = self._sizes_said(said, text)
-        present = set(words_of(text))
-        keys = _keys(text)
-        names = self._others_of_brand(text) if self.brand else []
-        colours = present & _COLOUR_STEMS
-        numbers = (
-            bare_numbers(text)
-            - {  # numbers without a unit, not a size's
-                amount for unit, amounts in sizes.items() if unit[:1] != "#" for amount in amounts
-            }
-        )
-        width = len(self.brand)
-        after_brand = {  # the words right after the brand: a title's may follow
-            keys[i + width] for i in range(len(keys) - width) if keys[i : i + width] == self.brand
-        }
-        candidates = self._found(present)
-        most = self._most_words_per_kind(candidates, keys) if self.brand else {}
-        for sku, found in candidates.items():
-            title = self.words[sku]
-            if sku in named or not title:
-                continue
-            if most and MIN_FOUND <= len(found) < most.get(self._kind(sku), 0):
-                continue  # another product of its kind has more of its words here
-            if sizes and sizes_conflict(sizes, self.sizes[sku]):
-                continue  # another size than ours
-            if self.brand:
-                enough = (
-                    len(found) >= MIN_FOUND
-                    or found == title
-                    or (
-                        bool(found)
-                        and self._first_key(sku) in after_brand
-                        and self._lead_after_brand(sku, self._kind(sku), keys)
-                    )
-                ) and self._said_of_it(sku, found, keys, names, colours, text)
-            else:
-                enough = len(found) >= TITLE_MIN_WORDS and len(found) / len(title) >= TITLE_COVERAGE
-            if enough and self._single_out_sized(found, sku, sizes, text, numbers):
+        if self.brand and brand_taken(
+            exact_tokens(text), self.brand_tokens, self.exact, self.exact_lengths
+        ):
+            return named  # the brand is the exact title's after it (visibility_evidence)
+        view = self._view(text)
+        for sku, found in view.candidates.items():
+            if (
+                sku not in named
+                and self.words[sku]
+                and self._names_by_title(sku, found, view)
+                and (not carried or definite_before(view.keys, found))
+            ):
                 named[sku] = "title"
         return named
+
+    def _view(self, said):
+        """What ``_names_by_title`` reads of the unit ``said``."""
+        text = self._without_other_brands(said) if self.brand else said
+        sizes = self._sizes_said(said, text)
+        present = self.compounds.read(text, set(words_of(text)))
+        present |= {  # "the medium <brand> jacket" of our "Jacket - M"
+            letter
+            for word, letter in SIZE_WORD_LETTERS.items()
+            if word in present and letter in self.holding
+        }
+        keys = keys_of(text)
+        width = len(self.brand)
+        candidates = self._found(present)
+        return UnitView(
+            text=text,
+            keys=keys,
+            sizes=sizes,
+            names=self._others_of_brand(text) if self.brand else [],
+            colours=present & COLOUR_STEMS,
+            numbers=bare_numbers(text)
+            - {  # numbers without a unit, not a size's
+                amount for unit, amounts in sizes.items() if unit[:1] != "#" for amount in amounts
+            },
+            after_brand={  # the words right after the brand: a title's may follow
+                keys[i + width]
+                for i in range(len(keys) - width)
+                if keys[i : i + width] == self.brand
+            },
+            candidates=candidates,
+            most=self._most_words_per_kind(candidates, keys) if self.brand else {},
+        )
+
+    def _names_by_title(self, sku, found, view):
+        """True when the unit (``view``) names ``sku`` by the words of its title ``found``
+        in it (module docstring)."""
+        title, kind, keys = self.words[sku], self._kind(sku), view.keys
+        if kind is not None and kind not in found and any(says_kind(stem(k), kind) for k in keys):
+            found = found | {kind}  # "the keylock draw" of our "Keylock Quickdraw"
+        if found != title and MIN_FOUND <= len(found) < view.most.get(kind, 0):
+            return False  # another product of its kind has more of its words here
+        sizes = unclaimed(view.text, view.sizes, sku, view.candidates, self.sizes, MIN_FOUND)
+        if sizes_conflict(sizes, self.sizes[sku]) or count_conflict(sizes, self.sizes[sku]):
+            return False  # another size or count than ours
+        if not self.brand:
+            enough = len(found) >= TITLE_MIN_WORDS and len(found) / len(title) >= TITLE_COVERAGE
+            return enough and self._single_out_sized(
+                found, sku, view.sizes, view.text, view.numbers
+            )
+        enough = (
+            len(found) >= MIN_FOUND
+            or found == title
+            or (
+                bool(found)
+                and self._first_key(sku) in view.after_brand
+                and self._lead_after_brand(sku, kind, keys)
+            )
+        )
+        return (
+            enough
+            and not without_our_words(keys, title)
+            and not swapped_word(keys, self.title_keys[sku], title)
+            and self._said_of_it(sku, found, keys, view.names, view.colours, view.text)
+            and self._single_out_sized(found, sku, view.sizes, view.text, view.numbers)
+        )
 
     def _sizes_said(self, said, text):
         """The sizes ``text`` (the unit ``said`` without other brands' parts) says; of
@@ -556,7 +552,7 @@ class CatalogueMatcher:
         <brand> filter is the one; the 77 mm would need a step-up ring")."""
         sizes = sizes_of(text)
         if self.brand and any(len(amounts) > 1 for amounts in sizes.values()):
-            ours = [clause for clause in _CLAUSE_SPLIT.split(said) if self.names_brand(clause)]
+            ours = [clause for clause in CLAUSE_SPLIT.split(said) if self.names_brand(clause)]
             if len(ours) == 1 and (said := sizes_of(ours[0])):
                 return said
         return sizes
@@ -594,7 +590,8 @@ class CatalogueMatcher:
                 branded_list = unit.heading and named_here
             else:
                 branded = named_here or branded_list
-            found.append(self.identify(unit.text, branded))
+            carried = unit.rank is None and branded and not named_here
+            found.append(self.identify(unit.text, branded, carried))
             if unit.rank is not None and index + 1 < len(units) and units[index + 1].rank is None:
                 branded_list = False
         return units, found, brand_anywhere

@@ -19,7 +19,9 @@ SIZE = re.compile(
 )
 # a number a word of the title carries: "SPF 50", "Trailhead 2-Person", "Cable 1 m": an
 # answer giving that word another number speaks of another product
-WORD_NUMBER = re.compile(r"(?<![\w\-])([^\W\d_]{2,})[ \t]?(" + NUMBER + r")(?![.,]?\d)")
+WORD_NUMBER = re.compile(
+    r"(?<![\w\-])([^\W\d_]{2,}|(?i:no|nr|vol|mk|gen)\.)[ \t]?(" + NUMBER + r")(?![.,]?\d)"
+)
 # an amount listed before a size, sharing its unit ("24 or 28 cm", "500, 750 ml")
 _LISTED_BEFORE = re.compile(
     r"(?<![\w.,])(?<!of )(?<!x )(\d+(?:[.,]\d+)?)\s*(?:,|/|\bor\b|\band\b)\s*$"
@@ -43,6 +45,35 @@ SIZE_OPTIONS = re.compile(
 # of that word is another product)
 NUMBER_WORD = re.compile(r"(?<![\w.,\-])(" + NUMBER + r")[ \t]+([^\W\d_]{3,})\b")
 _NOT_NUMBER_WORDS = STOPWORDS | PROMOTIONAL_WORDS | frozenset(["x", "by"])
+# how many come in one product: "Set of 6", "Pack of 10", "3-Pack", "pack of six" (round 7 of
+# issue 30): ``{"#count": {"6"}}``; another count, or a count our title lacks said after our
+# words ("<brand> Keylock Quickdraw Pack of 6" of our single quickdraw), is another product
+COUNT = "#count"
+NUMBER_WORDS = dict(
+    zip(
+        [
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+        ],
+        map(str, range(1, 13)),
+        strict=True,
+    )
+)
+_COUNT_NUMBER = r"(\d{1,4}|" + "|".join(NUMBER_WORDS) + ")"
+_COUNTS = (
+    re.compile(r"\b(?:pack|set|box|case|bundle|tin|bag)s?\s+of\s+" + _COUNT_NUMBER + r"\b", re.I),
+    re.compile(r"(?<![\w.,])" + _COUNT_NUMBER + r"[\s\-]*(?:pack|pk)s?\b", re.I),
+)
 
 
 def _amount(text):
@@ -76,7 +107,7 @@ def sizes_of(text: str | None) -> dict[str, set[str]]:
             sizes[unit].add(_amount(listed.group(1)))
             before = before[: listed.start()]
     for match in WORD_NUMBER.finditer(text):
-        word = match.group(1).casefold()
+        word = match.group(1).casefold().rstrip(".")  # "No. 4" as "No 4"
         if word not in _NOT_NUMBER_WORDS:
             numbers = sizes.setdefault("#" + stem(word), set())
             numbers.add(_amount(match.group(2)))
@@ -84,6 +115,10 @@ def sizes_of(text: str | None) -> dict[str, set[str]]:
             while listed := _LISTED_AFTER.match(after):  # "size 01 and 02": 02 as well
                 numbers.add(_amount(listed.group(1)))
                 after = after[listed.end() :]
+    for pattern in _COUNTS:
+        for match in pattern.finditer(text):
+            number = match.group(1).casefold()
+            sizes.setdefault(COUNT, set()).add(NUMBER_WORDS.get(number, number))
     for match in NUMBER_WORD.finditer(SIZE.sub(" ", text)):
         word = match.group(2).casefold()
         if word not in _NOT_NUMBER_WORDS and word not in COLOURS:

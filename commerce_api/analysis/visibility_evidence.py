@@ -1,0 +1,180 @@
+"""Evidence that words of our title, said of our brand, still speak of another product or of
+none (``visibility_match``; round 7 of issue 30, docs/decisions.md):
+
+- a **count** the title lacks, or another one ("<brand> Keylock Quickdraw Pack of 6" of our
+  single quickdraw; "Set of 3" of our "Set of 6"): another product (``count_conflict``);
+- **"without"** a word of our title ("Fly Mask without Ears" of our "Fly Mask with Ears"):
+  another product (``without_our_words``);
+- a **size that belongs to another item** of the unit ("... Quickdraw 12 cm, ... and the
+  <brand> trifold pad"): the 12 cm is the quickdraw's, not another size of the pad
+  (``unclaimed``);
+- a sentence that speaks of our brand only because the one before did ("<brand> sells ...
+  . Their demerara syrup ...") names a product only with a **definite reference** before
+  its words ("the", "their", "this"...), not when it speaks of a kind in general ("Brood-
+  depth frames are too deep"; "... so you can use bottled ink") (``definite_before``);
+- the brand said right before an **exact full title** of ours belongs to that product: the
+  unit's other words ("... takes fountain pen ink") name no other of our products on the
+  strength of that brand (``brand_taken``).
+"""
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .listing_title import STOPWORDS, stem
+from .visibility_sizes import COUNT, NUMBER_WORDS, sizes_of
+from .visibility_words import words_of
+
+_PARTS = re.compile(r"[,;:]|\s(?:and|plus)\s", re.IGNORECASE)  # the parts of a list
+_COUNTED = frozenset(["pack", "set", "box", "case", "bundle", "tin", "bag"])
+WITHOUT = frozenset(["without", "minus", "sans"])
+WITHOUT_REACH = 3  # words after "without" that it negates
+# a definite reference to a product already spoken of: a determiner or the brand's pronoun
+DEFINITE = frozenset(
+    ["the", "their", "its", "this", "that", "these", "those", "our", "my", "your", "his", "her"]
+)
+REFERENCE_REACH = 3  # words of the title a definite reference may stand before
+_PRONOUNS = frozenset(["i", "you", "we", "they", "he", "she", "it", "one", "them", "us"])
+# words that stand in a noun phrase without naming a product ("for your carving")
+FUNCTION_WORDS = DEFINITE | _PRONOUNS | frozenset(
+    ["any", "some", "each", "every", "own", "same", "other", "another", "such", "no", "not"]
+)
+
+
+def count_conflict(said: Mapping[str, set[str]], title: Mapping[str, set[str]]) -> bool:
+    """True when ``said`` gives a count (``visibility_sizes.COUNT``) the title lacks."""
+    return COUNT in said and COUNT not in title
+
+
+def count_beside(tokens: Sequence[str], start: int, end: int) -> bool:
+    """True when a count ("Pack of 4", "3-pack of"; exact-title tokens) stands right before
+    or after ``tokens[start:end]``: an exact title of a single product said with a count is a
+    multipack we do not sell."""
+    ahead, behind = list(tokens[end : end + 3]), list(tokens[max(0, start - 3) : start])
+    if len(ahead) == 3 and ahead[0] in _COUNTED and ahead[1] == "of" and _number(ahead[2]):
+        return True
+    if len(ahead) >= 2 and _number(ahead[0]) and ahead[1] in ("pack", "pk"):
+        return True
+    if len(behind) == 3 and behind[0] in _COUNTED and behind[1] == "of":
+        return _number(behind[2])  # "a pack of 5 <title>"
+    return len(behind) == 3 and _number(behind[0]) and behind[1] in ("pack", "pk")
+
+
+def _number(token):
+    return token.isdigit() or token in NUMBER_WORDS
+
+
+def without_our_words(keys: Sequence[str], title: Iterable[str]) -> bool:
+    """True when "without" stands before a word of ``title`` (stems) in ``keys``."""
+    title = set(title)
+    for index, key in enumerate(keys):
+        if key not in WITHOUT:
+            continue
+        after = [k for k in keys[index + 1 : index + 1 + WITHOUT_REACH] if k not in STOPWORDS]
+        if any(stem(k) in title for k in after[:2]):
+            return True
+    return False
+
+
+def swapped_word(keys: Sequence[str], title_keys: Sequence[str], title: Iterable[str]) -> bool:
+    """True when ``keys`` say our title's words with one of them swapped for a word the title
+    lacks, between the same two words ("wired super frames" of our "Wired Brood Frames",
+    "with iron cap" of our "with Bronze Cap"): another product of the brand, whatever the
+    case it is written in."""
+    title, said = set(title), [stem(key) for key in keys]
+    ours = [stem(key) for key in title_keys]
+    frames = {
+        (ours[j - 1], ours[j + 1]): ours[j]
+        for j in range(1, len(ours) - 1)
+        if ours[j] in title  # a significant word between two others
+    }
+    for i in range(1, len(said) - 1):
+        word = said[i]
+        if len(word) < 3 or not word.isalpha() or word in title | STOPWORDS | FUNCTION_WORDS:
+            continue
+        if (said[i - 1], said[i + 1]) in frames and said[i - 1] in title | STOPWORDS:
+            return True
+    return False
+
+
+def unclaimed(
+    text: str,
+    sizes: Mapping[str, set[str]],
+    sku: str,
+    found: Mapping[str, frozenset[str]],
+    product_sizes: Mapping[str, Mapping[str, set[str]]],
+    min_found: int,
+) -> dict[str, set[str]]:
+    """``sizes`` (of ``text``) without the amounts that are another product's: one its title
+    has (and ``sku``'s does not), found in the unit with at least ``min_found`` of its words,
+    said only in parts of ``text`` (cut at commas, "and", ";") without a word of ``sku``'s."""
+    if not sizes or len(found) < 2:
+        return dict(sizes)
+    ours, own = found[sku], product_sizes[sku]
+    parts = [(sizes_of(part), set(words_of(part))) for part in _PARTS.split(text)]
+    out = {}
+    for unit, amounts in sizes.items():
+        claimed = {
+            amount
+            for other, words in found.items()
+            if other != sku and len(words) >= min_found
+            for amount in amounts & product_sizes[other].get(unit, set())
+            if amount not in own.get(unit, set())
+            and not any(amount in said.get(unit, ()) and words & ours for said, words in parts)
+        }
+        if amounts - claimed:
+            out[unit] = amounts - claimed
+    return out
+
+
+def definite_before(keys: Sequence[str], found: Iterable[str]) -> bool:
+    """True when the first run of ``found`` words (stems) in ``keys`` has a definite
+    reference (``DEFINITE``) right before it, or at most ``REFERENCE_REACH`` words before
+    it with only those words between ("the large cube ice tray")."""
+    found = set(found)
+    for index, key in enumerate(keys):
+        if stem(key) not in found:
+            continue
+        for back in range(index - 1, max(-1, index - 1 - REFERENCE_REACH), -1):
+            if keys[back] in DEFINITE:
+                return True
+            if keys[back] in STOPWORDS or keys[back] in _PRONOUNS or not keys[back].isalpha():
+                return False
+        return False
+    return False
+
+
+def brand_taken(
+    tokens: Sequence[str],
+    brand: Sequence[str],
+    exact: Mapping[tuple[str, ...], list[str]],
+    lengths: Iterable[int],
+) -> bool:
+    """True when every time ``brand`` (exact-title tokens) is said in ``tokens`` an exact
+    full title of ours (``exact``: tokens -> SKUs, of the ``lengths`` given) follows it."""
+    width, lengths, said = len(brand), sorted(set(lengths)), False
+    if not width:
+        return False
+    for start in range(len(tokens) - width + 1):
+        if list(tokens[start : start + width]) != list(brand):
+            continue
+        said = True
+        after = start + width
+        if not any(tuple(tokens[after : after + n]) in exact for n in lengths):
+            return False
+    return said
+
+
+@dataclass(frozen=True)
+class UnitView:
+    """A unit as ``CatalogueMatcher._names_by_title`` reads it."""
+
+    text: str  # without other brands' parts
+    keys: list[str]
+    sizes: dict[str, set[str]]
+    names: list[set[str]]  # the names after our brand
+    colours: set[str]
+    numbers: set[str]
+    after_brand: set[str]
+    candidates: dict[str, frozenset[str]]  # sku -> its title's words in the unit
+    most: dict[str, int]  # kind -> the most words of one product of it

@@ -1,0 +1,176 @@
+"""The words a title and an answer are compared by (``visibility_match``), and the
+vocabulary it reads them with (variant colours and sizes, names, clauses, the words that open
+a sentence), moved out of it in round 7 of issue 30 with two additions:
+
+- **size letters** ("XS", "M", "XL", "XXL", "3XL") are words of a title when they stand alone
+  in capitals, and of an answer when they stand alone in capitals or follow "size"/"in
+  size" ("the apron in XL", "a size m"): "Suit - XL" and "Suit - XXL" are told apart, and
+  "in M" names the M;
+- **compounds** are one word however they are written: "Quick-Draws", "quick draws" and
+  "quickdraws" of a title's "Quickdraw", "longhandle" of its "Long-Handle"
+  (``CompoundWords``).
+"""
+
+import re
+
+from .listing_keywords import COLOURS
+from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem, word_set
+from .visibility_sizes import SIZE
+
+_WORD = re.compile(r"[^\W_]+")
+_POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
+_NOT_TITLE_WORDS = STOPWORDS | PROMOTIONAL_WORDS
+SIZE_LETTERS = frozenset(["xxs", "xs", "s", "m", "l", "xl", "xxl", "xxxl", "2xl", "3xl", "4xl"])
+# a size letter in capitals standing alone ("- XL", "in M,"), or any case after "size"
+_CAPITAL_SIZE = re.compile(r"(?<![\w\-.'\u2019/])(XXS|XS|S|M|L|XL|XXL|XXXL|[234]XL)(?![\w\-/'])")
+_SAID_SIZE = re.compile(
+    r"\bsizes?\s+(xxs|xs|s|m|l|xl|xxl|xxxl|[234]xl)(?:\s*(?:,|/|and|or)\s*"
+    r"(xxs|xs|s|m|l|xl|xxl|xxxl|[234]xl))?\b",
+    re.IGNORECASE,
+)
+KIND_TAIL_MIN = 4  # letters of the last part of a compound kind that say it
+SIZE_WORD_LETTERS = {"small": "s", "medium": "m", "large": "l"}  # of an answer
+MIN_COMPOUND_PART = 3  # letters of each part of a compound ("quick"+"draw")
+
+# colour words of variants, beyond the keyword suggester's list (a variant's colour is
+# any word; these are the common ones): an answer naming one our title lacks names
+# another variant
+VARIANT_COLOURS = COLOURS | word_set(
+    "oatmeal charcoal sage olive sand stone slate taupe mustard rust terracotta burgundy "
+    "maroon khaki tan camel mint coral lavender lilac turquoise aqua silver gold graphite "
+    "anthracite forest midnight ochre plum indigo denim cobalt emerald ruby blush rose "
+    "peach lemon lime cherry wine mocha espresso chocolate caramel honey smoke ash pearl "
+    "ecru mauve magenta cyan clay speckled matte"
+)
+COLOUR_STEMS = frozenset(stem(word) for word in VARIANT_COLOURS)
+VARIANT_STEMS = (
+    COLOUR_STEMS
+    | frozenset(
+        stem(word)
+        for word in word_set("small medium large mini xl xxl xs petite king queen double single")
+    )
+    | SIZE_LETTERS
+)
+# "in black and white", "in sage or charcoal": the colours a product comes in, no variant
+_COLOUR_WORD = r"(?:" + "|".join(sorted(VARIANT_COLOURS)) + r")"
+COLOUR_OPTIONS = re.compile(
+    r"\bin\s+"
+    + _COLOUR_WORD
+    + r"(?:\s*(?:,|/|&|\band\b|\bor\b)\s*(?:and\s+|or\s+)?"
+    + _COLOUR_WORD
+    + r")+\b",
+    re.IGNORECASE,
+)
+# capitalised names ("an Electric Burr Coffee Grinder"): another product when it has a word
+# our title lacks
+CAPITALISED_NAME = re.compile(r"(?<![\w&])[A-Z][\w\-]*(?:\s+(?:[A-Z0-9][\w.\-]*|&))+")
+
+# the clauses of a sentence ("..., and ...", "...; ...", "... - ...")
+CLAUSE_SPLIT = re.compile(
+    r",\s*(?=(?:and|but|while|whereas|or|though|although)\b)|;\s+|\s[\u2014\u2013-]\s",
+    re.IGNORECASE,
+)
+# a possessive before a capitalised name: "Ruffwear's Knot-a-Leash"
+OTHER_POSSESSIVE = re.compile(r"(?<![\w&])([A-Z][\w\-]*)['\u2019]s\s+[A-Z0-9]")
+# words that open a sentence or stand before a product's name without being a brand
+OPENERS = frozenset(
+    stem(word)
+    for word in word_set(
+        "my our your his her their its this that these those both each every any some one "
+        "two also then so but if when as yes no i we you they it he she try get buy choose "
+        "pick consider recommend grab skip avoid order love like use take go see check new "
+        "classic original best good great"
+    )
+)
+
+
+def keys_of(text: str | None) -> list[str]:
+    """The words of ``text`` as lower-case tokens of letters and digits, possessives cut."""
+    return _WORD.findall(_POSSESSIVE.sub("", text or "").casefold())
+
+
+def words_of(text: str | None) -> list[str]:
+    """The significant words of ``text`` (three letters or more, or a code such as "A5"),
+    plurals folded, in order, each once; its size letters (module docstring) after them."""
+    words = []
+    for token in keys_of(text):
+        if not has_letter(token) or token in _NOT_TITLE_WORDS:
+            continue
+        if len(token) < 3 and token.isalpha():
+            continue  # "ml", "of"; a code of a letter and a digit ("A5", "4K") counts
+        word = stem(token)
+        if word not in words:
+            words.append(word)
+    for letters in size_letters(text):
+        if letters not in words:
+            words.append(letters)
+    return words
+
+
+def size_letters(text: str | None) -> list[str]:
+    """The size letters ``text`` says, lower case, in order."""
+    text = text or ""
+    found = [
+        m.group(1).casefold()
+        for m in _CAPITAL_SIZE.finditer(text)
+        if not text[: m.start()].rstrip()[-1:].isdigit()  # "2 L", "10 M": a unit
+    ]
+    for match in _SAID_SIZE.finditer(text):
+        found.extend(g.casefold() for g in match.groups() if g)
+    return list(dict.fromkeys(found))
+
+
+class CompoundWords:
+    """The compounds of a catalogue's titles, to read an answer's words as the titles do:
+    two words run together ("longhandle") as the title's two ("Long-Handle"), and two words
+    apart or hyphenated ("quick-draws") as the title's one ("Quickdraw")."""
+
+    def __init__(self):
+        self.joined = {}  # "longhandle" -> ("long", "handle") of a title's two words
+        self.singles = set()  # the titles' one-word compounds' candidates (all title words)
+
+    def add_title(self, title: str, words: frozenset[str] | set[str]) -> None:
+        keys = [k for k in keys_of(title) if k.isalpha()]
+        for first, second in zip(keys, keys[1:], strict=False):
+            a, b = stem(first), stem(second)
+            if a in words and b in words and min(len(first), len(second)) >= MIN_COMPOUND_PART:
+                self.joined[stem(first + second)] = (a, b)
+        self.singles |= {word for word in words if len(word) >= 2 * MIN_COMPOUND_PART}
+
+    def read(self, text: str | None, present: set[str]) -> set[str]:
+        """``present`` (the words of ``text``) with the titles' spellings of its compounds."""
+        out = set(present)
+        for word in present:
+            out.update(self.joined.get(word, ()))
+        keys = [k for k in keys_of(text) if k.isalpha()]
+        for first, second in zip(keys, keys[1:], strict=False):
+            if min(len(first), len(second)) < MIN_COMPOUND_PART:
+                continue
+            joined = stem(first + second)
+            if joined in self.singles:
+                out.add(joined)
+        return out
+
+    def fold(self, text: str | None, words: set[str]) -> set[str]:
+        """``words`` (of ``text``) with each compound of the titles written apart or
+        hyphenated ("Quick-Draws") as the titles' one word, its parts dropped."""
+        out = set(words)
+        keys = [k for k in keys_of(text) if k.isalpha()]
+        for first, second in zip(keys, keys[1:], strict=False):
+            joined = stem(first + second)
+            if min(len(first), len(second)) >= MIN_COMPOUND_PART and joined in self.singles:
+                out -= {stem(first), stem(second)}
+                out.add(joined)
+        return out
+
+
+def says_kind(word: str, kind: str) -> bool:
+    """True when the stem ``word`` says the kind ``kind``: the same, or the last part of a
+    compound ("pack" of "backpack" and "daypack", "lamp" of "headlamp")."""
+    return word == kind or (len(word) >= KIND_TAIL_MIN and kind.endswith(word))
+
+
+def name_words(text: str) -> set[str]:
+    """The words of a name that tell products apart, its sizes and numbers aside ("30-litre
+    Ridgeway", "20cm" say a size, which ``sizes_of`` compares)."""
+    return {word for word in words_of(SIZE.sub(" ", text)) if word.isalpha()}
