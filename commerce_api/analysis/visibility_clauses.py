@@ -11,11 +11,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .listing_title import stem
+from .visibility_words import fold_spelling, plain
 
 _EXACT_TOKEN = re.compile(r"[^\W\d_]+|\d+")  # letter runs and digit runs ("350ml": 2)
 _DETACHING = re.compile(r"[^\s\-'\u2019]")  # punctuation between two words
 _NUMBERED = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?\s*(\d{1,3})[.)]\s+(.*\S)")
 _BULLET = re.compile(r"^(\s*)[-*\u2022+]\s+(.*\S)")
+_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")  # a markdown link: its text
+_URL = re.compile(r"\b(?:https?://|www\.)[^\s)\]>]+", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # a full stop that ends an abbreviation, not a sentence ("Plane No. 4", "e.g. a rasp")
 _ABBREVIATION = re.compile(r"(?:^|\s|\()(?:no|nr|vol|mk|approx|ca|vs|e\.g|i\.e|incl)\.$", re.I)
@@ -105,8 +108,9 @@ class Unit:
 
 
 def answer_units(answer: str | None) -> list[Unit]:
-    """The units of ``answer`` in order (see the module docstring)."""
-    lines = (answer or "").splitlines()
+    """The units of ``answer`` in order (see the module docstring); a link's address is no
+    part of them ("[<title>](https://...)" is its text)."""
+    lines = _URL.sub(" ", _LINK.sub(r"\1", answer or "")).splitlines()
     numbered = any(_NUMBERED.match(line) for line in lines)
     bullet_indents = [len(m.group(1)) for m in map(_BULLET.match, lines) if m]
     base_indent = min(bullet_indents) if bullet_indents else 0
@@ -155,8 +159,8 @@ def exact_runs(text: str | None) -> list[tuple[str, str, bool, bool]]:
     case, plurals folded: "Chefs" is "Chef's") and digit runs ("10,000" one run), possessives
     cut (and marked on the word they follow); ``detached``: the run starts the text or
     punctuation sets it off from the one before ("Top pick: Cardboard...")."""
-    runs, last_end = [], 0
-    for match in _EXACT_TOKEN.finditer(text or ""):
+    runs, last_end, text = [], 0, plain(text)
+    for match in _EXACT_TOKEN.finditer(text):
         spelling, gap = match.group(), text[last_end : match.start()]
         last_end = match.end()
         if runs and spelling.casefold() == "s" and gap in ("'", "\u2019"):
@@ -172,7 +176,7 @@ def exact_runs(text: str | None) -> list[tuple[str, str, bool, bool]]:
         ):
             runs[-1] = (runs[-1][0] + spelling, *runs[-1][1:])  # "10,000" is "10000"
             continue
-        token = spelling.casefold()
+        token = fold_spelling(spelling.casefold())
         if not token.isdigit():
             token = stem(token)
         runs.append((token, spelling, False, not runs or bool(_DETACHING.search(gap))))

@@ -36,8 +36,12 @@ DEFINITE = frozenset(
 REFERENCE_REACH = 3  # words of the title a definite reference may stand before
 _PRONOUNS = frozenset(["i", "you", "we", "they", "he", "she", "it", "one", "them", "us"])
 # words that stand in a noun phrase without naming a product ("for your carving")
-FUNCTION_WORDS = DEFINITE | _PRONOUNS | frozenset(
-    ["any", "some", "each", "every", "own", "same", "other", "another", "such", "no", "not"]
+FUNCTION_WORDS = (
+    DEFINITE
+    | _PRONOUNS
+    | frozenset(
+        ["any", "some", "each", "every", "own", "same", "other", "another", "such", "no", "not"]
+    )
 )
 
 

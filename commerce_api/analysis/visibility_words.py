@@ -12,6 +12,7 @@ a sentence), moved out of it in round 7 of issue 30 with two additions:
 """
 
 import re
+import unicodedata
 
 from .listing_keywords import COLOURS
 from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem, word_set
@@ -20,6 +21,26 @@ from .visibility_sizes import SIZE
 _WORD = re.compile(r"[^\W_]+")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
 _NOT_TITLE_WORDS = STOPWORDS | PROMOTIONAL_WORDS
+# British spellings and their American ones (a word's plural follows it)
+_UK_US = dict(
+    pair.split(":")
+    for pair in re.split(
+        r"\s+",
+        """
+        colour:color grey:gray centre:center metre:meter litre:liter fibre:fiber theatre:theater
+        aluminium:aluminum mould:mold moulded:molded moulding:molding jewellery:jewelry tyre:tire
+        cosy:cozy catalogue:catalog favourite:favorite flavour:flavor harbour:harbor armour:armor
+        odour:odor vapour:vapor mitre:miter calibre:caliber lustre:luster sulphur:sulfur
+        plough:plow draught:draft pyjama:pajama programme:program travelling:traveling
+        traveller:traveler woollen:woolen defence:defense licence:license enamelled:enameled
+        labelled:labeled cancelling:canceling modelling:modeling levelling:leveling fuelled:fueled
+        coloured:colored colourful:colorful honour:honor neighbour:neighbor sabre:saber
+        spectre:specter manoeuvre:maneuver aeroplane:airplane
+        """.strip(),
+    )
+)
+_ISE_ENDINGS = (("isation", "ization"), ("ised", "ized"), ("iser", "izer"), ("ising", "izing"))
+_NOT_ISE = frozenset(["raised", "praised", "poised", "revised", "advised", "supervised"])
 SIZE_LETTERS = frozenset(["xxs", "xs", "s", "m", "l", "xl", "xxl", "xxxl", "2xl", "3xl", "4xl"])
 # a size letter in capitals standing alone ("- XL", "in M,"), or any case after "size"
 _CAPITAL_SIZE = re.compile(r"(?<![\w\-.'\u2019/])(XXS|XS|S|M|L|XL|XXL|XXXL|[234]XL)(?![\w\-/'])")
@@ -85,8 +106,33 @@ OPENERS = frozenset(
 
 
 def keys_of(text: str | None) -> list[str]:
-    """The words of ``text`` as lower-case tokens of letters and digits, possessives cut."""
-    return _WORD.findall(_POSSESSIVE.sub("", text or "").casefold())
+    """The words of ``text`` as lower-case tokens of letters and digits, possessives cut,
+    accents dropped and British spellings read as American (``fold_spelling``)."""
+    return [
+        fold_spelling(key) for key in _WORD.findall(_POSSESSIVE.sub("", plain(text)).casefold())
+    ]
+
+
+def plain(text: str | None) -> str:
+    """``text`` without accents ("Purée" is "Puree", "Plössl" is "Plossl")."""
+    text = text or ""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def fold_spelling(key: str) -> str:
+    """A lower-case word in American spelling ("colour" is "color", "moulds" is "molds",
+    "anodised" is "anodized"), so a title and an answer in the other spelling agree."""
+    if key in _UK_US:
+        return _UK_US[key]
+    if key.endswith("s") and key[:-1] in _UK_US:
+        return _UK_US[key[:-1]] + "s"
+    for ending, american in _ISE_ENDINGS:
+        if key.endswith(ending) and len(key) - len(ending) >= 3 and key not in _NOT_ISE:
+            return key[: -len(ending)] + american
+    return key
 
 
 def words_of(text: str | None) -> list[str]:

@@ -6,7 +6,7 @@ title, an abbreviation's full stop, and an exact title of two words with a size.
 
 import pytest
 
-from commerce_api.analysis.visibility_clauses import sentences
+from commerce_api.analysis.visibility_clauses import answer_units, sentences
 from commerce_api.analysis.visibility_evidence import (
     brand_taken,
     count_beside,
@@ -16,7 +16,13 @@ from commerce_api.analysis.visibility_evidence import (
 )
 from commerce_api.analysis.visibility_match import CatalogueMatcher, Product
 from commerce_api.analysis.visibility_sizes import sizes_of
-from commerce_api.analysis.visibility_words import CompoundWords, size_letters, words_of
+from commerce_api.analysis.visibility_words import (
+    CompoundWords,
+    fold_spelling,
+    keys_of,
+    size_letters,
+    words_of,
+)
 
 pytestmark = pytest.mark.engine_free  # the same on either engine: the SQLite pass runs it
 
@@ -193,3 +199,31 @@ def test_a_swapped_word_sits_between_the_same_two_words_and_is_no_function_word(
     assert not swapped_word(["wired", "brood", "frame"], frames, {"wired", "brood", "frame"})
     spoon = ["for", "spoon", "carving"]
     assert not swapped_word(["for", "your", "carving"], spoon, {"spoon", "carving"})
+
+
+def test_british_and_american_spellings_and_accents_read_alike():
+    assert keys_of("Colours of the Fibre moulds, anodised Plössl") == [
+        "colors",
+        "of",
+        "the",
+        "fiber",
+        "molds",
+        "anodized",
+        "plossl",
+    ]
+    assert fold_spelling("raised") == "raised" and fold_spelling("organiser") == "organizer"
+    shop = [Product("C-SIEVE", "Purée Sieve 20 cm"), Product("C-CAP", "Crown Capper, Grey")]
+    matcher = CatalogueMatcher(shop, "Cidrell")
+    found = matcher.read("The Puree Sieve 20 cm, and cidrell's crown capper in gray.")[1]
+    assert {sku for unit in found for sku in unit} == {"C-SIEVE", "C-CAP"}
+
+
+def test_a_links_address_is_no_part_of_the_answer():
+    units = answer_units(
+        "See [the Tarnwick foam sitmat](https://x.example/tarnwick-carabiner-clip-8-cm)."
+    )
+    assert [unit.text for unit in units] == ["See the Tarnwick foam sitmat."]
+    assert (
+        named("Try [this](https://x.example/tarnwick-carabiner-clip-8-cm) or www.tarnwick.example")
+        == set()
+    )
