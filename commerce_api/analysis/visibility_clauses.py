@@ -17,8 +17,9 @@ _EXACT_TOKEN = re.compile(r"[^\W\d_]+|\d+")  # letter runs and digit runs ("350m
 _DETACHING = re.compile(r"[^\s\-'\u2019]")  # punctuation between two words
 _NUMBERED = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?\s*(\d{1,3})[.)]\s+(.*\S)")
 _BULLET = re.compile(r"^(\s*)[-*\u2022+]\s+(.*\S)")
-_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")  # a markdown link: its text
+_LINK = re.compile(r"\[([^\]\n]*)\]\(([^)\s]*)\)")  # a markdown link: text, address
 _URL = re.compile(r"\b(?:https?://|www\.)[^\s)\]>]+", re.IGNORECASE)
+_SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # a full stop that ends an abbreviation, not a sentence ("Plane No. 4", "e.g. a rasp")
 _ABBREVIATION = re.compile(r"(?:^|\s|\()(?:no|nr|vol|mk|approx|ca|vs|e\.g|i\.e|incl)\.$", re.I)
@@ -108,9 +109,9 @@ class Unit:
 
 
 def answer_units(answer: str | None) -> list[Unit]:
-    """The units of ``answer`` in order (see the module docstring); a link's address is no
-    part of them ("[<title>](https://...)" is its text)."""
-    lines = _URL.sub(" ", _LINK.sub(r"\1", answer or "")).splitlines()
+    """The units of ``answer`` in order (see the module docstring); a link is its text and
+    its address's host and path in brackets (``address_words``)."""
+    lines = _URL.sub(address_words, _LINK.sub(_link_words, answer or "")).splitlines()
     numbered = any(_NUMBERED.match(line) for line in lines)
     bullet_indents = [len(m.group(1)) for m in map(_BULLET.match, lines) if m]
     base_indent = min(bullet_indents) if bullet_indents else 0
@@ -141,6 +142,19 @@ def answer_units(answer: str | None) -> list[Unit]:
         current = None
         units.extend(Unit(sentence, None, paragraph) for sentence in sentences(line))
     return units
+
+
+def address_words(match: re.Match) -> str:
+    """An address as words: its host and path ("shop.example/p/fg-arrow-28" is "shop example
+    p fg-arrow-28", where a product's slug or code may name it); its query and fragment,
+    which carry tracking words, are not read."""
+    address = _SCHEME.sub("", match.group(0)).split("?")[0].split("#")[0]
+    return " ".join(part for part in re.split(r"[/.]+", address) if part)
+
+
+def _link_words(match):
+    address = _URL.sub(address_words, match.group(2)) if _URL.match(match.group(2)) else ""
+    return f"{match.group(1)} ({address})" if address else match.group(1)
 
 
 def sentences(line: str) -> list[str]:

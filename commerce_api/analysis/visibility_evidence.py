@@ -21,12 +21,20 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .listing_title import STOPWORDS, stem
+from .listing_title import STOPWORDS, stem, word_set
 from .visibility_sizes import COUNT, NUMBER_WORDS, sizes_of
 from .visibility_words import words_of
 
 _PARTS = re.compile(r"[,;:]|\s(?:and|plus)\s", re.IGNORECASE)  # the parts of a list
 _COUNTED = frozenset(["pack", "set", "box", "case", "bundle", "tin", "bag"])
+# nouns that make a name before them a place's or an institution's ("Orchardine Farm")
+PLACES = word_set(
+    "farm club point bay beach valley road street lane lake hall castle park village "
+    "town island river hill harbor station estate moor forest cove marina quay pier "
+    "festival market museum observatory society school church abbey county city "
+    "district council airport hotel inn pub cafe restaurant reserve"
+)
+PLACE_REACH = 2  # words after the name a place noun may come ("<brand> Cider Club")
 WITHOUT = frozenset(["without", "minus", "sans"])
 WITHOUT_REACH = 3  # words after "without" that it negates
 # a definite reference to a product already spoken of: a determiner or the brand's pronoun
@@ -43,6 +51,12 @@ FUNCTION_WORDS = (
         ["any", "some", "each", "every", "own", "same", "other", "another", "such", "no", "not"]
     )
 )
+
+
+def place_after(keys: Sequence[str], index: int) -> bool:
+    """True when ``keys[index]`` says the name before it is a place's or a club's, not our
+    brand's ("<brand> Farm", "the <brand> Cider Club", "<brand> Bay")."""
+    return any(key in PLACES for key in keys[index : index + PLACE_REACH])
 
 
 def count_conflict(said: Mapping[str, set[str]], title: Mapping[str, set[str]]) -> bool:

@@ -68,6 +68,7 @@ from .visibility_evidence import (
     count_beside,
     count_conflict,
     definite_before,
+    place_after,
     swapped_word,
     unclaimed,
     without_our_words,
@@ -155,7 +156,6 @@ class CatalogueMatcher:
         self.spaced = {}  # sku -> its title's "#word" numbers written apart ("Size 02")
         self.plural_kind = {}  # sku -> True when its title says its kind in the plural
         self.modifier = {}  # sku -> the word before its kind ("throw" of "throw blanket")
-        self.first_keys = {}  # sku -> its title's first word (lower case), when asked
         self.compounds = CompoundWords()
         self.title_keys = {}  # sku -> its title's words in order (keys_of)
         for product in products:
@@ -190,7 +190,10 @@ class CatalogueMatcher:
         if not self.brand:
             return False
         keys, width = keys_of(text), len(self.brand)
-        return any(keys[i : i + width] == self.brand for i in range(len(keys) - width + 1))
+        return any(
+            keys[i : i + width] == self.brand and not place_after(keys, i + width)
+            for i in range(len(keys) - width + 1)
+        )
 
     def _found(self, present):
         """``{sku: its title's words in present}`` for every product that ``present`` might
@@ -382,9 +385,7 @@ class CatalogueMatcher:
         return self.kinds[sku]
 
     def _first_key(self, sku):
-        if sku not in self.first_keys:
-            self.first_keys[sku] = next(iter(keys_of(self.products[sku].title)), None)
-        return self.first_keys[sku]
+        return next(iter(self.title_keys[sku]), None)
 
     def _lead_after_brand(self, sku, kind, keys):
         """True when the title's words before its kind (two or more) follow the brand in

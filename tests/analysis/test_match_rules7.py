@@ -218,12 +218,21 @@ def test_british_and_american_spellings_and_accents_read_alike():
     assert {sku for unit in found for sku in unit} == {"C-SIEVE", "C-CAP"}
 
 
-def test_a_links_address_is_no_part_of_the_answer():
-    units = answer_units(
-        "See [the Tarnwick foam sitmat](https://x.example/tarnwick-carabiner-clip-8-cm)."
-    )
-    assert [unit.text for unit in units] == ["See the Tarnwick foam sitmat."]
-    assert (
-        named("Try [this](https://x.example/tarnwick-carabiner-clip-8-cm) or www.tarnwick.example")
-        == set()
-    )
+def test_a_link_is_its_text_and_its_addresss_host_and_path_not_its_query():
+    text = "See [the Tarnwick foam sitmat](https://x.example/p/t-mat?ref=tarnwick-clip-8-cm)."
+    assert [unit.text for unit in answer_units(text)] == [
+        "See the Tarnwick foam sitmat (x example p t-mat)."
+    ]
+    assert named("Try [this one](https://tarnwick.example/foam-sitmat-40-x-30-cm).") == {"T-MAT"}
+    assert named("Try [this](https://x.example/p?ref=tarnwick-carabiner-clip-8-cm) today.") == set()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We camped at Tarnwick Farm with a borrowed foam sitmat.",
+        "The Tarnwick Running Club meets on Sundays; bring a running belt and a head torch.",
+    ],
+)
+def test_the_brands_name_as_a_place_or_a_club_is_not_the_brand(text):
+    assert named(text) == set()
