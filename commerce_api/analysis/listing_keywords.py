@@ -228,6 +228,7 @@ class KeywordCorpus:
         self.category_titles = {}
         self.phrases = {}  # category key -> (titles, {phrase -> titles that have it})
         self.phrase_spelling = {}
+        self.kinds = {}  # category key -> its titles' common kinds, counted when first asked
         for category, title in rows:
             self.add(category, title)
 
@@ -242,6 +243,7 @@ class KeywordCorpus:
         if name:
             self.category_titles.setdefault(name, []).append(title)
             self.phrases.pop(name, None)
+            self.kinds.pop(name, None)
         if name:
             titles_with = self.by_category.setdefault(name, {})
             for term in stems:
@@ -310,14 +312,16 @@ class KeywordCorpus:
 
     def _category_kinds(self, name):
         """The kinds (``kind_of``) of at least ``MIN_TITLES`` and ``MIN_SHARE`` of the
-        category's titles."""
-        titles = self.category_titles.get(name, ())
-        found = Counter(kind_of(title) for title in titles)
-        return {
-            kind
-            for kind, n in found.items()
-            if kind and n >= MIN_TITLES and n >= MIN_SHARE * len(titles)
-        }
+        category's titles, counted once."""
+        if name not in self.kinds:
+            titles = self.category_titles.get(name, ())
+            found = Counter(kind_of(title) for title in titles)
+            self.kinds[name] = {
+                kind
+                for kind, n in found.items()
+                if kind and n >= MIN_TITLES and n >= MIN_SHARE * len(titles)
+            }
+        return self.kinds[name]
 
     def _described(self, category, title, description, included, limit):
         """The suggestions the product's description bears out (module docstring)."""
