@@ -26,6 +26,14 @@ what it says of a thing the product works with ("works with dimmable LED bulbs",
 "compatible with ...", "takes ...") is no evidence. A phrase whose last words end a noun
 phrase of the title is suggested whole ("LED desk lamp" for "Desk Lamp, Dimmable"), unless
 its new words are a suggestion on their own.
+
+Round 7 (``listing_referents``): words said of another thing the buyer has or uses ("after
+your electric toothbrush", "fits any lunch box", "unlike a ... lunch box"), of a part ("a
+noise cancelling microphone"; of a product of another kind than the category's, any
+modifier: "a waterproof travel pouch"), or in a description that says the product is not
+of the category's kind ("They are not wireless earbuds") are no evidence; the noun phrase
+that opens the description names the product's kind ("An oversized bath towel" of "Cotton
+Bath Sheet").
 """
 
 import math
@@ -34,6 +42,19 @@ from collections import Counter
 from typing import Any
 
 from .listing_asides import without_asides
+from .listing_referents import (
+    CLAUSE_END,
+    COLOURS,
+    DEGREE,
+    PHRASE_TOKEN,
+    another_thing,
+    cached_stem,
+    denies_kind,
+    of_a_part,
+    opening_phrase,
+    phrase_words,
+    usable,
+)
 from .listing_title import (
     PROMOTIONAL_WORDS,
     STOPWORDS,
@@ -49,10 +70,6 @@ MIN_TITLES = 2  # a term must appear in at least this many neighbour titles
 MIN_SHARE = 0.3  # ... and in at least this share of them
 MAX_TERMS = 5
 CORPUS_LIMIT = 50_000  # titles read per job (the most recently updated first)
-COLOURS = word_set(
-    "white black grey gray blue green red yellow orange pink purple brown beige cream "
-    "navy teal natural ivory"
-)
 # What a thing is made of excludes the others: a title that names its material is never
 # offered another one, and one that names none only the material nearly every
 # neighbour shares.
@@ -73,11 +90,11 @@ NEGATIONS = word_set(
     "rather unlike than"
 )
 _NEGATION_REACH = 3
-# words after which a description speaks of something the product goes with
-_WITH_OF_ANOTHER = word_set("works work compatible use pairs pair")
-_TAKES = word_set("takes accepts")  # words before a phrase that a negation reaches
-_PHRASE_TOKEN = re.compile(r"[^\W_]+")
-_CLAUSE_END = re.compile(r"[.;:!?]")
+_PHRASE_TOKEN = PHRASE_TOKEN
+_CLAUSE_END = CLAUSE_END
+_phrase_words = phrase_words
+_stem = cached_stem
+_usable = usable
 _HEAD_END = re.compile(r",|\s[-\u2013|/]\s|\(|\s(?:with|for|in|of|from|by)\s", re.IGNORECASE)
 
 
@@ -102,46 +119,14 @@ def kind_of(title: str | None) -> str | None:
     return None
 
 
-def _phrase_words(text):
-    """The lower-case words of ``text`` (hyphens and punctuation split words) with their
-    spans, a ``None`` between clauses, and promotional words dropped."""
-    words = []
-    for clause in _CLAUSE_END.split(" ".join(unpromoted_tokens(text))):
-        words.append(None)
-        words.extend(m.group().casefold() for m in _PHRASE_TOKEN.finditer(clause))
-    return words
-
-
-_STEMS: dict[str, str] = {}
-
-
-def _stem(word):
-    """``stem(word)``, remembered for the most frequent words (the first 200,000 seen)."""
-    found = _STEMS.get(word)
-    if found is None:
-        found = stem(word)
-        if len(_STEMS) < 200_000:
-            _STEMS[word] = found
-    return found
-
-
-def _usable(word):
-    return (
-        word is not None
-        and has_letter(word)
-        and len(word) >= 2
-        and word not in STOPWORDS
-        and word not in PROMOTIONAL_WORDS
-        and word not in COLOURS
-    )
-
-
-def phrases_of(text: str | None, negated: bool = True) -> dict[tuple[str, ...], str]:
+def phrases_of(text: str | None, negated: bool = True, of_part=None) -> dict[tuple[str, ...], str]:
     """``{phrase: spelling}``: the runs of one to ``MAX_PHRASE`` usable words of ``text``
     (stems), none a stop, colour or promotional word, a lone word of 3+ letters;
-    ``negated=False`` leaves out the runs that follow a negation closely."""
+    ``negated=False`` leaves out the runs that follow a negation closely and those said
+    of another thing (``listing_referents.another_thing``); ``of_part(words, start,
+    end)``, when given, tells the runs said of a part (left out where they are)."""
     words = _phrase_words(text)
-    other_thing = _said_of_another_thing(words) if not negated else ()
+    other_thing = another_thing(words) if not negated else ()
     found = {}
     for start, word in enumerate(words):
         if not _usable(word):
@@ -153,31 +138,16 @@ def phrases_of(text: str | None, negated: bool = True) -> dict[tuple[str, ...], 
         if start in other_thing:
             continue
         for end in range(start + 1, min(start + MAX_PHRASE, len(words)) + 1):
-            if not _usable(words[end - 1]):
+            if not _usable(words[end - 1]) or end - 1 in other_thing:
                 break
             run = words[start:end]
             if len(run) == 1 and (len(run[0]) < 3 or not run[0].isalpha()):
                 continue
+            if of_part is not None and of_part(words, start, end):
+                continue
             phrase = tuple(_stem(w) for w in run)
             found.setdefault(phrase, " ".join(run))
     return found
-
-
-def _said_of_another_thing(words):
-    """The indexes of ``words`` (``_phrase_words``) said of another thing than the product:
-    after "works with", "compatible with", "for use with", "pairs with", "takes" or
-    "accepts", to the end of the clause ("works with dimmable LED bulbs": the bulbs are
-    dimmable, not the lamp)."""
-    marked, inside = set(), False
-    for index, word in enumerate(words):
-        if word is None:
-            inside = False
-            continue
-        if inside:
-            marked.add(index)
-        elif word in _TAKES or (word == "with" and index and words[index - 1] in _WITH_OF_ANOTHER):
-            inside = True
-    return marked
 
 
 _PROPERTY_ENDINGS = ("ed", "able", "ible", "proof", "less", "ive", "ant", "ent", "ful", "ous", "ic")
@@ -209,11 +179,19 @@ def standalone_words(
                 continue
             if after is not None and clause[match.end() : after.start()] == "-":
                 continue
-            if prev is not None and prev.group().isdigit():
-                continue
+            if (
+                prev is not None
+                and prev.group().isdigit()
+                and not clause[prev.end() : match.start()].strip()
+            ):
+                continue  # a unit after its number ("13 inch"), not "100% cotton"
             here = _stem(word)
             before = _stem(prev.group().casefold()) if prev is not None else None
             next_word = after.group().casefold() if after is not None else None
+            if next_word in DEGREE:
+                next_word = None  # "compact enough": no noun follows
+            if prev is not None and prev.group().casefold() in DEGREE:
+                prev = None  # "the most compact umbrella"
             next_stem = _stem(next_word) if next_word is not None else None
             if _property(word):
                 # a property ("padded", "wireless") may stand before any noun, but not
@@ -250,6 +228,7 @@ class KeywordCorpus:
         self.category_titles = {}
         self.phrases = {}  # category key -> (titles, {phrase -> titles that have it})
         self.phrase_spelling = {}
+        self.kinds = {}  # category key -> its titles' common kinds, counted when first asked
         for category, title in rows:
             self.add(category, title)
 
@@ -264,6 +243,7 @@ class KeywordCorpus:
         if name:
             self.category_titles.setdefault(name, []).append(title)
             self.phrases.pop(name, None)
+            self.kinds.pop(name, None)
         if name:
             titles_with = self.by_category.setdefault(name, {})
             for term in stems:
@@ -330,6 +310,19 @@ class KeywordCorpus:
             self.phrases[name] = (len(self.category_titles[name]), counts)
         return self.phrases.get(name)
 
+    def _category_kinds(self, name):
+        """The kinds (``kind_of``) of at least ``MIN_TITLES`` and ``MIN_SHARE`` of the
+        category's titles, counted once."""
+        if name not in self.kinds:
+            titles = self.category_titles.get(name, ())
+            found = Counter(kind_of(title) for title in titles)
+            self.kinds[name] = {
+                kind
+                for kind, n in found.items()
+                if kind and n >= MIN_TITLES and n >= MIN_SHARE * len(titles)
+            }
+        return self.kinds[name]
+
     def _described(self, category, title, description, included, limit):
         """The suggestions the product's description bears out (module docstring)."""
         entry = self._category_phrases(category_key(category))
@@ -346,12 +339,17 @@ class KeywordCorpus:
         known = {phrase for phrase in counts if len(phrase) == 2}
         alone = standalone_words(description, known, own_words)
         own_joined = {"".join(phrase) for phrase in own}
+        kinds = self._category_kinds(category_key(category))
+        said = _said_of_the_product(title, description, own_words, counts, kinds)
+        opening = opening_phrase(description)
         candidates = []
-        for phrase, spelling in phrases_of(description, negated=False).items():
+        for phrase, spelling in said.items():
             if "".join(phrase) in own_joined:
                 continue  # the title says it already
-            if own_words.intersection(phrase) and not _extends(
-                phrase, spelling, title, own_words, description
+            if (
+                own_words.intersection(phrase)
+                and not _extends(phrase, spelling, title, own_words, description)
+                and not _names_the_kind(phrase, opening, kinds | {kind_of(title)}, own_words)
             ):
                 continue  # the title says a part of it already
             if len(phrase) == 1 and (
@@ -369,21 +367,59 @@ class KeywordCorpus:
                 continue  # most titles of the whole shop carry a word of it: the brand
             candidates.append((-len(phrase), -share, phrase))
         candidates = _fewest_new_words(candidates, own_words, counts)
-        candidates.sort()
-        chosen = []
-        for _, negative_share, phrase in candidates:
-            if any(_inside(phrase, longer) for longer, _ in chosen):
-                continue  # "leak" when "leak proof" is suggested
-            chosen.append((phrase, -negative_share))
-        chosen.sort(key=lambda item: (-item[1], item[0]))
         return [
             {
                 "term": self.phrase_spelling.get(phrase, " ".join(phrase)),
                 "score": round(share, 3),
                 "share": round(share, 3),
             }
-            for phrase, share in chosen[:limit]
+            for phrase, share in _longest_first(candidates)[:limit]
         ]
+
+
+def _longest_first(candidates):
+    """``[(phrase, share)]``: the candidates, longer phrases first, none inside a chosen
+    one ("leak" when "leak proof" is suggested), by share."""
+    chosen = []
+    for _, negative_share, phrase in sorted(candidates):
+        if any(_inside(phrase, longer) for longer, _ in chosen):
+            continue
+        chosen.append((phrase, -negative_share))
+    chosen.sort(key=lambda item: (-item[1], item[0]))
+    return chosen
+
+
+def _said_of_the_product(title, description, own_words, counts, kinds):
+    """``phrases_of(description)`` without what is said of another thing, after a
+    negation or of a part (``listing_referents``), or ``{}`` when the description says
+    the product is not of the category's kind ("They are not wireless earbuds")."""
+    if denies_kind(description, counts, kinds, MIN_TITLES):
+        return {}
+    terms = {phrase for phrase, n in counts.items() if len(phrase) == 2 and n >= MIN_TITLES}
+    # a product of the category's kind: the state of its main part is its own ("a
+    # leak-proof lid", "a cushioned midsole"), what a part does is not ("a noise
+    # cancelling microphone"); another kind of product: neither ("a waterproof pouch")
+    doing_only = kind_of(title) in kinds
+
+    def of_part(words, start, end):
+        return of_a_part(words, start, end, own_words, kinds, terms, doing_only)
+
+    return phrases_of(description, negated=False, of_part=of_part)
+
+
+def _names_the_kind(phrase, opening, kinds, own_words):
+    """True when ``phrase`` ends the description's ``opening`` noun phrase, its last word
+    is one of the ``kinds`` and it adds no other word to the title's (``own_words``): the
+    description says what the product is in the category's words ("A dog bed with ..." of
+    "Bolster Bed for Senior Dogs", "An oversized bath towel" of "Cotton Bath Sheet"; not
+    "A digital kitchen scale" of "Kitchen Scale": "digital" is a claim of its own)."""
+    return (
+        len(phrase) > 1
+        and phrase[-1] in kinds
+        and set(phrase[:-1]) <= own_words
+        and len(opening) >= len(phrase)
+        and opening[-len(phrase) :] == phrase
+    )
 
 
 def _extends(phrase, spelling, title, own_words, description):

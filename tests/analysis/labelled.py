@@ -54,6 +54,11 @@ DEV_KEYWORDS = (
     HERE / "fixtures" / "dev5_keywords.json",
     HERE / "heldout5" / "keywords.json",
     HERE / "fixtures" / "dev6_keywords.json",
+    # burned in round 7 (their keyword misses were read): the sixth and third held-out
+    # sets' keywords, and the development cases written after them
+    HERE / "heldout6" / "keywords.json",
+    HERE / "heldout3" / "keywords.json",
+    HERE / "fixtures" / "dev7_keywords.json",
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

@@ -1,0 +1,215 @@
+"""What the words of a description are said of (round 7 of issue 30): the product, or
+another thing. A keyword suggestion needs the description to say the term *of the
+product*; these rules find the words said of something else, so that they are no evidence.
+
+- *Another thing the buyer has or uses with ours*: the noun phrase after "your", "any",
+  "other" or "another" ("to use after your electric toothbrush", "fits any lunch box"),
+  and the rest of the clause after a word whose object is another thing: "works with",
+  "compatible with", "pairs with", "takes", "accepts", "fits", "replaces", "unlike",
+  "instead" ("Memory foam pads that replace the worn cushions of most foldable
+  headphones").
+- *A part*: a term followed by another noun is said of that noun ("a noise cancelling
+  microphone", "a dishwasher safe divider"), unless that noun (or the two-word term of
+  the category it starts) is a word of the title or the kind of the category's titles
+  ("these noise cancelling headphones", "a cordless electric shaver"). A following word
+  ending in "s" with no determiner before the term may be a verb ("Active noise
+  cancelling cuts bus rumble"): the term is then said of the product. Degree words
+  ("enough", "too", "most") are no nouns ("compact enough for a wash bag").
+- *The product's own kind*: the noun phrase that opens the description after "a"/"an"
+  names the product ("A dog bed with a firm base" of "Orthopedic Bolster Bed for Senior
+  Dogs"), so a term ending it with a kind of the category is said of the product even
+  when the title says some of its words in another order.
+"""
+
+import re
+
+from .listing_title import (
+    PROMOTIONAL_WORDS,
+    STOPWORDS,
+    has_letter,
+    stem,
+    unpromoted_tokens,
+    word_set,
+)
+
+COLOURS = word_set(
+    "white black grey gray blue green red yellow orange pink purple brown beige cream "
+    "navy teal natural ivory"
+)
+PHRASE_TOKEN = re.compile(r"[^\W_]+")
+CLAUSE_END = re.compile(r"[.;:!?]")
+# words after which a description speaks of something the product goes with
+_WITH_OF_ANOTHER = word_set("works work compatible use pairs pair")
+# words whose object, to the end of the clause, is another thing than the product
+_CLAUSE_OF_ANOTHER = word_set("takes accepts")
+# words whose object, the noun phrase after them, is another thing than the product
+_OBJECT_IS_ANOTHER = word_set("fits replace replaces replacing unlike instead")
+# determiners of another thing than the product: the noun phrase after them
+_ANOTHER = word_set("your any other another")
+DETERMINERS = word_set("a an the this that these those its each every one our")
+# closed-class words (verbs "to be" and "to have", pronouns, conjunctions, prepositions,
+# adverbs): no nouns, and the end of a noun phrase
+FUNCTION_WORDS = word_set(
+    "is are was were be been being has have had do does did can could will would shall "
+    "should may might must it they them we you he she his her their this that these those "
+    "which who whom whose what when where while so but yet nor not no too also just only "
+    "then than very even still without into onto over under inside outside through after "
+    "before during until up down off out about against between behind around across along "
+    "near like as if because once here there all both"
+)
+# degree words: they stand beside an adjective and are no nouns ("compact enough")
+DEGREE = word_set("most more less least very so too quite really enough fairly")
+# endings of words that describe (adjectives, "-ing" forms, compound adjectives such as
+# "dishwasher safe", "BPA free", "airtight"): such a term before a noun is said of it
+_MODIFIER_ENDINGS = (
+    "ed", "able", "ible", "proof", "less", "ive", "ant", "ent", "ful", "ous", "ic", "ing",
+    "safe", "free", "friendly", "resistant", "tight",
+)  # fmt: skip
+
+_STEMS: dict[str, str] = {}
+
+
+def cached_stem(word: str) -> str:
+    """``stem(word)``, remembered for the most frequent words (the first 200,000 seen)."""
+    found = _STEMS.get(word)
+    if found is None:
+        found = stem(word)
+        if len(_STEMS) < 200_000:
+            _STEMS[word] = found
+    return found
+
+
+def usable(word: str | None) -> bool:
+    """True when ``word`` may be part of a keyword phrase (no stop, promotional or
+    colour word, a letter, 2+ characters)."""
+    return (
+        word is not None
+        and has_letter(word)
+        and len(word) >= 2
+        and word not in STOPWORDS
+        and word not in PROMOTIONAL_WORDS
+        and word not in COLOURS
+    )
+
+
+def phrase_words(text: str | None) -> list[str | None]:
+    """The lower-case words of ``text`` (hyphens and punctuation split words), a ``None``
+    between clauses, and promotional words dropped."""
+    words: list[str | None] = []
+    for clause in CLAUSE_END.split(" ".join(unpromoted_tokens(text))):
+        words.append(None)
+        words.extend(m.group().casefold() for m in PHRASE_TOKEN.finditer(clause))
+    return words
+
+
+def another_thing(words: list[str | None]) -> set[int]:
+    """The indexes of ``words`` (``phrase_words``) said of another thing than the product
+    (module docstring): the clause after "works with", "takes"...; the noun phrase after
+    "fits", "replaces", "unlike", "instead" (of), "your", "any", "other"..."""
+    marked: set[int] = set()
+    to_clause_end = False
+    for index, word in enumerate(words):
+        if word is None:
+            to_clause_end = False
+        elif to_clause_end:
+            marked.add(index)
+        elif word in _CLAUSE_OF_ANOTHER or (
+            word == "with" and index and words[index - 1] in _WITH_OF_ANOTHER
+        ):
+            to_clause_end = True
+        elif word in _OBJECT_IS_ANOTHER or word in _ANOTHER:
+            marked.add(index)
+            marked.update(_noun_phrase(words, index + 1))
+    return marked
+
+
+def _noun_phrase(words, start):
+    """The indexes of the noun phrase of ``words`` from ``start``: the determiners and
+    stop words before it, then its usable words (and "of" with what follows it: "the worn
+    cushions of most foldable headphones"), to a function word or the clause's end."""
+    found, index, begun = [], start, False
+    while index < len(words) and words[index] is not None:
+        word = words[index]
+        if usable(word) and word not in FUNCTION_WORDS:
+            begun = True
+        elif begun and word == "of":
+            begun = False  # the phrase goes on after "of"
+        elif begun or not (word in DETERMINERS or word in _ANOTHER or not usable(word)):
+            break
+        found.append(index)
+        index += 1
+    return found
+
+
+def modifier(word: str | None) -> bool:
+    """True when ``word`` reads as a word that describes (by its ending)."""
+    return word is not None and len(word) >= 4 and word.endswith(_MODIFIER_ENDINGS)
+
+
+def _noun(word):
+    return usable(word) and word not in DEGREE and word not in FUNCTION_WORDS
+
+
+def of_a_part(words, start, end, title_stems, kinds, known, doing_only=False) -> bool:
+    """True when the term ``words[start:end]``, ending in a modifier, is said of another
+    noun that follows it (module docstring): not a word of the title (``title_stems``),
+    nor one of the category's ``kinds``, nor the start of a ``known`` two-word term
+    ending in one; other modifiers between them are passed over ("an ergonomic curved
+    backrest"). A following word in "-s" may be a verb ("the removable cover zips off").
+    ``doing_only``: only a modifier in "-ing" counts (what the part does)."""
+    if not modifier(words[end - 1]):
+        return False  # a noun ("cool shot button", "lumbar support cushion")
+    if doing_only and not words[end - 1].endswith("ing"):
+        return False  # a state of a part, not what it does
+    index = end
+    while index < len(words) - 1 and modifier(words[index]) and _noun(words[index + 1]):
+        index += 1
+    following = words[index] if index < len(words) else None
+    if not _noun(following):
+        return False
+    if following.endswith("s") and not following.endswith("ss"):
+        return False
+    head = following
+    after = words[index + 1] if index + 1 < len(words) else None
+    if usable(after) and (cached_stem(following), cached_stem(after)) in known:
+        head = after
+    return cached_stem(head) not in title_stems and cached_stem(head) not in kinds
+
+
+def opening_phrase(description: str | None) -> tuple[str, ...]:
+    """The stems of the noun phrase that opens ``description`` after "a" or "an" (its
+    run of usable words, to the first other word or punctuation), or ``()``."""
+    match = re.match(r"\s*an?\s+([^,.;:!?()]*)", description or "", re.IGNORECASE)
+    if match is None:
+        return ()
+    run = []
+    for token in PHRASE_TOKEN.finditer(match.group(1)):
+        word = token.group().casefold()
+        if not usable(word) or word in DEGREE:
+            break
+        run.append(cached_stem(word))
+    return tuple(run)
+
+
+# negations that deny what a thing is ("not", "no", "isn't"), not "without" or "than"
+_DENIALS = word_set("not no nor isn aren neither")
+
+
+def denies_kind(description: str | None, counts, kinds, least: int) -> bool:
+    """True when ``description`` says the product is not a term of its category (one of
+    ``counts``, ``least`` titles or more) naming one of its ``kinds``, at most three words
+    after "not", "no"...: "They are not wireless earbuds", "not an electric kettle". The
+    category's terms then describe another kind of thing than the product."""
+    words = phrase_words(description)
+    for index, word in enumerate(words):
+        if word not in _DENIALS:
+            continue
+        for start in range(index + 1, min(index + 4, len(words))):
+            for end in range(start + 1, min(start + 3, len(words)) + 1):
+                run = words[start:end]
+                if not all(usable(w) for w in run):
+                    break
+                phrase = tuple(cached_stem(w) for w in run)
+                if phrase[-1] in kinds and counts.get(phrase, 0) >= least:
+                    return True
+    return False
