@@ -39,6 +39,7 @@ Bath Sheet").
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from .listing_asides import without_asides
@@ -119,7 +120,11 @@ def kind_of(title: str | None) -> str | None:
     return None
 
 
-def phrases_of(text: str | None, negated: bool = True, of_part=None) -> dict[tuple[str, ...], str]:
+def phrases_of(
+    text: str | None,
+    negated: bool = True,
+    of_part: Callable[[list, int, int], bool] | None = None,
+) -> dict[tuple[str, ...], str]:
     """``{phrase: spelling}``: the runs of one to ``MAX_PHRASE`` usable words of ``text``
     (stems), none a stop, colour or promotional word, a lone word of 3+ letters;
     ``negated=False`` leaves out the runs that follow a negation closely and those said

@@ -22,6 +22,8 @@ product*; these rules find the words said of something else, so that they are no
 """
 
 import re
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 from .listing_title import (
     PROMOTIONAL_WORDS,
@@ -150,7 +152,15 @@ def _noun(word):
     return usable(word) and word not in DEGREE and word not in FUNCTION_WORDS
 
 
-def of_a_part(words, start, end, title_stems, kinds, known, doing_only=False) -> bool:
+def of_a_part(
+    words: Sequence[str | None],
+    start: int,
+    end: int,
+    title_stems: AbstractSet[str],
+    kinds: AbstractSet[str],
+    known: AbstractSet[tuple[str, ...]],
+    doing_only: bool = False,
+) -> bool:
     """True when the term ``words[start:end]``, ending in a modifier, is said of another
     noun that follows it (module docstring): not a word of the title (``title_stems``),
     nor one of the category's ``kinds``, nor the start of a ``known`` two-word term
@@ -195,7 +205,12 @@ def opening_phrase(description: str | None) -> tuple[str, ...]:
 _DENIALS = word_set("not no nor isn aren neither")
 
 
-def denies_kind(description: str | None, counts, kinds, least: int) -> bool:
+def denies_kind(
+    description: str | None,
+    counts: Mapping[tuple[str, ...], int],
+    kinds: AbstractSet[str],
+    least: int,
+) -> bool:
     """True when ``description`` says the product is not a term of its category (one of
     ``counts``, ``least`` titles or more) naming one of its ``kinds``, at most three words
     after "not", "no"...: "They are not wireless earbuds", "not an electric kettle". The
