@@ -112,7 +112,8 @@ def test_every_exchange_draws_again_after_a_429_a_5xx_or_a_refused_token(
     monkeypatch.setattr(
         budgets, "take", lambda *args, **kw: draws.append(args[1]) or take(*args, **kw)
     )
-    connector = amazon.AmazonConnector(*(lambda c: (c, c.settings))(connect_amazon(tenant, fake)))
+    connection = connect_amazon(tenant, fake)
+    connector = amazon.AmazonConnector(connection, connection.settings)
     fake.throttle_next(1)
     assert connector.check()["ok"] is True
     fake.expire_tokens()
