@@ -9,7 +9,7 @@
   refreshed once.
 - **Usage plans**: every call first draws from the connection's fleet-wide budget for its
   operation (``budgets``: the rate and burst of ``USAGE_PLANS``, from each operation's
-  description in the published models, kept a little below them, then what
+  description in the published models, kept below them by ``budget_plan``, then what
   ``x-amzn-RateLimit-Limit`` says). A 429 drains that budget and the call waits and tries
   again; it is unavailable (``THROTTLED``, with ``Retry-After``) only when the wait would
   pass what the caller may wait. It never makes a push or a job fail.
@@ -57,15 +57,14 @@ USAGE_PLANS = {
     "getInventorySummaries": (2.0, 2),
     "getListingOffersBatch": (0.5, 1),
 }
-# the budget keeps a margin below the plan: calls leave when their token is due but arrive
-# a little early or late, so a bucket one token smaller and 5% slower than Amazon's never
-# finds Amazon's empty
-BUDGET_MARGIN = 0.95
 
 
-def budget_plan(rate: float, burst: int) -> tuple[float, int]:
-    """The budget kept for a usage plan of ``rate`` per second and ``burst``."""
-    return rate * BUDGET_MARGIN, max(1, burst - 1)
+def budget_plan(rate: float, burst: int) -> tuple[float, float]:
+    """The budget kept for a usage plan of ``rate`` per second and ``burst``
+    (``budgets.terms``): 5 % slower, and smaller by what the plan restores in 0.5 s, or by
+    one token where the burst keeps one beside it (whichever is more, at most half); a
+    burst of 1 keeps the 0.5 s between its calls instead."""
+    return budgets.terms(rate, burst, least=1)
 
 
 def amazon_time(moment: datetime) -> str:
@@ -289,9 +288,11 @@ class AmazonClient(Connector):
     def _follow_rate_limit(self, operation, limit, rate, burst):
         """The budget's rate after Amazon's ``x-amzn-RateLimit-Limit`` (``limit``), adjusting
         the budget when it differs."""
-        if limit is not None and abs(limit * BUDGET_MARGIN - rate) > 1e-9:
-            rate = limit * BUDGET_MARGIN
-            budgets.adjust(self.connection.id, operation, rate, burst, rate)
+        if limit is not None:
+            wanted = budget_plan(limit, USAGE_PLANS[operation][1])[0]
+            if abs(wanted - rate) > 1e-9:
+                rate = wanted
+                budgets.adjust(self.connection.id, operation, rate, burst, rate)
         return rate
 
 

@@ -24,6 +24,17 @@ for good, and every call would wait for points the marketplace has. A call that 
 answer settles its points (``settle``); in-flight points of a process that died are
 forgotten after ``IN_FLIGHT_FORGOTTEN_SECONDS`` without a call.
 
+The budget a connector keeps for a marketplace's bucket (``terms``) runs below it: it
+refills ``MARGIN`` slower, and it holds less by what the marketplace restores in
+``HEADROOM_SECONDS``. A call's token leaves the budget when the call is sent, but the
+marketplace's bucket only when the call arrives, and a bucket at its top restores nothing
+meanwhile: calls that arrive late, together with later ones that arrive on time, would
+find it empty. The headroom lets a call arrive that late.
+
+An unpriced bucket (``reserve``, ``take``: the connector's plan is the truth, the marketplace
+says nothing of its bucket but the rate) takes the caller's size at each draw, so a plan
+changed by a release applies to buckets made before it.
+
 ``COMMERCE_MARKETPLACE_RATE_BUDGETS=0`` turns the budgets off (each call goes at once).
 """
 
@@ -54,6 +65,27 @@ class BudgetExhausted(Exception):
             details={"operation": operation},
             retry_after=max(1, math.ceil(self.wait)),
         )
+
+
+# the budget refills this much slower than the marketplace's bucket (over any long stretch
+# it never gives more than the marketplace restores) ...
+MARGIN = 0.95
+# ... and holds up to the bucket's size less what the marketplace restores in this time (at
+# most half the bucket): how late a call may reach the marketplace after its token was due
+HEADROOM_SECONDS = 0.5
+
+
+def terms(rate: float, size: float, least: float = 0.0) -> tuple[float, float]:
+    """(refill rate, size) of the budget kept for a marketplace's bucket that restores
+    ``rate`` a second up to ``size``; ``least``: a headroom of at least this much where
+    the bucket keeps one whole token beside it."""
+    headroom = max(rate * HEADROOM_SECONDS, min(least, size - 1))
+    kept = size - min(headroom, size / 2)
+    if kept >= 1:
+        return rate * MARGIN, kept
+    # a bucket of one call cannot be kept smaller (a draw reserves a whole token ahead):
+    # the headroom is kept between the calls instead
+    return min(rate * MARGIN, 1 / (1 / rate + HEADROOM_SECONDS)), 1.0
 
 
 # no call lasts longer than this: points still in flight after it were lost with a process
@@ -101,6 +133,7 @@ local wait = 0
 local taken = 1
 local amount = tonumber(ARGV[7]) or 1
 if mode == 'take' then
+  if ARGV[9] ~= '1' then burst = tonumber(ARGV[2]) tokens = math.min(tokens, burst) end
   wait = math.max(0, (amount - tokens) / rate)
   if wait > tonumber(ARGV[4]) then taken = 0 else
     tokens = tokens - amount
@@ -184,6 +217,9 @@ def _db_call(
             at = now
         wait, taken = 0.0, True
         if mode == "take":
+            if not priced:  # the connector's plan is the truth: its size applies at once
+                stored_burst = float(burst)
+                tokens = min(tokens, stored_burst)
             wait = max(0.0, (amount - tokens) / stored_rate)
             if wait > max_wait:
                 taken = False
@@ -332,13 +368,13 @@ def observe(
         )
 
 
-def adjust(connection_id: str, operation: str, rate: float, burst: int, new_rate: float) -> None:
+def adjust(connection_id: str, operation: str, rate: float, burst: float, new_rate: float) -> None:
     """The marketplace says the rate is ``new_rate`` now (``x-amzn-RateLimit-Limit``)."""
     if enabled() and new_rate > 0:
         _call(connection_id, operation, rate, burst, 0.0, "adjust", new_rate)
 
 
-def drain(connection_id: str, operation: str, rate: float, burst: int) -> None:
+def drain(connection_id: str, operation: str, rate: float, burst: float) -> None:
     """The marketplace answered 429: nothing is left in the bucket now."""
     if enabled():
         _call(connection_id, operation, rate, burst, 0.0, "drain")

@@ -11,7 +11,7 @@
   or Redis, shared by every worker) gives up the query's cost, waiting until it is
   there; after each answer the budget takes Shopify's size and rate and never holds more
   than Shopify said was left (``budgets.observe``). The budget is smaller than Shopify's
-  bucket by what it restores in ``HEADROOM_SECONDS`` (``budget_terms``): a query's points
+  bucket by what it restores in ``budgets.HEADROOM_SECONDS`` (``budget_terms``): a query's points
   leave the budget when it is sent but Shopify's bucket when the query arrives, and a full
   bucket restores nothing meanwhile, so a budget as big as the bucket would believe in
   points Shopify never had (the query after it THROTTLED). The cost of a query is
@@ -45,19 +45,13 @@ DEFAULT_API_VERSION = "2025-01"
 BUDGET = "graphql"  # one bucket per shop: every query draws from it
 # before the first answer says otherwise: the smallest bucket Shopify documents
 FIRST_PLAN = (50.0, 100.0)
-# the budget refills a little slower than Shopify's bucket: calls leave when their points
-# are due but arrive a little early or late
-BUDGET_MARGIN = 0.95
-# the budget holds up to Shopify's maximum less what Shopify restores in this time (at most
-# a quarter of the bucket): how late a query may reach Shopify after its points were taken
-HEADROOM_SECONDS = 0.5
 
 
 def budget_terms(rate: float, maximum: float) -> tuple[float, float]:
     """(refill rate, size) of the budget for a Shopify bucket restoring ``rate`` points a
-    second up to ``maximum``."""
-    headroom = min(rate * HEADROOM_SECONDS, maximum / 4)
-    return rate * BUDGET_MARGIN, maximum - headroom
+    second up to ``maximum`` (``budgets.terms``: 5 % slower, and smaller by what Shopify
+    restores in 0.5 s, at most half the bucket)."""
+    return budgets.terms(rate, maximum)
 
 
 class _Plans:

@@ -82,3 +82,12 @@ def test_a_priced_call_draws_its_cost_and_the_marketplace_bucket_is_taken(store)
     assert budgets.reserve(third, "graphql", 50.0, 100, 60, amount=100) == 0.0
     budgets.observe(third, "graphql", 50.0, 100, new_rate=50.0, new_burst=100, left=100)
     assert budgets.reserve(third, "graphql", 50.0, 100, 60, amount=50) > 0.5
+
+
+def test_an_unpriced_bucket_takes_the_size_of_the_plan_it_is_drawn_with(store):
+    # a bucket made under an older plan (one token below Amazon's burst of 5) follows the
+    # connector's plan at the next draw: it holds no more than the new size
+    connection = key()
+    assert budgets.reserve(connection, "op", 1.0, 4, max_wait=60) == 0.0
+    waits = [budgets.reserve(connection, "op", 1.0, 2.5, max_wait=60) for _ in range(3)]
+    assert waits[:2] == [0.0, 0.0] and 0.4 < waits[2] <= 0.5
