@@ -18,7 +18,7 @@ none (``visibility_match``; round 7 of issue 30, docs/decisions.md):
 """
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .listing_title import STOPWORDS, stem, word_set
@@ -53,10 +53,11 @@ FUNCTION_WORDS = (
 )
 
 
-def place_after(keys: Sequence[str], index: int) -> bool:
+def place_after(keys: Sequence[str], index: int, ours: Container[str]) -> bool:
     """True when ``keys[index]`` says the name before it is a place's or a club's, not our
-    brand's ("<brand> Farm", "the <brand> Cider Club", "<brand> Bay")."""
-    return any(key in PLACES for key in keys[index : index + PLACE_REACH])
+    brand's ("<brand> Farm", "the <brand> Cider Club", "<brand> Bay"); a word of our titles
+    (``ours``: "Street Deck") is no place."""
+    return any(key in PLACES and key not in ours for key in keys[index : index + PLACE_REACH])
 
 
 def count_conflict(said: Mapping[str, set[str]], title: Mapping[str, set[str]]) -> bool:

@@ -76,14 +76,15 @@ from .visibility_evidence import (
 from .visibility_others import without_other_names
 from .visibility_sizes import (
     COUNT,
+    PART_SPLIT,
     SIZE,
-    SIZE_OPTIONS,
     bare_numbers,
+    numbers_single_out,
+    only_options,
     sizes_agree,
     sizes_conflict,
     sizes_of,
     spaced_number_words,
-    title_numbers,
 )
 from .visibility_words import (
     CAPITALISED_NAME,
@@ -191,7 +192,7 @@ class CatalogueMatcher:
             return False
         keys, width = keys_of(text), len(self.brand)
         return any(
-            keys[i : i + width] == self.brand and not place_after(keys, i + width)
+            keys[i : i + width] == self.brand and not place_after(keys, i + width, self.holding)
             for i in range(len(keys) - width + 1)
         )
 
@@ -240,11 +241,9 @@ class CatalogueMatcher:
         if self._single_out(found, sku):
             return True
         others = set.intersection(*(self.holding[word] for word in found)) - {sku}
-        # "the 4000 size of the <brand> reel": our "Reel 4000"
-        if numbers & title_numbers(self.sizes[sku]) and all(
-            title_numbers(self.sizes[other]) and not numbers & title_numbers(self.sizes[other])
-            for other in others
-        ):
+        # "the 4000 size of the <brand> reel": our "Reel 4000"; "the 8.5 <brand> deck"
+        others_sizes = [self.sizes[other] for other in others]
+        if numbers_single_out(numbers, self.sizes[sku], others_sizes, only_options(text)):
             return True
         if not sizes or not sizes_agree(sizes, self.sizes[sku]):
             return False
@@ -257,7 +256,7 @@ class CatalogueMatcher:
             # ("model4340") is a code, a word of its own
             if not unit.startswith("#") or unit in self.spaced[sku]
         )
-        return several and not SIZE_OPTIONS.search(text)
+        return several and not only_options(text)
 
     def exact_titles(self, text: str) -> set[str]:
         """The SKUs whose whole title ``text`` says (module docstring)."""
@@ -542,7 +541,7 @@ class CatalogueMatcher:
         return (
             enough
             and not without_our_words(keys, title)
-            and not swapped_word(keys, self.title_keys[sku], title)
+            and not swapped_word(keys, self.title_keys[sku], title | self.brand_stems)
             and self._said_of_it(sku, found, keys, view.names, view.colours, view.text)
             and self._single_out_sized(found, sku, view.sizes, view.text, view.numbers)
         )
@@ -553,9 +552,11 @@ class CatalogueMatcher:
         <brand> filter is the one; the 77 mm would need a step-up ring")."""
         sizes = sizes_of(text)
         if self.brand and any(len(amounts) > 1 for amounts in sizes.values()):
-            ours = [clause for clause in CLAUSE_SPLIT.split(said) if self.names_brand(clause)]
-            if len(ours) == 1 and (said := sizes_of(ours[0])):
-                return said
+            for split in (CLAUSE_SPLIT.split, PART_SPLIT.split):  # "Once 25 lb ..., the 50 lb"
+                ours = [clause for clause in split(said) if self.names_brand(clause)]
+                own = sizes_of(ours[0]) if len(ours) == 1 else {}
+                if own and all(len(amounts) == 1 for amounts in own.values()):
+                    return own
         return sizes
 
     def _most_words_per_kind(self, candidates, keys):
