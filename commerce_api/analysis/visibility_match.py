@@ -64,13 +64,16 @@ from .visibility_clauses import (
 )
 from .visibility_evidence import (
     UnitView,
+    brand_leads,
     brand_taken,
     count_beside,
     count_conflict,
     definite_before,
+    most_words_per_kind,
     place_after,
     swapped_word,
     unclaimed,
+    unclaimed_words,
     without_our_words,
 )
 from .visibility_others import without_other_names
@@ -471,13 +474,17 @@ class CatalogueMatcher:
         ):
             return named  # the brand is the exact title's after it (visibility_evidence)
         view = self._view(text)
-        for sku, found in view.candidates.items():
-            if (
-                sku not in named
-                and self.words[sku]
-                and self._names_by_title(sku, found, view)
-                and (not carried or definite_before(view.keys, found))
-            ):
+        titled = {
+            sku: found
+            for sku, found in view.candidates.items()
+            if sku not in named and self.words[sku] and self._names_by_title(sku, found, view)
+        }
+        titled = unclaimed_words(titled, self.words, view.keys, MIN_FOUND)
+        led = brand_leads(view.keys, self.brand, titled) if self.brand else None
+        besides = set().union(*(titled[sku] for sku in led or ()))
+        for sku, found in titled.items():
+            referred = carried or (led is not None and sku not in led)
+            if not referred or definite_before(view.keys, found, besides):
                 named[sku] = "title"
         return named
 
@@ -510,7 +517,15 @@ class CatalogueMatcher:
                 if keys[i : i + width] == self.brand
             },
             candidates=candidates,
-            most=self._most_words_per_kind(candidates, keys) if self.brand else {},
+            most=(
+                most_words_per_kind(
+                    {sku: (found, self._kind(sku)) for sku, found in candidates.items()},
+                    keys,
+                    MIN_FOUND,
+                )
+                if self.brand
+                else {}
+            ),
         )
 
     def _names_by_title(self, sku, found, view):
@@ -558,24 +573,6 @@ class CatalogueMatcher:
                 if own and all(len(amounts) == 1 for amounts in own.values()):
                     return own
         return sizes
-
-    def _most_words_per_kind(self, candidates, keys):
-        """``{kind: the most title words a product of that kind has in the unit}`` for the
-        kinds the unit says once: "the trigger capo for guitars ... the spring is firm"
-        speaks of the guitar capos, not of our "Spring Ukulele Capo" with fewer of its
-        words ("the blue mug and the camping mug with the steel rim" names two)."""
-        most = {}
-        for sku, found in candidates.items():
-            if len(found) < MIN_FOUND:
-                continue
-            kind = self._kind(sku)
-            if kind is not None and kind in found:
-                most[kind] = max(most.get(kind, 0), len(found))
-        return {
-            kind: count
-            for kind, count in most.items()
-            if sum(1 for key in keys if stem(key) == kind) == 1
-        }
 
     def read(self, answer: str | None) -> tuple[list[Unit], list[dict[str, str]], bool]:
         """``(units, [{sku: how} per unit], brand named anywhere)`` for ``answer``."""

@@ -56,7 +56,7 @@ _BOTH = re.compile(r"\b(?:both|each)\b", re.IGNORECASE)
 PART_SPLIT = re.compile(r"[,;:]\s+")
 # a count before a word of the title: "with 18 Compartments", "24 Pieces" (another count
 # of that word is another product)
-NUMBER_WORD = re.compile(r"(?<![\w.,\-])(" + NUMBER + r")[ \t]+([^\W\d_]{3,})\b")
+NUMBER_WORD = re.compile(r"(?<![\w.,\-])(" + NUMBER + r")(?:[ \t]+|-)([^\W\d_]{3,})\b")
 _NOT_NUMBER_WORDS = STOPWORDS | PROMOTIONAL_WORDS | frozenset(["x", "by"])
 # how many come in one product: "Set of 6", "Pack of 10", "3-Pack", "pack of six" (round 7 of
 # issue 30): ``{"#count": {"6"}}``; another count, or a count our title lacks said after our

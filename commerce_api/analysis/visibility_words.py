@@ -88,7 +88,7 @@ CAPITALISED_NAME = re.compile(r"(?<![\w&])[A-Z][\w\-]*(?:\s+(?:[A-Z0-9][\w.\-]*|
 
 # the clauses of a sentence ("..., and ...", "...; ...", "... - ...")
 CLAUSE_SPLIT = re.compile(
-    r",\s*(?=(?:and|but|while|whereas|or|though|although)\b)|;\s+|\s[\u2014\u2013-]\s",
+    r",\s*(?=(?:and|but|while|whereas|or|though|although|not|rather)\b)|;\s+|\s[\u2014\u2013-]\s",
     re.IGNORECASE,
 )
 # a possessive before a capitalised name: "Ruffwear's Knot-a-Leash"
