@@ -41,6 +41,7 @@ WITHOUT_REACH = 3  # words after "without" that it negates
 # a definite reference to a product already spoken of: a determiner or the brand's pronoun
 # ("your" is not one: "your guide sheet" is the reader's own)
 DEFINITE = frozenset(["the", "their", "its", "this", "that", "these", "those", "our", "my"])
+PICKS = frozenset(["one", "ones", "both", "each"])  # words that pick products out of a kind
 REFERENCE_REACH = 3  # words of the title a definite reference may stand before
 _PRONOUNS = frozenset(["i", "you", "we", "they", "he", "she", "it", "one", "them", "us"])
 # words that stand in a noun phrase without naming a product ("for your carving")
@@ -240,6 +241,15 @@ def _listed_after(stems, index, titled):
         if index < len(stems) and stems[index] in ("and", "or"):
             index += 1
     return listed
+
+
+def one_of_several(
+    found: Iterable[str], holding: Mapping[str, set[str]], keys: Sequence[str]
+) -> bool:
+    """True when a unit saying our kind in the plural picks one product out of it: a word
+    only this product's title has, and "one", "ones", "both" or "each" ("both <brand>
+    cultures: the mesophilic one for cheddar ...")."""
+    return bool(PICKS & set(keys)) and any(len(holding.get(word, ())) == 1 for word in found)
 
 
 def most_words_per_kind(

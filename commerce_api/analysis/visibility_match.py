@@ -70,6 +70,7 @@ from .visibility_evidence import (
     count_conflict,
     definite_before,
     most_words_per_kind,
+    one_of_several,
     place_after,
     swapped_word,
     unclaimed,
@@ -94,6 +95,7 @@ from .visibility_words import (
     CLAUSE_SPLIT,
     COLOUR_OPTIONS,
     COLOUR_STEMS,
+    NOT_THIS,
     OPENERS,
     OTHER_POSSESSIVE,
     SIZE_WORD_LETTERS,
@@ -338,8 +340,9 @@ class CatalogueMatcher:
     def _without_other_brands(self, text):
         """``text`` without its clauses that name another brand's product and not our
         brand ("Barkwell leashes are fine, and Ruffwear's Knot-a-Leash is reflective"),
-        the items of a list and phrases that start with another brand (``visibility_others``)."""
-        text = without_other_names(text, self._is_other_name, self.brand_stems)
+        the items of a list and phrases that start with another brand (``visibility_others``),
+        and a clause set against what it follows (", not the L one": ``NOT_THIS``)."""
+        text = NOT_THIS.sub(" ", without_other_names(text, self._is_other_name, self.brand_stems))
         for item in items_of_other_brands(text, self._is_other_name):
             if not self.names_brand(item):
                 text = text.replace(item, " ", 1)
@@ -421,6 +424,7 @@ class CatalogueMatcher:
                 or any(k == stem(k) for k in said)
                 or sizes_agree(sizes, self.sizes[sku])  # "bottles ... a 750 ml one"
                 or bool(self.words[sku] & VARIANT_STEMS & set(map(stem, keys)))
+                or one_of_several(found, self.holding, keys)  # "the mesophilic one"
             )
         if self._lead_after_brand(sku, kind, keys):
             return True
@@ -498,7 +502,7 @@ class CatalogueMatcher:
             for word, letter in SIZE_WORD_LETTERS.items()
             if word in present and letter in self.holding
         }
-        keys = keys_of(text)
+        keys = self.compounds.split_keys(keys_of(text))
         width = len(self.brand)
         candidates = self._found(present)
         return UnitView(
