@@ -77,7 +77,7 @@ from .visibility_evidence import (
     unclaimed_words,
     without_our_words,
 )
-from .visibility_others import without_other_names
+from .visibility_others import names_in, type_named, without_other_names
 from .visibility_sizes import (
     COUNT,
     PART_SPLIT,
@@ -91,7 +91,6 @@ from .visibility_sizes import (
     spaced_number_words,
 )
 from .visibility_words import (
-    CAPITALISED_NAME,
     CLAUSE_SPLIT,
     COLOUR_OPTIONS,
     COLOUR_STEMS,
@@ -102,7 +101,6 @@ from .visibility_words import (
     VARIANT_STEMS,
     CompoundWords,
     keys_of,
-    name_words,
     says_kind,
     words_of,
 )
@@ -119,7 +117,6 @@ EXACT_SIZED_WORDS = 2  # ... or this many significant words and a size ("Steel R
 QUANTIFIER_REACH = 4  # words before the kind or the brand a quantifier reaches
 QUANTIFIERS = frozenset(["any", "every", "all", "whichever", "whatever", "each"])
 _NAME_AFTER = r"(?:['\u2019]s)?((?:\s+(?:[A-Z0-9][\w.\-]*|&|with|of|and|for|in))+)"
-_CONNECTORS = frozenset(["with", "of", "and", "for", "in"])
 _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
@@ -309,21 +306,15 @@ class CatalogueMatcher:
         """The significant words of each name that follows the brand in capitals."""
         if self.brand_name is None:
             return []
-        names = []
-        for match in self.brand_name.finditer(text):
-            run = match.group(1).split()
-            while run and run[-1].casefold() in _CONNECTORS | {"&"}:
-                run.pop()
-            names.append(self.compounds.fold(" ".join(run), name_words(" ".join(run))))
-        for match in CAPITALISED_NAME.finditer(text):
-            run = match.group().split()
-            if match.start() == len(text) - len(text.lstrip()):
-                run = run[1:]  # the first word of a sentence is capitalised anyway
-            name = self.compounds.fold(" ".join(run), name_words(" ".join(run)))
-            name -= self.brand_stems
-            if len(run) >= 2 and len(name) >= 2:
-                names.append(name)
-        return [name for name in names if name]
+        return names_in(text, self.brand_name, self.compounds, self.brand_stems)
+
+    def _type_name(self, sku, found, text):
+        """True when a word of our title only products of its kind have follows the brand in
+        capitals, as a type's name ("the 10 mm <brand> Plössl" of our "Plössl Eyepiece 10
+        mm"): it says what the product is without the kind (``visibility_others``)."""
+        holders = set().union(*(self.holding[word] for word in found)) if found else set()
+        kinds = {self._kind(other) for other in holders}
+        return self.brand_name is not None and type_named(text, self.brand_name, found, kinds)
 
     def _is_other_name(self, word):
         """True when the capitalised ``word`` reads as another brand: not ours, not a
@@ -438,10 +429,15 @@ class CatalogueMatcher:
                     return True
         return False
 
-    def _said_of_it(self, sku, found, keys, names, colours, text):
-        """The checks of a title match said of our brand (module docstring)."""
+    def _said_of_it(self, sku, found, keys, names, colours, text, typed=False):
+        """The checks of a title match said of our brand (module docstring); ``typed``: a
+        type's name says what the product is (``_type_name``)."""
         kind = self._kind(sku)
-        if kind is not None and not self._says_kind(sku, kind, found, keys, sizes_of(text)):
+        if (
+            kind is not None
+            and not typed
+            and not self._says_kind(sku, kind, found, keys, sizes_of(text))
+        ):
             return False  # the unit does not say what the product is
         title = self.words[sku]
         if any(name - title for name in names if name & title):
@@ -548,9 +544,11 @@ class CatalogueMatcher:
             return enough and self._single_out_sized(
                 found, sku, view.sizes, view.text, view.numbers
             )
+        typed = self._type_name(sku, found, view.text)
         enough = (
             len(found) >= MIN_FOUND
             or found == title
+            or typed
             or (
                 bool(found)
                 and self._first_key(sku) in view.after_brand
@@ -561,7 +559,7 @@ class CatalogueMatcher:
             enough
             and not without_our_words(keys, title)
             and not swapped_word(keys, self.title_keys[sku], title | self.brand_stems)
-            and self._said_of_it(sku, found, keys, view.names, view.colours, view.text)
+            and self._said_of_it(sku, found, keys, view.names, view.colours, view.text, typed)
             and self._single_out_sized(found, sku, view.sizes, view.text, view.numbers)
         )
 
