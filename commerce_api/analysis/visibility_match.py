@@ -244,8 +244,8 @@ class CatalogueMatcher:
             return True
         others = set.intersection(*(self.holding[word] for word in found)) - {sku}
         # "the 4000 size of the <brand> reel": our "Reel 4000"; "the 8.5 <brand> deck"
-        others_sizes = [self.sizes[other] for other in others]
-        if numbers_single_out(numbers, self.sizes[sku], others_sizes, only_options(text)):
+        options, others_sizes = only_options(text, offered_in), [self.sizes[o] for o in others]
+        if numbers_single_out(numbers, self.sizes[sku], others_sizes, options):
             return True
         if not sizes or not sizes_agree(sizes, self.sizes[sku]):
             return False
@@ -258,7 +258,7 @@ class CatalogueMatcher:
             # ("model4340") is a code, a word of its own
             if not unit.startswith("#") or unit in self.spaced[sku]
         )
-        return several and not only_options(text)
+        return several and not options
 
     def exact_titles(self, text: str) -> set[str]:
         """The SKUs whose whole title ``text`` says (module docstring)."""

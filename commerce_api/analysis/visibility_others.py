@@ -79,8 +79,11 @@ def names_in(
     text: str, brand_name: re.Pattern, compounds: CompoundWords, brand_stems: frozenset[str]
 ) -> list[set[str]]:
     """The significant words of each name in ``text`` that follows the brand (``brand_name``:
-    the brand and the capitalised words after it) or stands in capitals of its own."""
+    the brand and the capitalised words after it) or stands in capitals of its own; none in
+    a text written all in capitals, where capitals say nothing."""
     names = []
+    if not any(char.islower() for char in text):
+        return names
     for match in brand_name.finditer(text):
         run = match.group(1).split()
         while run and run[-1].casefold() in _CONNECTORS:

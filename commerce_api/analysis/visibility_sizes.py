@@ -3,6 +3,7 @@ cm", "40 by 30 cm", "10,000 mAh", "24 or 28 cm", and the number a word carries (
 "Size 02"). Two sizes in one unit compare by their amounts, thousands separators aside."""
 
 import re
+from collections.abc import Callable
 
 from .listing_keywords import COLOURS
 from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, stem
@@ -166,11 +167,12 @@ def numbers_single_out(
     return bool(ours - set().union(*theirs)) and several and not options
 
 
-def only_options(text: str) -> bool:
-    """True when ``text`` says the sizes a product comes in ("comes in size 01 and 02", "in 24
-    or 28 cm") and not which of them it speaks of: "... in 25 L and 33 L; I own both" names
-    both, as does each said on its own."""
-    return bool(SIZE_OPTIONS.search(text)) and not _BOTH.search(text)
+def only_options(text: str, offered_in: Callable[[str, re.Pattern], bool]) -> bool:
+    """True when ``text`` says the sizes a product is offered in (``offered_in``: "comes in
+    size 01 and 02", "available in 24 or 28 cm") and not which of them it speaks of: "...
+    comes in 25 L and 33 L; I own both" names both, as does "get the <brand> eyepiece in 25
+    mm and 10 mm"."""
+    return offered_in(text, SIZE_OPTIONS) and not _BOTH.search(text)
 
 
 def amounts_of(sizes: dict[str, set[str]]) -> set[str]:
