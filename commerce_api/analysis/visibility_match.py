@@ -312,6 +312,8 @@ class CatalogueMatcher:
         """True when a word of our title only products of its kind have follows the brand in
         capitals, as a type's name ("the 10 mm <brand> Plössl" of our "Plössl Eyepiece 10
         mm"): it says what the product is without the kind (``visibility_others``)."""
+        if found & (MATERIAL_STEMS | COLOUR_STEMS):
+            return False  # a material or a colour ("<brand> Foam") is no type's name
         holders = set().union(*(self.holding[word] for word in found)) if found else set()
         kinds = {self._kind(other) for other in holders}
         return self.brand_name is not None and type_named(text, self.brand_name, found, kinds)
