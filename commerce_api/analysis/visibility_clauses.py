@@ -20,6 +20,9 @@ _BULLET = re.compile(r"^(\s*)[-*\u2022+]\s+(.*\S)")
 _LINK = re.compile(r"\[([^\]\n]*)\]\(([^)\s]*)\)")  # a markdown link: text, address
 _URL = re.compile(r"\b(?:https?://|www\.)[^\s)\]>]+", re.IGNORECASE)
 _SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?", re.IGNORECASE)
+_DEGREES = frozenset(["degree", "degrees", "deg"])
+_TABLE_ROW = re.compile(r"^\s*\|(.*)\|\s*$")  # "| cell | cell |"
+_TABLE_RULE = re.compile(r"^[\s|:\-]+$")  # "|---|:---:|"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # a full stop that ends an abbreviation, not a sentence ("Plane No. 4", "e.g. a rasp")
 _ABBREVIATION = re.compile(r"(?:^|\s|\()(?:no|nr|vol|mk|approx|ca|vs|e\.g|i\.e|incl)\.$", re.I)
@@ -115,11 +118,21 @@ def answer_units(answer: str | None) -> list[Unit]:
     numbered = any(_NUMBERED.match(line) for line in lines)
     bullet_indents = [len(m.group(1)) for m in map(_BULLET.match, lines) if m]
     base_indent = min(bullet_indents) if bullet_indents else 0
-    units, current, rank, paragraph = [], None, 0, 0
+    units, current, rank, paragraph, in_table = [], None, 0, 0, False
     for line in lines:
         if not line.strip():
             paragraph += 1
+            in_table = False
             continue
+        if row := _TABLE_ROW.match(line):  # a table: its header heads its rows, list-like
+            if not _TABLE_RULE.match(line):
+                cells = " | ".join(cell.strip() for cell in row.group(1).split("|"))
+                rank += in_table
+                units.append(Unit(cells, rank if in_table else None, paragraph, not in_table))
+                in_table, current = True, None
+            continue
+        if in_table:
+            paragraph, in_table = paragraph + 1, False
         if numbered:
             match = _NUMBERED.match(line)
             item = match.group(2) if match else None
@@ -191,6 +204,8 @@ def exact_runs(text: str | None) -> list[tuple[str, str, bool, bool]]:
             runs[-1] = (runs[-1][0] + spelling, *runs[-1][1:])  # "10,000" is "10000"
             continue
         token = fold_spelling(spelling.casefold())
+        if token in _DEGREES and runs and runs[-1][0].isdigit():
+            continue  # "51 Degrees North" is "51° North"
         if not token.isdigit():
             token = stem(token)
         runs.append((token, spelling, False, not runs or bool(_DETACHING.search(gap))))

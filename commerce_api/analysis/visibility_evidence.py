@@ -18,7 +18,8 @@ none (``visibility_match``; round 7 of issue 30, docs/decisions.md):
 """
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .listing_title import STOPWORDS, stem, word_set
@@ -38,9 +39,9 @@ PLACE_REACH = 2  # words after the name a place noun may come ("<brand> Cider Cl
 WITHOUT = frozenset(["without", "minus", "sans"])
 WITHOUT_REACH = 3  # words after "without" that it negates
 # a definite reference to a product already spoken of: a determiner or the brand's pronoun
-DEFINITE = frozenset(
-    ["the", "their", "its", "this", "that", "these", "those", "our", "my", "your", "his", "her"]
-)
+# ("your" is not one: "your guide sheet" is the reader's own)
+DEFINITE = frozenset(["the", "their", "its", "this", "that", "these", "those", "our", "my"])
+PICKS = frozenset(["one", "ones", "both", "each"])  # words that pick products out of a kind
 REFERENCE_REACH = 3  # words of the title a definite reference may stand before
 _PRONOUNS = frozenset(["i", "you", "we", "they", "he", "she", "it", "one", "them", "us"])
 # words that stand in a noun phrase without naming a product ("for your carving")
@@ -48,15 +49,29 @@ FUNCTION_WORDS = (
     DEFINITE
     | _PRONOUNS
     | frozenset(
-        ["any", "some", "each", "every", "own", "same", "other", "another", "such", "no", "not"]
+        [
+            "your",
+            "any",
+            "some",
+            "each",
+            "every",
+            "own",
+            "same",
+            "other",
+            "another",
+            "such",
+            "no",
+            "not",
+        ]
     )
 )
 
 
-def place_after(keys: Sequence[str], index: int) -> bool:
+def place_after(keys: Sequence[str], index: int, ours: Container[str]) -> bool:
     """True when ``keys[index]`` says the name before it is a place's or a club's, not our
-    brand's ("<brand> Farm", "the <brand> Cider Club", "<brand> Bay")."""
-    return any(key in PLACES for key in keys[index : index + PLACE_REACH])
+    brand's ("<brand> Farm", "the <brand> Cider Club", "<brand> Bay"); a word of our titles
+    (``ours``: "Street Deck") is no place."""
+    return any(key in PLACES and key not in ours for key in keys[index : index + PLACE_REACH])
 
 
 def count_conflict(said: Mapping[str, set[str]], title: Mapping[str, set[str]]) -> bool:
@@ -145,11 +160,13 @@ def unclaimed(
     return out
 
 
-def definite_before(keys: Sequence[str], found: Iterable[str]) -> bool:
+def definite_before(keys: Sequence[str], found: Iterable[str], besides: Iterable[str] = ()) -> bool:
     """True when the first run of ``found`` words (stems) in ``keys`` has a definite
     reference (``DEFINITE``) right before it, or at most ``REFERENCE_REACH`` words before
-    it with only those words between ("the large cube ice tray")."""
-    found = set(found)
+    it with only those words between ("the large cube ice tray"); of the words ``found``
+    that are not ``besides`` (another product's, named in the unit), when there are some
+    ("<brand>'s small soy candles; the large one": "the large")."""
+    found = (set(found) - set(besides)) or set(found)
     for index, key in enumerate(keys):
         if stem(key) not in found:
             continue
@@ -160,6 +177,97 @@ def definite_before(keys: Sequence[str], found: Iterable[str]) -> bool:
                 return False
         return False
     return False
+
+
+def unclaimed_words(
+    titled: Mapping[str, frozenset[str]],
+    titles: Mapping[str, frozenset[str]],
+    keys: Sequence[str],
+    min_found: int,
+) -> dict[str, frozenset[str]]:
+    """``titled`` (the products a unit names by their words found) without those whose
+    words are another's: a word said once that a product with more words found in the unit
+    also has is that product's ("<brand>'s masking fluid with the ruling pen ... on water"
+    does not name our "Water Brush Pens" by "water" and the fluid's "pen"); a product keeps its
+    name when what is left is ``min_found`` words, or its whole title is found."""
+    said = Counter(stem(key) for key in keys)
+    kept = {}
+    for sku, found in titled.items():
+        claimed = {
+            word
+            for other, theirs in titled.items()
+            if other != sku and len(theirs) > len(found)
+            for word in found & theirs
+            if said[word] <= 1
+        }
+        if found == titles[sku] or not claimed or len(found - claimed) >= min_found:
+            kept[sku] = found
+    return kept
+
+
+def brand_leads(
+    keys: Sequence[str], brand: Sequence[str], titled: Mapping[str, frozenset[str]]
+) -> set[str] | None:
+    """The products whose words (two or more, in a row) follow the brand where it is said,
+    and those listed right after them ("<brand>, Fig & Cedarwood and Black Tea & Bergamot"),
+    when every mention of the brand is so followed ("<brand>'s interval timer sticks to the
+    rack, next to your speed rope": the brand is the timer's); None when a mention of the
+    brand is followed by no product's words. The other products the unit names then need a
+    definite reference (``definite_before``), as in a carried sentence."""
+    width, led, said = len(brand), set(), False
+    stems = [stem(key) for key in keys]
+    for start in range(len(keys) - width + 1):
+        if list(keys[start : start + width]) != list(brand):
+            continue
+        said, here = True, _listed_after(stems, start + width, titled)
+        if not here:
+            return None
+        led |= here
+    return led if said else None
+
+
+def _listed_after(stems, index, titled):
+    """The products whose words run from ``stems[index]`` on, one after another ("and"/"or"
+    between them)."""
+    listed = set()
+    while index + 1 < len(stems):
+        these = {sku for sku, found in titled.items() if {stems[index], stems[index + 1]} <= found}
+        if not these:
+            break
+        listed |= these
+        words = set().union(*(titled[sku] for sku in these))
+        while index < len(stems) and stems[index] in words:
+            index += 1
+        if index < len(stems) and stems[index] in ("and", "or"):
+            index += 1
+    return listed
+
+
+def one_of_several(
+    found: Iterable[str], holding: Mapping[str, set[str]], keys: Sequence[str]
+) -> bool:
+    """True when a unit saying our kind in the plural picks one product out of it: a word
+    only this product's title has, and "one", "ones", "both" or "each" ("both <brand>
+    cultures: the mesophilic one for cheddar ...")."""
+    return bool(PICKS & set(keys)) and any(len(holding.get(word, ())) == 1 for word in found)
+
+
+def most_words_per_kind(
+    candidates: Mapping[str, tuple[frozenset[str], str | None]],
+    keys: Sequence[str],
+    min_found: int,
+) -> dict[str, int]:
+    """``{kind: the most title words a product of that kind has in the unit}`` (of
+    ``candidates``: sku -> its words found and its kind) for the kinds the unit says once:
+    "the trigger capo for guitars ... the spring is firm" speaks of the guitar capos, not of
+    our "Spring Ukulele Capo" with fewer of its words ("the blue mug and the camping mug
+    with the steel rim" names two)."""
+    most: dict[str, int] = {}
+    for found, kind in candidates.values():
+        if len(found) >= min_found and kind is not None and kind in found:
+            most[kind] = max(most.get(kind, 0), len(found))
+    said = Counter(stem(key) for key in keys)
+    return {kind: count for kind, count in most.items() if said[kind] == 1}
 
 
 def brand_taken(

@@ -64,39 +64,43 @@ from .visibility_clauses import (
 )
 from .visibility_evidence import (
     UnitView,
+    brand_leads,
     brand_taken,
     count_beside,
     count_conflict,
     definite_before,
+    most_words_per_kind,
+    one_of_several,
     place_after,
     swapped_word,
     unclaimed,
+    unclaimed_words,
     without_our_words,
 )
-from .visibility_others import without_other_names
+from .visibility_others import names_in, type_named, without_other_names
 from .visibility_sizes import (
     COUNT,
+    PART_SPLIT,
     SIZE,
-    SIZE_OPTIONS,
     bare_numbers,
+    numbers_single_out,
+    only_options,
     sizes_agree,
     sizes_conflict,
     sizes_of,
     spaced_number_words,
-    title_numbers,
 )
 from .visibility_words import (
-    CAPITALISED_NAME,
     CLAUSE_SPLIT,
     COLOUR_OPTIONS,
     COLOUR_STEMS,
+    NOT_THIS,
     OPENERS,
     OTHER_POSSESSIVE,
     SIZE_WORD_LETTERS,
     VARIANT_STEMS,
     CompoundWords,
     keys_of,
-    name_words,
     says_kind,
     words_of,
 )
@@ -113,7 +117,6 @@ EXACT_SIZED_WORDS = 2  # ... or this many significant words and a size ("Steel R
 QUANTIFIER_REACH = 4  # words before the kind or the brand a quantifier reaches
 QUANTIFIERS = frozenset(["any", "every", "all", "whichever", "whatever", "each"])
 _NAME_AFTER = r"(?:['\u2019]s)?((?:\s+(?:[A-Z0-9][\w.\-]*|&|with|of|and|for|in))+)"
-_CONNECTORS = frozenset(["with", "of", "and", "for", "in"])
 _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
@@ -191,7 +194,7 @@ class CatalogueMatcher:
             return False
         keys, width = keys_of(text), len(self.brand)
         return any(
-            keys[i : i + width] == self.brand and not place_after(keys, i + width)
+            keys[i : i + width] == self.brand and not place_after(keys, i + width, self.holding)
             for i in range(len(keys) - width + 1)
         )
 
@@ -240,11 +243,9 @@ class CatalogueMatcher:
         if self._single_out(found, sku):
             return True
         others = set.intersection(*(self.holding[word] for word in found)) - {sku}
-        # "the 4000 size of the <brand> reel": our "Reel 4000"
-        if numbers & title_numbers(self.sizes[sku]) and all(
-            title_numbers(self.sizes[other]) and not numbers & title_numbers(self.sizes[other])
-            for other in others
-        ):
+        # "the 4000 size of the <brand> reel": our "Reel 4000"; "the 8.5 <brand> deck"
+        options, others_sizes = only_options(text, offered_in), [self.sizes[o] for o in others]
+        if numbers_single_out(numbers, self.sizes[sku], others_sizes, options):
             return True
         if not sizes or not sizes_agree(sizes, self.sizes[sku]):
             return False
@@ -257,7 +258,7 @@ class CatalogueMatcher:
             # ("model4340") is a code, a word of its own
             if not unit.startswith("#") or unit in self.spaced[sku]
         )
-        return several and not SIZE_OPTIONS.search(text)
+        return several and not options
 
     def exact_titles(self, text: str) -> set[str]:
         """The SKUs whose whole title ``text`` says (module docstring)."""
@@ -305,21 +306,17 @@ class CatalogueMatcher:
         """The significant words of each name that follows the brand in capitals."""
         if self.brand_name is None:
             return []
-        names = []
-        for match in self.brand_name.finditer(text):
-            run = match.group(1).split()
-            while run and run[-1].casefold() in _CONNECTORS | {"&"}:
-                run.pop()
-            names.append(self.compounds.fold(" ".join(run), name_words(" ".join(run))))
-        for match in CAPITALISED_NAME.finditer(text):
-            run = match.group().split()
-            if match.start() == len(text) - len(text.lstrip()):
-                run = run[1:]  # the first word of a sentence is capitalised anyway
-            name = self.compounds.fold(" ".join(run), name_words(" ".join(run)))
-            name -= self.brand_stems
-            if len(run) >= 2 and len(name) >= 2:
-                names.append(name)
-        return [name for name in names if name]
+        return names_in(text, self.brand_name, self.compounds, self.brand_stems)
+
+    def _type_name(self, sku, found, text):
+        """True when a word of our title only products of its kind have follows the brand in
+        capitals, as a type's name ("the 10 mm <brand> Plössl" of our "Plössl Eyepiece 10
+        mm"): it says what the product is without the kind (``visibility_others``)."""
+        if found & (MATERIAL_STEMS | COLOUR_STEMS):
+            return False  # a material or a colour ("<brand> Foam") is no type's name
+        holders = set().union(*(self.holding[word] for word in found)) if found else set()
+        kinds = {self._kind(other) for other in holders}
+        return self.brand_name is not None and type_named(text, self.brand_name, found, kinds)
 
     def _is_other_name(self, word):
         """True when the capitalised ``word`` reads as another brand: not ours, not a
@@ -336,8 +333,9 @@ class CatalogueMatcher:
     def _without_other_brands(self, text):
         """``text`` without its clauses that name another brand's product and not our
         brand ("Barkwell leashes are fine, and Ruffwear's Knot-a-Leash is reflective"),
-        the items of a list and phrases that start with another brand (``visibility_others``)."""
-        text = without_other_names(text, self._is_other_name, self.brand_stems)
+        the items of a list and phrases that start with another brand (``visibility_others``),
+        and a clause set against what it follows (", not the L one": ``NOT_THIS``)."""
+        text = NOT_THIS.sub(" ", without_other_names(text, self._is_other_name, self.brand_stems))
         for item in items_of_other_brands(text, self._is_other_name):
             if not self.names_brand(item):
                 text = text.replace(item, " ", 1)
@@ -419,6 +417,7 @@ class CatalogueMatcher:
                 or any(k == stem(k) for k in said)
                 or sizes_agree(sizes, self.sizes[sku])  # "bottles ... a 750 ml one"
                 or bool(self.words[sku] & VARIANT_STEMS & set(map(stem, keys)))
+                or one_of_several(found, self.holding, keys)  # "the mesophilic one"
             )
         if self._lead_after_brand(sku, kind, keys):
             return True
@@ -432,10 +431,15 @@ class CatalogueMatcher:
                     return True
         return False
 
-    def _said_of_it(self, sku, found, keys, names, colours, text):
-        """The checks of a title match said of our brand (module docstring)."""
+    def _said_of_it(self, sku, found, keys, names, colours, text, typed=False):
+        """The checks of a title match said of our brand (module docstring); ``typed``: a
+        type's name says what the product is (``_type_name``)."""
         kind = self._kind(sku)
-        if kind is not None and not self._says_kind(sku, kind, found, keys, sizes_of(text)):
+        if (
+            kind is not None
+            and not typed
+            and not self._says_kind(sku, kind, found, keys, sizes_of(text))
+        ):
             return False  # the unit does not say what the product is
         title = self.words[sku]
         if any(name - title for name in names if name & title):
@@ -472,13 +476,17 @@ class CatalogueMatcher:
         ):
             return named  # the brand is the exact title's after it (visibility_evidence)
         view = self._view(text)
-        for sku, found in view.candidates.items():
-            if (
-                sku not in named
-                and self.words[sku]
-                and self._names_by_title(sku, found, view)
-                and (not carried or definite_before(view.keys, found))
-            ):
+        titled = {
+            sku: found
+            for sku, found in view.candidates.items()
+            if sku not in named and self.words[sku] and self._names_by_title(sku, found, view)
+        }
+        titled = unclaimed_words(titled, self.words, view.keys, MIN_FOUND)
+        led = brand_leads(view.keys, self.brand, titled) if self.brand else None
+        besides = set().union(*(titled[sku] for sku in led or ()))
+        for sku, found in titled.items():
+            referred = carried or (led is not None and sku not in led)
+            if not referred or definite_before(view.keys, found, besides):
                 named[sku] = "title"
         return named
 
@@ -492,7 +500,7 @@ class CatalogueMatcher:
             for word, letter in SIZE_WORD_LETTERS.items()
             if word in present and letter in self.holding
         }
-        keys = keys_of(text)
+        keys = self.compounds.split_keys(keys_of(text))
         width = len(self.brand)
         candidates = self._found(present)
         return UnitView(
@@ -511,7 +519,15 @@ class CatalogueMatcher:
                 if keys[i : i + width] == self.brand
             },
             candidates=candidates,
-            most=self._most_words_per_kind(candidates, keys) if self.brand else {},
+            most=(
+                most_words_per_kind(
+                    {sku: (found, self._kind(sku)) for sku, found in candidates.items()},
+                    keys,
+                    MIN_FOUND,
+                )
+                if self.brand
+                else {}
+            ),
         )
 
     def _names_by_title(self, sku, found, view):
@@ -530,9 +546,11 @@ class CatalogueMatcher:
             return enough and self._single_out_sized(
                 found, sku, view.sizes, view.text, view.numbers
             )
+        typed = self._type_name(sku, found, view.text)
         enough = (
             len(found) >= MIN_FOUND
             or found == title
+            or typed
             or (
                 bool(found)
                 and self._first_key(sku) in view.after_brand
@@ -542,8 +560,8 @@ class CatalogueMatcher:
         return (
             enough
             and not without_our_words(keys, title)
-            and not swapped_word(keys, self.title_keys[sku], title)
-            and self._said_of_it(sku, found, keys, view.names, view.colours, view.text)
+            and not swapped_word(keys, self.title_keys[sku], title | self.brand_stems)
+            and self._said_of_it(sku, found, keys, view.names, view.colours, view.text, typed)
             and self._single_out_sized(found, sku, view.sizes, view.text, view.numbers)
         )
 
@@ -553,28 +571,12 @@ class CatalogueMatcher:
         <brand> filter is the one; the 77 mm would need a step-up ring")."""
         sizes = sizes_of(text)
         if self.brand and any(len(amounts) > 1 for amounts in sizes.values()):
-            ours = [clause for clause in CLAUSE_SPLIT.split(said) if self.names_brand(clause)]
-            if len(ours) == 1 and (said := sizes_of(ours[0])):
-                return said
+            for split in (CLAUSE_SPLIT.split, PART_SPLIT.split):  # "Once 25 lb ..., the 50 lb"
+                ours = [clause for clause in split(said) if self.names_brand(clause)]
+                own = sizes_of(ours[0]) if len(ours) == 1 else {}
+                if own and all(len(amounts) == 1 for amounts in own.values()):
+                    return own
         return sizes
-
-    def _most_words_per_kind(self, candidates, keys):
-        """``{kind: the most title words a product of that kind has in the unit}`` for the
-        kinds the unit says once: "the trigger capo for guitars ... the spring is firm"
-        speaks of the guitar capos, not of our "Spring Ukulele Capo" with fewer of its
-        words ("the blue mug and the camping mug with the steel rim" names two)."""
-        most = {}
-        for sku, found in candidates.items():
-            if len(found) < MIN_FOUND:
-                continue
-            kind = self._kind(sku)
-            if kind is not None and kind in found:
-                most[kind] = max(most.get(kind, 0), len(found))
-        return {
-            kind: count
-            for kind, count in most.items()
-            if sum(1 for key in keys if stem(key) == kind) == 1
-        }
 
     def read(self, answer: str | None) -> tuple[list[Unit], list[dict[str, str]], bool]:
         """``(units, [{sku: how} per unit], brand named anywhere)`` for ``answer``."""

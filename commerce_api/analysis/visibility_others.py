@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 
 from .listing_title import stem
+from .visibility_words import CAPITALISED_NAME, CompoundWords, name_words, words_of
 
 _TOKEN = re.compile(r"[^\W_][\w\-]*(?:['\u2019]s\b)?|[,;:.!?()\[\]\n\u2013\u2014]")
 _PHRASE_END = frozenset(
@@ -69,3 +70,43 @@ def without_other_names(
 
 def _ours(word, brand_stems):
     return stem(_POSSESSIVE.sub("", word).casefold()) in brand_stems
+
+
+_CONNECTORS = frozenset(["with", "of", "and", "for", "in", "&"])
+
+
+def names_in(
+    text: str, brand_name: re.Pattern, compounds: CompoundWords, brand_stems: frozenset[str]
+) -> list[set[str]]:
+    """The significant words of each name in ``text`` that follows the brand (``brand_name``:
+    the brand and the capitalised words after it) or stands in capitals of its own; none in
+    a text written all in capitals, where capitals say nothing."""
+    names = []
+    if not any(char.islower() for char in text):
+        return names
+    for match in brand_name.finditer(text):
+        run = match.group(1).split()
+        while run and run[-1].casefold() in _CONNECTORS:
+            run.pop()
+        names.append(compounds.fold(" ".join(run), name_words(" ".join(run))))
+    for match in CAPITALISED_NAME.finditer(text):
+        run = match.group().split()
+        if match.start() == len(text) - len(text.lstrip()):
+            run = run[1:]  # the first word of a sentence is capitalised anyway
+        name = compounds.fold(" ".join(run), name_words(" ".join(run))) - brand_stems
+        if len(run) >= 2 and len(name) >= 2:
+            names.append(name)
+    return [name for name in names if name]
+
+
+def type_named(text: str, brand_name: re.Pattern, found: frozenset[str], kinds: set) -> bool:
+    """True when the one word of ``found`` follows the brand in capitals ("<brand> Plössl")
+    and the products holding it are all of one kind (``kinds``): a type's name."""
+    if len(found) != 1 or len(kinds) != 1 or None in kinds:
+        return False
+    (word,) = found
+    for match in brand_name.finditer(text):
+        run = match.group(1).split()
+        if run and run[0][:1].isupper() and words_of(run[0]) == [word]:
+            return True
+    return False

@@ -3,6 +3,7 @@ cm", "40 by 30 cm", "10,000 mAh", "24 or 28 cm", and the number a word carries (
 "Size 02"). Two sizes in one unit compare by their amounts, thousands separators aside."""
 
 import re
+from collections.abc import Callable
 
 from .listing_keywords import COLOURS
 from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, stem
@@ -14,7 +15,7 @@ SIZE = re.compile(
     r"(?<![\w.,])(" + NUMBER + r"(?:\s*(?:[x\u00d7]|\bby\b)\s*" + NUMBER + r")*)[\s\-]*"
     r"(millimet(?:re|er)s?|centimet(?:re|er)s?|millilit(?:re|er)s?|kilograms?|grams?|watts?|"
     r"met(?:re|er)s?|ml|cl|l|litres?|liters?|g|kg|cm|mm|m|oz|inch(?:es)?|in|\"|mah|wh|w|kw|v|"
-    r"lumens?|lm|gb|tb|hz|mp)(?![\w])",
+    r"lumens?|lm|gb|tb|hz|mp|lbs?|pounds?)(?![\w])",
     re.IGNORECASE,
 )
 # a number a word of the title carries: "SPF 50", "Trailhead 2-Person", "Cable 1 m": an
@@ -27,7 +28,17 @@ _LISTED_BEFORE = re.compile(
     r"(?<![\w.,])(?<!of )(?<!x )(\d+(?:[.,]\d+)?)\s*(?:,|/|\bor\b|\band\b)\s*$"
 )
 _LISTED_AFTER = re.compile(r"\s*(?:,|/|\bor\b|\band\b)\s*(\d+(?:[.,]\d+)?)(?!\w|[.,]\d)")
-_UNITS = {"litre": "l", "litres": "l", "liter": "l", "liters": "l", '"': "in", "lumens": "lumen"}
+_UNITS = {
+    "lbs": "lb",
+    "pound": "lb",
+    "pounds": "lb",
+    "litre": "l",
+    "litres": "l",
+    "liter": "l",
+    "liters": "l",
+    '"': "in",
+    "lumens": "lumen",
+}
 _UNIT_WORDS = {  # a unit spelled out ("100-watt", "32-millimetre"): its symbol
     "millimet": "mm",
     "centimet": "cm",
@@ -41,9 +52,12 @@ _UNIT_WORDS = {  # a unit spelled out ("100-watt", "32-millimetre"): its symbol
 SIZE_OPTIONS = re.compile(
     r"\b(?:in|sizes?)\s+\d[\d.,]*\s*[^\W\d_]*\s*(?:,|/|\bor\b|\band\b)\s*\d", re.IGNORECASE
 )
+_BOTH = re.compile(r"\b(?:both|each)\b", re.IGNORECASE)
+# the parts of a sentence at its commas, semicolons and colons
+PART_SPLIT = re.compile(r"[,;:]\s+")
 # a count before a word of the title: "with 18 Compartments", "24 Pieces" (another count
 # of that word is another product)
-NUMBER_WORD = re.compile(r"(?<![\w.,\-])(" + NUMBER + r")[ \t]+([^\W\d_]{3,})\b")
+NUMBER_WORD = re.compile(r"(?<![\w.,\-])(" + NUMBER + r")(?:[ \t]+|-)([^\W\d_]{3,})\b")
 _NOT_NUMBER_WORDS = STOPWORDS | PROMOTIONAL_WORDS | frozenset(["x", "by"])
 # how many come in one product: "Set of 6", "Pack of 10", "3-Pack", "pack of six" (round 7 of
 # issue 30): ``{"#count": {"6"}}``; another count, or a count our title lacks said after our
@@ -134,6 +148,36 @@ def bare_numbers(text: str) -> set[str]:
 def title_numbers(sizes: dict[str, set[str]]) -> set[str]:
     """The numbers of a title's words ("Reel 4000", "with 18 Compartments")."""
     return {a for unit, amounts in sizes.items() if unit.startswith("#") for a in amounts}
+
+
+def numbers_single_out(
+    numbers: set[str], own: dict[str, set[str]], others: list[dict[str, set[str]]], options: bool
+) -> bool:
+    """True when the bare ``numbers`` of a unit say an amount of our title (``own`` sizes) that
+    no other product of the same words has ("the 8.5 <brand> deck" of our "Deck 8.5 in"), or
+    the unit says several such amounts, ours among them, one per variant ("the <brand>
+    kettlebell in 12 and in 16"): each is named."""
+    ours = numbers & amounts_of(own)
+    if not ours or not all(amounts_of(other) for other in others):
+        return False
+    theirs = [numbers & amounts_of(other) for other in others]
+    if not any(theirs):
+        return True
+    several = len(ours | set().union(*theirs)) > 1
+    return bool(ours - set().union(*theirs)) and several and not options
+
+
+def only_options(text: str, offered_in: Callable[[str, re.Pattern], bool]) -> bool:
+    """True when ``text`` says the sizes a product is offered in (``offered_in``: "comes in
+    size 01 and 02", "available in 24 or 28 cm") and not which of them it speaks of: "...
+    comes in 25 L and 33 L; I own both" names both, as does "get the <brand> eyepiece in 25
+    mm and 10 mm"."""
+    return offered_in(text, SIZE_OPTIONS) and not _BOTH.search(text)
+
+
+def amounts_of(sizes: dict[str, set[str]]) -> set[str]:
+    """Every amount of a title's sizes and numbers."""
+    return {amount for amounts in sizes.values() for amount in amounts}
 
 
 def sizes_conflict(said: dict[str, set[str]], title: dict[str, set[str]]) -> bool:

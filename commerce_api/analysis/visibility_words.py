@@ -43,7 +43,9 @@ _ISE_ENDINGS = (("isation", "ization"), ("ised", "ized"), ("iser", "izer"), ("is
 _NOT_ISE = frozenset(["raised", "praised", "poised", "revised", "advised", "supervised"])
 SIZE_LETTERS = frozenset(["xxs", "xs", "s", "m", "l", "xl", "xxl", "xxxl", "2xl", "3xl", "4xl"])
 # a size letter in capitals standing alone ("- XL", "in M,"), or any case after "size"
-_CAPITAL_SIZE = re.compile(r"(?<![\w\-.'\u2019/])(XXS|XS|S|M|L|XL|XXL|XXXL|[234]XL)(?![\w\-/'])")
+# and a short code in capitals standing alone ("- OO Gauge", "in N"), "A" and "I" aside
+_CAPITAL_SIZE = re.compile(r"(?<![\w\-.'\u2019/])([A-Z]{1,2}|XXS|XXL|XXXL|[234]XL)(?![\w\-/'])")
+_NOT_CODES = frozenset(["A", "I"])
 _SAID_SIZE = re.compile(
     r"\bsizes?\s+(xxs|xs|s|m|l|xl|xxl|xxxl|[234]xl)(?:\s*(?:,|/|and|or)\s*"
     r"(xxs|xs|s|m|l|xl|xxl|xxxl|[234]xl))?\b",
@@ -87,8 +89,10 @@ COLOUR_OPTIONS = re.compile(
 CAPITALISED_NAME = re.compile(r"(?<![\w&])[A-Z][\w\-]*(?:\s+(?:[A-Z0-9][\w.\-]*|&))+")
 
 # the clauses of a sentence ("..., and ...", "...; ...", "... - ...")
+# a clause set against the one before ("..., not the L one", "..., rather than the 25 lb")
+NOT_THIS = re.compile(r",\s*(?:not|rather\s+than|instead\s+of)\b[^,;.]*", re.IGNORECASE)
 CLAUSE_SPLIT = re.compile(
-    r",\s*(?=(?:and|but|while|whereas|or|though|although)\b)|;\s+|\s[\u2014\u2013-]\s",
+    r",\s*(?=(?:and|but|while|whereas|or|though|although|not|rather)\b)|;\s+|\s[\u2014\u2013-]\s",
     re.IGNORECASE,
 )
 # a possessive before a capitalised name: "Ruffwear's Knot-a-Leash"
@@ -154,12 +158,13 @@ def words_of(text: str | None) -> list[str]:
 
 
 def size_letters(text: str | None) -> list[str]:
-    """The size letters ``text`` says, lower case, in order."""
+    """The size letters and short codes ``text`` says, lower case, in order."""
     text = text or ""
     found = [
         m.group(1).casefold()
         for m in _CAPITAL_SIZE.finditer(text)
-        if not text[: m.start()].rstrip()[-1:].isdigit()  # "2 L", "10 M": a unit
+        if m.group(1) not in _NOT_CODES
+        and not text[: m.start()].rstrip()[-1:].isdigit()  # "2 L", "10 M": a unit
     ]
     for match in _SAID_SIZE.finditer(text):
         found.extend(g.casefold() for g in match.groups() if g)
@@ -197,10 +202,23 @@ class CompoundWords:
                 out.add(joined)
         return out
 
+    def split_keys(self, keys: list[str]) -> list[str]:
+        """``keys`` with each one that runs a title's two words together ("brushpens" of
+        "Brush Pens") as those two, in place."""
+        out = []
+        for key in keys:
+            parts = self.joined.get(stem(key))
+            out.extend(parts if parts else (key,))
+        return out
+
     def fold(self, text: str | None, words: set[str]) -> set[str]:
         """``words`` (of ``text``) with each compound of the titles written apart or
-        hyphenated ("Quick-Draws") as the titles' one word, its parts dropped."""
+        hyphenated ("Quick-Draws") as the titles' one word, its parts dropped, and one
+        written joined ("Doublesided") as the titles' two ("Double-Sided")."""
         out = set(words)
+        for word in words:
+            if word in self.joined:
+                out = (out - {word}) | set(self.joined[word])
         keys = [k for k in keys_of(text) if k.isalpha()]
         for first, second in zip(keys, keys[1:], strict=False):
             joined = stem(first + second)
@@ -218,5 +236,7 @@ def says_kind(word: str, kind: str) -> bool:
 
 def name_words(text: str) -> set[str]:
     """The words of a name that tell products apart, its sizes and numbers aside ("30-litre
-    Ridgeway", "20cm" say a size, which ``sizes_of`` compares)."""
-    return {word for word in words_of(SIZE.sub(" ", text)) if word.isalpha()}
+    Ridgeway", "20cm" say a size, which ``sizes_of`` compares), and its size letters and
+    codes aside too (a unit cut from its number, "W GaN", reads as one)."""
+    text = SIZE.sub(" ", text)
+    return {word for word in words_of(text) if word.isalpha()} - set(size_letters(text))
