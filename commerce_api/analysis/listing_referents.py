@@ -11,6 +11,8 @@ product*; these rules find the words said of something else, so that they are no
 - *Another thing's term, said before "of" and a determiner of another thing* (round 8:
   "the memory presets of our electric desks are not available here", "use the laundry
   mode of a full-size unit instead"): both noun phrases are another thing's.
+- *A term denied after it* (round 8: "Night mode is not offered here", "the USB port
+  isn't included"): the noun phrase right before a denied verb is not the product's.
 - *A part*: a term followed by another noun is said of that noun ("a noise cancelling
   microphone", "a dishwasher safe divider"), unless that noun (or the two-word term of
   the category it starts) is a word of the title or the kind of the category's titles
@@ -57,6 +59,10 @@ _ANOTHER = word_set("your any other another")
 # determiners after "of" of another thing than the product ("the laundry mode of a
 # full-size unit", "the memory presets of our electric desks"); not "of this", "of its"
 _OF_ANOTHER = word_set("a an our other another any most some many all every their your")
+# a verb denied after its subject: the noun phrase before it is not the product's ("Night
+# mode is not offered here", "the USB port isn't included")
+_AUXILIARIES = word_set("is are was were does do did can will has have")
+_NEGATED_VERBS = word_set("isn aren wasn weren doesn don didn can won hasn haven")
 DETERMINERS = word_set("a an the this that these those its each every one our")
 # closed-class words (verbs "to be" and "to have", pronouns, conjunctions, prepositions,
 # adverbs): no nouns, and the end of a noun phrase
@@ -131,10 +137,22 @@ def another_thing(words: list[str | None]) -> set[int]:
         elif word in _OBJECT_IS_ANOTHER or word in _ANOTHER:
             marked.add(index)
             marked.update(_noun_phrase(words, index + 1))
+        elif _denied_verb(words, index):
+            marked.update(_before(words, index - 1 if word == "not" else index))
         elif word == "of" and index + 1 < len(words) and words[index + 1] in _OF_ANOTHER:
             marked.update(_before(words, index))
             marked.update(_noun_phrase(words, index + 1))
     return marked
+
+
+def _denied_verb(words, index):
+    """True when ``words[index]`` denies a verb after its subject: "not" after "is",
+    "are", "does"...; "isn't", "doesn't", "can't" (split at the apostrophe); "cannot"."""
+    word = words[index]
+    if word == "not":
+        return index > 0 and words[index - 1] in _AUXILIARIES
+    following = words[index + 1] if index + 1 < len(words) else None
+    return word == "cannot" or (word in _NEGATED_VERBS and following == "t")
 
 
 def _before(words, index):
