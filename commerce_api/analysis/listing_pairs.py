@@ -8,7 +8,7 @@ description says it, neither half after a negation or of another thing.
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from .listing_referents import cached_stem, usable
 
@@ -27,7 +27,7 @@ def _pairs_in(text):
     return found
 
 
-def joined_pairs(titles) -> tuple[Counter, dict]:
+def joined_pairs(titles: Iterable[str | None]) -> tuple[Counter, dict]:
     """``(titles per pair, spelling per pair)`` of the joined pairs of ``titles``."""
     counts: Counter = Counter()
     spelling: dict = {}

@@ -63,6 +63,7 @@ _OF_ANOTHER = word_set("a an our other another any most some many all every thei
 # mode is not offered here", "the USB port isn't included")
 _AUXILIARIES = word_set("is are was were does do did can will has have")
 _NEGATED_VERBS = word_set("isn aren wasn weren doesn don didn can won hasn haven")
+_PARTICLES = word_set("up down off out over")
 DETERMINERS = word_set("a an the this that these those its each every one our")
 # closed-class words (verbs "to be" and "to have", pronouns, conjunctions, prepositions,
 # adverbs): no nouns, and the end of a noun phrase
@@ -157,10 +158,13 @@ def _denied_verb(words, index):
 
 def _before(words, index):
     """The indexes of the noun phrase of ``words`` that ends right before ``index`` (its
-    usable words, back to a determiner, a function word or the clause's start)."""
+    usable words, back to a determiner, a function word or the clause's start; the
+    particle of a compound goes on: "the tip-over switch of most heaters")."""
     found = []
     index -= 1
-    while index >= 0 and usable(words[index]) and words[index] not in FUNCTION_WORDS:
+    while index >= 0 and usable(words[index]):
+        if words[index] in FUNCTION_WORDS and words[index] not in _PARTICLES:
+            break
         found.append(index)
         index -= 1
     return found
