@@ -34,6 +34,11 @@ modifier: "a waterproof travel pouch"), or in a description that says the produc
 of the category's kind ("They are not wireless earbuds") are no evidence; the noun phrase
 that opens the description names the product's kind ("An oversized bath towel" of "Cotton
 Bath Sheet").
+
+Round 8: an accessory of the category's kind ("Keycap Set for Any Mechanical Keyboard")
+gets no suggestion; a term before "of" another thing or before a denied verb is no
+evidence (``listing_referents``); "X and Y" terms of the titles ("wet and dry") are
+suggested whole, never by a half (``listing_pairs``).
 """
 
 import math
