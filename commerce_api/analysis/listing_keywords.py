@@ -34,6 +34,11 @@ modifier: "a waterproof travel pouch"), or in a description that says the produc
 of the category's kind ("They are not wireless earbuds") are no evidence; the noun phrase
 that opens the description names the product's kind ("An oversized bath towel" of "Cotton
 Bath Sheet").
+
+Round 8: an accessory of the category's kind ("Keycap Set for Any Mechanical Keyboard")
+gets no suggestion; a term before "of" another thing or before a denied verb is no
+evidence (``listing_referents``); "X and Y" terms of the titles ("wet and dry") are
+suggested whole, never by a half (``listing_pairs``).
 """
 
 import math
@@ -43,6 +48,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .listing_asides import without_asides
+from .listing_pairs import half_of_a_pair, joined_pairs, pairs_said
 from .listing_referents import (
     CLAUSE_END,
     COLOURS,
@@ -54,6 +60,7 @@ from .listing_referents import (
     of_a_part,
     opening_phrase,
     phrase_words,
+    serves_a_kind,
     usable,
 )
 from .listing_title import (
@@ -234,6 +241,7 @@ class KeywordCorpus:
         self.phrases = {}  # category key -> (titles, {phrase -> titles that have it})
         self.phrase_spelling = {}
         self.kinds = {}  # category key -> its titles' common kinds, counted when first asked
+        self.pairs = {}  # category key -> its titles' "X and Y" pairs, counted when first asked
         for category, title in rows:
             self.add(category, title)
 
@@ -249,6 +257,7 @@ class KeywordCorpus:
             self.category_titles.setdefault(name, []).append(title)
             self.phrases.pop(name, None)
             self.kinds.pop(name, None)
+            self.pairs.pop(name, None)
         if name:
             titles_with = self.by_category.setdefault(name, {})
             for term in stems:
@@ -313,6 +322,10 @@ class KeywordCorpus:
                 for phrase, spelling in phrases.items():
                     self.phrase_spelling.setdefault(phrase, spelling)
             self.phrases[name] = (len(self.category_titles[name]), counts)
+            pairs, spelling = joined_pairs(self.category_titles[name])
+            self.pairs[name] = pairs
+            for pair, spelt in spelling.items():
+                self.phrase_spelling.setdefault(pair, spelt)
         return self.phrases.get(name)
 
     def _category_kinds(self, name):
@@ -347,6 +360,9 @@ class KeywordCorpus:
         kinds = self._category_kinds(category_key(category))
         said = _said_of_the_product(title, description, own_words, counts, kinds)
         opening = opening_phrase(description)
+        pairs = self.pairs.get(category_key(category), {})
+        for pair in pairs_said(description, pairs, said):
+            said[pair] = self.phrase_spelling[pair]  # "wet and dry", said whole
         candidates = []
         for phrase, spelling in said.items():
             if "".join(phrase) in own_joined:
@@ -358,12 +374,21 @@ class KeywordCorpus:
             ):
                 continue  # the title says a part of it already
             if len(phrase) == 1 and (
-                phrase[0] not in alone or (_cut(phrase[0], counts) and not _property(phrase[0]))
+                phrase[0] not in alone
+                or (_cut(phrase[0], counts) and not _property(phrase[0]))
+                or half_of_a_pair(phrase[0], pairs, counts, MIN_TITLES)
             ):
                 continue  # a word cut out of a phrase, or said of another part
-            if len(phrase) > 1 and _cut_before(phrase, spelling, description, counts):
+            if (
+                len(phrase) > 1
+                and phrase not in pairs
+                and _cut_before(phrase, spelling, description, counts)
+            ):
                 continue  # cut before its last word's own phrase ("digital kitchen" scale)
-            with_it = counts.get(phrase, 0) - (1 if included and phrase in own else 0)
+            in_title = phrase in own or phrase in pairs_said(title, pairs, own)
+            with_it = (counts.get(phrase, 0) or pairs.get(phrase, 0)) - (
+                1 if included and in_title else 0
+            )
             share = with_it / others
             if with_it < MIN_TITLES or share < MIN_SHARE:
                 continue
@@ -400,6 +425,8 @@ def _said_of_the_product(title, description, own_words, counts, kinds):
     the product is not of the category's kind ("They are not wireless earbuds")."""
     if denies_kind(description, counts, kinds, MIN_TITLES):
         return {}
+    if serves_a_kind(title, kind_of(title), kinds):
+        return {}  # an accessory: its description speaks of what it serves
     terms = {phrase for phrase, n in counts.items() if len(phrase) == 2 and n >= MIN_TITLES}
     # a product of the category's kind: the state of its main part is its own ("a
     # leak-proof lid", "a cushioned midsole"), what a part does is not ("a noise

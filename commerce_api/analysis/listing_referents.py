@@ -8,6 +8,11 @@ product*; these rules find the words said of something else, so that they are no
   "compatible with", "pairs with", "takes", "accepts", "fits", "replaces", "unlike",
   "instead" ("Memory foam pads that replace the worn cushions of most foldable
   headphones").
+- *Another thing's term, said before "of" and a determiner of another thing* (round 8:
+  "the memory presets of our electric desks are not available here", "use the laundry
+  mode of a full-size unit instead"): both noun phrases are another thing's.
+- *A term denied after it* (round 8: "Night mode is not offered here", "the USB port
+  isn't included"): the noun phrase right before a denied verb is not the product's.
 - *A part*: a term followed by another noun is said of that noun ("a noise cancelling
   microphone", "a dishwasher safe divider"), unless that noun (or the two-word term of
   the category it starts) is a word of the title or the kind of the category's titles
@@ -19,6 +24,9 @@ product*; these rules find the words said of something else, so that they are no
   names the product ("A dog bed with a firm base" of "Orthopedic Bolster Bed for Senior
   Dogs"), so a term ending it with a kind of the category is said of the product even
   when the title says some of its words in another order.
+- *An accessory of the category's kind* (round 8, ``serves_a_kind``: "Keycap Set for Any
+  Mechanical Keyboard", "Goggle Lens Case"): its description speaks of what it serves, so
+  nothing in it is evidence.
 """
 
 import re
@@ -48,6 +56,14 @@ _CLAUSE_OF_ANOTHER = word_set("takes accepts")
 _OBJECT_IS_ANOTHER = word_set("fits replace replaces replacing unlike instead")
 # determiners of another thing than the product: the noun phrase after them
 _ANOTHER = word_set("your any other another")
+# determiners after "of" of another thing than the product ("the laundry mode of a
+# full-size unit", "the memory presets of our electric desks"); not "of this", "of its"
+_OF_ANOTHER = word_set("a an our other another any most some many all every their your")
+# a verb denied after its subject: the noun phrase before it is not the product's ("Night
+# mode is not offered here", "the USB port isn't included")
+_AUXILIARIES = word_set("is are was were does do did can will has have")
+_NEGATED_VERBS = word_set("isn aren wasn weren doesn don didn can won hasn haven")
+_PARTICLES = word_set("up down off out over")
 DETERMINERS = word_set("a an the this that these those its each every one our")
 # closed-class words (verbs "to be" and "to have", pronouns, conjunctions, prepositions,
 # adverbs): no nouns, and the end of a noun phrase
@@ -122,7 +138,36 @@ def another_thing(words: list[str | None]) -> set[int]:
         elif word in _OBJECT_IS_ANOTHER or word in _ANOTHER:
             marked.add(index)
             marked.update(_noun_phrase(words, index + 1))
+        elif _denied_verb(words, index):
+            marked.update(_before(words, index - 1 if word == "not" else index))
+        elif word == "of" and index + 1 < len(words) and words[index + 1] in _OF_ANOTHER:
+            marked.update(_before(words, index))
+            marked.update(_noun_phrase(words, index + 1))
     return marked
+
+
+def _denied_verb(words, index):
+    """True when ``words[index]`` denies a verb after its subject: "not" after "is",
+    "are", "does"...; "isn't", "doesn't", "can't" (split at the apostrophe); "cannot"."""
+    word = words[index]
+    if word == "not":
+        return index > 0 and words[index - 1] in _AUXILIARIES
+    following = words[index + 1] if index + 1 < len(words) else None
+    return word == "cannot" or (word in _NEGATED_VERBS and following == "t")
+
+
+def _before(words, index):
+    """The indexes of the noun phrase of ``words`` that ends right before ``index`` (its
+    usable words, back to a determiner, a function word or the clause's start; the
+    particle of a compound goes on: "the tip-over switch of most heaters")."""
+    found = []
+    index -= 1
+    while index >= 0 and usable(words[index]):
+        if words[index] in FUNCTION_WORDS and words[index] not in _PARTICLES:
+            break
+        found.append(index)
+        index -= 1
+    return found
 
 
 def _noun_phrase(words, start):
@@ -227,4 +272,30 @@ def denies_kind(
                 phrase = tuple(cached_stem(w) for w in run)
                 if phrase[-1] in kinds and counts.get(phrase, 0) >= least:
                     return True
+    return False
+
+
+_TITLE_PARTS = re.compile(r",|\s[-\u2013|/]\s|[()]")
+
+
+def serves_a_kind(title: str | None, kind: str | None, kinds: AbstractSet[str]) -> bool:
+    """True when the product is an accessory of the category's ``kinds`` (round 8): its
+    own ``kind`` (``kind_of(title)``) is none of them, and its title names one before
+    another noun ("Goggle Lens Case", "Mouse Pad", "Water Dispenser Pump") or after "for"
+    ("Keycap Set for Any Mechanical Keyboard"). Its description speaks of the things it
+    serves ("fits hot-swappable and soldered boards alike, full size or tenkeyless"), so
+    the category's terms are no evidence at all; a product of the kind in other words
+    ("Robot Cleaner", "Grain Cooker") is not one."""
+    if not kinds or kind in kinds:
+        return False
+    for part in _TITLE_PARTS.split(title or ""):
+        words = [m.group().casefold() for m in PHRASE_TOKEN.finditer(part)]
+        for index, word in enumerate(words):
+            if cached_stem(word) not in kinds:
+                continue
+            following = words[index + 1] if index + 1 < len(words) else None
+            if "for" in words[:index] or (
+                following is not None and following.isalpha() and usable(following)
+            ):
+                return True
     return False

@@ -63,6 +63,11 @@ DEV_KEYWORDS = (
     HERE / "heldout6" / "keywords.json",
     HERE / "heldout3" / "keywords.json",
     HERE / "fixtures" / "dev7_keywords.json",
+    # burned in round 8 (their keyword misses were read): the seventh and eighth held-out
+    # sets' keywords, and the development cases written after them
+    HERE / "heldout7" / "keywords.json",
+    HERE / "heldout8" / "keywords.json",
+    HERE / "fixtures" / "dev8_keywords.json",
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
