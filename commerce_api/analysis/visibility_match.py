@@ -310,14 +310,9 @@ class CatalogueMatcher:
             return []
         return names_in(text, self.brand_name, self.compounds, self.brand_stems)
 
-    def _type_name(self, sku, found, text):
-        """True when a word of our title, not a material or a colour, that only products of
-        its kind have follows the brand in capitals as a type's name ("the 10 mm <brand>
-        Plössl" of our "Plössl Eyepiece 10 mm"): it says what the product is."""
-        if found & (MATERIAL_STEMS | COLOUR_STEMS):
-            return False
-        holders = set().union(*(self.holding[word] for word in found)) if found else set()
-        kinds = {self._kind(other) for other in holders}
+    def _type_name(self, found, text):
+        """A type's name after the brand says what the product is (``type_named``)."""
+        kinds = {self._kind(other) for word in found for other in self.holding[word]}
         return self.brand_name is not None and type_named(text, self.brand_name, found, kinds)
 
     def _is_other_name(self, word):
@@ -545,7 +540,7 @@ class CatalogueMatcher:
             return enough and self._single_out_sized(
                 found, sku, view.sizes, view.text, view.numbers
             )
-        typed = self._type_name(sku, found, view.text)
+        typed = self._type_name(found, view.text)
         enough = (
             len(found) >= MIN_FOUND
             or found == title

@@ -97,6 +97,12 @@ HELDOUT9_MENTIONS = HERE / "heldout9" / "mentions.json"
 HELDOUT9_KEYWORDS = HERE / "heldout9" / "keywords.json"
 HELDOUT10_MENTIONS = HERE / "heldout10" / "mentions.json"
 HELDOUT10_KEYWORDS = HERE / "heldout10" / "keywords.json"
+# heldout9 and heldout10 were burned in round 9; the eleventh and twelfth were written at the
+# same time by two more helpers who read no code
+HELDOUT11_MENTIONS = HERE / "heldout11" / "mentions.json"
+HELDOUT11_KEYWORDS = HERE / "heldout11" / "keywords.json"
+HELDOUT12_MENTIONS = HERE / "heldout12" / "mentions.json"
+HELDOUT12_KEYWORDS = HERE / "heldout12" / "keywords.json"
 
 
 def load_mention_shops(*paths: Path) -> list[dict[str, Any]]:
