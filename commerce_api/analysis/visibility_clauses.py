@@ -118,7 +118,7 @@ def answer_units(answer: str | None) -> list[Unit]:
     numbered = any(_NUMBERED.match(line) for line in lines)
     bullet_indents = [len(m.group(1)) for m in map(_BULLET.match, lines) if m]
     base_indent = min(bullet_indents) if bullet_indents else 0
-    units, current, rank, paragraph, in_table = [], None, 0, 0, False
+    units, current, rank, paragraph, in_table, header = [], None, 0, 0, False, ""
     for line in lines:
         if not line.strip():
             paragraph += 1
@@ -128,7 +128,11 @@ def answer_units(answer: str | None) -> list[Unit]:
             if not _TABLE_RULE.match(line):
                 cells = " | ".join(cell.strip() for cell in row.group(1).split("|"))
                 rank += in_table
-                units.append(Unit(cells, rank if in_table else None, paragraph, not in_table))
+                if not in_table:
+                    header = cells
+                    units.append(Unit(cells, None, paragraph, True))
+                else:  # a row reads with its header's words after it ("ash, 15 cm | <brand> hoop")
+                    units.append(Unit(f"{cells} | {header}", rank, paragraph))
                 in_table, current = True, None
             continue
         if in_table:

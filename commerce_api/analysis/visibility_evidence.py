@@ -23,7 +23,7 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .listing_title import STOPWORDS, stem, word_set
-from .visibility_sizes import COUNT, NUMBER_WORDS, sizes_of
+from .visibility_sizes import COUNT, NUMBER_WORDS, sizes_agree, sizes_of
 from .visibility_words import words_of
 
 _PARTS = re.compile(r"[,;:]|\s(?:and|plus)\s", re.IGNORECASE)  # the parts of a list
@@ -123,9 +123,12 @@ def swapped_word(keys: Sequence[str], title_keys: Sequence[str], title: Iterable
     }
     for i in range(1, len(said) - 1):
         word = said[i]
-        if len(word) < 3 or not word.isalpha() or word in title | STOPWORDS | FUNCTION_WORDS:
+        code = word.isalnum() and not word.isdigit() and len(word) >= 2  # "M7" of our "M6"
+        if not (code if not word.isalpha() else len(word) >= 3):
             continue
-        if (said[i - 1], said[i + 1]) in frames and said[i - 1] in title | STOPWORDS:
+        if word in title | STOPWORDS | FUNCTION_WORDS:
+            continue
+        if (said[i - 1], said[i + 1]) in frames and said[i - 1] in title | STOPWORDS | set(ours):
             return True
     return False
 
@@ -203,6 +206,34 @@ def unclaimed_words(
         if found == titles[sku] or not claimed or len(found - claimed) >= min_found:
             kept[sku] = found
     return kept
+
+
+def kind_and_size(
+    found: frozenset[str],
+    kind: str | None,
+    own: Mapping[str, set[str]],
+    said: Mapping[str, set[str]],
+) -> bool:
+    """True when the unit says our brand's product by its kind alone and a size of ours
+    ("<brand>'s 3 mm bibbed hood" of "Dive Hood with Bib - 3 mm"); whether the size singles
+    it out is ``_single_out_sized``'s to say. A kind that carries the number ("Size 02") is
+    no kind."""
+    return kind is not None and found == {kind} and f"#{kind}" not in own and sizes_agree(said, own)
+
+
+def brand_kinds(keys: Sequence[str], brand: Sequence[str], kind: str | None) -> bool:
+    """True when the brand is followed by its kind in the plural and nothing picks one out
+    (``PICKS``): "<brand> punches cut cleanly, but the tubes go dull" speaks of the brand's
+    punches, not of our "Rotary Hole Punch with Six Tubes"."""
+    width = len(brand)
+    if kind is None or not width or PICKS & set(keys):
+        return False
+    return any(
+        list(keys[i : i + width]) == list(brand)
+        and keys[i + width] != kind
+        and stem(keys[i + width]) == kind
+        for i in range(len(keys) - width)
+    )
 
 
 def brand_leads(

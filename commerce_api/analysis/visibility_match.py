@@ -64,11 +64,13 @@ from .visibility_clauses import (
 )
 from .visibility_evidence import (
     UnitView,
+    brand_kinds,
     brand_leads,
     brand_taken,
     count_beside,
     count_conflict,
     definite_before,
+    kind_and_size,
     most_words_per_kind,
     one_of_several,
     place_after,
@@ -308,14 +310,9 @@ class CatalogueMatcher:
             return []
         return names_in(text, self.brand_name, self.compounds, self.brand_stems)
 
-    def _type_name(self, sku, found, text):
-        """True when a word of our title only products of its kind have follows the brand in
-        capitals, as a type's name ("the 10 mm <brand> Plössl" of our "Plössl Eyepiece 10
-        mm"): it says what the product is without the kind (``visibility_others``)."""
-        if found & (MATERIAL_STEMS | COLOUR_STEMS):
-            return False  # a material or a colour ("<brand> Foam") is no type's name
-        holders = set().union(*(self.holding[word] for word in found)) if found else set()
-        kinds = {self._kind(other) for other in holders}
+    def _type_name(self, found, text):
+        """A type's name after the brand says what the product is (``type_named``)."""
+        kinds = {self._kind(other) for word in found for other in self.holding[word]}
         return self.brand_name is not None and type_named(text, self.brand_name, found, kinds)
 
     def _is_other_name(self, word):
@@ -381,9 +378,6 @@ class CatalogueMatcher:
                 modifier = None
             self.modifier[sku] = modifier if modifier in self.words[sku] else None
         return self.kinds[sku]
-
-    def _first_key(self, sku):
-        return next(iter(self.title_keys[sku]), None)
 
     def _lead_after_brand(self, sku, kind, keys):
         """True when the title's words before its kind (two or more) follow the brand in
@@ -546,20 +540,22 @@ class CatalogueMatcher:
             return enough and self._single_out_sized(
                 found, sku, view.sizes, view.text, view.numbers
             )
-        typed = self._type_name(sku, found, view.text)
+        typed = self._type_name(found, view.text)
         enough = (
             len(found) >= MIN_FOUND
             or found == title
             or typed
+            or kind_and_size(found, kind, self.sizes[sku], view.sizes)  # "<brand>'s 3 mm hood"
             or (
                 bool(found)
-                and self._first_key(sku) in view.after_brand
+                and next(iter(self.title_keys[sku]), None) in view.after_brand
                 and self._lead_after_brand(sku, kind, keys)
             )
         )
         return (
             enough
             and not without_our_words(keys, title)
+            and (self.plural_kind[sku] or not brand_kinds(keys, self.brand, kind))
             and not swapped_word(keys, self.title_keys[sku], title | self.brand_stems)
             and self._said_of_it(sku, found, keys, view.names, view.colours, view.text, typed)
             and self._single_out_sized(found, sku, view.sizes, view.text, view.numbers)

@@ -13,8 +13,15 @@ unsure (a place, a person) only costs a credit, never gives one.
 import re
 from collections.abc import Callable
 
+from .listing_keywords import MATERIAL_STEMS
 from .listing_title import stem
-from .visibility_words import CAPITALISED_NAME, CompoundWords, name_words, words_of
+from .visibility_words import (
+    CAPITALISED_NAME,
+    COLOUR_STEMS,
+    CompoundWords,
+    name_words,
+    words_of,
+)
 
 _TOKEN = re.compile(r"[^\W_][\w\-]*(?:['\u2019]s\b)?|[,;:.!?()\[\]\n\u2013\u2014]")
 _PHRASE_END = frozenset(
@@ -100,9 +107,13 @@ def names_in(
 
 
 def type_named(text: str, brand_name: re.Pattern, found: frozenset[str], kinds: set) -> bool:
-    """True when the one word of ``found`` follows the brand in capitals ("<brand> Plössl")
-    and the products holding it are all of one kind (``kinds``): a type's name."""
+    """True when the one word of ``found`` follows the brand in capitals ("the 10 mm <brand>
+    Plössl" of our "Plössl Eyepiece 10 mm") and the products holding it are all of one kind
+    (``kinds``): a type's name, which says what the product is; not a material or a colour
+    ("<brand> Foam")."""
     if len(found) != 1 or len(kinds) != 1 or None in kinds:
+        return False
+    if found & (MATERIAL_STEMS | COLOUR_STEMS):
         return False
     (word,) = found
     for match in brand_name.finditer(text):

@@ -4,6 +4,7 @@ cm", "40 by 30 cm", "10,000 mAh", "24 or 28 cm", and the number a word carries (
 
 import re
 from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
 
 from .listing_keywords import COLOURS
 from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, stem
@@ -39,6 +40,9 @@ _UNITS = {
     '"': "in",
     "lumens": "lumen",
 }
+# units compared in another one: litres in millilitres, kilograms in grams ("1 L" is "1000
+# ml"); lengths keep their units: a rope's "9.8 mm" and "60 m" are two dimensions
+_BASE_UNITS = {"l": ("ml", 1000), "cl": ("ml", 10), "kg": ("g", 1000)}
 _UNIT_WORDS = {  # a unit spelled out ("100-watt", "32-millimetre"): its symbol
     "millimet": "mm",
     "centimet": "cm",
@@ -84,6 +88,7 @@ NUMBER_WORDS = dict(
     )
 )
 _COUNT_NUMBER = r"(\d{1,4}|" + "|".join(NUMBER_WORDS) + ")"
+_COUNT_LISTED = re.compile(r"\s*(?:,|/|\bor\b|\band\b)\s*(?:of\s+)?" + _COUNT_NUMBER + r"\b", re.I)
 _COUNTS = (
     re.compile(r"\b(?:pack|set|box|case|bundle|tin|bag)s?\s+of\s+" + _COUNT_NUMBER + r"\b", re.I),
     re.compile(r"(?<![\w.,])" + _COUNT_NUMBER + r"[\s\-]*(?:pack|pk)s?\b", re.I),
@@ -133,11 +138,35 @@ def sizes_of(text: str | None) -> dict[str, set[str]]:
         for match in pattern.finditer(text):
             number = match.group(1).casefold()
             sizes.setdefault(COUNT, set()).add(NUMBER_WORDS.get(number, number))
+            after = text[match.end() :]
+            while listed := _COUNT_LISTED.match(after):  # "packs of 6 and of 12"
+                number = listed.group(1).casefold()
+                sizes[COUNT].add(NUMBER_WORDS.get(number, number))
+                after = after[listed.end() :]
     for match in NUMBER_WORD.finditer(SIZE.sub(" ", text)):
         word = match.group(2).casefold()
         if word not in _NOT_NUMBER_WORDS and word not in COLOURS:
             sizes.setdefault("#>" + stem(word), set()).add(_amount(match.group(1)))
-    return sizes
+    return in_base_units(sizes)
+
+
+def in_base_units(sizes: dict[str, set[str]]) -> dict[str, set[str]]:
+    """``sizes`` with litres and centilitres in millilitres and kilograms in grams, so "1 L"
+    and "500 ml" compare ("Cleaning Fluid, 1 L" is not our "Cleaning Fluid, 500 ml")."""
+    out: dict[str, set[str]] = {}
+    for unit, amounts in sizes.items():
+        base, factor = _BASE_UNITS.get(unit, (unit, None))
+        converted = amounts if factor is None else {_times(a, factor) for a in amounts}
+        out.setdefault(base, set()).update(converted)
+    return out
+
+
+def _times(amount, factor):
+    try:
+        parts = [Decimal(part) * factor for part in amount.split("x")]
+    except InvalidOperation:
+        return amount
+    return "x".join(f"{part.normalize():f}" for part in parts)
 
 
 def bare_numbers(text: str) -> set[str]:

@@ -32,7 +32,7 @@ def named(text, brand="Voltra"):
 
 def test_sizes_with_more_units_by_thousands_and_a_words_number():
     assert sizes_of("40 by 30 cm") == {"cm": {"40x30"}}
-    assert sizes_of("a 45-litre pack") == {"l": {"45"}}
+    assert sizes_of("a 45-litre pack") == {"ml": {"45000"}}  # volumes in millilitres (round 9)
     assert sizes_of("10,000 mAh") == sizes_of("10000mAh") == {"mah": {"10000"}}
     assert sizes_of("65W charger") == {"w": {"65"}}
     assert sizes_of("Sunscreen SPF 50") == sizes_of("sunscreen SPF50") == {"#spf": {"50"}}

@@ -73,8 +73,8 @@ def test_a_tables_header_naming_the_brand_heads_its_rows():
     )
     assert [(u.text, u.rank, u.heading) for u in answer_units(text)] == [
         ("Level | Hollowby pick", None, True),
-        ("New | cast iron kettlebell, 8 kg", 1, False),
-        ("Old | any", 2, False),
+        ("New | cast iron kettlebell, 8 kg | Level | Hollowby pick", 1, False),
+        ("Old | any | Level | Hollowby pick", 2, False),
     ]
     assert named(text) == {"H-BELL-8"}
 
