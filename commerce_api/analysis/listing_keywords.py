@@ -39,6 +39,11 @@ Round 8: an accessory of the category's kind ("Keycap Set for Any Mechanical Key
 gets no suggestion; a term before "of" another thing or before a denied verb is no
 evidence (``listing_referents``); "X and Y" terms of the titles ("wet and dry") are
 suggested whole, never by a half (``listing_pairs``).
+
+Round 9: a product whose title names no kind of the category gets no suggestion when its
+description names one past its opening noun phrase (an accessory: "Powers a dash cam" of
+"Hardwire Kit"); a term placed on another thing ("The flick lock is only on our adult
+poles") is no evidence (``listing_referents``).
 """
 
 import math
@@ -57,6 +62,7 @@ from .listing_referents import (
     another_thing,
     cached_stem,
     denies_kind,
+    names_a_served_kind,
     of_a_part,
     opening_phrase,
     phrase_words,
@@ -427,6 +433,8 @@ def _said_of_the_product(title, description, own_words, counts, kinds):
         return {}
     if serves_a_kind(title, kind_of(title), kinds):
         return {}  # an accessory: its description speaks of what it serves
+    if names_a_served_kind(description, kind_of(title), kinds):
+        return {}  # likewise, its title naming no kind of the category
     terms = {phrase for phrase, n in counts.items() if len(phrase) == 2 and n >= MIN_TITLES}
     # a product of the category's kind: the state of its main part is its own ("a
     # leak-proof lid", "a cushioned midsole"), what a part does is not ("a noise

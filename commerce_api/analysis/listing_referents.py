@@ -11,6 +11,10 @@ product*; these rules find the words said of something else, so that they are no
 - *Another thing's term, said before "of" and a determiner of another thing* (round 8:
   "the memory presets of our electric desks are not available here", "use the laundry
   mode of a full-size unit instead"): both noun phrases are another thing's.
+- *A term placed on another thing* (round 9: "The flick lock is only on our adult poles",
+  "Dolby Atmos comes only with our larger models"): the noun phrase before "is"/"are"/
+  "comes"..., a preposition and a determiner of another thing (not "a", "the", "its") is
+  that thing's, and so is the phrase after it.
 - *A term denied after it* (round 8: "Night mode is not offered here", "the USB port
   isn't included"): the noun phrase right before a denied verb is not the product's.
 - *A part*: a term followed by another noun is said of that noun ("a noise cancelling
@@ -26,7 +30,10 @@ product*; these rules find the words said of something else, so that they are no
   when the title says some of its words in another order.
 - *An accessory of the category's kind* (round 8, ``serves_a_kind``: "Keycap Set for Any
   Mechanical Keyboard", "Goggle Lens Case"): its description speaks of what it serves, so
-  nothing in it is evidence.
+  nothing in it is evidence. So is one whose title names no kind of the category while its
+  description names one past its opening noun phrase (round 9, ``names_a_served_kind``:
+  "Extended Desk Mat" sized "for a keyboard and a gaming mouse", "Hardwire Kit" that
+  "powers a dash cam").
 """
 
 import re
@@ -61,6 +68,12 @@ _ANOTHER = word_set("your any other another")
 _OF_ANOTHER = word_set("a an our other another any most some many all every their your")
 # a verb denied after its subject: the noun phrase before it is not the product's ("Night
 # mode is not offered here", "the USB port isn't included")
+# a term placed on another thing (round 9): the noun phrase before one of these verbs, at
+# most two of the words after them and a preposition, then a determiner of another thing
+_PLACING_VERBS = word_set("is are comes come sits sit")
+_PLACING_WORDS = word_set("only just also exclusively found available fitted offered sold")
+_PLACES = word_set("on in with for from at")
+_PLACE_OF_ANOTHER = _OF_ANOTHER - {"a", "an"}
 _AUXILIARIES = word_set("is are was were does do did can will has have")
 _NEGATED_VERBS = word_set("isn aren wasn weren doesn don didn can won hasn haven")
 _PARTICLES = word_set("up down off out over")
@@ -138,12 +151,28 @@ def another_thing(words: list[str | None]) -> set[int]:
         elif word in _OBJECT_IS_ANOTHER or word in _ANOTHER:
             marked.add(index)
             marked.update(_noun_phrase(words, index + 1))
+        elif word in _PLACING_VERBS and (place := _placed_on_another(words, index)):
+            marked.update(_before(words, index))
+            marked.update(_noun_phrase(words, place))
         elif _denied_verb(words, index):
             marked.update(_before(words, index - 1 if word == "not" else index))
         elif word == "of" and index + 1 < len(words) and words[index + 1] in _OF_ANOTHER:
             marked.update(_before(words, index))
             marked.update(_noun_phrase(words, index + 1))
     return marked
+
+
+def _placed_on_another(words, index):
+    """The index of the preposition when ``words[index]`` ("is", "comes"...) places its
+    subject on another thing: at most two of "only", "found"... then "on", "in", "with"...
+    and a determiner of another thing ("our", "other", "most"; not "a", "the", "its"), else
+    0 ("The flick lock is only on our adult poles")."""
+    place = index + 1
+    while place < index + 3 and place < len(words) and words[place] in _PLACING_WORDS:
+        place += 1
+    if place + 1 < len(words) and words[place] in _PLACES:
+        return place if words[place + 1] in _PLACE_OF_ANOTHER else 0
+    return 0
 
 
 def _denied_verb(words, index):
@@ -299,3 +328,28 @@ def serves_a_kind(title: str | None, kind: str | None, kinds: AbstractSet[str]) 
             ):
                 return True
     return False
+
+
+def names_a_served_kind(description: str | None, kind: str | None, kinds: AbstractSet[str]) -> bool:
+    """True when the product is an accessory its title does not call one (round 9): its
+    own ``kind`` is none of the category's ``kinds``, and its description names one of
+    them ("Sized for a keyboard and a gaming mouse" of "Extended Desk Mat", "Powers a dash
+    cam" of "Hardwire Kit", "Fits the tower air purifier" of "Replacement HEPA Cartridge"),
+    though not in the noun phrase it opens with: that one says what the product is ("A
+    battery projector that ..." of "Battery Beamer", "A pair of trekking poles")."""
+    if not kinds or kind in kinds:
+        return False
+    words = phrase_words(description)
+    named = [i for i, word in enumerate(words) if word and cached_stem(word) in kinds]
+    if not named:
+        return False
+    index = 1  # after the first clause's mark
+    if index < len(words) and words[index] in ("a", "an"):
+        index += 1
+    while index < named[0] and (_noun(words[index]) or words[index] in _SETS):
+        index += 1
+    return index < named[0]
+
+
+# "a pair of trekking poles", "a set of ...": the noun phrase goes on
+_SETS = word_set("pair set of")

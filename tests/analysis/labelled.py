@@ -72,6 +72,11 @@ DEV_KEYWORDS = (
     HERE / "heldout7" / "keywords.json",
     HERE / "heldout8" / "keywords.json",
     HERE / "fixtures" / "dev8_keywords.json",
+    # burned in round 9 (their keyword misses were read): the ninth and tenth held-out
+    # sets' keywords, and the development cases written after them
+    HERE / "heldout9" / "keywords.json",
+    HERE / "heldout10" / "keywords.json",
+    HERE / "fixtures" / "dev9_keywords.json",
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
