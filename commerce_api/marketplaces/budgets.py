@@ -309,8 +309,8 @@ def reserve_priced(
     amount: float,
 ) -> tuple[float, int]:
     """``reserve`` a priced call's points, in flight until its answer (``observe``) or its
-    failure (``settle``) settles them; returns (the seconds to wait, the draw's number: 0
-when other points were in flight, so that its answer never sets the bucket exactly)."""
+        failure (``settle``) settles them; returns (the seconds to wait, the draw's number: 0
+    when other points were in flight, so that its answer never sets the bucket exactly)."""
     if not enabled():
         return 0.0, 0
     taken, wait, ticket = _call(
