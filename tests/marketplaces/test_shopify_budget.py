@@ -113,10 +113,10 @@ def test_an_answer_while_another_query_is_out_raises_nothing(store, monkeypatch)
 def test_an_answer_after_an_earlier_query_charged_later_raises_nothing(store, monkeypatch):  # noqa: F811
     # the SQLite soak (orders 77 against a bucket holding 71): a push (40) leaves and
     # reaches Shopify late; a query drawn after it (20) arrives first and Shopify says 80
-    # left; the push's answer is recorded first, then the later query's (its observe waited
-    # for the SQLite write lock): nothing in flight, the newest draw, so the budget took 80
-    # while Shopify held 40 fewer, and the order pull after it was THROTTLED. A query drawn
-    # while another was out cannot tell from its answer whether that one was charged before
+    # left; the push's answer is recorded first, then the later query's (e.g. its observe
+    # waiting for SQLite's write lock): nothing in flight, the newest draw, so the budget
+    # took 80 while Shopify held 40 fewer, and the order pull after it was THROTTLED. A
+    # query drawn while another was out cannot tell whether that one was charged before it
     queries = [(0.0, 40, 0.2), (0.001, 20, 0.0, 0.3), (0.31, 77, 0.0)]
     waits = []
     assert run(queries, monkeypatch, waits) == []
