@@ -17,8 +17,11 @@ count is the truth. A marketplace that prices each call (Shopify's query cost) d
 call's answer settles them, and each draw has a number), and says after each call how big
 its bucket is, how fast it refills and what is left (``observe``): the bucket takes its
 size and rate, and never holds more than the marketplace said was left. It holds exactly
-that (it may go *up* to it) when the answer is the newest draw's and nothing else is in
-flight: no call then spends points the answer does not count. Otherwise a budget that fell
+that (it may go *up* to it) when the answer is the newest draw's, nothing else is in
+flight and nothing else was when it was drawn (its draw's number is 0 otherwise): no call
+then spends points the answer does not count. A call drawn before it and answered first
+may have reached the marketplace after it (late, then its answer quick), so its answer's
+figure would not count that call's points. Otherwise a budget that fell
 behind the marketplace (a long wait, a restore rate kept a little lower) would stay behind
 for good, and every call would wait for points the marketplace has. A call that got no
 answer settles its points (``settle``); in-flight points of a process that died are
@@ -116,7 +119,8 @@ WRITE = Statement(
 # KEYS[1]: the bucket; ARGV: rate, burst, now, max wait, mode (take, adjust, drain,
 # observe, settle), new rate, amount (take) or what is left (observe), new burst, priced
 # (take: 1), settled (observe, settle: the answered call's points), ticket (observe: its
-# draw's number), forget after (seconds). Returns {taken, the wait in seconds, ticket}.
+# draw's number), forget after (seconds). Returns {taken, the wait in seconds, number}
+# (a priced take: the draw's number, or 0 when other points were in flight: see observe).
 REDIS_SCRIPT = """
 local b = redis.call('HMGET', KEYS[1], 'tokens', 'rate', 'burst', 'at', 'flight', 'draws')
 local rate = tonumber(b[2]) or tonumber(ARGV[1])
@@ -132,12 +136,16 @@ local mode = ARGV[5]
 local wait = 0
 local taken = 1
 local amount = tonumber(ARGV[7]) or 1
+local number = draws
 if mode == 'take' then
   if ARGV[9] ~= '1' then burst = tonumber(ARGV[2]) tokens = math.min(tokens, burst) end
   wait = math.max(0, (amount - tokens) / rate)
   if wait > tonumber(ARGV[4]) then taken = 0 else
     tokens = tokens - amount
-    if ARGV[9] == '1' then flight = flight + amount draws = draws + 1 end
+    if ARGV[9] == '1' then
+      if flight <= 0 then number = draws + 1 else number = 0 end
+      flight = flight + amount draws = draws + 1
+    end
   end
 elseif mode == 'adjust' then
   rate = tonumber(ARGV[6])
@@ -159,7 +167,7 @@ redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'rate', tostring(rate),
   'burst', tostring(burst), 'at', tostring(at), 'flight', tostring(flight),
   'draws', tostring(draws))
 redis.call('EXPIRE', KEYS[1], 86400)
-return {taken, tostring(wait), draws}
+return {taken, tostring(wait), number}
 """
 
 
@@ -178,7 +186,7 @@ def _redis(url):
 def _redis_call(url, key, rate, burst, max_wait, mode, new_rate, amount, new_burst, extra):
     _, script = _redis(url)
     priced, settled, ticket = extra
-    taken, wait, draws = script(
+    taken, wait, number = script(
         keys=[f"commerce:budget:{key}"],
         args=[
             rate,
@@ -195,7 +203,7 @@ def _redis_call(url, key, rate, burst, max_wait, mode, new_rate, amount, new_bur
             IN_FLIGHT_FORGOTTEN_SECONDS,
         ],
     )
-    return bool(int(taken)), float(wait), int(draws)
+    return bool(int(taken)), float(wait), int(number)
 
 
 def _db_call(
@@ -215,7 +223,7 @@ def _db_call(
         if now > at:
             tokens = min(stored_burst, tokens + (now - at) * stored_rate)
             at = now
-        wait, taken = 0.0, True
+        wait, taken, number = 0.0, True, draws
         if mode == "take":
             if not priced:  # the connector's plan is the truth: its size applies at once
                 stored_burst = float(burst)
@@ -225,7 +233,8 @@ def _db_call(
                 taken = False
             else:
                 tokens -= amount
-                if priced:
+                if priced:  # drawn alone: its answer may count every charge (observe)
+                    number = draws + 1 if flight <= 0 else 0
                     flight, draws = flight + amount, draws + 1
         elif mode == "adjust":
             stored_rate = new_rate
@@ -250,7 +259,7 @@ def _db_call(
                 "draws": draws,
             }
         )
-    return taken, wait, draws
+    return taken, wait, number
 
 
 def _call(
@@ -300,7 +309,8 @@ def reserve_priced(
     amount: float,
 ) -> tuple[float, int]:
     """``reserve`` a priced call's points, in flight until its answer (``observe``) or its
-    failure (``settle``) settles them; returns (the seconds to wait, the draw's number)."""
+        failure (``settle``) settles them; returns (the seconds to wait, the draw's number: 0
+    when other points were in flight, so that its answer never sets the bucket exactly)."""
     if not enabled():
         return 0.0, 0
     taken, wait, ticket = _call(
