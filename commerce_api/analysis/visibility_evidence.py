@@ -221,19 +221,39 @@ def kind_and_size(
     return kind is not None and found == {kind} and f"#{kind}" not in own and sizes_agree(said, own)
 
 
-def brand_kinds(keys: Sequence[str], brand: Sequence[str], kind: str | None) -> bool:
-    """True when the brand is followed by its kind in the plural and nothing picks one out
-    (``PICKS``): "<brand> punches cut cleanly, but the tubes go dull" speaks of the brand's
-    punches, not of our "Rotary Hole Punch with Six Tubes"."""
+def brand_kinds(
+    keys: Sequence[str],
+    brand: Sequence[str],
+    kind: str | None,
+    modifier: str | None = None,
+    plural_title: tuple[frozenset[str], frozenset[str]] | None = None,
+) -> bool:
+    """True when the brand is followed by its kind in the plural (the word before the kind
+    in our title, ``modifier``, may come between) and nothing picks one out (``PICKS``):
+    "<brand> punches cut cleanly, but the tubes go dull" speaks of the brand's punches, not
+    of our "Rotary Hole Punch with Six Tubes". A title in the plural ("Bolt-On Toe Stops")
+    is spoken of so only when the words found are those of the kind and not the whole title
+    (``plural_title``: (found, title); "<brand> toe stops last ages", not "<brand> bolt-on
+    toe stops" nor "<brand>'s jin pliers" of "Jin Pliers"); only there may the modifier
+    come between ("the 17 cm <brand> keylock quickdraws" names our 17 cm quickdraw)."""
     width = len(brand)
     if kind is None or not width or PICKS & set(keys):
         return False
-    return any(
-        list(keys[i : i + width]) == list(brand)
-        and keys[i + width] != kind
-        and stem(keys[i + width]) == kind
-        for i in range(len(keys) - width)
-    )
+    if plural_title is not None:
+        found, title = plural_title
+        if found == title or found - {kind, modifier}:
+            return False
+    else:
+        modifier = None  # a singular title: the kind right after the brand
+    for i in range(len(keys) - width):
+        if list(keys[i : i + width]) != list(brand):
+            continue
+        after = keys[i + width : i + width + 2]
+        if after and stem(after[0]) == modifier and len(after) > 1:
+            after = after[1:]
+        if after and after[0] != kind and stem(after[0]) == kind:
+            return True
+    return False
 
 
 def brand_leads(

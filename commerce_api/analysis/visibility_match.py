@@ -99,11 +99,11 @@ from .visibility_words import (
     NOT_THIS,
     OPENERS,
     OTHER_POSSESSIVE,
-    SIZE_WORD_LETTERS,
     VARIANT_STEMS,
     CompoundWords,
     keys_of,
     says_kind,
+    size_words,
     words_of,
 )
 
@@ -489,12 +489,8 @@ class CatalogueMatcher:
         text = self._without_other_brands(said) if self.brand else said
         sizes = self._sizes_said(said, text)
         present = self.compounds.read(text, set(words_of(text)))
-        present |= {  # "the medium <brand> jacket" of our "Jacket - M"
-            letter
-            for word, letter in SIZE_WORD_LETTERS.items()
-            if word in present and letter in self.holding
-        }
         keys = self.compounds.split_keys(keys_of(text))
+        present |= size_words(keys, self.holding, self.brand_stems)  # "the medium <brand> vest"
         width = len(self.brand)
         candidates = self._found(present)
         return UnitView(
@@ -541,6 +537,8 @@ class CatalogueMatcher:
                 found, sku, view.sizes, view.text, view.numbers
             )
         typed = self._type_name(found, view.text)
+        picked = sizes_agree(view.sizes, self.sizes[sku])  # "the 25 cm <brand> wheel bats"
+        plural = (found, title) if self.plural_kind[sku] and not picked else None
         enough = (
             len(found) >= MIN_FOUND
             or found == title
@@ -555,7 +553,7 @@ class CatalogueMatcher:
         return (
             enough
             and not without_our_words(keys, title)
-            and (self.plural_kind[sku] or not brand_kinds(keys, self.brand, kind))
+            and not brand_kinds(keys, self.brand, kind, self.modifier[sku], plural)
             and not swapped_word(keys, self.title_keys[sku], title | self.brand_stems)
             and self._said_of_it(sku, found, keys, view.names, view.colours, view.text, typed)
             and self._single_out_sized(found, sku, view.sizes, view.text, view.numbers)

@@ -13,6 +13,7 @@ a sentence), moved out of it in round 7 of issue 30 with two additions:
 
 import re
 import unicodedata
+from collections.abc import Container
 
 from .listing_keywords import COLOURS
 from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem, word_set
@@ -107,6 +108,23 @@ OPENERS = frozenset(
         "classic original best good great"
     )
 )
+
+
+def size_words(keys: list[str], holding: Container[str], brand: Container[str]) -> set[str]:
+    """The size letters that size words say (``SIZE_WORD_LETTERS``: "medium" is "m") where
+    our titles have them, when the word stands before a word of our titles or the brand, or
+    after "size" or "in" ("the medium <brand> jacket", "in medium"; not "the medium rides
+    up", another variant set against ours)."""
+    said = set()
+    for index, key in enumerate(keys):
+        letter = SIZE_WORD_LETTERS.get(key)
+        if letter is None or letter not in holding:
+            continue
+        after = stem(keys[index + 1]) if index + 1 < len(keys) else None
+        before = keys[index - 1] if index else None
+        if after in holding or after in brand or before in ("size", "in"):
+            said.add(letter)
+    return said
 
 
 def keys_of(text: str | None) -> list[str]:
