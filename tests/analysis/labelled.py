@@ -115,6 +115,12 @@ HELDOUT11_MENTIONS = HERE / "heldout11" / "mentions.json"
 HELDOUT11_KEYWORDS = HERE / "heldout11" / "keywords.json"
 HELDOUT12_MENTIONS = HERE / "heldout12" / "mentions.json"
 HELDOUT12_KEYWORDS = HERE / "heldout12" / "keywords.json"
+# heldout11 and heldout12 were burned in round 10 (mentions; see DEV_KEYWORDS for their
+# keywords); the thirteenth and fourteenth were written at the same time by two more helpers
+HELDOUT13_MENTIONS = HERE / "heldout13" / "mentions.json"
+HELDOUT13_KEYWORDS = HERE / "heldout13" / "keywords.json"
+HELDOUT14_MENTIONS = HERE / "heldout14" / "mentions.json"
+HELDOUT14_KEYWORDS = HERE / "heldout14" / "keywords.json"
 
 
 def load_mention_shops(*paths: Path) -> list[dict[str, Any]]:
