@@ -21,23 +21,12 @@ from commerce_api.marketplaces.amazon_client import USAGE_PLANS, budget_plan
 from commerce_api.marketplaces.base import MarketplaceUnavailable
 from tests.marketplaces.test_amazon import connect_amazon, fake  # noqa: F401 (the fixture)
 from tests.marketplaces.test_budgets import store  # noqa: F401 (the fixture)
+from tests.support.amazon_fake import Bucket
 
 
-class Plan:
-    """An operation's usage plan as the contract fake enforces it: a token bucket charged
-    when a call arrives (``tests/support/amazon_fake.Bucket``)."""
-
-    def __init__(self, rate, burst):
-        self.rate, self.burst = rate, burst
-        self.tokens, self.at = float(burst), 0.0
-
-    def take(self, now):
-        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
-        self.at = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return True
-        return False
+def Plan(rate, burst):  # noqa: N802 (stands for the class it was)
+    """An operation's usage plan as the contract fake enforces it, on the test's clock."""
+    return Bucket(rate, burst, at=0.0)
 
 
 def run(operation, calls, monkeypatch, waits=None):

@@ -101,13 +101,16 @@ class Operation:
 
 
 class Bucket:
-    def __init__(self, rate, burst):
+    """A usage plan's token bucket, charged when a call arrives; ``at``/``now`` on a clock
+    of the caller's (tests/marketplaces/test_amazon_budget.py), else the monotonic one."""
+
+    def __init__(self, rate, burst, at=None):
         self.rate, self.burst = rate, burst
         self.tokens = float(burst)
-        self.at = time.monotonic()
+        self.at = time.monotonic() if at is None else at
 
-    def take(self):
-        now = time.monotonic()
+    def take(self, now=None):
+        now = time.monotonic() if now is None else now
         self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
         self.at = now
         if self.tokens >= 1:
