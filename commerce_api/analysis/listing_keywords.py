@@ -44,6 +44,13 @@ Round 9: a product whose title names no kind of the category gets no suggestion 
 description names one past its opening noun phrase (an accessory: "Powers a dash cam" of
 "Hardwire Kit"); a term placed on another thing ("The flick lock is only on our adult
 poles") is no evidence (``listing_referents``).
+
+Round 11: a part of a longer term of the category's titles ("door opener" of "garage door
+opener", "night" of "night vision") is no suggestion (``listing_parts``); terms joined by
+"to" ("lean to steer") are pairs (``listing_pairs``); of a whole term and its new words,
+the whole wins when the titles nearly always say them in it and the title has its end
+("garage door opener" of "Screw Drive Opener"); "see our X" and "works on X" speak of
+another thing (``listing_referents``).
 """
 
 import math
@@ -54,6 +61,7 @@ from typing import Any
 
 from .listing_asides import without_asides
 from .listing_pairs import half_of_a_pair, joined_pairs, pairs_said
+from .listing_parts import PART_SHARE, parts_of_longer_terms
 from .listing_referents import (
     CLAUSE_END,
     COLOURS,
@@ -248,6 +256,7 @@ class KeywordCorpus:
         self.phrase_spelling = {}
         self.kinds = {}  # category key -> its titles' common kinds, counted when first asked
         self.pairs = {}  # category key -> its titles' "X and Y" pairs, counted when first asked
+        self.longer = {}  # category key -> listing_parts.parts_of_longer_terms of its titles
         for category, title in rows:
             self.add(category, title)
 
@@ -264,6 +273,7 @@ class KeywordCorpus:
             self.phrases.pop(name, None)
             self.kinds.pop(name, None)
             self.pairs.pop(name, None)
+            self.longer.pop(name, None)
         if name:
             titles_with = self.by_category.setdefault(name, {})
             for term in stems:
@@ -328,6 +338,9 @@ class KeywordCorpus:
                 for phrase, spelling in phrases.items():
                     self.phrase_spelling.setdefault(phrase, spelling)
             self.phrases[name] = (len(self.category_titles[name]), counts)
+            self.longer[name] = parts_of_longer_terms(
+                self.category_titles[name], kind_of, _property, MIN_TITLES
+            )
             pairs, spelling = joined_pairs(self.category_titles[name])
             self.pairs[name] = pairs
             for pair, spelt in spelling.items():
@@ -367,6 +380,7 @@ class KeywordCorpus:
         said = _said_of_the_product(title, description, own_words, counts, kinds)
         opening = opening_phrase(description)
         pairs = self.pairs.get(category_key(category), {})
+        longer = self.longer[category_key(category)]
         for pair in pairs_said(description, pairs, said):
             said[pair] = self.phrase_spelling[pair]  # "wet and dry", said whole
         candidates = []
@@ -380,11 +394,11 @@ class KeywordCorpus:
             ):
                 continue  # the title says a part of it already
             if len(phrase) == 1 and (
-                phrase[0] not in alone
-                or (_cut(phrase[0], counts) and not _property(phrase[0]))
-                or half_of_a_pair(phrase[0], pairs, counts, MIN_TITLES)
+                phrase[0] not in alone or half_of_a_pair(phrase[0], pairs, counts, MIN_TITLES)
             ):
                 continue  # a word cut out of a phrase, or said of another part
+            if phrase in longer and phrase not in pairs:
+                continue  # a part of a longer term ("door opener" of "garage door opener")
             if (
                 len(phrase) > 1
                 and phrase not in pairs
@@ -493,17 +507,6 @@ def _phrase_ends(title):
     return ends
 
 
-def _cut(word, counts):
-    """True when the category's titles say ``word`` mostly as the end of one two-word
-    phrase ("foam" of "memory foam"; "enamel" of "enamel mug" is a word of its own)."""
-    alone = counts.get((word,), 0)
-    return any(
-        n * 2 >= alone and n >= MIN_TITLES and phrase[1] == word
-        for phrase, n in counts.items()
-        if len(phrase) == 2
-    )
-
-
 def _fewest_new_words(candidates, own_words, counts):
     """The candidates without the extensions of the title's own phrase that give way: to
     the new words alone when they are a suggestion by themselves ("insulated", not
@@ -511,13 +514,24 @@ def _fewest_new_words(candidates, own_words, counts):
     phrase ("electric kettle", not "electric"), and to a shorter extension ("kitchen
     scale", not "digital kitchen scale")."""
     phrases = {phrase for _, _, phrase in candidates}
-    kept_whole = {
-        phrase[:1]
-        for phrase in phrases
-        if own_words.intersection(phrase)
-        and len(phrase) == 2
-        and counts.get(phrase, 0) * 2 >= counts.get(phrase[:1], 0)
-    }
+    kept_whole = (
+        {
+            phrase[:1]
+            for phrase in phrases
+            if own_words.intersection(phrase)
+            and len(phrase) == 2
+            and counts.get(phrase, 0) * 2 >= counts.get(phrase[:1], 0)
+        }
+        | {  # "garage door opener", not "garage door", of "Screw Drive Opener" (round 11)
+            phrase[:split]
+            for phrase in phrases
+            for split in range(1, len(phrase))
+            if len(phrase) > 2
+            and set(phrase[split:]) <= own_words
+            and not own_words.intersection(phrase[:split])
+            and counts.get(phrase, 0) >= PART_SHARE * counts.get(phrase[:split], 0)
+        }
+    )
     return [
         (length, share, phrase)
         for length, share, phrase in candidates

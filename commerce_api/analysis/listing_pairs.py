@@ -4,6 +4,8 @@ two and each half looked like a term of its own: "dry" was suggested to a shaver
 description says "a close dry shave" or "wet and dry". A word the category's titles say
 mostly in such a pair is no suggestion alone; the pair is suggested whole when the
 description says it, neither half after a negation or of another thing.
+
+Round 11: terms joined by "to" ("Lean to Steer", "Dusk to Dawn") are such pairs too.
 """
 
 import re
@@ -13,17 +15,18 @@ from collections.abc import Iterable, Mapping
 from .listing_referents import cached_stem, usable
 
 # the second word in a lookahead: "washable and wet and dry" holds "wet and dry"
-_PAIR = re.compile(r"\b([^\W\d_]+)\s+(?:and|&|n)\s+(?=([^\W\d_]+)\b)", re.IGNORECASE)
+_PAIR = re.compile(r"\b([^\W\d_]+)\s+(and|&|n|to)\s+(?=([^\W\d_]+)\b)", re.IGNORECASE)
 
 
 def _pairs_in(text):
-    """``{(stem, "and", stem): spelling}`` of the joined pairs of ``text``."""
+    """``{(stem, "and" or "to", stem): spelling}`` of the joined pairs of ``text``."""
     found = {}
     for match in _PAIR.finditer(text or ""):
-        first, second = match.group(1).casefold(), match.group(2).casefold()
+        first, second = match.group(1).casefold(), match.group(3).casefold()
+        joint = "to" if match.group(2).casefold() == "to" else "and"
         if usable(first) and usable(second) and len(first) >= 3 and len(second) >= 3:
-            pair = (cached_stem(first), "and", cached_stem(second))
-            found.setdefault(pair, f"{first} and {second}")
+            pair = (cached_stem(first), joint, cached_stem(second))
+            found.setdefault(pair, f"{first} {joint} {second}")
     return found
 
 

@@ -7,7 +7,8 @@ product*; these rules find the words said of something else, so that they are no
   and the rest of the clause after a word whose object is another thing: "works with",
   "compatible with", "pairs with", "takes", "accepts", "fits", "replaces", "unlike",
   "instead" ("Memory foam pads that replace the worn cushions of most foldable
-  headphones").
+  headphones"); the noun phrase after "our" and a verb that sends the buyer to another
+  product ("for the desk see our charging stand", "try our electric griddle"; round 11).
 - *Another thing's term, said before "of" and a determiner of another thing* (round 8:
   "the memory presets of our electric desks are not available here", "use the laundry
   mode of a full-size unit instead"): both noun phrases are another thing's.
@@ -57,12 +58,16 @@ PHRASE_TOKEN = re.compile(r"[^\W_]+")
 CLAUSE_END = re.compile(r"[.;:!?]")
 # words after which a description speaks of something the product goes with
 _WITH_OF_ANOTHER = word_set("works work compatible use pairs pair")
+_WORKS = word_set("works work")  # "the fingertips do not work on a touchscreen" (round 11)
 # words whose object, to the end of the clause, is another thing than the product
 _CLAUSE_OF_ANOTHER = word_set("takes accepts")
 # words whose object, the noun phrase after them, is another thing than the product
 _OBJECT_IS_ANOTHER = word_set("fits replace replaces replacing unlike instead")
 # determiners of another thing than the product: the noun phrase after them
 _ANOTHER = word_set("your any other another")
+# verbs that send the buyer to another product of the shop ("for the desk see our charging
+# stand", "try our electric griddle"; round 11): the noun phrase after them and "our"
+_REFERRALS = word_set("see try browse visit consider choose pick")
 # determiners after "of" of another thing than the product ("the laundry mode of a
 # full-size unit", "the memory presets of our electric desks"); not "of this", "of its"
 _OF_ANOTHER = word_set("a an our other another any most some many all every their your")
@@ -145,10 +150,12 @@ def another_thing(words: list[str | None]) -> set[int]:
         elif to_clause_end:
             marked.add(index)
         elif word in _CLAUSE_OF_ANOTHER or (
-            word == "with" and index and words[index - 1] in _WITH_OF_ANOTHER
+            index
+            and (word == "with" or (word == "on" and words[index - 1] in _WORKS))
+            and words[index - 1] in _WITH_OF_ANOTHER
         ):
             to_clause_end = True
-        elif word in _OBJECT_IS_ANOTHER or word in _ANOTHER:
+        elif word in _OBJECT_IS_ANOTHER or word in _ANOTHER or _referred(words, index):
             marked.add(index)
             marked.update(_noun_phrase(words, index + 1))
         elif word in _PLACING_VERBS and (place := _placed_on_another(words, index)):
@@ -160,6 +167,15 @@ def another_thing(words: list[str | None]) -> set[int]:
             marked.update(_before(words, index))
             marked.update(_noun_phrase(words, index + 1))
     return marked
+
+
+def _referred(words, index):
+    """True when ``words[index]`` is "our" after a verb that sends the buyer elsewhere
+    ("see our charging stand", "check out our ...")."""
+    before = words[index - 1] if index else None
+    return words[index] == "our" and (
+        before in _REFERRALS or (before == "out" and index > 1 and words[index - 2] == "check")
+    )
 
 
 def _placed_on_another(words, index):
