@@ -97,7 +97,8 @@ CORPUS_LIMIT = 50_000  # titles read per job (the most recently updated first)
 # neighbour shares.
 MATERIALS = word_set(
     "ceramic porcelain stoneware earthenware enamel steel stainless iron aluminium aluminum "
-    "copper brass bronze silver gold titanium glass crystal plastic acrylic silicone rubber "
+    "copper brass bronze pewter zinc nickel silver gold titanium glass crystal plastic "
+    "acrylic silicone rubber "
     "bamboo wood wooden oak walnut beech pine acacia cotton linen wool merino cashmere "
     "alpaca silk polyester nylon velvet leather suede canvas jute hemp soy beeswax paraffin "
     "paper cardboard cork foam marble stone concrete slate"

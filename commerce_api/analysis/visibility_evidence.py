@@ -213,12 +213,21 @@ def kind_and_size(
     kind: str | None,
     own: Mapping[str, set[str]],
     said: Mapping[str, set[str]],
+    modifier: str | None = None,
 ) -> bool:
-    """True when the unit says our brand's product by its kind alone and a size of ours
-    ("<brand>'s 3 mm bibbed hood" of "Dive Hood with Bib - 3 mm"); whether the size singles
-    it out is ``_single_out_sized``'s to say. A kind that carries the number ("Size 02") is
-    no kind."""
-    return kind is not None and found == {kind} and f"#{kind}" not in own and sizes_agree(said, own)
+    """True when the unit says our brand's product by its kind alone, or the word before
+    it in our title (``modifier``; round 11: "the 150 cm <brand> delta" of "Delta Kite
+    150 cm"), and a size of ours ("<brand>'s 3 mm bibbed hood" of "Dive Hood with Bib -
+    3 mm"); whether the size singles it out is ``_single_out_sized``'s to say. A kind that
+    carries the number ("Size 02") is no kind; the word before it is, when that number is
+    a size's ("Box Kite 150 cm")."""
+    sized = {amount for unit, amounts in own.items() if unit[:1] != "#" for amount in amounts}
+    carried = own.get(f"#{kind}", set())
+    return (
+        kind is not None
+        and ((found == {kind} and not carried) or (found == {modifier} and carried <= sized))
+        and sizes_agree(said, own)
+    )
 
 
 def brand_kinds(

@@ -104,6 +104,7 @@ from .visibility_words import (
     keys_of,
     says_kind,
     size_words,
+    without_makers,
     words_of,
 )
 
@@ -447,6 +448,9 @@ class CatalogueMatcher:
             and not (kind is not None and self._plural_only(sku, kind, keys))
         ):
             return False  # "the lamp in black and white": the colours it comes in, no variant
+        materials = {stem(key) for key in keys} & MATERIAL_STEMS  # not "Solid Pewter" of ours
+        if materials and title & MATERIAL_STEMS and not materials & title:
+            return False
         return not (colours and title_colours and not colours & title_colours)
 
     def identify(self, text: str, branded: bool, carried: bool = False) -> dict[str, str]:
@@ -487,6 +491,7 @@ class CatalogueMatcher:
     def _view(self, said):
         """What ``_names_by_title`` reads of the unit ``said``."""
         text = self._without_other_brands(said) if self.brand else said
+        text = without_makers(text, self.compounds.pairs)  # "<brand> is a kite maker"
         sizes = self._sizes_said(said, text)
         present = self.compounds.read(text, set(words_of(text)))
         keys = self.compounds.split_keys(keys_of(text))
@@ -543,7 +548,7 @@ class CatalogueMatcher:
             len(found) >= MIN_FOUND
             or found == title
             or typed
-            or kind_and_size(found, kind, self.sizes[sku], view.sizes)  # "<brand>'s 3 mm hood"
+            or kind_and_size(found, kind, self.sizes[sku], view.sizes, self.modifier[sku])
             or (
                 bool(found)
                 and next(iter(self.title_keys[sku]), None) in view.after_brand

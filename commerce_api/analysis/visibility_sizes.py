@@ -95,6 +95,16 @@ _COUNTS = (
 )
 
 
+# an amount spelled out before a unit spelled out ("a half-litre bottle", "one-litre"; round
+# 11 of issue 30)
+_SPELLED_AMOUNTS = {"half": "0.5", **NUMBER_WORDS}
+_SPELLED_SIZE = re.compile(
+    r"\b(" + "|".join(_SPELLED_AMOUNTS) + r")[\s\-]+(?=(?:lit(?:re|er)|met(?:re|er)|kilogram|gram"
+    r"|pound|inch|centimet|millimet|millilit|gallon|foot|feet|ounce)s?\b|inches\b)",
+    re.IGNORECASE,
+)
+
+
 def _amount(text):
     """A number as compared: thousands separators dropped ("10,000" is "10000"), a decimal
     comma a point."""
@@ -109,11 +119,11 @@ def _amount(text):
 
 
 def sizes_of(text: str | None) -> dict[str, set[str]]:
-    """``{unit: {amounts}}`` of the sizes ``text`` says ("70 x 90 cm": ``{"cm": {"70x90"}}``),
-    and ``{"#word": {numbers}}`` of the numbers said right after a word ("SPF 50":
-    ``{"#spf": {"50"}}``)."""
+    """``{unit: {amounts}}`` of the sizes ``text`` says ("70 x 90 cm": ``{"cm": {"70x90"}}``;
+    "half-litre" and "one-litre" are 0.5 and 1 litre), and ``{"#word": {numbers}}`` of the
+    numbers said right after a word ("SPF 50": ``{"#spf": {"50"}}``)."""
     sizes: dict[str, set[str]] = {}
-    text = text or ""
+    text = _SPELLED_SIZE.sub(lambda m: _SPELLED_AMOUNTS[m.group(1).casefold()] + " ", text or "")
     for match in SIZE.finditer(text):
         amount, unit = match.groups()
         unit = unit.casefold()

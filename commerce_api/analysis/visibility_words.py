@@ -110,6 +110,27 @@ OPENERS = frozenset(
 )
 
 
+# the maker of a kind, not a product ("a kite maker", "an axe workshop", "box kite makers":
+# round 11 of issue 30): the lower-case words before such a noun name no product
+_MAKER = re.compile(
+    r"(?:\b[a-z][a-z\-]*\s+){1,2}(makers?|manufacturers?|compan(?:y|ies)|workshops?|brand"
+    r"|shops?|sellers?|specialists?|studio)\b"
+)
+
+
+def without_makers(text: str, ours: Container[tuple[str, str]]) -> str:
+    """``text`` without the noun phrases that name a maker of a kind (``_MAKER``), unless
+    the noun and the word before it are two words of our titles (``ours``: pairs of
+    stems, as ``CompoundWords.pairs``: a "Cold Brew Maker")."""
+
+    def maker(match):
+        before = keys_of(match.group()[: match.start(1) - match.start()])
+        pair = (stem(before[-1]) if before else "", stem(match.group(1).casefold()))
+        return match.group() if pair in ours else " "
+
+    return _MAKER.sub(maker, text)
+
+
 def size_words(keys: list[str], holding: Container[str], brand: Container[str]) -> set[str]:
     """The size letters that size words say (``SIZE_WORD_LETTERS``: "medium" is "m") where
     our titles have them, when the word stands before a word of our titles or the brand, or
@@ -197,11 +218,13 @@ class CompoundWords:
     def __init__(self):
         self.joined = {}  # "longhandle" -> ("long", "handle") of a title's two words
         self.singles = set()  # the titles' one-word compounds' candidates (all title words)
+        self.pairs = set()  # the titles' pairs of words in a row, as stems ("brew maker")
 
     def add_title(self, title: str, words: frozenset[str] | set[str]) -> None:
         keys = [k for k in keys_of(title) if k.isalpha()]
         for first, second in zip(keys, keys[1:], strict=False):
             a, b = stem(first), stem(second)
+            self.pairs.add((a, b))
             if a in words and b in words and min(len(first), len(second)) >= MIN_COMPOUND_PART:
                 self.joined[stem(first + second)] = (a, b)
         self.singles |= {word for word in words if len(word) >= 2 * MIN_COMPOUND_PART}
