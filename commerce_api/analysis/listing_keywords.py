@@ -112,7 +112,9 @@ NEGATIONS = word_set(
     "not no without never nor non isn aren doesn lacks lack lacking neither none instead "
     "rather unlike than"
 )
-_NEGATION_REACH = 3
+# words that make their clause assert nothing of the product ("if you need night vision,
+# ...", "a remote would be nice", "the charging stand is sold separately"; round 11)
+_UNASSERTED = word_set("if unless whether would could might should separately optional")
 _PHRASE_TOKEN = PHRASE_TOKEN
 _CLAUSE_END = CLAUSE_END
 _phrase_words = phrase_words
@@ -149,18 +151,21 @@ def phrases_of(
 ) -> dict[tuple[str, ...], str]:
     """``{phrase: spelling}``: the runs of one to ``MAX_PHRASE`` usable words of ``text``
     (stems), none a stop, colour or promotional word, a lone word of 3+ letters;
-    ``negated=False`` leaves out the runs that follow a negation closely and those said
+    ``negated=False`` leaves out the runs after a negation in their clause, those of a
+    clause with a condition or a modal ("if", "would": ``_UNASSERTED``) and those said
     of another thing (``listing_referents.another_thing``); ``of_part(words, start,
     end)``, when given, tells the runs said of a part (left out where they are)."""
     words = _phrase_words(text)
     other_thing = another_thing(words) if not negated else ()
     found = {}
+    hedged = _hedged(words)
+    denied = False  # a negation earlier in the clause
     for start, word in enumerate(words):
+        earlier = denied and word is not None
+        denied = earlier or (word in NEGATIONS and word != "non")
         if not _usable(word):
             continue
-        if not negated and any(
-            w in NEGATIONS for w in words[max(0, start - _NEGATION_REACH) : start] if w
-        ):
+        if not negated and (earlier or start in hedged or words[start - 1] == "non"):
             continue
         if start in other_thing:
             continue
@@ -175,6 +180,21 @@ def phrases_of(
             phrase = tuple(_stem(w) for w in run)
             found.setdefault(phrase, " ".join(run))
     return found
+
+
+def _hedged(words):
+    """The indexes of ``words`` (``phrase_words``) in a clause with a word of
+    ``_UNASSERTED``."""
+    hedged, clause, hedge = set(), [], False
+    for index, word in enumerate([*words, None]):
+        if word is None:
+            if hedge:
+                hedged.update(clause)
+            clause, hedge = [], False
+        else:
+            clause.append(index)
+            hedge = hedge or word in _UNASSERTED
+    return hedged
 
 
 _PROPERTY_ENDINGS = ("ed", "able", "ible", "proof", "less", "ive", "ant", "ent", "ful", "ous", "ic")

@@ -98,3 +98,20 @@ def test_a_referral_and_what_a_thing_works_on_are_another_thing(text, other):
     assert other <= marked
     if not other:
         assert not marked & {"charging", "stand"}
+
+
+@pytest.mark.parametrize(
+    "description, expected",
+    [
+        # a negation anywhere earlier in the clause, or a condition, asserts nothing
+        ("Bright at dusk, but it has no lights that light up wheels.", []),
+        ("If you want light up wheels, choose the bigger one.", []),
+        ("Light up wheels would be nice on a later model.", []),
+        ("Light up wheels are sold separately.", []),
+        # a clause after it is the product's again; "non-slip" denies nothing
+        ("No seat. Light up wheels glow as they turn.", ["light up wheels"]),
+        ("A non-slip deck with light up wheels.", ["light up wheels"]),
+    ],
+)
+def test_a_negation_or_a_condition_holds_to_the_end_of_its_clause(description, expected):
+    assert terms(SCOOTERS, "Kick Scooter, Big Deck", description, "Scooters") == expected
