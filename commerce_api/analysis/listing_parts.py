@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from .listing_referents import cached_stem, phrase_words, usable
+from .listing_referents import PHRASE_TOKEN, cached_stem, usable
 
 PART_SHARE = 0.85
 ALONE_SHARE = 0.5
@@ -30,7 +30,8 @@ def _runs(title):
     """The runs of usable words of ``title``'s noun phrases, as stems."""
     for part in _TITLE_PARTS.split(title or ""):
         run = []
-        for word in phrase_words(part) + [None]:
+        for match in [*PHRASE_TOKEN.finditer(part), None]:
+            word = match.group().casefold() if match is not None else None
             if usable(word):
                 run.append(cached_stem(word))
             elif run:
@@ -39,18 +40,16 @@ def _runs(title):
 
 
 def parts_of_longer_terms(
-    titles: Iterable[str | None],
-    kind_of: Callable[[str | None], str | None],
+    titles: Iterable[tuple[str | None, str | None]],
     describes: Callable[[str], bool],
     least: int,
 ) -> set[tuple[str, ...]]:
-    """The phrases (stems) of one or two words that ``titles`` say nearly always beside
-    the same word (module docstring); ``kind_of(title)``: the stem of a title's kind;
-    ``describes(stem)``: the word is a property; ``least``: titles a
-    neighbour must stand beside the phrase in."""
+    """The phrases (stems) of one or two words that ``titles`` (``(title, the stem of its
+    kind)``) say nearly always beside the same word (module docstring);
+    ``describes(stem)``: the word is a property; ``least``: titles a neighbour must stand
+    beside the phrase in."""
     have, beside = Counter(), Counter()
-    for title in titles:
-        kind = kind_of(title)
+    for title, kind in titles:
         seen, neighbours = set(), set()
         for run in _runs(title):
             for start in range(len(run)):

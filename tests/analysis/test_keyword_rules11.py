@@ -39,7 +39,7 @@ def terms(rows, title, description, category):
 
 def test_parts_of_a_longer_term_are_found_from_the_titles_neighbours():
     titles = [title for _, title in OPENERS]
-    parts = parts_of_longer_terms(titles, kind_of, lambda word: False, 2)
+    parts = parts_of_longer_terms([(t, kind_of(t)) for t in titles], lambda word: False, 2)
     assert ("door", "opener") in parts  # always after "garage"
     assert ("garage", "door") not in parts  # before the kind: a modifier of it
     # "belt drive" stands between commas; the lone word "drive" follows "belt" in half
