@@ -110,7 +110,7 @@ MAX_PHRASE = 3  # words in a suggested phrase
 SHOP_WIDE_SHARE = 0.5  # a phrase this share of all titles has says nothing of one product
 NEGATIONS = word_set(
     "not no without never nor non isn aren doesn lacks lack lacking neither none instead "
-    "rather unlike than"
+    "rather unlike than cannot t"
 )
 # words that make their clause assert nothing of the product ("if you need night vision,
 # ...", "a remote would be nice", "the charging stand is sold separately"; round 11)
@@ -448,6 +448,7 @@ class KeywordCorpus:
                 continue  # most titles of the whole shop carry a word of it: the brand
             candidates.append((-len(phrase), -share, phrase))
         candidates = _fewest_new_words(candidates, own_words, counts)
+        candidates = [c for c in candidates if not _two_terms(c[2], own_words, counts, others)]
         return [
             {
                 "term": self.phrase_spelling.get(phrase, " ".join(phrase)),
@@ -456,6 +457,25 @@ class KeywordCorpus:
             }
             for phrase, share in _longest_first(candidates)[:limit]
         ]
+
+
+def _two_terms(phrase, own_words, counts, others):
+    """True when ``phrase``, none of its words the title's, is two terms of the category in
+    a row, each said on its own by the category's titles (``MIN_TITLES`` and
+    ``MIN_SHARE`` of them, and more often than in the run: ``PART_SHARE``), the run itself
+    in fewer than half of them: "single serve blender" is "single serve" and "blender", no
+    term of its own; "insulated jacket", in most titles, is one (round 12)."""
+    whole = counts.get(phrase, 0)
+    if len(phrase) < 2 or own_words.intersection(phrase) or whole * 2 >= others:
+        return False
+    return any(
+        all(
+            counts.get(part, 0) >= max(MIN_TITLES, MIN_SHARE * others)
+            and whole < PART_SHARE * counts.get(part, 0)
+            for part in (phrase[:split], phrase[split:])
+        )
+        for split in range(1, len(phrase))
+    )
 
 
 def _longest_first(candidates):

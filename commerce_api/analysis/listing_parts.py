@@ -5,8 +5,8 @@ as they keep their neighbour: "door opener" always follows "garage" (a noun), "n
 always goes before "vision", "detergent" before "tank", "power bank" before "function".
 A phrase followed by the rest of its title's kind ("Quick Dry [Bath Towel]", "Wireless
 [Gaming Mouse]", "Garage Door [Opener]") is a modifier of the product's kind, a term of
-its own, and so is one after a property ("[Insulated] Water Bottle"; a material is a
-part: "wool" of "Merino Wool").
+its own, and so is the kind after a property ("[Insulated] Water Bottle"; not "speed"
+of "Variable Speed", nor a material: "wool" of "Merino Wool").
 
 A phrase is a part when one neighbour stands beside it in ``PART_SHARE`` of the titles
 that have it; a lone word that describes nothing (not a property: "foam" of "memory
@@ -58,7 +58,7 @@ def parts_of_longer_terms(
                     seen.add(phrase)
                     if end < len(run) and kind not in run[end:]:
                         neighbours.add((phrase, "after", run[end]))
-                    if start and not describes(run[start - 1]):
+                    if start and not (describes(run[start - 1]) and kind in phrase):
                         neighbours.add((phrase, "before", run[start - 1]))
         have.update(seen)
         beside.update(neighbours)

@@ -63,6 +63,15 @@ _WORKS = word_set("works work")  # "the fingertips do not work on a touchscreen"
 _CLAUSE_OF_ANOTHER = word_set("takes accepts")
 # words whose object, the noun phrase after them, is another thing than the product
 _OBJECT_IS_ANOTHER = word_set("fits replace replaces replacing unlike instead")
+# what the product becomes with others, after "into" and one of these ("two twin beds zip
+# together into one queen size bed"; not "fat runs into a drip tray"; round 12)
+_BECOMES = word_set("turn turns convert converts zip zips join joins combine combines together")
+# another product of the shop named by its term ("the magnetic resistance model is RM-3", "a
+# sleep timer version is planned"; round 12): the noun phrase before one of these, unless
+# "this" opens it
+_OTHER_MODELS = word_set("model models version versions variant variants edition editions")
+# what the product is for, after "for" and one of these ("too tall for a desk"; round 12)
+_FOR_ANOTHER = word_set("a an your any")
 # determiners of another thing than the product: the noun phrase after them
 _ANOTHER = word_set("your any other another")
 # verbs that send the buyer to another product of the shop ("for the desk see our charging
@@ -155,9 +164,17 @@ def another_thing(words: list[str | None]) -> set[int]:
             and words[index - 1] in _WITH_OF_ANOTHER
         ):
             to_clause_end = True
-        elif word in _OBJECT_IS_ANOTHER or word in _ANOTHER or _referred(words, index):
+        elif (
+            word in _OBJECT_IS_ANOTHER
+            or word in _ANOTHER
+            or _referred(words, index)
+            or (word == "for" and index + 1 < len(words) and words[index + 1] in _FOR_ANOTHER)
+            or (word == "into" and index and words[index - 1] in _BECOMES)
+        ):
             marked.add(index)
             marked.update(_noun_phrase(words, index + 1))
+        elif word in _OTHER_MODELS:
+            marked.update(_named_model(words, index))
         elif word in _PLACING_VERBS and (place := _placed_on_another(words, index)):
             marked.update(_before(words, index))
             marked.update(_noun_phrase(words, place))
@@ -176,6 +193,17 @@ def _referred(words, index):
     return words[index] == "our" and (
         before in _REFERRALS or (before == "out" and index > 1 and words[index - 2] == "check")
     )
+
+
+def _named_model(words, index):
+    """The indexes of the usable words before ``words[index]`` ("model", "version"...),
+    three at most, unless "this" opens them ("this whisper quiet model")."""
+    start = index
+    while start > 0 and index - start < 3 and usable(words[start - 1]):
+        start -= 1
+    if start == index or (start > 0 and words[start - 1] == "this"):
+        return []
+    return list(range(start, index))
 
 
 def _placed_on_another(words, index):

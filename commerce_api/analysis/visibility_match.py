@@ -79,7 +79,7 @@ from .visibility_evidence import (
     unclaimed_words,
     without_our_words,
 )
-from .visibility_others import names_in, type_named, without_other_names
+from .visibility_others import names_in, type_named, without_other_names, without_people
 from .visibility_sizes import (
     COUNT,
     PART_SPLIT,
@@ -194,8 +194,8 @@ class CatalogueMatcher:
 
     def names_brand(self, text: str) -> bool:
         if not self.brand:
-            return False
-        keys, width = keys_of(text), len(self.brand)
+            return False  # (a person of the brand's name is not the brand: "Ada <brand>")
+        keys, width = keys_of(without_people(text, self.brand_tokens)), len(self.brand)
         return any(
             keys[i : i + width] == self.brand and not place_after(keys, i + width, self.holding)
             for i in range(len(keys) - width + 1)
@@ -444,7 +444,7 @@ class CatalogueMatcher:
         title_colours = title & COLOUR_STEMS
         if (
             title_colours
-            and offered_in(text, COLOUR_OPTIONS)
+            and only_options(text, offered_in, COLOUR_OPTIONS)  # unless "I have both"
             and not (kind is not None and self._plural_only(sku, kind, keys))
         ):
             return False  # "the lamp in black and white": the colours it comes in, no variant

@@ -8,6 +8,10 @@ pen stand"), or any such name in the possessive ("Summitco's folding camp
 chair"), starts another brand's product: its words, up to the end of the phrase (a
 punctuation mark, "and", "or", "but", or our brand), are not read as ours. A name that is
 unsure (a place, a person) only costs a credit, never gives one.
+
+Round 12: our brand's name after a capitalised word in the middle of a sentence is a
+person's or another firm's ("my old teacher, Martha <brand>", "the potter Ada <brand>"),
+not our brand (``without_people``).
 """
 
 import re
@@ -22,6 +26,20 @@ from .visibility_words import (
     name_words,
     words_of,
 )
+
+_PERSON_BEFORE = r"(?<=[a-z0-9,;] )[A-Z][a-z]+\.?\s+"
+_NOT_NAMES = frozenset(["The", "A", "An", "Our", "My", "Their", "Your", "This", "That", "I"])
+
+
+def without_people(text: str, brand: tuple[str, ...]) -> str:
+    """``text`` without our ``brand`` (its exact tokens) where a capitalised word in the
+    middle of a sentence comes right before it (module docstring)."""
+    if not brand:
+        return text
+    name = r"\W+".join(re.escape(token) for token in brand)
+    pattern = re.compile(_PERSON_BEFORE + r"(?i:" + name + r")\b")
+    return pattern.sub(lambda m: m.group() if m.group().split()[0] in _NOT_NAMES else " ", text)
+
 
 _TOKEN = re.compile(r"[^\W_][\w\-]*(?:['\u2019]s\b)?|[,;:.!?()\[\]\n\u2013\u2014]")
 _PHRASE_END = frozenset(

@@ -206,12 +206,15 @@ def numbers_single_out(
     return bool(ours - set().union(*theirs)) and several and not options
 
 
-def only_options(text: str, offered_in: Callable[[str, re.Pattern], bool]) -> bool:
-    """True when ``text`` says the sizes a product is offered in (``offered_in``: "comes in
-    size 01 and 02", "available in 24 or 28 cm") and not which of them it speaks of: "...
-    comes in 25 L and 33 L; I own both" names both, as does "get the <brand> eyepiece in 25
-    mm and 10 mm"."""
-    return offered_in(text, SIZE_OPTIONS) and not _BOTH.search(text)
+def only_options(
+    text: str, offered_in: Callable[[str, re.Pattern], bool], options: re.Pattern = SIZE_OPTIONS
+) -> bool:
+    """True when ``text`` says the sizes (or the colours: ``options``) a product is offered
+    in (``offered_in``: "comes in size 01 and 02", "available in 24 or 28 cm") and not
+    which of them it speaks of: "... comes in 25 L and 33 L; I own both" names both (round
+    12: "comes in umber and mauve; I have both", "one of each"), as does "get the <brand>
+    eyepiece in 25 mm and 10 mm"."""
+    return offered_in(text, options) and not _BOTH.search(text)
 
 
 def amounts_of(sizes: dict[str, set[str]]) -> set[str]:

@@ -64,7 +64,10 @@ VARIANT_COLOURS = COLOURS | word_set(
     "maroon khaki tan camel mint coral lavender lilac turquoise aqua silver gold graphite "
     "anthracite forest midnight ochre plum indigo denim cobalt emerald ruby blush rose "
     "peach lemon lime cherry wine mocha espresso chocolate caramel honey smoke ash pearl "
-    "ecru mauve magenta cyan clay speckled matte"
+    "ecru mauve magenta cyan clay speckled matte umber sienna saffron amber jade vermilion "
+    "crimson scarlet violet fuchsia azure cerulean sapphire tangerine apricot chestnut russet "
+    "amethyst periwinkle cornflower heather damson onyx ebony celadon chartreuse auburn "
+    "raspberry pistachio"
 )
 COLOUR_STEMS = frozenset(stem(word) for word in VARIANT_COLOURS)
 VARIANT_STEMS = (

@@ -59,6 +59,9 @@ DEV_MENTIONS = (
     HERE / "heldout13" / "mentions.json",
     HERE / "heldout14" / "mentions.json",
     HERE / "fixtures" / "dev11_mentions.json",
+    # measured once in round 11, then burned in round 12, and the cases written after it
+    HERE / "heldout15" / "mentions.json",
+    HERE / "fixtures" / "dev12_mentions.json",
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -94,6 +97,9 @@ DEV_KEYWORDS = (
     HERE / "heldout13" / "keywords.json",
     HERE / "heldout14" / "keywords.json",
     HERE / "fixtures" / "dev11_keywords.json",
+    # measured once in round 11, then burned in round 12, and the cases written after it
+    HERE / "heldout15" / "keywords.json",
+    HERE / "fixtures" / "dev12_keywords.json",
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
@@ -131,6 +137,15 @@ HELDOUT13_MENTIONS = HERE / "heldout13" / "mentions.json"
 HELDOUT13_KEYWORDS = HERE / "heldout13" / "keywords.json"
 HELDOUT14_MENTIONS = HERE / "heldout14" / "mentions.json"
 HELDOUT14_KEYWORDS = HERE / "heldout14" / "keywords.json"
+# heldout13 and heldout14 were burned in round 11; the fifteenth, sixteenth and seventeenth
+# were written by three more helpers who read no code (heldout15 measured once in round 11,
+# then burned in round 12; see DEV_MENTIONS)
+HELDOUT15_MENTIONS = HERE / "heldout15" / "mentions.json"
+HELDOUT15_KEYWORDS = HERE / "heldout15" / "keywords.json"
+HELDOUT16_MENTIONS = HERE / "heldout16" / "mentions.json"
+HELDOUT16_KEYWORDS = HERE / "heldout16" / "keywords.json"
+HELDOUT17_MENTIONS = HERE / "heldout17" / "mentions.json"
+HELDOUT17_KEYWORDS = HERE / "heldout17" / "keywords.json"
 
 
 def load_mention_shops(*paths: Path) -> list[dict[str, Any]]:
