@@ -352,7 +352,8 @@ class KeywordCorpus:
         ]
 
     def _category_phrases(self, name):
-        """``(titles, {phrase: titles that have it})`` of a category, counted once."""
+        """``(titles, {phrase: titles that have it}, its two-word phrases, those of
+        ``MIN_TITLES``)`` of a category, counted once."""
         if name not in self.phrases and name in self.category_titles:
             counts = Counter()
             for title in self.category_titles[name]:
@@ -360,7 +361,12 @@ class KeywordCorpus:
                 counts.update(phrases.keys())
                 for phrase, spelling in phrases.items():
                     self.phrase_spelling.setdefault(phrase, spelling)
-            self.phrases[name] = (len(self.category_titles[name]), counts)
+            self.phrases[name] = (
+                len(self.category_titles[name]),
+                counts,
+                {phrase for phrase in counts if len(phrase) == 2},  # two-word phrases
+                {p for p, n in counts.items() if len(p) == 2 and n >= MIN_TITLES},  # terms
+            )
             self.longer[name] = parts_of_longer_terms(
                 zip(self.category_titles[name], self._title_kinds(name), strict=True),
                 _property,
@@ -399,16 +405,15 @@ class KeywordCorpus:
         description = without_asides(description)  # not said of another thing
         own = phrases_of(title)
         own_words = {word for phrase in own for word in phrase}
-        titles, counts = entry[0], entry[1]
+        titles, counts, known, terms = entry
         others = titles - (1 if included else 0)
         everywhere = self.titles - (1 if included else 0)
         if others < MIN_TITLES:
             return []
-        known = {phrase for phrase in counts if len(phrase) == 2}
         alone = standalone_words(description, known, own_words)
         own_joined = {"".join(phrase) for phrase in own}
         kinds = self._category_kinds(category_key(category))
-        said = _said_of_the_product(title, description, own_words, counts, kinds)
+        said = _said_of_the_product(title, description, own_words, counts, kinds, terms)
         opening = opening_phrase(description)
         pairs = self.pairs.get(category_key(category), {})
         longer = self.longer[category_key(category)]
@@ -490,7 +495,7 @@ def _longest_first(candidates):
     return chosen
 
 
-def _said_of_the_product(title, description, own_words, counts, kinds):
+def _said_of_the_product(title, description, own_words, counts, kinds, terms):
     """``phrases_of(description)`` without what is said of another thing, after a
     negation or of a part (``listing_referents``), or ``{}`` when the description says
     the product is not of the category's kind ("They are not wireless earbuds")."""
@@ -500,7 +505,6 @@ def _said_of_the_product(title, description, own_words, counts, kinds):
         return {}  # an accessory: its description speaks of what it serves
     if names_a_served_kind(description, kind_of(title), kinds):
         return {}  # likewise, its title naming no kind of the category
-    terms = {phrase for phrase, n in counts.items() if len(phrase) == 2 and n >= MIN_TITLES}
     # a product of the category's kind: the state of its main part is its own ("a
     # leak-proof lid", "a cushioned midsole"), what a part does is not ("a noise
     # cancelling microphone"); another kind of product: neither ("a waterproof pouch")

@@ -92,6 +92,8 @@ def is_decoration(char: str) -> bool:
 
 def key(token: str) -> str:
     """The word a token stands for: its letters and digits, case-folded."""
+    if token.isalnum():  # the common case, without a pass per character
+        return token.casefold()
     return "".join(c for c in token if c.isalnum()).casefold()
 
 
