@@ -114,7 +114,9 @@ NEGATIONS = word_set(
 )
 # words that make their clause assert nothing of the product ("if you need night vision,
 # ...", "a remote would be nice", "the charging stand is sold separately"; round 11)
-_UNASSERTED = word_set("if unless whether would could might should separately optional")
+_UNASSERTED = word_set(
+    "if unless whether would could might should separately optional compared versus vs"
+)
 _PHRASE_TOKEN = PHRASE_TOKEN
 _CLAUSE_END = CLAUSE_END
 _phrase_words = phrase_words
@@ -158,7 +160,7 @@ def phrases_of(
     words = _phrase_words(text)
     other_thing = another_thing(words) if not negated else ()
     found = {}
-    hedged = _hedged(words)
+    hedged = _hedged(words, text)
     denied = False  # a negation earlier in the clause
     for start, word in enumerate(words):
         earlier = denied and word is not None
@@ -182,13 +184,14 @@ def phrases_of(
     return found
 
 
-def _hedged(words):
-    """The indexes of ``words`` (``phrase_words``) in a clause with a word of
-    ``_UNASSERTED``."""
+def _hedged(words, text):
+    """The indexes of ``words`` (``phrase_words(text)``) in a clause with a word of
+    ``_UNASSERTED`` or ending in a question mark ("Need night vision? See ...")."""
+    ends = iter(_CLAUSE_END.findall(" ".join(unpromoted_tokens(text))))
     hedged, clause, hedge = set(), [], False
-    for index, word in enumerate([*words, None]):
+    for index, word in enumerate([*words[1:], None], start=1):
         if word is None:
-            if hedge:
+            if hedge or next(ends, None) == "?":
                 hedged.update(clause)
             clause, hedge = [], False
         else:

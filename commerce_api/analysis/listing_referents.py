@@ -57,10 +57,10 @@ COLOURS = word_set(
 PHRASE_TOKEN = re.compile(r"[^\W_]+")
 CLAUSE_END = re.compile(r"[.;:!?]")
 # words after which a description speaks of something the product goes with
-_WITH_OF_ANOTHER = word_set("works work compatible use pairs pair")
+_WITH_OF_ANOTHER = word_set("works work compatible use used pairs pair paired combined")
 _WORKS = word_set("works work")  # "the fingertips do not work on a touchscreen" (round 11)
 # words whose object, to the end of the clause, is another thing than the product
-_CLAUSE_OF_ANOTHER = word_set("takes accepts")
+_CLAUSE_OF_ANOTHER = word_set("takes accepts requires require needs upgrade upgrades")
 # words whose object, the noun phrase after them, is another thing than the product
 _OBJECT_IS_ANOTHER = word_set("fits replace replaces replacing unlike instead")
 # what the product becomes with others, after "into" and one of these ("two twin beds zip

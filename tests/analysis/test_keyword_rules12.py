@@ -38,6 +38,11 @@ def terms(title, description):
         ("Slide Rower, Air Resistance", "It can't be foldable.", []),
         ("Slide Rower, Air Resistance", "Too long for a rowing machine cupboard.", []),
         ("Slide Rower, Air Resistance", "It is foldable.", ["foldable"]),
+        # a question, a comparison, what it needs or is used with assert nothing of it
+        ("Slide Rower, Air Resistance", "Need a foldable one? See RM-5.", []),
+        ("Slide Rower, Air Resistance", "Quieter compared to magnetic resistance.", []),
+        ("Slide Rower, Air Resistance", "It requires a foldable mat.", []),
+        ("Slide Rower, Air Resistance", "Best when paired with a foldable stand.", []),
         # the noun of "magnetic resistance" alone is a part, not a term
         ("Water Rower, Foldable", "Not magnetic: air vanes give the resistance.", []),
         ("Water Rower, Foldable", "Magnetic resistance with 16 levels.", ["magnetic resistance"]),
