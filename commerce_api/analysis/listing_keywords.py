@@ -60,8 +60,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .listing_asides import without_asides
+from .listing_clauses import hedged_clauses
 from .listing_pairs import half_of_a_pair, joined_pairs, pairs_said
-from .listing_parts import PART_SHARE, parts_of_longer_terms
+from .listing_parts import PART_SHARE, parts_of_longer_terms, two_terms
 from .listing_referents import (
     CLAUSE_END,
     COLOURS,
@@ -112,11 +113,6 @@ NEGATIONS = word_set(
     "not no without never nor non isn aren doesn lacks lack lacking neither none instead "
     "rather unlike than cannot t"
 )
-# words that make their clause assert nothing of the product ("if you need night vision,
-# ...", "a remote would be nice", "the charging stand is sold separately"; round 11)
-_UNASSERTED = word_set(
-    "if unless whether would could might should separately optional compared versus vs"
-)
 _PHRASE_TOKEN = PHRASE_TOKEN
 _CLAUSE_END = CLAUSE_END
 _phrase_words = phrase_words
@@ -154,13 +150,13 @@ def phrases_of(
     """``{phrase: spelling}``: the runs of one to ``MAX_PHRASE`` usable words of ``text``
     (stems), none a stop, colour or promotional word, a lone word of 3+ letters;
     ``negated=False`` leaves out the runs after a negation in their clause, those of a
-    clause with a condition or a modal ("if", "would": ``_UNASSERTED``) and those said
+    clause with a condition or a modal ("if", "would": ``listing_clauses``) and those said
     of another thing (``listing_referents.another_thing``); ``of_part(words, start,
     end)``, when given, tells the runs said of a part (left out where they are)."""
     words = _phrase_words(text)
     other_thing = another_thing(words) if not negated else ()
     found = {}
-    hedged = _hedged(words, text)
+    hedged = hedged_clauses(words, text)
     denied = False  # a negation earlier in the clause
     for start, word in enumerate(words):
         earlier = denied and word is not None
@@ -182,22 +178,6 @@ def phrases_of(
             phrase = tuple(_stem(w) for w in run)
             found.setdefault(phrase, " ".join(run))
     return found
-
-
-def _hedged(words, text):
-    """The indexes of ``words`` (``phrase_words(text)``) in a clause with a word of
-    ``_UNASSERTED`` or ending in a question mark ("Need night vision? See ...")."""
-    ends = iter(_CLAUSE_END.findall(" ".join(unpromoted_tokens(text))))
-    hedged, clause, hedge = set(), [], False
-    for index, word in enumerate([*words[1:], None], start=1):
-        if word is None:
-            if hedge or next(ends, None) == "?":
-                hedged.update(clause)
-            clause, hedge = [], False
-        else:
-            clause.append(index)
-            hedge = hedge or word in _UNASSERTED
-    return hedged
 
 
 _PROPERTY_ENDINGS = ("ed", "able", "ible", "proof", "less", "ive", "ant", "ent", "ful", "ous", "ic")
@@ -371,9 +351,7 @@ class KeywordCorpus:
                 {p for p, n in counts.items() if len(p) == 2 and n >= MIN_TITLES},  # terms
             )
             self.longer[name] = parts_of_longer_terms(
-                zip(self.category_titles[name], self._title_kinds(name), strict=True),
-                _property,
-                MIN_TITLES,
+                self.category_titles[name], _property, MIN_TITLES
             )
             pairs, spelling = joined_pairs(self.category_titles[name])
             self.pairs[name] = pairs
@@ -456,7 +434,11 @@ class KeywordCorpus:
                 continue  # most titles of the whole shop carry a word of it: the brand
             candidates.append((-len(phrase), -share, phrase))
         candidates = _fewest_new_words(candidates, own_words, counts)
-        candidates = [c for c in candidates if not _two_terms(c[2], own_words, counts, others)]
+        candidates = [
+            c
+            for c in candidates
+            if not two_terms(c[2], own_words, counts, others, MIN_TITLES, MIN_SHARE)
+        ]
         return [
             {
                 "term": self.phrase_spelling.get(phrase, " ".join(phrase)),
@@ -465,25 +447,6 @@ class KeywordCorpus:
             }
             for phrase, share in _longest_first(candidates)[:limit]
         ]
-
-
-def _two_terms(phrase, own_words, counts, others):
-    """True when ``phrase``, none of its words the title's, is two terms of the category in
-    a row, each said on its own by the category's titles (``MIN_TITLES`` and
-    ``MIN_SHARE`` of them, and more often than in the run: ``PART_SHARE``), the run itself
-    in fewer than half of them: "single serve blender" is "single serve" and "blender", no
-    term of its own; "insulated jacket", in most titles, is one (round 12)."""
-    whole = counts.get(phrase, 0)
-    if len(phrase) < 2 or own_words.intersection(phrase) or whole * 2 >= others:
-        return False
-    return any(
-        all(
-            counts.get(part, 0) >= max(MIN_TITLES, MIN_SHARE * others)
-            and whole < PART_SHARE * counts.get(part, 0)
-            for part in (phrase[:split], phrase[split:])
-        )
-        for split in range(1, len(phrase))
-    )
 
 
 def _longest_first(candidates):

@@ -44,6 +44,7 @@ from collections.abc import Set as AbstractSet
 from .listing_title import (
     PROMOTIONAL_WORDS,
     STOPWORDS,
+    fold_spelling,
     has_letter,
     stem,
     unpromoted_tokens,
@@ -115,10 +116,12 @@ _STEMS: dict[str, str] = {}
 
 
 def cached_stem(word: str) -> str:
-    """``stem(word)``, remembered for the most frequent words (the first 200,000 seen)."""
+    """``stem(word)`` in American spelling (``fold_spelling``: "odour control" of a title
+    that says "Odor Control"; round 12), remembered for the most frequent words (the
+    first 200,000 seen)."""
     found = _STEMS.get(word)
     if found is None:
-        found = stem(word)
+        found = stem(fold_spelling(word))
         if len(_STEMS) < 200_000:
             _STEMS[word] = found
     return found

@@ -101,6 +101,41 @@ def has_letter(text: str) -> bool:
     return any(c.isalpha() for c in text)
 
 
+# British spellings and their American ones (a word's plural follows it)
+_UK_US = dict(
+    pair.split(":")
+    for pair in re.split(
+        r"\s+",
+        """
+        colour:color grey:gray centre:center metre:meter litre:liter fibre:fiber theatre:theater
+        aluminium:aluminum mould:mold moulded:molded moulding:molding jewellery:jewelry tyre:tire
+        cosy:cozy catalogue:catalog favourite:favorite flavour:flavor harbour:harbor armour:armor
+        odour:odor vapour:vapor mitre:miter calibre:caliber lustre:luster sulphur:sulfur
+        plough:plow draught:draft pyjama:pajama programme:program travelling:traveling
+        traveller:traveler woollen:woolen defence:defense licence:license enamelled:enameled
+        labelled:labeled cancelling:canceling modelling:modeling levelling:leveling fuelled:fueled
+        coloured:colored colourful:colorful honour:honor neighbour:neighbor sabre:saber
+        spectre:specter manoeuvre:maneuver aeroplane:airplane
+        """.strip(),
+    )
+)
+_ISE_ENDINGS = (("isation", "ization"), ("ised", "ized"), ("iser", "izer"), ("ising", "izing"))
+_NOT_ISE = frozenset(["raised", "praised", "poised", "revised", "advised", "supervised"])
+
+
+def fold_spelling(key: str) -> str:
+    """A lower-case word in American spelling ("colour" is "color", "moulds" is "molds",
+    "anodised" is "anodized"), so a title and an answer in the other spelling agree."""
+    if key in _UK_US:
+        return _UK_US[key]
+    if key.endswith("s") and key[:-1] in _UK_US:
+        return _UK_US[key[:-1]] + "s"
+    for ending, american in _ISE_ENDINGS:
+        if key.endswith(ending) and len(key) - len(ending) >= 3 and key not in _NOT_ISE:
+            return key[: -len(ending)] + american
+    return key
+
+
 _ES_PLURAL_AFTER = ("s", "x", "z", "ch", "sh")  # "es" is a plural ending after these
 
 

@@ -10,8 +10,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .listing_title import stem
-from .visibility_words import fold_spelling, plain
+from .listing_title import fold_spelling, stem
+from .visibility_words import plain
 
 _EXACT_TOKEN = re.compile(r"[^\W\d_]+|\d+")  # letter runs and digit runs ("350ml": 2)
 _DETACHING = re.compile(r"[^\s\-'\u2019]")  # punctuation between two words

@@ -91,6 +91,7 @@ from .visibility_sizes import (
     sizes_conflict,
     sizes_of,
     spaced_number_words,
+    spelled_out,
 )
 from .visibility_words import (
     CLAUSE_SPLIT,
@@ -119,7 +120,7 @@ EXACT_ALL_SIGNIFICANT = 4  # ... or this many words and numbers, all significant
 EXACT_SIZED_WORDS = 2  # ... or this many significant words and a size ("Steel Rule 150 mm")
 QUANTIFIER_REACH = 4  # words before the kind or the brand a quantifier reaches
 QUANTIFIERS = frozenset(["any", "every", "all", "whichever", "whatever", "each"])
-_NAME_AFTER = r"(?:['\u2019]s)?((?:\s+(?:[A-Z0-9][\w.\-]*|&|with|of|and|for|in))+)"
+_NAME_AFTER = r"(?:['\u2019]s)?((?:\s+(?:[a-z]*[A-Z0-9][\w.\-]*|&|with|of|and|for|in))+)"
 _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
@@ -309,7 +310,7 @@ class CatalogueMatcher:
         """The significant words of each name that follows the brand in capitals."""
         if self.brand_name is None:
             return []
-        return names_in(text, self.brand_name, self.compounds, self.brand_stems)
+        return names_in(spelled_out(text), self.brand_name, self.compounds, self.brand_stems)
 
     def _type_name(self, found, text):
         """A type's name after the brand says what the product is (``type_named``)."""
@@ -502,7 +503,7 @@ class CatalogueMatcher:
             text=text,
             keys=keys,
             sizes=sizes,
-            names=self._others_of_brand(text) if self.brand else [],
+            names=self._others_of_brand(text) + self._others_of_brand(said) if self.brand else [],
             colours=present & COLOUR_STEMS,
             numbers=bare_numbers(text)
             - {  # numbers without a unit, not a size's

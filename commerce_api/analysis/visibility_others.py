@@ -9,7 +9,9 @@ chair"), starts another brand's product: its words, up to the end of the phrase 
 punctuation mark, "and", "or", "but", or our brand), are not read as ours. A name that is
 unsure (a place, a person) only costs a credit, never gives one.
 
-Round 12: our brand's name after a capitalised word in the middle of a sentence is a
+Round 12: a name after a verb of getting or using one ("I bought Mallowby boot hooks at
+the <brand> shop") starts another brand's product too. Our brand's name after a
+capitalised word in the middle of a sentence is a
 person's or another firm's ("my old teacher, Martha <brand>", "the potter Ada <brand>"),
 not our brand (``without_people``).
 """
@@ -50,10 +52,16 @@ _PHRASE_END = frozenset(
 _DETERMINERS = frozenset(
     ["a", "an", "the", "my", "your", "our", "their", "his", "her", "this", "that", "some"]
 )
+# ... or the verbs of getting or using one (round 12: "I bought Mallowby boot hooks at the
+# <brand> shop", "I got Tarrowmere laces from ...")
+_ACQUIRED = frozenset(
+    ["bought", "buy", "got", "get", "ordered", "order", "own", "use", "used", "tried", "chose"]
+)
 _POSSESSIVE = re.compile(r"['\u2019]s$")
 # a quick look for either form before the text is cut into tokens
 _MAYBE = re.compile(
-    r"\b(?i:a|an|the|my|your|our|their|his|her|this|that|some)\s+[A-Z]|\w['\u2019]s\b"
+    r"\b(?i:a|an|the|my|your|our|their|his|her|this|that|some|bought|buy|got|get|ordered|order"
+    r"|own|use|used|tried|chose)\s+[A-Z]|\w['\u2019]s\b"
 )
 
 
@@ -69,7 +77,8 @@ def without_other_names(
     cuts, index = [], 0
     while index < len(tokens):
         word = tokens[index].group()
-        determined = index > 0 and tokens[index - 1].group().casefold() in _DETERMINERS
+        before = tokens[index - 1].group().casefold() if index else None
+        determined = before in _DETERMINERS or before in _ACQUIRED
         possessive = _POSSESSIVE.search(word) is not None
         follows = index + 1 < len(tokens) and tokens[index + 1].group()[:1].islower()
         if (

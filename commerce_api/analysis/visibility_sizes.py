@@ -95,14 +95,57 @@ _COUNTS = (
 )
 
 
-# an amount spelled out before a unit spelled out ("a half-litre bottle", "one-litre"; round
-# 11 of issue 30)
-_SPELLED_AMOUNTS = {"half": "0.5", **NUMBER_WORDS}
-_SPELLED_SIZE = re.compile(
-    r"\b(" + "|".join(_SPELLED_AMOUNTS) + r")[\s\-]+(?=(?:lit(?:re|er)|met(?:re|er)|kilogram|gram"
-    r"|pound|inch|centimet|millimet|millilit|gallon|foot|feet|ounce)s?\b|inches\b)",
-    re.IGNORECASE,
+# an amount spelled out before a unit ("a half-litre bottle", "one-litre", "a hundred and
+# sixty centimetres"; rounds 11 and 12 of issue 30), or after "size" ("Size Three")
+_ONES = dict(
+    zip(
+        re.split(
+            " ",
+            "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+            "fourteen fifteen sixteen seventeen eighteen nineteen",
+        ),
+        range(20),
+        strict=True,
+    )
 )
+_TENS = dict(
+    zip(
+        re.split(" ", "twenty thirty forty fifty sixty seventy eighty ninety"),
+        range(20, 100, 10),
+        strict=True,
+    )
+)
+_NUMBER_WORD = "|".join([*_TENS, *sorted(_ONES, key=len, reverse=True), "hundred", "thousand"])
+_SPELLED_NUMBER = r"(?:(?:a|and|" + _NUMBER_WORD + r")[\s\-]+)*(?:" + _NUMBER_WORD + r")\b"
+_SPELLED_UNIT = (
+    r"(?:lit(?:re|er)|met(?:re|er)|centimet(?:re|er)|millimet(?:re|er)|millilit(?:re|er)"
+    r"|kilogram|gram|pound|ounce|inch|gallon)s?\b|inches\b|foot\b|feet\b|(?:cm|mm|ml|kg|oz)\b"
+)
+_SPELLED_SIZE = re.compile(
+    r"\b(half|" + _SPELLED_NUMBER + r")[\s\-]+(?=" + _SPELLED_UNIT + ")", re.IGNORECASE
+)
+_SPELLED_SIZE_NUMBER = re.compile(r"\b(size)[\s\-]+(" + _SPELLED_NUMBER + ")", re.IGNORECASE)
+
+
+def _spelled(words):
+    """The number ``words`` spell ("a hundred and sixty": "160"; "half": "0.5")."""
+    if words.casefold() == "half":
+        return "0.5"
+    total, current = 0, 0
+    for word in re.split(r"[\s\-]+", words.casefold()):
+        if word in _ONES or word in _TENS:
+            current += _ONES.get(word, _TENS.get(word, 0))
+        elif word == "hundred":
+            current = (current or 1) * 100
+        elif word == "thousand":
+            total, current = total + (current or 1) * 1000, 0
+    return str(total + current)
+
+
+def spelled_out(text: str) -> str:
+    """``text`` with the sizes it spells out in digits (``_SPELLED_SIZE``)."""
+    text = _SPELLED_SIZE.sub(lambda m: _spelled(m.group(1)) + " ", text)
+    return _SPELLED_SIZE_NUMBER.sub(lambda m: f"{m.group(1)} {_spelled(m.group(2))}", text)
 
 
 def _amount(text):
@@ -123,7 +166,7 @@ def sizes_of(text: str | None) -> dict[str, set[str]]:
     "half-litre" and "one-litre" are 0.5 and 1 litre), and ``{"#word": {numbers}}`` of the
     numbers said right after a word ("SPF 50": ``{"#spf": {"50"}}``)."""
     sizes: dict[str, set[str]] = {}
-    text = _SPELLED_SIZE.sub(lambda m: _SPELLED_AMOUNTS[m.group(1).casefold()] + " ", text or "")
+    text = spelled_out(text or "")
     for match in SIZE.finditer(text):
         amount, unit = match.groups()
         unit = unit.casefold()

@@ -16,32 +16,19 @@ import unicodedata
 from collections.abc import Container
 
 from .listing_keywords import COLOURS
-from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, has_letter, stem, word_set
+from .listing_title import (
+    PROMOTIONAL_WORDS,
+    STOPWORDS,
+    fold_spelling,
+    has_letter,
+    stem,
+    word_set,
+)
 from .visibility_sizes import SIZE
 
 _WORD = re.compile(r"[^\W_]+")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
 _NOT_TITLE_WORDS = STOPWORDS | PROMOTIONAL_WORDS
-# British spellings and their American ones (a word's plural follows it)
-_UK_US = dict(
-    pair.split(":")
-    for pair in re.split(
-        r"\s+",
-        """
-        colour:color grey:gray centre:center metre:meter litre:liter fibre:fiber theatre:theater
-        aluminium:aluminum mould:mold moulded:molded moulding:molding jewellery:jewelry tyre:tire
-        cosy:cozy catalogue:catalog favourite:favorite flavour:flavor harbour:harbor armour:armor
-        odour:odor vapour:vapor mitre:miter calibre:caliber lustre:luster sulphur:sulfur
-        plough:plow draught:draft pyjama:pajama programme:program travelling:traveling
-        traveller:traveler woollen:woolen defence:defense licence:license enamelled:enameled
-        labelled:labeled cancelling:canceling modelling:modeling levelling:leveling fuelled:fueled
-        coloured:colored colourful:colorful honour:honor neighbour:neighbor sabre:saber
-        spectre:specter manoeuvre:maneuver aeroplane:airplane
-        """.strip(),
-    )
-)
-_ISE_ENDINGS = (("isation", "ization"), ("ised", "ized"), ("iser", "izer"), ("ising", "izing"))
-_NOT_ISE = frozenset(["raised", "praised", "poised", "revised", "advised", "supervised"])
 SIZE_LETTERS = frozenset(["xxs", "xs", "s", "m", "l", "xl", "xxl", "xxxl", "2xl", "3xl", "4xl"])
 # a size letter in capitals standing alone ("- XL", "in M,"), or any case after "size"
 # and a short code in capitals standing alone ("- OO Gauge", "in N"), "A" and "I" aside
@@ -166,19 +153,6 @@ def plain(text: str | None) -> str:
         return text
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def fold_spelling(key: str) -> str:
-    """A lower-case word in American spelling ("colour" is "color", "moulds" is "molds",
-    "anodised" is "anodized"), so a title and an answer in the other spelling agree."""
-    if key in _UK_US:
-        return _UK_US[key]
-    if key.endswith("s") and key[:-1] in _UK_US:
-        return _UK_US[key[:-1]] + "s"
-    for ending, american in _ISE_ENDINGS:
-        if key.endswith(ending) and len(key) - len(ending) >= 3 and key not in _NOT_ISE:
-            return key[: -len(ending)] + american
-    return key
 
 
 def words_of(text: str | None) -> list[str]:

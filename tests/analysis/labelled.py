@@ -62,6 +62,9 @@ DEV_MENTIONS = (
     # measured once in round 11, then burned in round 12, and the cases written after it
     HERE / "heldout15" / "mentions.json",
     HERE / "fixtures" / "dev12_mentions.json",
+    # measured once in round 12, then burned, and the cases written after it
+    HERE / "heldout17" / "mentions.json",
+    HERE / "fixtures" / "dev13_mentions.json",
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -100,6 +103,8 @@ DEV_KEYWORDS = (
     # measured once in round 11, then burned in round 12, and the cases written after it
     HERE / "heldout15" / "keywords.json",
     HERE / "fixtures" / "dev12_keywords.json",
+    # measured once in round 12, then burned
+    HERE / "heldout17" / "keywords.json",
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
@@ -139,7 +144,7 @@ HELDOUT14_MENTIONS = HERE / "heldout14" / "mentions.json"
 HELDOUT14_KEYWORDS = HERE / "heldout14" / "keywords.json"
 # heldout13 and heldout14 were burned in round 11; the fifteenth, sixteenth and seventeenth
 # were written by three more helpers who read no code (heldout15 measured once in round 11,
-# then burned in round 12; see DEV_MENTIONS)
+# heldout17 in round 12, both then burned; see DEV_MENTIONS)
 HELDOUT15_MENTIONS = HERE / "heldout15" / "mentions.json"
 HELDOUT15_KEYWORDS = HERE / "heldout15" / "keywords.json"
 HELDOUT16_MENTIONS = HERE / "heldout16" / "mentions.json"

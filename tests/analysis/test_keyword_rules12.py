@@ -72,3 +72,34 @@ def test_two_terms_in_a_row_are_two_terms():
     )
     terms = [k["term"] for k in found]
     assert "single serve blender" not in terms and "single serve" in terms
+
+
+LUNCH = [
+    ("Lunch", "Electric Lunch Box Food Warmer with Car Adapter"),
+    ("Lunch", "Electric Lunch Box with Car Adapter, 1.5 L"),
+    ("Lunch", "Electric Lunchbox Food Warmer, 12 V, Odor Control"),
+    ("Lunch", "Electric Lunch Box Food Warmer for Trucks, Built-In Fuse"),
+    ("Lunch", "Food Warmer Lunch Box with Car Adapter, Built-In Fuse"),
+    ("Lunch", "Electric Lunch Box with Car Adapter, Two Tiers, Odor Control"),
+    ("Lunch", "Food Warmer Electric Lunch Box, Built-In Fuse"),
+]
+
+
+@pytest.mark.parametrize(
+    "title, description, expected",
+    [
+        # heldout17: a word the titles always say before the same words is a part ("electric
+        # lunch box", written "Lunchbox" too), and so is one before a particle ("Built-In")
+        ("Lunch Heater and Car Adapter", "An electric heater for the car.", []),
+        ("Lunch Heater and Car Adapter", "Built in Leeds.", []),
+        # the title says the term in the other spelling already
+        ("Lunch Heater, Odor Control", "Odour control from a carbon filter.", []),
+        # an instruction to the buyer is no claim
+        ("Lunch Heater and Car Adapter", "Keep the lid a food warmer of sorts.", []),
+        ("Lunch Heater and Car Adapter", "A food warmer for the car.", ["food warmer"]),
+    ],
+)
+def test_round_12_rules_from_heldout17(title, description, expected):
+    corpus = KeywordCorpus(LUNCH)
+    found = corpus.suggest("Lunch", title, description=description)
+    assert [k["term"] for k in found] == expected

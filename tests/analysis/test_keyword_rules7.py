@@ -60,10 +60,11 @@ def test_a_term_naming_another_thing_the_buyer_uses_is_not_suggested():
     corpus = KeywordCorpus(KETTLES)
     assert terms(corpus, "Kettle Descaler Tablets", "Use in your electric kettle monthly.") == []
     assert terms(corpus, "Gooseneck Kettle 1 L", "Fits any cordless base of ours too.") == []
-    # said of the product itself, it is still suggested
-    assert "electric" in " ".join(
-        terms(corpus, "Gooseneck Kettle 1 L", "An electric kettle with a slim spout.")
-    )
+    # said of the product itself, it is still suggested (round 12: not "electric", which
+    # every title says before "kettle": a part of a longer term, see listing_parts)
+    assert terms(corpus, "Gooseneck Kettle 1 L", "A cordless kettle with a slim spout.") == [
+        "cordless"
+    ]
 
 
 def part(text, title_stems=frozenset(), kinds=frozenset({"kettle"}), known=(), doing=False):

@@ -6,6 +6,7 @@ import pytest
 
 from commerce_api.analysis.visibility_match import CatalogueMatcher, Product
 from commerce_api.analysis.visibility_others import without_people
+from commerce_api.analysis.visibility_sizes import spelled_out
 
 pytestmark = pytest.mark.engine_free  # the same on either engine: the SQLite pass runs it
 
@@ -48,3 +49,43 @@ def test_a_person_of_the_brands_name_is_cut_out_and_a_sentence_start_is_not():
     assert "Velmoray" not in without_people("the potter Ada Velmoray said", ("velmoray",))
     assert without_people("The Velmoray mat.", ("velmoray",)) == "The Velmoray mat."
     assert without_people("I love Velmoray mats.", ("velmoray",)) == "I love Velmoray mats."
+
+
+FERN = [
+    Product("F-HOOK", "Folding Boot Hooks, Pair"),
+    Product("F-KIT", "Leather Care Kit for Oil and Wax"),
+    Product("F-LACE-120", "Round Waxed Laces 120 cm"),
+    Product("F-LACE-150", "Round Waxed Laces 150 cm"),
+    Product("F-BRUSH-1", "Horsehair Welt Brush, Size 1"),
+    Product("F-BRUSH-3", "Horsehair Welt Brush, Size 3"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "skus"),
+    [
+        # heldout17: the brand as the shop another brand's product came from
+        ("I bought Mallowby folding boot hooks at the Tarnhollow shop.", set()),
+        ("I bought the Tarnhollow folding boot hooks last winter.", {"F-HOOK"}),
+        # a name of the brand's that goes on past a lower-case word ("pH")
+        ("Tarnhollow's Leather Care Kit for pH and Suede is gentler.", set()),
+        ("Tarnhollow's Leather Care Kit for Oil and Wax covers most boots.", {"F-KIT"}),
+        # numbers in words
+        (
+            "The Tarnhollow round waxed laces, a hundred and twenty centimetres long.",
+            {"F-LACE-120"},
+        ),
+        ("Tarnhollow round waxed laces in one hundred and fifty centimetres.", {"F-LACE-150"}),
+        ("The Tarnhollow Horsehair Welt Brush, Size Three, reaches the welt.", {"F-BRUSH-3"}),
+        ("Tarnhollow round waxed laces in ninety centimetres would suit shoes.", set()),
+    ],
+)
+def test_round_12_rules_from_heldout17(text, skus):
+    _, found, _ = CatalogueMatcher(FERN, "Tarnhollow").read(text)
+    assert {sku for unit in found for sku in unit} == skus
+
+
+def test_numbers_in_words_are_digits_before_a_unit_or_after_size():
+    assert spelled_out("a hundred and sixty centimetres") == "160 centimetres"
+    assert spelled_out("twenty-five mm and Size Two") == "25 mm and Size 2"
+    assert spelled_out("one of the best, a litre") == "one of the best, a litre"
