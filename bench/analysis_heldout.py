@@ -1,11 +1,11 @@
 """Mention detection and keyword suggestions on the development and held-out sets (issue
 30): ``.venv/bin/python bench/analysis_heldout.py`` (``--dev-only`` while working on the
 code: the held-out sets are measured, never tuned on; see tests/analysis/heldout/README.md).
-The held-out set is tests/analysis/heldout16 ("held-out"), written by a helper who never read
-the code while heldout13 and heldout14 were burned in round 11 and heldout15 and heldout17
-(each measured once first) in round 12; heldout/ and heldout2/ to heldout15/ and heldout17/
-are burned (their misses were read) and are counted in "dev"; the "heldout2"...
-"heldout17" columns show the later ones alone.
+The held-out set is tests/analysis/heldout18 ("held-out"), written by a helper who never read
+the code; heldout13 and heldout14 were burned in round 11, heldout15, heldout16 and heldout17
+(each measured once first) in round 12; heldout/ to heldout17/ are burned (their misses were
+read) and are counted in "dev"; the "heldout2"... "heldout16" columns show the later ones
+alone.
 
 Bars (held-out): mention precision >= 0.9 and recall >= 0.8, micro and macro, every SKU
 >= 0.75 precision; a right keyword suggestion for at least half of the eligible products
@@ -54,6 +54,8 @@ from tests.analysis.labelled import (  # noqa: E402
     HELDOUT16_MENTIONS,
     HELDOUT17_KEYWORDS,
     HELDOUT17_MENTIONS,
+    HELDOUT18_KEYWORDS,
+    HELDOUT18_MENTIONS,
     keyword_scores,
     load_mention_shops,
     mention_scores,
@@ -104,14 +106,15 @@ def main():
         "heldout14": ((HELDOUT14_MENTIONS,), (HELDOUT14_KEYWORDS,)),
         "heldout15": ((HELDOUT15_MENTIONS,), (HELDOUT15_KEYWORDS,)),
         "heldout17": ((HELDOUT17_MENTIONS,), (HELDOUT17_KEYWORDS,)),
+        "heldout16": ((HELDOUT16_MENTIONS,), (HELDOUT16_KEYWORDS,)),
     }
     if not args.dev_only:
-        held = (HELDOUT16_MENTIONS, HELDOUT16_KEYWORDS)
+        held = (HELDOUT18_MENTIONS, HELDOUT18_KEYWORDS)
         for path in held:
             if not path.exists():
                 print(f"no held-out set: {path} is missing")
                 return 2
-        sets["held-out"] = ((HELDOUT16_MENTIONS,), (HELDOUT16_KEYWORDS,))
+        sets["held-out"] = ((HELDOUT18_MENTIONS,), (HELDOUT18_KEYWORDS,))
     mentions = {name: mention_scores(load_mention_shops(*m)) for name, (m, _) in sets.items()}
     keywords = {name: keyword_scores(*k) for name, (_, k) in sets.items()}
     names = list(sets)

@@ -89,10 +89,11 @@ def two_terms(
     """True when ``phrase``, none of its words the title's, is two terms of the category in
     a row, each said on its own by the category's titles (``least`` and ``share``
     of the ``others``, and more often than in the run: ``PART_SHARE``), the run itself
-    in fewer than half of them: "single serve blender" is "single serve" and "blender", no
-    term of its own; "insulated jacket", in most titles, is one (round 12)."""
+    in no more than half of them (not "most"): "single serve blender" is "single serve"
+    and "blender", no term of its own; "insulated jacket", in most titles, is one (round
+    12)."""
     whole = counts.get(phrase, 0)
-    if len(phrase) < 2 or own_words.intersection(phrase) or whole * 2 >= others:
+    if len(phrase) < 2 or own_words.intersection(phrase) or whole * 2 > others:
         return False
     return any(
         all(

@@ -58,6 +58,9 @@ _ACQUIRED = frozenset(
     ["bought", "buy", "got", "get", "ordered", "order", "own", "use", "used", "tried", "chose"]
 )
 _POSSESSIVE = re.compile(r"['\u2019]s$")
+# "for the cape go to Visecraft: their grizzly hackle ..." (round 12): what follows "their"
+# after another brand's name and a colon is that brand's, to the end of the sentence
+_THEIRS = re.compile(r"((?<![\w&])([A-Z][\w\-]{2,})\s*:\s*)their\b[^.;!?\n]*")
 # a quick look for either form before the text is cut into tokens
 _MAYBE = re.compile(
     r"\b(?i:a|an|the|my|your|our|their|his|her|this|that|some|bought|buy|got|get|ordered|order"
@@ -71,6 +74,7 @@ def without_other_names(
     """``text`` without the phrases that follow another brand's name (module docstring);
     ``is_other_name(word)`` tells a name that is not ours, ``brand_stems`` are the stems of
     our brand's name."""
+    text = _THEIRS.sub(lambda m: m.group(1) if is_other_name(m.group(2)) else m.group(), text)
     if _MAYBE.search(text) is None:
         return text
     tokens = list(_TOKEN.finditer(text))
@@ -93,7 +97,10 @@ def without_other_names(
                 if following.casefold() in _PHRASE_END or _ours(following, brand_stems):
                     break
                 end += 1
-            cuts.append((tokens[index].start(), tokens[end - 1].end()))
+            # a possessive name stays, for the clause it is in to be known as another's
+            first = index + 1 if possessive else index
+            if first < end:
+                cuts.append((tokens[first].start(), tokens[end - 1].end()))
             index = end
             continue
         index += 1

@@ -24,11 +24,14 @@ SIZE = re.compile(
 WORD_NUMBER = re.compile(
     r"(?<![\w\-])([^\W\d_]{2,}|(?i:no|nr|vol|mk|gen)\.)[ \t]?(" + NUMBER + r")(?![.,]?\d)"
 )
-# an amount listed before a size, sharing its unit ("24 or 28 cm", "500, 750 ml")
+# an amount listed before a size, sharing its unit ("24 or 28 cm", "500, 750 ml"); a slash
+# lists only with a space beside it: "8/0" and "1/8 in" are one size each (round 12)
 _LISTED_BEFORE = re.compile(
-    r"(?<![\w.,])(?<!of )(?<!x )(\d+(?:[.,]\d+)?)\s*(?:,|/|\bor\b|\band\b)\s*$"
+    r"(?<![\w.,])(?<!of )(?<!x )(\d+(?:[.,]\d+)?)\s*(?:,|\s/|/\s|\bor\b|\band\b)\s*$"
 )
-_LISTED_AFTER = re.compile(r"\s*(?:,|/|\bor\b|\band\b)\s*(\d+(?:[.,]\d+)?)(?!\w|[.,]\d)")
+_LISTED_AFTER = re.compile(
+    r"\s*(?:,|(?<=\s)/|/(?=\s)|\bor\b|\band\b)\s*(\d+(?:[.,]\d+)?)(?!\w|[.,]\d)"
+)
 _UNITS = {
     "lbs": "lb",
     "pound": "lb",

@@ -86,8 +86,9 @@ CLAUSE_SPLIT = re.compile(
     r",\s*(?=(?:and|but|while|whereas|or|though|although|not|rather)\b)|;\s+|\s[\u2014\u2013-]\s",
     re.IGNORECASE,
 )
-# a possessive before a capitalised name: "Ruffwear's Knot-a-Leash"
-OTHER_POSSESSIVE = re.compile(r"(?<![\w&])([A-Z][\w\-]*)['\u2019]s\s+[A-Z0-9]")
+# a capitalised name in the possessive: "Ruffwear's Knot-a-Leash", "the meter I use is
+# Strokemark's impeller model", "the diagrams I recommend are Papyrine's" (round 12)
+OTHER_POSSESSIVE = re.compile(r"(?<![\w&])([A-Z][\w\-]*)['\u2019]s\b")
 # words that open a sentence or stand before a product's name without being a brand
 OPENERS = frozenset(
     stem(word)

@@ -103,3 +103,25 @@ def test_round_12_rules_from_heldout17(title, description, expected):
     corpus = KeywordCorpus(LUNCH)
     found = corpus.suggest("Lunch", title, description=description)
     assert [k["term"] for k in found] == expected
+
+
+def test_a_run_of_two_terms_in_half_the_titles_is_not_most_of_them():
+    corpus = KeywordCorpus(
+        [
+            ("Boards", "Inflatable Paddle Board 10 ft, Pump"),
+            ("Boards", "Inflatable Paddle Board, Leash"),
+            ("Boards", "Inflatable Paddle Board with Seat"),
+            ("Boards", "Inflatable Paddle Board, Fin"),
+            ("Boards", "Inflatable Kayak Board, Dry Bag"),
+            ("Boards", "Hard Paddle Board 11 ft"),
+            ("Boards", "Epoxy Paddle Board, Leash"),
+            ("Boards", "Touring Paddle Board, Deck Bag"),
+            ("Boards", "SUP Package with Carry Backpack and Fin"),
+        ]
+    )
+    found = corpus.suggest(
+        "Boards",
+        "SUP Package with Carry Backpack and Fin",
+        description="An inflatable paddle board.",
+    )
+    assert "inflatable paddle board" not in [k["term"] for k in found]

@@ -89,3 +89,43 @@ def test_numbers_in_words_are_digits_before_a_unit_or_after_size():
     assert spelled_out("a hundred and sixty centimetres") == "160 centimetres"
     assert spelled_out("twenty-five mm and Size Two") == "25 mm and Size 2"
     assert spelled_out("one of the best, a litre") == "one of the best, a litre"
+
+
+HACKLE = [
+    Product("H-THR-CB", "Tying Thread 8/0, Cobalt"),
+    Product("H-THR-OC", "Tying Thread 8/0, Ochre"),
+    Product("H-CAPE", "Grizzly Dry Fly Hackle Cape, Grade 2"),
+    Product("H-RATE", "Stroke Rate Meter with Impeller"),
+    Product("H-DIAG", "Modular Kusudama Diagrams, Volume 2"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "skus"),
+    [
+        # heldout16: our title's words said of another brand after a contrast
+        (
+            "I buy thread from Hacklemoor, but for the cape go to Visecraft: their grizzly dry"
+            " fly hackle, grade 2, is better.",
+            set(),
+        ),
+        (
+            "Hacklemoor's thread is great, but the rate meter I use is Strokemark's impeller"
+            " model; it reads well.",
+            set(),
+        ),
+        (
+            "I like Hacklemoor's thread, but the modular kusudama diagrams I recommend are"
+            " Papyrine's, volume 2.",
+            set(),
+        ),
+        ("Hacklemoor's stroke rate meter with impeller reads well.", {"H-RATE"}),
+        # "8/0" is one size: another one is another product, the same names no colour
+        ("Use the Hacklemoor Tying Thread 6/0, Cobalt, for streamers.", set()),
+        ("The Hacklemoor Tying Thread 8/0 lies close on the shank.", set()),
+        ("The Hacklemoor Tying Thread 8/0 in cobalt lies close on the shank.", {"H-THR-CB"}),
+    ],
+)
+def test_round_12_rules_from_heldout16(text, skus):
+    _, found, _ = CatalogueMatcher(HACKLE, "Hacklemoor").read(text)
+    assert {sku for unit in found for sku in unit} == skus
