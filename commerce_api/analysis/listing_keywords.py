@@ -156,7 +156,7 @@ def phrases_of(
     words = _phrase_words(text)
     other_thing = another_thing(words) if not negated else ()
     found = {}
-    hedged = hedged_clauses(words, text)
+    hedged = hedged_clauses(words, text) if not negated else ()
     denied = False  # a negation earlier in the clause
     for start, word in enumerate(words):
         earlier = denied and word is not None
@@ -261,7 +261,6 @@ class KeywordCorpus:
         self.kinds = {}  # category key -> its titles' common kinds, counted when first asked
         self.pairs = {}  # category key -> its titles' "X and Y" pairs, counted when first asked
         self.longer = {}  # category key -> listing_parts.parts_of_longer_terms of its titles
-        self.title_kinds = {}  # category key -> the kind of each of its titles
         for category, title in rows:
             self.add(category, title)
 
@@ -279,7 +278,6 @@ class KeywordCorpus:
             self.kinds.pop(name, None)
             self.pairs.pop(name, None)
             self.longer.pop(name, None)
-            self.title_kinds.pop(name, None)
         if name:
             titles_with = self.by_category.setdefault(name, {})
             for term in stems:
@@ -359,18 +357,12 @@ class KeywordCorpus:
                 self.phrase_spelling.setdefault(pair, spelt)
         return self.phrases.get(name)
 
-    def _title_kinds(self, name):
-        """``kind_of`` of each title of a category, in order, found once."""
-        if name not in self.title_kinds:
-            self.title_kinds[name] = [kind_of(t) for t in self.category_titles.get(name, ())]
-        return self.title_kinds[name]
-
     def _category_kinds(self, name):
         """The kinds (``kind_of``) of at least ``MIN_TITLES`` and ``MIN_SHARE`` of the
         category's titles, counted once."""
         if name not in self.kinds:
             titles = self.category_titles.get(name, ())
-            found = Counter(self._title_kinds(name))
+            found = Counter(kind_of(title) for title in titles)
             self.kinds[name] = {
                 kind
                 for kind, n in found.items()

@@ -503,7 +503,7 @@ class CatalogueMatcher:
             text=text,
             keys=keys,
             sizes=sizes,
-            names=self._others_of_brand(text) + self._others_of_brand(said) if self.brand else [],
+            names=[n for t in {text, said} for n in self._others_of_brand(t)] if self.brand else [],
             colours=present & COLOUR_STEMS,
             numbers=bare_numbers(text)
             - {  # numbers without a unit, not a size's

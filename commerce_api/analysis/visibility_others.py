@@ -16,6 +16,7 @@ person's or another firm's ("my old teacher, Martha <brand>", "the potter Ada <b
 not our brand (``without_people``).
 """
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -33,14 +34,21 @@ _PERSON_BEFORE = r"(?<=[a-z0-9,;] )[A-Z][a-z]+\.?\s+"
 _NOT_NAMES = frozenset(["The", "A", "An", "Our", "My", "Their", "Your", "This", "That", "I"])
 
 
+@functools.lru_cache(maxsize=64)
+def _person_then(brand):
+    """The pattern of a capitalised word mid-sentence right before our ``brand``."""
+    name = r"\W+".join(re.escape(token) for token in brand)
+    return re.compile(_PERSON_BEFORE + r"(?i:" + name + r")\b")
+
+
 def without_people(text: str, brand: tuple[str, ...]) -> str:
     """``text`` without our ``brand`` (its exact tokens) where a capitalised word in the
     middle of a sentence comes right before it (module docstring)."""
     if not brand:
         return text
-    name = r"\W+".join(re.escape(token) for token in brand)
-    pattern = re.compile(_PERSON_BEFORE + r"(?i:" + name + r")\b")
-    return pattern.sub(lambda m: m.group() if m.group().split()[0] in _NOT_NAMES else " ", text)
+    return _person_then(brand).sub(
+        lambda m: m.group() if m.group().split()[0] in _NOT_NAMES else " ", text
+    )
 
 
 _TOKEN = re.compile(r"[^\W_][\w\-]*(?:['\u2019]s\b)?|[,;:.!?()\[\]\n\u2013\u2014]")
