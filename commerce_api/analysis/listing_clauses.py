@@ -18,6 +18,29 @@ UNASSERTED = word_set(
     "if unless whether would could might should separately optional compared versus vs"
 )
 
+# a clause about a later model of the shop, not this product (round 13): one with a word of
+# ``FUTURE``, "in development", "coming soon", or one of ``LATER`` at most three words before
+# one of ``RELEASES`` ("comes with next year's model", "will arrive in a later version")
+FUTURE = word_set("planned upcoming forthcoming")
+LATER = word_set("next later future coming")
+RELEASES = word_set(
+    "model models version versions generation edition editions range release releases "
+    "update year spring summer autumn fall winter season"
+)
+_LATER_REACH = 3
+
+
+def _future(words: list[str | None], index: int, word: str) -> bool:
+    """True when ``words[index]`` (``word``) makes its clause speak of a later model."""
+    if word in FUTURE:
+        return True
+    previous = words[index - 1] if index else None
+    if (word, previous) in (("development", "in"), ("soon", "coming")):
+        return True
+    return word in RELEASES and any(
+        words[back] in LATER for back in range(max(index - _LATER_REACH, 0), index)
+    )
+
 
 def hedged_clauses(words: list[str | None], text: str | None) -> set[int]:
     """The indexes of ``words`` (``phrase_words(text)``) in a clause with a word of
@@ -31,6 +54,11 @@ def hedged_clauses(words: list[str | None], text: str | None) -> set[int]:
                 hedged.update(clause)
             clause, hedge = [], False
         else:
-            hedge = hedge or word in UNASSERTED or (not clause and word in INSTRUCTIONS)
+            hedge = (
+                hedge
+                or word in UNASSERTED
+                or (not clause and word in INSTRUCTIONS)
+                or _future(words, index, word)
+            )
             clause.append(index)
     return hedged

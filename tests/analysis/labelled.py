@@ -107,6 +107,9 @@ DEV_KEYWORDS = (
     # measured once in round 12, then burned
     HERE / "heldout17" / "keywords.json",
     HERE / "heldout16" / "keywords.json",
+    # measured once in round 12, then burned in round 13, and the cases written after it
+    HERE / "heldout18" / "keywords.json",
+    HERE / "fixtures" / "dev14_keywords.json",
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

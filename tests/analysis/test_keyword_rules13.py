@@ -1,0 +1,31 @@
+"""Round 13 of issue 30: keyword suggestions, a term promised only for a later model
+("planned for next year's model", "coming with the next generation", "upcoming models",
+"in development") is no claim about the product; the same term said of this product is."""
+
+import pytest
+
+from tests.analysis.test_keyword_rules12 import terms
+
+pytestmark = pytest.mark.engine_free  # the same on either engine: the SQLite pass runs it
+
+TITLE = "Slide Rower, Air Resistance"
+
+
+@pytest.mark.parametrize(
+    "description, expected",
+    [
+        ("A foldable frame comes with next year's model; this one is fixed.", []),
+        ("Foldable rails are coming with the next generation.", []),
+        ("Upcoming rowers will be foldable.", []),
+        ("A foldable edition is in development.", []),
+        ("Foldable, coming soon.", []),
+        ("It will be foldable in a later version.", []),
+        ("Foldable legs are expected next spring.", []),
+        # said of this product, beside a later model's promise
+        ("It is foldable; a quieter model comes next year.", ["foldable"]),
+        ("This rower is foldable and light.", ["foldable"]),
+        ("The new frame is foldable.", ["foldable"]),
+    ],
+)
+def test_a_later_model_is_not_this_product(description, expected):
+    assert terms(TITLE, description) == expected
