@@ -52,13 +52,11 @@ import re
 from dataclasses import dataclass
 
 from .listing_keywords import MATERIAL_STEMS, kind_of
-from .listing_title import STOPWORDS, stem
+from .listing_title import stem
 from .visibility_clauses import (
     Unit,
     answer_units,
-    exact_runs,
     exact_tokens,
-    items_of_other_brands,
     offered_in,
     quantified,
 )
@@ -67,7 +65,6 @@ from .visibility_evidence import (
     brand_kinds,
     brand_leads,
     brand_taken,
-    count_beside,
     count_conflict,
     definite_before,
     kind_and_size,
@@ -79,9 +76,9 @@ from .visibility_evidence import (
     unclaimed_words,
     without_our_words,
 )
-from .visibility_others import names_in, type_named, without_other_names, without_people
+from .visibility_names import NameReading
+from .visibility_others import type_named, without_people
 from .visibility_sizes import (
-    COUNT,
     PART_SPLIT,
     SIZE,
     bare_numbers,
@@ -91,15 +88,11 @@ from .visibility_sizes import (
     sizes_conflict,
     sizes_of,
     spaced_number_words,
-    spelled_out,
 )
 from .visibility_words import (
     CLAUSE_SPLIT,
     COLOUR_OPTIONS,
     COLOUR_STEMS,
-    NOT_THIS,
-    OPENERS,
-    OTHER_POSSESSIVE,
     VARIANT_STEMS,
     CompoundWords,
     keys_of,
@@ -134,7 +127,7 @@ class Product:
     gtin: str | None = None
 
 
-class CatalogueMatcher:
+class CatalogueMatcher(NameReading):
     """Finds the products of a catalogue (and the brand) in answers."""
 
     def __init__(self, products, brand=None):
@@ -264,93 +257,10 @@ class CatalogueMatcher:
         )
         return several and not options
 
-    def exact_titles(self, text: str) -> set[str]:
-        """The SKUs whose whole title ``text`` says (module docstring)."""
-        runs = exact_runs(text)
-        tokens = tuple(run[0] for run in runs)
-        spans = []
-        for length in self.exact_lengths:
-            for start in range(len(tokens) - length + 1):
-                for sku in self.exact.get(tokens[start : start + length], ()):
-                    spans.append((start, start + length, sku))
-        return {
-            sku
-            for start, end, sku in spans
-            if not any(s <= start and end <= e and (s, e) != (start, end) for s, e, _ in spans)
-            and not self._of_another_brand(runs, start, end)
-            and not (COUNT not in self.sizes[sku] and count_beside(tokens, start, end))
-        }
-
-    def _other_name(self, run):
-        """True when ``run`` (of ``exact_runs``) reads as a name that is not our brand's: a
-        capitalised word or a possessive, not a stop word nor a word that opens sentences
-        ("My", "Try", "Both": ``OPENERS``)."""
-        token, spelling, possessive, _ = run
-        if token in self.brand_stems or token in STOPWORDS or token in OPENERS:
-            return False
-        if possessive:
-            return spelling[:1].isalnum()
-        return len(spelling) >= 2 and spelling[:1].isupper() and not spelling.isdigit()
-
-    def _of_another_brand(self, runs, start, end):
-        """True when the title at ``runs[start:end]`` is said as another brand's product:
-        right after a name that is not ours ("the Anker MagGo 10,000 mAh Magnetic Power
-        Bank", "OXO's Kitchen Shears"), or followed by "from"/"by" and such a name."""
-        if start and not runs[start][3] and self._other_name(runs[start - 1]):
-            return True
-        return (
-            end + 1 < len(runs)
-            and runs[end][0] in ("from", "by")
-            and not runs[end + 1][3]
-            and runs[end + 1][1][:1].isupper()
-            and runs[end + 1][0] not in self.brand_stems
-        )
-
-    def _others_of_brand(self, text):
-        """The significant words of each name that follows the brand in capitals."""
-        if self.brand_name is None:
-            return []
-        return names_in(spelled_out(text), self.brand_name, self.compounds, self.brand_stems)
-
     def _type_name(self, found, text):
         """A type's name after the brand says what the product is (``type_named``)."""
         kinds = {self._kind(other) for word in found for other in self.holding[word]}
         return self.brand_name is not None and type_named(text, self.brand_name, found, kinds)
-
-    def _is_other_name(self, word):
-        """True when the capitalised ``word`` reads as another brand: not ours, not a
-        word of our titles, not a stop word nor one that opens sentences."""
-        key = stem(_POSSESSIVE.sub("", word).casefold())
-        return (
-            key.isalpha()
-            and key not in self.brand_stems
-            and key not in STOPWORDS
-            and key not in OPENERS
-            and key not in self.holding
-        )
-
-    def _without_other_brands(self, text):
-        """``text`` without its clauses that name another brand's product and not our
-        brand ("Barkwell leashes are fine, and Ruffwear's Knot-a-Leash is reflective"),
-        the items of a list and phrases that start with another brand (``visibility_others``),
-        and a clause set against what it follows (", not the L one": ``NOT_THIS``)."""
-        text = NOT_THIS.sub(" ", without_other_names(text, self._is_other_name, self.brand_stems))
-        for item in items_of_other_brands(text, self._is_other_name):
-            if not self.names_brand(item):
-                text = text.replace(item, " ", 1)
-        clauses = CLAUSE_SPLIT.split(text)
-        if len(clauses) < 2:
-            return text
-        kept = [
-            clause
-            for clause in clauses
-            if self.names_brand(clause)
-            or not any(
-                stem(match.group(1).casefold()) not in self.brand_stems
-                for match in OTHER_POSSESSIVE.finditer(clause)
-            )
-        ]
-        return " ".join(kept)
 
     def _of_any(self, keys, anchors):
         """True when a quantifier ("any", "whichever"...) comes shortly before one of the

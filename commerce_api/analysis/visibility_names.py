@@ -1,0 +1,103 @@
+"""How the shop's catalogue matcher reads names in an answer (``visibility_match``): a
+product's exact full title, said as ours or as another brand's product, and the parts of a
+unit that speak of another brand's products (moved out of ``visibility_match`` in round 13
+of issue 30, unchanged)."""
+
+import re
+
+from .listing_title import STOPWORDS, stem
+from .visibility_clauses import exact_runs, items_of_other_brands
+from .visibility_evidence import count_beside
+from .visibility_others import names_in, without_other_names
+from .visibility_sizes import COUNT, spelled_out
+from .visibility_words import CLAUSE_SPLIT, NOT_THIS, OPENERS, OTHER_POSSESSIVE
+
+_POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
+
+
+class NameReading:
+    """The name-reading half of ``visibility_match.CatalogueMatcher`` (a mixin: the
+    matcher holds the catalogue's words, exact titles, sizes and brand)."""
+
+    def exact_titles(self, text: str) -> set[str]:
+        """The SKUs whose whole title ``text`` says (module docstring)."""
+        runs = exact_runs(text)
+        tokens = tuple(run[0] for run in runs)
+        spans = []
+        for length in self.exact_lengths:
+            for start in range(len(tokens) - length + 1):
+                for sku in self.exact.get(tokens[start : start + length], ()):
+                    spans.append((start, start + length, sku))
+        return {
+            sku
+            for start, end, sku in spans
+            if not any(s <= start and end <= e and (s, e) != (start, end) for s, e, _ in spans)
+            and not self._of_another_brand(runs, start, end)
+            and not (COUNT not in self.sizes[sku] and count_beside(tokens, start, end))
+        }
+
+    def _other_name(self, run):
+        """True when ``run`` (of ``exact_runs``) reads as a name that is not our brand's: a
+        capitalised word or a possessive, not a stop word nor a word that opens sentences
+        ("My", "Try", "Both": ``OPENERS``)."""
+        token, spelling, possessive, _ = run
+        if token in self.brand_stems or token in STOPWORDS or token in OPENERS:
+            return False
+        if possessive:
+            return spelling[:1].isalnum()
+        return len(spelling) >= 2 and spelling[:1].isupper() and not spelling.isdigit()
+
+    def _of_another_brand(self, runs, start, end):
+        """True when the title at ``runs[start:end]`` is said as another brand's product:
+        right after a name that is not ours ("the Anker MagGo 10,000 mAh Magnetic Power
+        Bank", "OXO's Kitchen Shears"), or followed by "from"/"by" and such a name."""
+        if start and not runs[start][3] and self._other_name(runs[start - 1]):
+            return True
+        return (
+            end + 1 < len(runs)
+            and runs[end][0] in ("from", "by")
+            and not runs[end + 1][3]
+            and runs[end + 1][1][:1].isupper()
+            and runs[end + 1][0] not in self.brand_stems
+        )
+
+    def _others_of_brand(self, text):
+        """The significant words of each name that follows the brand in capitals."""
+        if self.brand_name is None:
+            return []
+        return names_in(spelled_out(text), self.brand_name, self.compounds, self.brand_stems)
+
+    def _is_other_name(self, word):
+        """True when the capitalised ``word`` reads as another brand: not ours, not a
+        word of our titles, not a stop word nor one that opens sentences."""
+        key = stem(_POSSESSIVE.sub("", word).casefold())
+        return (
+            key.isalpha()
+            and key not in self.brand_stems
+            and key not in STOPWORDS
+            and key not in OPENERS
+            and key not in self.holding
+        )
+
+    def _without_other_brands(self, text):
+        """``text`` without its clauses that name another brand's product and not our
+        brand ("Barkwell leashes are fine, and Ruffwear's Knot-a-Leash is reflective"),
+        the items of a list and phrases that start with another brand (``visibility_others``),
+        and a clause set against what it follows (", not the L one": ``NOT_THIS``)."""
+        text = NOT_THIS.sub(" ", without_other_names(text, self._is_other_name, self.brand_stems))
+        for item in items_of_other_brands(text, self._is_other_name):
+            if not self.names_brand(item):
+                text = text.replace(item, " ", 1)
+        clauses = CLAUSE_SPLIT.split(text)
+        if len(clauses) < 2:
+            return text
+        kept = [
+            clause
+            for clause in clauses
+            if self.names_brand(clause)
+            or not any(
+                stem(match.group(1).casefold()) not in self.brand_stems
+                for match in OTHER_POSSESSIVE.finditer(clause)
+            )
+        ]
+        return " ".join(kept)
