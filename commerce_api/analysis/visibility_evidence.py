@@ -33,7 +33,9 @@ PLACES = word_set(
     "farm club point bay beach valley road street lane lake hall castle park village "
     "town island river hill harbor station estate moor forest cove marina quay pier "
     "festival market museum observatory society school church abbey county city "
-    "district council airport hotel inn pub cafe restaurant reserve"
+    "district council airport hotel inn pub cafe restaurant reserve woods boathouse arena "
+    "stadium lodge manor heath ridge headland wharf dock gardens academy college library "
+    "gallery theatre theater centre center"
 )
 PLACE_REACH = 2  # words after the name a place noun may come ("<brand> Cider Club")
 WITHOUT = frozenset(["without", "minus", "sans"])
@@ -219,13 +221,14 @@ def kind_and_size(
     it in our title (``modifier``; round 11: "the 150 cm <brand> delta" of "Delta Kite
     150 cm"), and a size of ours ("<brand>'s 3 mm bibbed hood" of "Dive Hood with Bib -
     3 mm"); whether the size singles it out is ``_single_out_sized``'s to say. A kind that
-    carries the number ("Size 02") is no kind; the word before it is, when that number is
-    a size's ("Box Kite 150 cm")."""
+    carries the number ("Size 02") is no kind; when that number is a size's, the kind and
+    the word before it both are ("Box Kite 150 cm"; "Rock Pool Viewer 20 cm": round 13)."""
     sized = {amount for unit, amounts in own.items() if unit[:1] != "#" for amount in amounts}
     carried = own.get(f"#{kind}", set())
     return (
         kind is not None
-        and ((found == {kind} and not carried) or (found == {modifier} and carried <= sized))
+        and found in ({kind}, {modifier})
+        and carried <= sized  # "Rock Pool Viewer 20 cm": 20 is a size, the viewer a kind
         and sizes_agree(said, own)
     )
 

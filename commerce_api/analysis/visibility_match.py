@@ -77,11 +77,12 @@ from .visibility_evidence import (
     without_our_words,
 )
 from .visibility_names import NameReading
-from .visibility_others import type_named, without_people
+from .visibility_others import renamed, type_named, without_people
 from .visibility_sizes import (
     PART_SPLIT,
     SIZE,
     bare_numbers,
+    elliptical_sizes,
     numbers_single_out,
     only_options,
     sizes_agree,
@@ -114,6 +115,11 @@ EXACT_SIZED_WORDS = 2  # ... or this many significant words and a size ("Steel R
 QUANTIFIER_REACH = 4  # words before the kind or the brand a quantifier reaches
 QUANTIFIERS = frozenset(["any", "every", "all", "whichever", "whatever", "each"])
 _NAME_AFTER = r"(?:['\u2019]s)?((?:\s+(?:[a-z]*[A-Z0-9][\w.\-]*|&|with|of|and|for|in))+)"
+# prepositions that end the noun phrase before them ("the navy <brand> underglaze over the
+# body"; round 13), beside the stop words
+_PREPOSITIONS = frozenset(
+    ["over", "under", "across", "into", "onto", "through", "along", "around", "inside", "behind"]
+)
 _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
@@ -333,7 +339,7 @@ class CatalogueMatcher(NameReading):
         for index, word in enumerate(keys):
             if stem(word) == modifier:
                 after = keys[index + 1] if index + 1 < len(keys) else None
-                if after is None or not words_of(after):
+                if after is None or not words_of(after) or after in _PREPOSITIONS:
                     return True
         return False
 
@@ -350,6 +356,8 @@ class CatalogueMatcher(NameReading):
         title = self.words[sku]
         if any(name - title for name in names if name & title):
             return False  # another product of the brand
+        if self.brand_name is not None and renamed(text, self.brand_name, self.products[sku].title):
+            return False  # "<brand> 6S LiPo Battery" of our "4S LiPo Battery"
         if self._of_any(keys, {kind, *(stem(word) for word in self.brand)} - {None}):
             return False
         title_colours = title & COLOUR_STEMS
@@ -391,8 +399,10 @@ class CatalogueMatcher(NameReading):
             if sku not in named and self.words[sku] and self._names_by_title(sku, found, view)
         }
         titled = unclaimed_words(titled, self.words, view.keys, MIN_FOUND)
-        led = brand_leads(view.keys, self.brand, titled) if self.brand else None
-        besides = set().union(*(titled[sku] for sku in led or ()))
+        # the brand leads into a product's words, singled out or not ("<brand> Pigment Ink
+        # Pad" of two colours, then "a logbook page": round 13)
+        led = brand_leads(view.keys, self.brand, view.candidates) if self.brand else None
+        besides = set().union(*(view.candidates[sku] for sku in led or ()))
         for sku, found in titled.items():
             referred = carried or (led is not None and sku not in led)
             if not referred or definite_before(view.keys, found, besides):
@@ -482,9 +492,14 @@ class CatalogueMatcher(NameReading):
         sizes = sizes_of(text)
         if self.brand and any(len(amounts) > 1 for amounts in sizes.values()):
             for split in (CLAUSE_SPLIT.split, PART_SPLIT.split):  # "Once 25 lb ..., the 50 lb"
-                ours = [clause for clause in split(said) if self.names_brand(clause)]
+                clauses = split(said)
+                ours = [clause for clause in clauses if self.names_brand(clause)]
                 own = sizes_of(ours[0]) if len(ours) == 1 else {}
                 if own and all(len(amounts) == 1 for amounts in own.values()):
+                    for clause in clauses:  # "..., the 30 L a weekend" (round 13)
+                        for unit, amounts in elliptical_sizes(clause).items():
+                            if unit in own and clause not in ours:
+                                own[unit] = own[unit] | amounts
                     return own
         return sizes
 

@@ -163,3 +163,36 @@ def type_named(text: str, brand_name: re.Pattern, found: frozenset[str], kinds: 
         if run and run[0][:1].isupper() and words_of(run[0]) == [word]:
             return True
     return False
+
+
+# a code of a number and letters ("4S", "8X", "3D") and a hyphenated word ("Tri-Blade")
+_CODE = re.compile(r"^(\d+)([a-z]+)$")
+
+
+def _codes_and_compounds(name: str) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    codes, compounds = set(), set()
+    for token in name.casefold().split():
+        token = token.strip(",.;:()")
+        if code := _CODE.match(token):
+            codes.add((code.group(1), code.group(2)))
+        elif "-" in token.strip("-"):
+            first, _, head = token.rpartition("-")
+            compounds.add((first, head))
+    return codes, compounds
+
+
+def renamed(text: str, brand_name: re.Pattern, title: str) -> bool:
+    """True when a name after our brand in ``text`` has a code or a hyphenated word of
+    another number or prefix than ``title``'s, with the same letters or head: "<brand> 6S
+    LiPo Battery" is not our "4S LiPo Battery", "<brand> Bi-Blade Propellers" not our
+    "Tri-Blade Propellers" (round 13 of issue 30)."""
+    ours = _codes_and_compounds(title)
+    for match in brand_name.finditer(text):
+        said = _codes_and_compounds(match.group(1))
+        for theirs, own in zip(said, ours, strict=True):
+            if any(
+                (first, last) not in own and any(o_last == last for _, o_last in own)
+                for first, last in theirs
+            ):
+                return True
+    return False

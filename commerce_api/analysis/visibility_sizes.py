@@ -285,3 +285,26 @@ def spaced_number_words(title: str) -> set[str]:
         for m in WORD_NUMBER.finditer(title)
         if title[m.end(1)] in " \t"
     }
+
+
+# "the 30 L" said alone, a product of ours named by its size after another was named in full
+# ("<brand>'s dry bag in 20 L suits a day trip, the 30 L a weekend"; round 13): the size is
+# followed by no noun, only a word of this list, punctuation or the end
+_ELLIPTICAL = re.compile(
+    r"\bthe\s+\d[\d.,]*\s*[a-z]+(?=\s+(?:a|an|for)\b|\s*[,.;:!?)]|\s*$)",
+    re.IGNORECASE,
+)
+_UNSURE = frozenset(["would", "could", "might", "should", "may", "need", "needs"])
+
+
+def elliptical_sizes(clause: str) -> dict[str, set[str]]:
+    """The sizes ``clause`` names alone ("the 30 L a weekend", "the 1500 mAh for
+    freestyle"), unless it is unsure of them ("the 77 mm would need a step-up ring")."""
+    if _UNSURE.intersection(word.casefold() for word in re.findall(r"\w+", clause)):
+        return {}
+    sizes: dict[str, set[str]] = {}
+    for match in _ELLIPTICAL.finditer(clause):
+        for unit, amounts in sizes_of(match.group()).items():
+            if unit[:1] != "#":
+                sizes.setdefault(unit, set()).update(amounts)
+    return sizes

@@ -66,6 +66,9 @@ DEV_MENTIONS = (
     HERE / "heldout17" / "mentions.json",
     HERE / "fixtures" / "dev13_mentions.json",
     HERE / "heldout16" / "mentions.json",  # measured once in round 12, then burned
+    # measured once in round 12, then burned in round 13, and the cases written after it
+    HERE / "heldout18" / "mentions.json",
+    HERE / "fixtures" / "dev14_mentions.json",
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
