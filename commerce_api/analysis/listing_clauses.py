@@ -2,8 +2,11 @@
 30): a clause with a condition or a modal ("if you need night vision, ...", "a remote
 would be nice"), "sold separately", "optional", a comparison ("compared to", "versus"),
 one that opens with an instruction to the buyer ("keep the air intake oil free") and one
-that ends in a question mark ("Need night vision? See ..."). Their words are no evidence
-for a keyword suggestion (``listing_keywords.phrases_of``).
+that ends in a question mark ("Need night vision? See ..."); round 13: one about a later
+model ("a detachable jug is planned for next year's model", "upcoming models add a timer")
+or an earlier one ("it used to have", "no longer", "formerly"), and one of what buyers wish
+or ask for. Their words are no evidence for a keyword suggestion
+(``listing_keywords.phrases_of``).
 """
 
 from .listing_referents import CLAUSE_END
@@ -15,14 +18,17 @@ INSTRUCTIONS = word_set("keep clean wipe empty store rinse descale wash remove a
 # words that make their clause assert nothing of the product ("if you need night vision,
 # ...", "a remote would be nice", "the charging stand is sold separately"; round 11)
 UNASSERTED = word_set(
-    "if unless whether would could might should separately optional compared versus vs"
+    "if unless whether would could might should separately optional compared versus vs "
+    "wish wishes wished hope hopes ask asks asked request requests requested"
 )
 
 # a clause about a later model of the shop, not this product (round 13): one with a word of
 # ``FUTURE``, "in development", "coming soon", or one of ``LATER`` at most three words before
 # one of ``RELEASES`` ("comes with next year's model", "will arrive in a later version")
-FUTURE = word_set("planned upcoming forthcoming")
-LATER = word_set("next later future coming")
+FUTURE = word_set("planned upcoming forthcoming formerly previously discontinued removed")
+LATER = word_set("next later future coming previous older earlier")
+# "it used to have", "no longer": what the product was, not what it is
+_USED_TO = word_set("have be come ship include offer carry")
 RELEASES = word_set(
     "model models version versions generation edition editions range release releases "
     "update year spring summer autumn fall winter season"
@@ -35,7 +41,9 @@ def _future(words: list[str | None], index: int, word: str) -> bool:
     if word in FUTURE:
         return True
     previous = words[index - 1] if index else None
-    if (word, previous) in (("development", "in"), ("soon", "coming")):
+    if (word, previous) in (("development", "in"), ("soon", "coming"), ("longer", "no")):
+        return True
+    if previous == "to" and word in _USED_TO and index > 1 and words[index - 2] == "used":
         return True
     return word in RELEASES and any(
         words[back] in LATER for back in range(max(index - _LATER_REACH, 0), index)

@@ -159,7 +159,7 @@ def phrases_of(
     hedged = hedged_clauses(words, text) if not negated else ()
     denied = False  # a negation earlier in the clause
     for start, word in enumerate(words):
-        earlier = denied and word is not None
+        earlier = denied and word is not None and word != "but"  # "not X but Y" (round 13)
         denied = earlier or (word in NEGATIONS and word != "non")
         if not _usable(word):
             continue

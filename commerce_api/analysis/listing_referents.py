@@ -64,6 +64,9 @@ _WORKS = word_set("works work")  # "the fingertips do not work on a touchscreen"
 _CLAUSE_OF_ANOTHER = word_set("takes accepts requires require needs upgrade upgrades")
 # words whose object, the noun phrase after them, is another thing than the product
 _OBJECT_IS_ANOTHER = word_set("fits replace replaces replacing unlike instead")
+# what the product stands in for: the noun phrases before and after ("a budget food
+# dehydrator alternative", "an alternative to a food dehydrator"; round 13)
+_STANDS_IN = word_set("alternative alternatives substitute substitutes")
 # what the product becomes with others, after "into" and one of these ("two twin beds zip
 # together into one queen size bed"; not "fat runs into a drip tray"; round 12)
 _BECOMES = word_set("turn turns convert converts zip zips join joins combine combines together")
@@ -175,6 +178,9 @@ def another_thing(words: list[str | None]) -> set[int]:
             or (word == "into" and index and words[index - 1] in _BECOMES)
         ):
             marked.add(index)
+            marked.update(_noun_phrase(words, index + 1))
+        elif word in _STANDS_IN:
+            marked.update(_before(words, index))
             marked.update(_noun_phrase(words, index + 1))
         elif word in _OTHER_MODELS:
             marked.update(_named_model(words, index))

@@ -120,6 +120,9 @@ _NAME_AFTER = r"(?:['\u2019]s)?((?:\s+(?:[a-z]*[A-Z0-9][\w.\-]*|&|with|of|and|fo
 _PREPOSITIONS = frozenset(
     ["over", "under", "across", "into", "onto", "through", "along", "around", "inside", "behind"]
 )
+# words after the brand that make it a style, another maker's product ("a <brand>-style
+# shuttle", "<brand>-inspired beaters"; round 13)
+_STYLE = frozenset(["style", "styled", "inspired", "type", "esque", "influenced"])
 _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
@@ -197,7 +200,9 @@ class CatalogueMatcher(NameReading):
             return False  # (a person of the brand's name is not the brand: "Ada <brand>")
         keys, width = keys_of(without_people(text, self.brand_tokens)), len(self.brand)
         return any(
-            keys[i : i + width] == self.brand and not place_after(keys, i + width, self.holding)
+            keys[i : i + width] == self.brand
+            and not place_after(keys, i + width, self.holding)
+            and not _STYLE.intersection(keys[i + width : i + width + 1])
             for i in range(len(keys) - width + 1)
         )
 

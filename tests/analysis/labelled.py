@@ -69,6 +69,7 @@ DEV_MENTIONS = (
     # measured once in round 12, then burned in round 13, and the cases written after it
     HERE / "heldout18" / "mentions.json",
     HERE / "fixtures" / "dev14_mentions.json",
+    HERE / "fixtures" / "dev15_mentions.json",  # round 13: kinds no set has tried yet
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -113,6 +114,7 @@ DEV_KEYWORDS = (
     # measured once in round 12, then burned in round 13, and the cases written after it
     HERE / "heldout18" / "keywords.json",
     HERE / "fixtures" / "dev14_keywords.json",
+    HERE / "fixtures" / "dev15_keywords.json",  # round 13: kinds no set has tried yet
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

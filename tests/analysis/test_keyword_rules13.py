@@ -25,6 +25,16 @@ TITLE = "Slide Rower, Air Resistance"
         ("It is foldable; a quieter model comes next year.", ["foldable"]),
         ("This rower is foldable and light.", ["foldable"]),
         ("The new frame is foldable.", ["foldable"]),
+        # what buyers wish or ask for, what it was, what it stands in for
+        ("Buyers ask for a foldable frame; this one is fixed.", []),
+        ("I wish it were foldable.", []),
+        ("It used to be foldable before the refresh.", []),
+        ("It is no longer foldable.", []),
+        ("Formerly foldable, now bolted.", []),
+        ("A foldable rowing machine alternative for small rooms.", []),
+        ("It is used to train legs; foldable for storage.", ["foldable"]),
+        # "not X but Y": Y is said of it
+        ("Not magnetic but foldable.", ["foldable"]),
     ],
 )
 def test_a_later_model_is_not_this_product(description, expected):

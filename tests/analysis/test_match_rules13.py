@@ -63,6 +63,10 @@ def named(text, brand="Arborwell"):
             {"T-ROPE-10"},
         ),
         ("Arborwell's static ropes come in 10 m and 30 m.", set()),
+        # the brand as a style: another maker's product
+        ("An Arborwell-style throw line sling is easy to sew.", set()),
+        ("Arborwell-inspired pruning saws fold the same way.", set()),
+        ("An Arborwell-made throw line sling lasts.", {"T-SLING"}),
     ],
 )
 def test_round_13_rules(text, skus):
