@@ -367,3 +367,35 @@ class UnitView:
     after_brand: set[str]
     candidates: dict[str, frozenset[str]]  # sku -> its title's words in the unit
     most: dict[str, int]  # kind -> the most words of one product of it
+
+
+# the brand's people ("<brand>'s founder weaves on a loom") and the brand said not to make
+# a product ("<brand> does not make a beater"): no product of ours is named (round 13)
+_PEOPLE = word_set("founder founders owner owners staff team ceo designer designers employees")
+_DENIALS = word_set("not doesn don t never no longer does do")
+_NEGATIVE = word_set("not t never longer")  # of those, the words that deny
+_MAKING = word_set("make makes made sell sells sold offer offers offered stock stocks carry")
+_DENIAL_REACH = 3  # words after the brand that deny before the verb of making
+
+
+def brand_aside(keys: Sequence[str], brand: Sequence[str]) -> bool:
+    """True when every mention of the ``brand`` in ``keys`` is followed by one of its
+    people or by a denial that it makes or sells something (module comment above)."""
+    width, mentions = len(brand), 0
+    for start in range(len(keys) - width + 1):
+        if list(keys[start : start + width]) != list(brand):
+            continue
+        mentions += 1
+        after = list(keys[start + width : start + width + _DENIAL_REACH + 1])
+        if after[:1] and after[0] in _PEOPLE:
+            continue
+        denial = 0
+        while denial < len(after) and (
+            after[denial] in _DENIALS or after[denial] in ("does", "do")
+        ):
+            denial += 1
+        if not (
+            0 < denial < len(after) and after[denial] in _MAKING and _DENIALS & set(after[:denial])
+        ):
+            return False
+    return mentions > 0

@@ -62,6 +62,7 @@ from .visibility_clauses import (
 )
 from .visibility_evidence import (
     UnitView,
+    brand_aside,
     brand_kinds,
     brand_leads,
     brand_taken,
@@ -398,6 +399,8 @@ class CatalogueMatcher(NameReading):
         ):
             return named  # the brand is the exact title's after it (visibility_evidence)
         view = self._view(text)
+        if brand_aside(view.keys, self.brand):
+            return named  # "<brand>'s founder ...", "<brand> does not make ..."
         titled = {
             sku: found
             for sku, found in view.candidates.items()

@@ -67,6 +67,12 @@ def named(text, brand="Arborwell"):
         ("An Arborwell-style throw line sling is easy to sew.", set()),
         ("Arborwell-inspired pruning saws fold the same way.", set()),
         ("An Arborwell-made throw line sling lasts.", {"T-SLING"}),
+        # the brand's people, and the brand said not to make a product
+        ("Arborwell's founder climbs with a throw line sling.", set()),
+        ("Arborwell does not sell a three-tooth pruning saw.", set()),
+        ("Arborwell doesn't make a throw line sling.", set()),
+        ("Arborwell makes a throw line sling.", {"T-SLING"}),
+        ("Arborwell's founder designed the Arborwell throw line sling.", {"T-SLING"}),
     ],
 )
 def test_round_13_rules(text, skus):
