@@ -67,6 +67,11 @@ _OBJECT_IS_ANOTHER = word_set("fits replace replaces replacing unlike instead")
 # what the product stands in for: the noun phrases before and after ("a budget food
 # dehydrator alternative", "an alternative to a food dehydrator"; round 13)
 _STANDS_IN = word_set("alternative alternatives substitute substitutes")
+# people named by a term before them ("cordless drill users"; round 13): not the product
+_PEOPLE = word_set("users user owners owner fans lovers buyers")
+# what another model has, to the end of its clause ("the 12 V version has an LED light")
+_HAVING = word_set("has have comes come adds add gets get includes include offers features")
+_MODEL_REACH = 4  # words between the determiner and "model", "version"...
 # what the product becomes with others, after "into" and one of these ("two twin beds zip
 # together into one queen size bed"; not "fat runs into a drip tray"; round 12)
 _BECOMES = word_set("turn turns convert converts zip zips join joins combine combines together")
@@ -184,6 +189,9 @@ def another_thing(words: list[str | None]) -> set[int]:
             marked.update(_noun_phrase(words, index + 1))
         elif word in _OTHER_MODELS:
             marked.update(_named_model(words, index))
+            to_clause_end = _another_model_has(words, index)
+        elif word in _PEOPLE:
+            marked.update(_before(words, index))
         elif word in _PLACING_VERBS and (place := _placed_on_another(words, index)):
             marked.update(_before(words, index))
             marked.update(_noun_phrase(words, place))
@@ -213,6 +221,20 @@ def _named_model(words, index):
     if start == index or (start > 0 and words[start - 1] == "this"):
         return []
     return list(range(start, index))
+
+
+def _another_model_has(words, index):
+    """True when ``words[index]`` ("model", "version"...) is qualified between "the", "a"
+    or "our" and itself, and a verb of having follows ("the 12 V version has ...")."""
+    following = words[index + 1] if index + 1 < len(words) else None
+    if following not in _HAVING:
+        return False
+    for back in range(index - 1, max(index - 1 - _MODEL_REACH, -1), -1):
+        if words[back] is None or words[back] == "this":
+            return False
+        if words[back] in ("the", "a", "an", "our"):
+            return back < index - 1
+    return False
 
 
 def _placed_on_another(words, index):

@@ -35,6 +35,13 @@ TITLE = "Slide Rower, Air Resistance"
         ("It is used to train legs; foldable for storage.", ["foldable"]),
         # "not X but Y": Y is said of it
         ("Not magnetic but foldable.", ["foldable"]),
+        # what another model has; the people a term names
+        ("The 12 V version has a foldable frame; this one has none.", []),
+        ("The pro model comes foldable.", []),
+        ("This model comes foldable.", ["foldable"]),
+        ("The model comes foldable.", ["foldable"]),
+        ("Rowing machine owners love it.", []),
+        ("A rowing machine for owners of small flats.", ["rowing machine"]),
     ],
 )
 def test_a_later_model_is_not_this_product(description, expected):
