@@ -28,14 +28,16 @@ from .visibility_words import words_of
 
 _PARTS = re.compile(r"[,;:]|\s(?:and|plus)\s", re.IGNORECASE)  # the parts of a list
 _COUNTED = frozenset(["pack", "set", "box", "case", "bundle", "tin", "bag"])
-# nouns that make a name before them a place's or an institution's ("Orchardine Farm")
+# nouns that make a name before them a place's, an institution's or an event's
+# ("Orchardine Farm", "the <brand> Cup")
 PLACES = word_set(
     "farm club point bay beach valley road street lane lake hall castle park village "
     "town island river hill harbor station estate moor forest cove marina quay pier "
     "festival market museum observatory society school church abbey county city "
     "district council airport hotel inn pub cafe restaurant reserve woods boathouse arena "
     "stadium lodge manor heath ridge headland wharf dock gardens academy college library "
-    "gallery theatre theater centre center"
+    "gallery theatre theater centre center cup trophy marathon regatta championship "
+    "championships league tournament rally fair expo derby relay"
 )
 PLACE_REACH = 2  # words after the name a place noun may come ("<brand> Cider Club")
 WITHOUT = frozenset(["without", "minus", "sans"])

@@ -35,6 +35,8 @@ def named(text, brand="Arborwell"):
         ("Arborwell Woods has old oaks; bring a static climbing rope and a pruning saw.", set()),
         ("The Arborwell Arena hosts climbers with throw line slings.", set()),
         ("At Arborwell Lodge they lend an Arborwell throw line sling.", {"T-SLING"}),
+        ("At the Arborwell Cup every climber had a throw line sling.", set()),
+        ("The Arborwell Regatta course passes a static climbing rope wall.", set()),
         # another number or prefix in a hyphenated word or a code after the brand
         ("The Arborwell Five-Tooth Pruning Saw, Folding cuts faster.", set()),
         ("The Arborwell Multi-Tooth Pruning Saw, Folding cuts faster.", set()),
