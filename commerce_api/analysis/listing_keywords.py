@@ -109,6 +109,9 @@ MATERIAL_CONSENSUS = 0.75  # share of the neighbours that must share a material
 _NOT_KEYWORDS = STOPWORDS | PROMOTIONAL_WORDS | COLOURS
 MAX_PHRASE = 3  # words in a suggested phrase
 SHOP_WIDE_SHARE = 0.5  # a phrase this share of all titles has says nothing of one product
+# words that make the phrase after them not quite the term ("non stick", "semi cordless",
+# "nearly silent", "faux leather" of "leather"; round 13 beside round 7's "non")
+NOT_QUITE = word_set("non semi almost nearly quasi pseudo faux mock")
 NEGATIONS = word_set(
     "not no without never nor non isn aren doesn lacks lack lacking neither none instead "
     "rather unlike than cannot t"
@@ -163,7 +166,7 @@ def phrases_of(
         denied = earlier or (word in NEGATIONS and word != "non")
         if not _usable(word):
             continue
-        if not negated and (earlier or start in hedged or words[start - 1] == "non"):
+        if not negated and (earlier or start in hedged or words[start - 1] in NOT_QUITE):
             continue
         if start in other_thing:
             continue

@@ -41,6 +41,9 @@ TITLE = "Slide Rower, Air Resistance"
         ("This model comes foldable.", ["foldable"]),
         ("The model comes foldable.", ["foldable"]),
         ("Rowing machine owners love it.", []),
+        # "semi", "nearly", "faux"... before a term: not quite the term
+        ("It is semi foldable.", []),
+        ("Nearly foldable: only the seat comes off.", []),
         ("A rowing machine for owners of small flats.", ["rowing machine"]),
     ],
 )
