@@ -124,6 +124,7 @@ _PREPOSITIONS = frozenset(
 # words after the brand that make it a style, another maker's product ("a <brand>-style
 # shuttle", "<brand>-inspired beaters"; round 13)
 _STYLE = frozenset(["style", "styled", "inspired", "type", "esque", "influenced"])
+_MARKS = re.compile("[\u2122\u00ae\u00a9\u2120]")  # trade and service marks
 _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
@@ -513,7 +514,7 @@ class CatalogueMatcher(NameReading):
 
     def read(self, answer: str | None) -> tuple[list[Unit], list[dict[str, str]], bool]:
         """``(units, [{sku: how} per unit], brand named anywhere)`` for ``answer``."""
-        units = answer_units(answer)
+        units = answer_units(_MARKS.sub("", answer or ""))  # "Knife™ with ..." (round 13)
         found, brand_anywhere = [], False
         branded_paragraph, branded_list = None, False
         for index, unit in enumerate(units):

@@ -69,6 +69,9 @@ def named(text, brand="Arborwell"):
         ("An Arborwell-style throw line sling is easy to sew.", set()),
         ("Arborwell-inspired pruning saws fold the same way.", set()),
         ("An Arborwell-made throw line sling lasts.", {"T-SLING"}),
+        # a trade mark glued to a word of the title
+        ("Arborwell's Throw Line™ Sling is bright.", {"T-SLING"}),
+        ("The Arborwell Pruning Saw®, Folding cuts green wood.", {"T-SAW"}),
         # the brand's people, and the brand said not to make a product
         ("Arborwell's founder climbs with a throw line sling.", set()),
         ("Arborwell does not sell a three-tooth pruning saw.", set()),
