@@ -378,18 +378,37 @@ _DENIALS = word_set("not doesn don t never no longer does do")
 _NEGATIVE = word_set("not t never longer")  # of those, the words that deny
 _MAKING = word_set("make makes made sell sells sold offer offers offered stock stocks carry")
 _DENIAL_REACH = 3  # words after the brand that deny before the verb of making
+# a product the brand might make ("If <brand> made a ...", "<brand> will launch a ...",
+# "<brand>'s upcoming ..."): none of ours is named either
+_MADE = word_set("made sold offered released launched did had")
+_MODALS = word_set("will would should could might may ll")
+_LAUNCHING = word_set("make launch release introduce unveil add bring sell offer")
+_UNMADE = word_set(
+    "upcoming prototype planned future rumoured rumored forthcoming unreleased concept"
+)
+
+
+def _might_make(before: str | None, after: list[str]) -> bool:
+    """True when the words around a mention of the brand speak of a product it might make:
+    "if" before it and "made", "sold"... after it, or a modal and a verb of launching."""
+    if before == "if" and after[:1] and after[0] in _MADE:
+        return True
+    return bool(after[:1]) and after[0] in _MODALS and bool(_LAUNCHING.intersection(after[1:3]))
 
 
 def brand_aside(keys: Sequence[str], brand: Sequence[str]) -> bool:
     """True when every mention of the ``brand`` in ``keys`` is followed by one of its
-    people or by a denial that it makes or sells something (module comment above)."""
+    people, by a denial that it makes or sells something, or speaks of a product it
+    might make (the comments above)."""
     width, mentions = len(brand), 0
     for start in range(len(keys) - width + 1):
         if list(keys[start : start + width]) != list(brand):
             continue
         mentions += 1
         after = list(keys[start + width : start + width + _DENIAL_REACH + 1])
-        if after[:1] and after[0] in _PEOPLE:
+        if after[:1] and (after[0] in _PEOPLE or after[0] in _UNMADE):
+            continue
+        if _might_make(keys[start - 1] if start else None, after):
             continue
         denial = 0
         while denial < len(after) and (

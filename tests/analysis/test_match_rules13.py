@@ -77,6 +77,11 @@ def named(text, brand="Arborwell"):
         ("Arborwell does not sell a three-tooth pruning saw.", set()),
         ("Arborwell doesn't make a throw line sling.", set()),
         ("Arborwell makes a throw line sling.", {"T-SLING"}),
+        # a product the brand might make
+        ("If Arborwell made a throw line sling in orange, I'd buy it.", set()),
+        ("Arborwell will launch a three-tooth pruning saw next year.", set()),
+        ("Arborwell's upcoming tree survey loupe is waterproof.", set()),
+        ("Arborwell will ship the throw line sling today.", {"T-SLING"}),
         ("Arborwell's founder designed the Arborwell throw line sling.", {"T-SLING"}),
     ],
 )
