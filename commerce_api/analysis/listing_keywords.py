@@ -62,7 +62,7 @@ from typing import Any
 from .listing_asides import without_asides
 from .listing_clauses import hedged_clauses
 from .listing_pairs import half_of_a_pair, joined_pairs, pairs_said
-from .listing_parts import PART_SHARE, parts_of_longer_terms, two_terms
+from .listing_parts import PART_SHARE, beside_own_term, parts_of_longer_terms, two_terms
 from .listing_referents import (
     CLAUSE_END,
     COLOURS,
@@ -403,6 +403,7 @@ class KeywordCorpus:
                 own_words.intersection(phrase)
                 and not _extends(phrase, spelling, title, own_words, description)
                 and not _names_the_kind(phrase, opening, kinds | {kind_of(title)}, own_words)
+                and not beside_own_term(phrase, own, counts, others, MIN_TITLES, MIN_SHARE)
             ):
                 continue  # the title says a part of it already
             if len(phrase) == 1 and (

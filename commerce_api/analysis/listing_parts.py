@@ -103,3 +103,31 @@ def two_terms(
         )
         for split in range(1, len(phrase))
     )
+
+
+def beside_own_term(
+    phrase: tuple[str, ...],
+    own: Mapping[tuple[str, ...], str],
+    counts: Mapping[tuple[str, ...], int],
+    others: int,
+    min_titles: int,
+    min_share: float,
+) -> bool:
+    """True when the words ``phrase`` shares with the title all come from another common
+    term the title says ("pizza stone" of "Pizza Oven, Dual Fuel": "pizza" is the oven's;
+    round 13): the phrase is a term of its own, not the title's term again."""
+    if len(phrase) < 2:
+        return False
+    own_words = {word for term in own for word in term}
+    shared = own_words.intersection(phrase)
+    if len(shared) == len(set(phrase)):
+        return False
+    return any(
+        len(term) > 1
+        and term != phrase
+        and shared <= set(term)
+        and not set(term) <= set(phrase)  # not "digital kitchen scale" of "Kitchen Scale"
+        and counts.get(term, 0) - 1 >= min_titles
+        and (counts.get(term, 0) - 1) / others >= min_share
+        for term in own
+    )

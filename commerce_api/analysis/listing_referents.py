@@ -197,7 +197,10 @@ def another_thing(words: list[str | None]) -> set[int]:
             marked.update(_noun_phrase(words, place))
         elif _denied_verb(words, index):
             marked.update(_before(words, index - 1 if word == "not" else index))
-        elif word == "of" and index + 1 < len(words) and words[index + 1] in _OF_ANOTHER:
+        elif word == "of" and (
+            (index + 1 < len(words) and words[index + 1] in _OF_ANOTHER)
+            or _of_other_models(words, index)
+        ):
             marked.update(_before(words, index))
             marked.update(_noun_phrase(words, index + 1))
     return marked
@@ -221,6 +224,17 @@ def _named_model(words, index):
     if start == index or (start > 0 and words[start - 1] == "this"):
         return []
     return list(range(start, index))
+
+
+def _of_other_models(words, index):
+    """True when "of" at ``words[index]`` is followed, within ``_MODEL_REACH`` words of its
+    clause, by "models", "versions"... ("the bullet ice of countertop models"; round 13)."""
+    for ahead in words[index + 1 : index + 1 + _MODEL_REACH]:
+        if ahead is None or ahead == "this":
+            return False
+        if ahead in _OTHER_MODELS:
+            return True
+    return False
 
 
 def _another_model_has(words, index):

@@ -49,3 +49,30 @@ TITLE = "Slide Rower, Air Resistance"
 )
 def test_a_later_model_is_not_this_product(description, expected):
     assert terms(TITLE, description) == expected
+
+
+OVENS = [
+    ("Ovens", "Pizza Oven, Pizza Stone, Dual Fuel"),
+    ("Ovens", "Pizza Oven with Pizza Stone, Gas"),
+    ("Ovens", "Dual Fuel Pizza Oven, Pizza Stone, Black"),
+    ("Ovens", "Outdoor Pizza Oven, Dual Fuel, Pizza Stone"),
+    ("Ovens", "Pizza Oven, Pizza Stone, Dual Fuel, Cover"),
+    ("Ovens", "Wood Fired Oven, Pizza Stone"),
+    ("Ovens", "Pizza Oven, Dual Fuel, Thermometer"),
+    ("Ovens", "Pizza Peel, Aluminium"),
+    ("Ovens", "Pizza Oven, Dual Fuel, Folding Legs"),
+]
+
+
+@pytest.mark.parametrize(
+    "description, expected",
+    [
+        # a term sharing a word with another term the title has is a term of its own
+        ("The 13 in pizza stone lifts out for cleaning.", ["pizza stone"]),
+        ("Cook on the pizza stone floor.", ["pizza stone"]),
+        # ... unless it is said of other models
+        ("The pizza stone of countertop models cracks; this one has a steel floor.", []),
+    ],
+)
+def test_a_term_sharing_a_word_with_the_titles_term(description, expected):
+    assert terms("Pizza Oven, Dual Fuel, Carry Cover", description, OVENS) == expected
