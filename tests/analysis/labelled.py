@@ -165,6 +165,12 @@ HELDOUT17_KEYWORDS = HERE / "heldout17" / "keywords.json"
 # more helper who read no code
 HELDOUT18_MENTIONS = HERE / "heldout18" / "mentions.json"
 HELDOUT18_KEYWORDS = HERE / "heldout18" / "keywords.json"
+# the nineteenth and twentieth, written in round 13 by two helpers who never read the code,
+# measured once each on round 13's rules
+HELDOUT19_MENTIONS = HERE / "heldout19" / "mentions.json"
+HELDOUT19_KEYWORDS = HERE / "heldout19" / "keywords.json"
+HELDOUT20_MENTIONS = HERE / "heldout20" / "mentions.json"
+HELDOUT20_KEYWORDS = HERE / "heldout20" / "keywords.json"
 
 
 def load_mention_shops(*paths: Path) -> list[dict[str, Any]]:
