@@ -9,6 +9,8 @@ or ask for. Their words are no evidence for a keyword suggestion
 (``listing_keywords.phrases_of``).
 """
 
+import re
+
 from .listing_referents import CLAUSE_END
 from .listing_title import unpromoted_tokens, word_set
 
@@ -70,3 +72,24 @@ def hedged_clauses(words: list[str | None], text: str | None) -> set[int]:
             )
             clause.append(index)
     return hedged
+
+
+# a line of a specification: "Label: no" / "Label: yes" (round 14)
+_SPEC_ANSWER = re.compile(
+    r"(^|[.;!?\n]\s*)([A-Za-z][^:.;!?\n]{0,60}?)\s*:\s*"
+    r"(no|none|not included|not available|n/a|yes)(?=\s*(?:[.;,(\n]|$))",
+    re.IGNORECASE,
+)
+
+
+def spec_lines(text: str) -> str:
+    """``text`` with its lines read as clauses and the answers of its specification lines
+    said in words: "Smokeless: no" is "not Smokeless", "Floating plates: yes" is "Floating
+    plates" (round 14)."""
+
+    def said(match: re.Match) -> str:
+        start, label, answer = match.groups()
+        return f"{start}{label}" if answer.casefold() == "yes" else f"{start}not {label}"
+
+    text = re.sub(r"[ \t]*\n\s*", ".\n", text.strip())  # a line ends its clause
+    return _SPEC_ANSWER.sub(said, text)

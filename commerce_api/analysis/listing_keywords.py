@@ -60,7 +60,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .listing_asides import without_asides
-from .listing_clauses import hedged_clauses
+from .listing_clauses import hedged_clauses, spec_lines
 from .listing_pairs import half_of_a_pair, joined_pairs, pairs_said
 from .listing_parts import PART_SHARE, beside_own_term, parts_of_longer_terms, two_terms
 from .listing_referents import (
@@ -379,6 +379,7 @@ class KeywordCorpus:
         if entry is None:
             return []
         description = without_asides(description)  # not said of another thing
+        description = spec_lines(description)  # "Smokeless: no" (round 14)
         own = phrases_of(title)
         own_words = {word for phrase in own for word in phrase}
         titles, counts, known, terms = entry

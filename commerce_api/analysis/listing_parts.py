@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 
-from .listing_referents import PHRASE_TOKEN, cached_stem, usable
+from .listing_referents import COLOURS, PHRASE_TOKEN, cached_stem, usable
 
 PART_SHARE = 0.85
 ALONE_SHARE = 0.5
@@ -33,7 +33,9 @@ def _runs(title):
         run = []
         for match in [*PHRASE_TOKEN.finditer(part), None]:
             word = match.group().casefold() if match is not None else None
-            if usable(word) or word in _PARTICLES:
+            # a colour word after a word is its neighbour too: "warm" of "Warm White", not
+            # "rubber" of "Natural Rubber" (round 14)
+            if usable(word) or word in _PARTICLES or (run and word in COLOURS):
                 run.append(cached_stem(word))
             elif run:
                 yield run

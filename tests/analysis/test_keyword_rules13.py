@@ -76,3 +76,32 @@ OVENS = [
 )
 def test_a_term_sharing_a_word_with_the_titles_term(description, expected):
     assert terms("Pizza Oven, Dual Fuel, Carry Cover", description, OVENS) == expected
+
+
+@pytest.mark.parametrize(
+    "description, expected",
+    [
+        # round 14: specification lines, and a line ends its clause
+        ("Foldable: no (bolted frame).", []),
+        ("Foldable: none", []),
+        ("Magnetic resistance: no\nFoldable: yes", ["foldable"]),
+        ("Foldable: yes, in two parts.", ["foldable"]),
+        # what the buyer is sent elsewhere for
+        ("Air only; for magnetic resistance see our RM range.", []),
+    ],
+)
+def test_specification_lines_and_referrals(description, expected):
+    assert terms(TITLE, description) == expected
+
+
+def test_a_word_always_before_a_colour_is_part_of_its_name():
+    rows = [
+        ("Lights", "Garden Lights, Warm White, Dusk to Dawn"),
+        ("Lights", "Warm White Garden Lights, 6 Pack"),
+        ("Lights", "Garden Lights, Warm White"),
+        ("Lights", "Spot Light, Warm White, Dusk to Dawn"),
+        ("Lights", "Fence Lights, Warm White, Dusk to Dawn"),
+        ("Lights", "Garden Lights, Dusk to Dawn"),
+        ("Lights", "Bollard Lights, Dusk to Dawn"),
+    ]
+    assert "warm" not in terms("Lantern, Cool White", "A warm white glow.", rows)
