@@ -20,6 +20,7 @@ none (``visibility_match``; round 7 of issue 30, docs/decisions.md):
 import re
 from collections import Counter
 from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from .listing_title import STOPWORDS, stem, word_set
@@ -255,7 +256,8 @@ def brand_kinds(
         return False
     if plural_title is not None:
         found, title = plural_title
-        if found == title or found - {kind, modifier}:
+        extra = found - {kind, modifier}
+        if found == title or (extra and not _predicated(keys, extra)):
             return False
     else:
         modifier = None  # a singular title: the kind right after the brand
@@ -268,6 +270,21 @@ def brand_kinds(
         if after and after[0] != kind and stem(after[0]) == kind:
             return True
     return False
+
+
+_PREDICATES = word_set("is are has have come comes get gets feel feels look looks last lasts")
+
+
+def _predicated(keys: Sequence[str], words: AbstractSet[str]) -> bool:
+    """True when every one of ``words`` (stems) is said only after a verb that says
+    something of the kind ("<brand> beads have generous holes": "hole" describes the
+    brand's beads, it picks none of them out; round 14)."""
+    seen_verb = False
+    for key in keys:
+        seen_verb = seen_verb or key in _PREDICATES
+        if stem(key) in words and not seen_verb:
+            return False
+    return True
 
 
 def brand_leads(

@@ -80,6 +80,7 @@ from .visibility_evidence import (
 from .visibility_names import NameReading
 from .visibility_others import renamed, type_named, without_people
 from .visibility_sizes import (
+    NUMBER_WORDS,
     PART_SPLIT,
     SIZE,
     bare_numbers,
@@ -91,6 +92,7 @@ from .visibility_sizes import (
     sizes_of,
     spaced_number_words,
 )
+from .visibility_spelling import Misspellings
 from .visibility_words import (
     CLAUSE_SPLIT,
     COLOUR_OPTIONS,
@@ -125,6 +127,8 @@ _PREPOSITIONS = frozenset(
 # shuttle", "<brand>-inspired beaters"; round 13)
 _STYLE = frozenset(["style", "styled", "inspired", "type", "esque", "influenced"])
 _MARKS = re.compile("[\u2122\u00ae\u00a9\u2120]")  # trade and service marks
+_NUMBER = re.compile(r"(?<![\w.])\d[\d.,]*(?![\w.])")  # a number, not a code ("A5")
+_LEAD_PREFIX = 3  # words of a title's lead that name it without the rest (round 14)
 _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
@@ -179,7 +183,8 @@ class CatalogueMatcher(NameReading):
             self.words[sku] = frozenset(words_of(product.title)) - brand_words
             title_keys = len(keys_of(product.title))
             title_words = sum(1 for word in self.words[sku] if len(word) >= 3)
-            measured = any(unit[:1] != "#" for unit in self.sizes[sku])
+            # a size, or a count ("Station Logbook, 500 Contacts": round 14)
+            measured = _NUMBER.search(product.title) is not None
             if (
                 (title_keys >= EXACT_MIN_TOKENS and title_words >= EXACT_MIN_WORDS)
                 or (title_keys >= EXACT_ALL_SIGNIFICANT and title_words >= EXACT_ALL_SIGNIFICANT)
@@ -196,6 +201,7 @@ class CatalogueMatcher(NameReading):
             if gtin:
                 self.gtins.setdefault(gtin, set()).add(sku)
             self.skus[sku.casefold()] = sku
+        self.spelling = Misspellings(self.holding.keys())
 
     def names_brand(self, text: str) -> bool:
         if not self.brand:
@@ -305,18 +311,24 @@ class CatalogueMatcher(NameReading):
         return self.kinds[sku]
 
     def _lead_after_brand(self, sku, kind, keys):
-        """True when the title's words before its kind (two or more) follow the brand in
-        the unit, with no significant word after them: "Loomhollow Merino DK in teal" of
-        our "Merino DK Yarn 50 g - Teal" (not "Birchwood Acacia Salad Servers" of our
-        "Acacia Salad Bowl ... with Servers")."""
+        """True when the title's words before its kind (two or more), or the first three
+        or more of them (round 14: "<brand> end-fed half-wave, 20 m band" of "End-Fed
+        Half-Wave Antenna Kit, 20 m Band"), follow the brand in the unit with no
+        significant word after them but a number: "Loomhollow Merino DK in teal" of our
+        "Merino DK Yarn 50 g - Teal" (not "Birchwood Acacia Salad Servers" of our "Acacia
+        Salad Bowl ... with Servers")."""
         title_keys = keys_of(self.products[sku].title)
         kinds = [i for i, key in enumerate(title_keys) if stem(key) == kind]
-        lead = self.brand + title_keys[: kinds[0]] if kinds else []
-        if len(lead) < len(self.brand) + 2:
-            return False
-        for start in range(len(keys) - len(lead) + 1):
-            if keys[start : start + len(lead)] == lead:
-                return not words_of(" ".join(keys[start + len(lead) : start + len(lead) + 1]))
+        before = title_keys[: kinds[0]] if kinds else []
+        for length in range(len(before), 1, -1):
+            if length < len(before) and length < _LEAD_PREFIX:
+                break
+            lead = self.brand + before[:length]
+            for start in range(len(keys) - len(lead) + 1):
+                if keys[start : start + len(lead)] == lead:
+                    after = keys[start + len(lead) : start + len(lead) + 1]
+                    if not words_of(" ".join(after)) or after[0] in NUMBER_WORDS:
+                        return True
         return False
 
     def _plural_only(self, sku, kind, keys):
@@ -350,6 +362,18 @@ class CatalogueMatcher(NameReading):
                     return True
         return False
 
+    def _named_after_brand(self, sku, found, keys):
+        """True when the unit has every word of the title and its first right after the
+        brand ("The <brand> Nonpareil Comb with ... gives the finest pattern I have managed
+        with any comb": no "any comb from <brand>"; round 14)."""
+        first, width = next(iter(self.title_keys[sku]), None), len(self.brand)
+        return found == self.words[sku] and any(
+            keys[i : i + width] == self.brand
+            and keys[i + width] == first
+            and not quantified(keys, i, QUANTIFIER_REACH, QUANTIFIERS)  # "Whichever <brand> ..."
+            for i in range(len(keys) - width)
+        )
+
     def _said_of_it(self, sku, found, keys, names, colours, text, typed=False):
         """The checks of a title match said of our brand (module docstring); ``typed``: a
         type's name says what the product is (``_type_name``)."""
@@ -365,7 +389,8 @@ class CatalogueMatcher(NameReading):
             return False  # another product of the brand
         if self.brand_name is not None and renamed(text, self.brand_name, self.products[sku].title):
             return False  # "<brand> 6S LiPo Battery" of our "4S LiPo Battery"
-        if self._of_any(keys, {kind, *(stem(word) for word in self.brand)} - {None}):
+        anchors = {kind, *(stem(word) for word in self.brand)} - {None}
+        if not self._named_after_brand(sku, found, keys) and self._of_any(keys, anchors):
             return False
         title_colours = title & COLOUR_STEMS
         if (
@@ -425,6 +450,11 @@ class CatalogueMatcher(NameReading):
         sizes = self._sizes_said(said, text)
         present = self.compounds.read(text, set(words_of(text)))
         keys = self.compounds.split_keys(keys_of(text))
+        fixed = self.spelling.fix(keys, self.holding, text)  # "Shelter Tnet" (round 14)
+        spelt = {stem(keys[index]): word for index, word in fixed.items()}
+        if fixed:
+            keys = [fixed.get(index, key) for index, key in enumerate(keys)]
+            present |= set(fixed.values())
         present |= size_words(keys, self.holding, self.brand_stems)  # "the medium <brand> vest"
         width = len(self.brand)
         candidates = self._found(present)
@@ -432,7 +462,13 @@ class CatalogueMatcher(NameReading):
             text=text,
             keys=keys,
             sizes=sizes,
-            names=[n for t in {text, said} for n in self._others_of_brand(t)] if self.brand else [],
+            names=[
+                {spelt.get(word, word) for word in name}
+                for t in {text, said}
+                for name in self._others_of_brand(t)
+            ]
+            if self.brand
+            else [],
             colours=present & COLOUR_STEMS,
             numbers=bare_numbers(text)
             - {  # numbers without a unit, not a size's

@@ -70,6 +70,9 @@ DEV_MENTIONS = (
     HERE / "heldout18" / "mentions.json",
     HERE / "fixtures" / "dev14_mentions.json",
     HERE / "fixtures" / "dev15_mentions.json",  # round 13: kinds no set has tried yet
+    # measured once in round 13, burned in round 14, and the cases written after it
+    HERE / "heldout20" / "mentions.json",
+    HERE / "fixtures" / "dev16_mentions.json",
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -115,6 +118,7 @@ DEV_KEYWORDS = (
     HERE / "heldout18" / "keywords.json",
     HERE / "fixtures" / "dev14_keywords.json",
     HERE / "fixtures" / "dev15_keywords.json",  # round 13: kinds no set has tried yet
+    HERE / "heldout20" / "keywords.json",  # measured once in round 13, burned in round 14
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

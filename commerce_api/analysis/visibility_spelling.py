@@ -1,0 +1,83 @@
+"""Misspelt words of our titles in an answer (round 14 of issue 30): "Insulated Shelter
+Tnet", "Manual Antena Matching Unit", "Tassle Comb". A capitalised word of the answer,
+not its sentence's first, that no title has, is read as a word of ours one edit away (a
+letter added, dropped, changed, or two swapped) when exactly one such word fits and a
+neighbour of it in the answer is a word of a title that has it: a misspelling inside our
+product's name as titles are written, not any word that happens to look like one of ours
+("a thumb compass lets you ..." keeps its "lets", not our "Left").
+"""
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+
+from .listing_title import STOPWORDS, stem
+
+MIN_LETTERS = 4  # shorter words are not corrected
+# a capitalised word after a word of its sentence (not its first)
+_CAPITALISED = re.compile(r"(?<=[\w,)] )[A-Z][a-z]+\b")
+
+
+def capitalised(text: str) -> set[str]:
+    """The capitalised words of ``text`` that do not open a sentence, case-folded."""
+    return {word.casefold() for word in _CAPITALISED.findall(text)}
+
+
+def _deletions(word: str) -> set[str]:
+    return {word, *(word[:i] + word[i + 1 :] for i in range(len(word)))}
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """True when ``a`` and ``b`` differ by one added, dropped or changed letter, or by two
+    neighbouring letters swapped."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diffs = [i for i in range(len(a)) if a[i] != b[i]]
+        if len(diffs) == 1:
+            return True
+        i, j = (diffs + [0, 0])[:2]
+        return len(diffs) == 2 and j == i + 1 and a[i] == b[j] and a[j] == b[i]
+    short, long = sorted((a, b), key=len)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+class Misspellings:
+    """The words of a catalogue's titles, indexed by their one-letter deletions."""
+
+    def __init__(self, vocabulary: Collection[str]):
+        self.vocabulary = vocabulary
+        self.index: dict[str, set[str]] | None = None  # built on first use
+
+    def _near(self, word: str) -> set[str]:
+        if self.index is None:
+            self.index = {}
+            for known in self.vocabulary:
+                if len(known) >= MIN_LETTERS and known.isalpha():
+                    for variant in _deletions(known):
+                        self.index.setdefault(variant, set()).add(known)
+        found = set()
+        for variant in _deletions(word):
+            found |= self.index.get(variant, set())
+        return {known for known in found if _one_edit(word, known)}
+
+    def fix(
+        self, keys: Sequence[str], holding: Mapping[str, set[str]], text: str
+    ) -> dict[int, str]:
+        """``{index: our word}`` for the misspelt ``keys`` of ``text`` (module docstring)."""
+        fixed, titled = {}, None
+        for index, key in enumerate(keys):
+            word = stem(key)
+            if len(key) < MIN_LETTERS or not key.isalpha() or word in holding:
+                continue
+            if key in STOPWORDS:
+                continue
+            titled = capitalised(text) if titled is None else titled
+            if key not in titled:
+                continue
+            beside = [stem(k) for k in keys[max(index - 1, 0) : index + 2 : 2] if k != key]
+            near_titles = set().union(*(holding.get(n, set()) for n in beside))
+            near = self._near(word) | self._near(key)  # "Stainles": stem "stainle"
+            fits = [w for w in near if holding[w] & near_titles]
+            if len(fits) == 1:
+                fixed[index] = fits[0]
+        return fixed
