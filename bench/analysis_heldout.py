@@ -1,12 +1,12 @@
 """Mention detection and keyword suggestions on the development and held-out sets (issue
 30): ``.venv/bin/python bench/analysis_heldout.py`` (``--dev-only`` while working on the
 code: the held-out sets are measured, never tuned on; see tests/analysis/heldout/README.md).
-The held-out sets are tests/analysis/heldout19 and heldout20 ("held-out19", "held-out20"),
-written in round 13 by two helpers who never read the code; heldout13 and heldout14 were
-burned in round 11, heldout15, heldout16 and heldout17 (each measured once first) in round
-12, heldout18 (measured once first) in round 13; heldout/ to heldout18/ are burned (their
-misses were read) and are counted in "dev"; the "heldout2"... "heldout18" columns show the
-later ones alone.
+The held-out sets are tests/analysis/heldout19, heldout21 and heldout22 ("held-out19"...),
+written in rounds 13 and 14 by helpers who never read the code; heldout13 and heldout14
+were burned in round 11, heldout15, heldout16 and heldout17 (each measured once first) in
+round 12, heldout18 in round 13 and heldout20 in round 14 (each measured once first);
+heldout/ to heldout18/ and heldout20/ are burned (their misses were read) and are counted
+in "dev"; the "heldout2"... "heldout20" columns show the later ones alone.
 
 Bars (held-out): mention precision >= 0.9 and recall >= 0.8, micro and macro, every SKU
 >= 0.75 precision; a right keyword suggestion for at least half of the eligible products
@@ -61,6 +61,10 @@ from tests.analysis.labelled import (  # noqa: E402
     HELDOUT19_MENTIONS,
     HELDOUT20_KEYWORDS,
     HELDOUT20_MENTIONS,
+    HELDOUT21_KEYWORDS,
+    HELDOUT21_MENTIONS,
+    HELDOUT22_KEYWORDS,
+    HELDOUT22_MENTIONS,
     keyword_scores,
     load_mention_shops,
     mention_scores,
@@ -114,11 +118,14 @@ def main():
         "heldout16": ((HELDOUT16_MENTIONS,), (HELDOUT16_KEYWORDS,)),
         # measured once in round 12, burned in round 13
         "heldout18": ((HELDOUT18_MENTIONS,), (HELDOUT18_KEYWORDS,)),
+        # measured once in round 13, burned in round 14
+        "heldout20": ((HELDOUT20_MENTIONS,), (HELDOUT20_KEYWORDS,)),
     }
     if not args.dev_only:
         held = {
             "held-out19": (HELDOUT19_MENTIONS, HELDOUT19_KEYWORDS),
-            "held-out20": (HELDOUT20_MENTIONS, HELDOUT20_KEYWORDS),
+            "held-out21": (HELDOUT21_MENTIONS, HELDOUT21_KEYWORDS),
+            "held-out22": (HELDOUT22_MENTIONS, HELDOUT22_KEYWORDS),
         }
         for paths in held.values():
             for path in paths:

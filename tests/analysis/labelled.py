@@ -169,12 +169,16 @@ HELDOUT17_KEYWORDS = HERE / "heldout17" / "keywords.json"
 # more helper who read no code
 HELDOUT18_MENTIONS = HERE / "heldout18" / "mentions.json"
 HELDOUT18_KEYWORDS = HERE / "heldout18" / "keywords.json"
-# the nineteenth and twentieth, written in round 13 by two helpers who never read the code,
-# measured once each on round 13's rules
+# the nineteenth to twenty-second, written in rounds 13 and 14 by helpers who never read
+# the code; heldout20 was measured on round 13's rules and burned in round 14
 HELDOUT19_MENTIONS = HERE / "heldout19" / "mentions.json"
 HELDOUT19_KEYWORDS = HERE / "heldout19" / "keywords.json"
 HELDOUT20_MENTIONS = HERE / "heldout20" / "mentions.json"
 HELDOUT20_KEYWORDS = HERE / "heldout20" / "keywords.json"
+HELDOUT21_MENTIONS = HERE / "heldout21" / "mentions.json"
+HELDOUT21_KEYWORDS = HERE / "heldout21" / "keywords.json"
+HELDOUT22_MENTIONS = HERE / "heldout22" / "mentions.json"
+HELDOUT22_KEYWORDS = HERE / "heldout22" / "keywords.json"
 
 
 def load_mention_shops(*paths: Path) -> list[dict[str, Any]]:
