@@ -1,12 +1,13 @@
 """Mention detection and keyword suggestions on the development and held-out sets (issue
 30): ``.venv/bin/python bench/analysis_heldout.py`` (``--dev-only`` while working on the
 code: the held-out sets are measured, never tuned on; see tests/analysis/heldout/README.md).
-The held-out sets are tests/analysis/heldout19, heldout21 and heldout22 ("held-out19"...),
+The held-out sets are tests/analysis/heldout19 and heldout22 ("held-out19", "held-out22"),
 written in rounds 13 and 14 by helpers who never read the code; heldout13 and heldout14
 were burned in round 11, heldout15, heldout16 and heldout17 (each measured once first) in
-round 12, heldout18 in round 13 and heldout20 in round 14 (each measured once first);
-heldout/ to heldout18/ and heldout20/ are burned (their misses were read) and are counted
-in "dev"; the "heldout2"... "heldout20" columns show the later ones alone.
+round 12, heldout18 in round 13, heldout20 in round 14 and heldout21 in round 15 (each
+measured once first); heldout/ to heldout18/, heldout20/ and heldout21/ are burned (their
+misses were read) and are counted in "dev"; the "heldout2"... "heldout21" columns show the
+later ones alone.
 
 Bars (held-out): mention precision >= 0.9 and recall >= 0.8, micro and macro, every SKU
 >= 0.75 precision; a right keyword suggestion for at least half of the eligible products
@@ -120,11 +121,12 @@ def main():
         "heldout18": ((HELDOUT18_MENTIONS,), (HELDOUT18_KEYWORDS,)),
         # measured once in round 13, burned in round 14
         "heldout20": ((HELDOUT20_MENTIONS,), (HELDOUT20_KEYWORDS,)),
+        # measured once in round 14, burned in round 15
+        "heldout21": ((HELDOUT21_MENTIONS,), (HELDOUT21_KEYWORDS,)),
     }
     if not args.dev_only:
         held = {
             "held-out19": (HELDOUT19_MENTIONS, HELDOUT19_KEYWORDS),
-            "held-out21": (HELDOUT21_MENTIONS, HELDOUT21_KEYWORDS),
             "held-out22": (HELDOUT22_MENTIONS, HELDOUT22_KEYWORDS),
         }
         for paths in held.values():

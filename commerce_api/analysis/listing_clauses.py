@@ -28,7 +28,7 @@ UNASSERTED = word_set(
 # ``FUTURE``, "in development", "coming soon", or one of ``LATER`` at most three words before
 # one of ``RELEASES`` ("comes with next year's model", "will arrive in a later version")
 FUTURE = word_set("planned upcoming forthcoming formerly previously discontinued removed")
-LATER = word_set("next later future coming previous older earlier")
+LATER = word_set("next later future coming previous older earlier first original old")
 # "it used to have", "no longer": what the product was, not what it is
 _USED_TO = word_set("have be come ship include offer carry")
 RELEASES = word_set(

@@ -64,6 +64,10 @@ _WORKS = word_set("works work")  # "the fingertips do not work on a touchscreen"
 _CLAUSE_OF_ANOTHER = word_set("takes accepts requires require needs upgrade upgrades")
 # words whose object, the noun phrase after them, is another thing than the product
 _OBJECT_IS_ANOTHER = word_set("fits replace replaces replacing unlike instead")
+# what the product fits or replaces, and what that thing has ("fits our pencil sharpeners
+# with auto stop"; round 15)
+_FITS = word_set("fits fit replaces replace replacing")
+_HAVING_WORDS = word_set("with featuring having")
 # what the product stands in for: the noun phrases before and after ("a budget food
 # dehydrator alternative", "an alternative to a food dehydrator"; round 13)
 _STANDS_IN = word_set("alternative alternatives substitute substitutes")
@@ -169,6 +173,9 @@ def another_thing(words: list[str | None]) -> set[int]:
             to_clause_end = False
         elif to_clause_end:
             marked.add(index)
+        elif word in _FITS:
+            marked.add(index)
+            marked.update(_fitted(words, index))
         elif word in _CLAUSE_OF_ANOTHER or (
             index
             and (word == "with" or (word == "on" and words[index - 1] in _WORKS))
@@ -239,6 +246,16 @@ def _of_other_models(words, index):
         if ahead in _OTHER_MODELS:
             return True
     return False
+
+
+def _fitted(words, index):
+    """The indexes of the noun phrase after ``words[index]`` ("fits", "replaces") and of the
+    one after "with", "featuring" or "having" right after it."""
+    phrase = _noun_phrase(words, index + 1)
+    after = (max(phrase) + 1) if phrase else index + 1
+    if after < len(words) and words[after] in _HAVING_WORDS:
+        return [*phrase, after, *_noun_phrase(words, after + 1)]
+    return phrase
 
 
 def _another_model_has(words, index):

@@ -20,6 +20,10 @@ _BULLET = re.compile(r"^(\s*)[-*\u2022+]\s+(.*\S)")
 _LINK = re.compile(r"\[([^\]\n]*)\]\(([^)\s]*)\)")  # a markdown link: text, address
 _URL = re.compile(r"\b(?:https?://|www\.)[^\s)\]>]+", re.IGNORECASE)
 _SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?", re.IGNORECASE)
+# the query keys whose values name a product
+_PRODUCT_PARAMETER = re.compile(
+    r"(?:^|[&;])(sku|product|item|add|code|variant|id)=([^&;#\s]+)", re.IGNORECASE
+)
 _DEGREES = frozenset(["degree", "degrees", "deg"])
 _TABLE_ROW = re.compile(r"^\s*\|(.*)\|\s*$")  # "| cell | cell |"
 _TABLE_RULE = re.compile(r"^[\s|:\-]+$")  # "|---|:---:|"
@@ -163,10 +167,13 @@ def answer_units(answer: str | None) -> list[Unit]:
 
 def address_words(match: re.Match) -> str:
     """An address as words: its host and path ("shop.example/p/fg-arrow-28" is "shop example
-    p fg-arrow-28", where a product's slug or code may name it); its query and fragment,
-    which carry tracking words, are not read."""
-    address = _SCHEME.sub("", match.group(0)).split("?")[0].split("#")[0]
-    return " ".join(part for part in re.split(r"[/.]+", address) if part)
+    p fg-arrow-28", where a product's slug or code may name it); of its query, which
+    carries tracking words, only the values of the keys that name a product ("?sku=CM-FLEECE",
+    "?add=SC-GUARDS"; round 15); not its fragment."""
+    address, _, query = _SCHEME.sub("", match.group(0)).split("#")[0].partition("?")
+    words = [part for part in re.split(r"[/.]+", address) if part]
+    words += [value for _, value in _PRODUCT_PARAMETER.findall(query)]
+    return " ".join(words)
 
 
 def _link_words(match):

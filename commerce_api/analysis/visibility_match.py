@@ -77,7 +77,7 @@ from .visibility_evidence import (
     unclaimed_words,
     without_our_words,
 )
-from .visibility_names import NameReading
+from .visibility_names import NameReading, title_cased
 from .visibility_others import renamed, type_named, without_people
 from .visibility_sizes import (
     NUMBER_WORDS,
@@ -129,6 +129,7 @@ _STYLE = frozenset(["style", "styled", "inspired", "type", "esque", "influenced"
 _MARKS = re.compile("[\u2122\u00ae\u00a9\u2120]")  # trade and service marks
 _NUMBER = re.compile(r"(?<![\w.])\d[\d.,]*(?![\w.])")  # a number, not a code ("A5")
 _LEAD_PREFIX = 3  # words of a title's lead that name it without the rest (round 14)
+_DETERMINERS = frozenset(["the", "a", "an", "this", "that", "its", "their", "our", "my", "your"])
 _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
@@ -358,6 +359,8 @@ class CatalogueMatcher(NameReading):
         for index, word in enumerate(keys):
             if stem(word) == modifier:
                 after = keys[index + 1] if index + 1 < len(keys) else None
+                if after in _DETERMINERS:
+                    continue  # a verb: "<brand>'s snowshoes carry the barcode" (round 15)
                 if after is None or not words_of(after) or after in _PREPOSITIONS:
                     return True
         return False
@@ -465,7 +468,10 @@ class CatalogueMatcher(NameReading):
             names=[
                 {spelt.get(word, word) for word in name}
                 for t in {text, said}
-                for name in self._others_of_brand(t)
+                for name in [
+                    *self._others_of_brand(t),
+                    *title_cased(t, self.brand_stems, self.holding),
+                ]
             ]
             if self.brand
             else [],

@@ -4,15 +4,50 @@ unit that speak of another brand's products (moved out of ``visibility_match`` i
 of issue 30, unchanged)."""
 
 import re
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 
 from .listing_title import STOPWORDS, stem
 from .visibility_clauses import exact_runs, items_of_other_brands
 from .visibility_evidence import count_beside
 from .visibility_others import names_in, without_other_names
 from .visibility_sizes import COUNT, spelled_out
-from .visibility_words import CLAUSE_SPLIT, NOT_THIS, OPENERS, OTHER_POSSESSIVE
+from .visibility_words import (
+    CLAUSE_SPLIT,
+    COLOUR_STEMS,
+    IS_OTHERS,
+    NOT_THIS,
+    OPENERS,
+    OTHER_POSSESSIVE,
+    keys_of,
+    words_of,
+)
 
+_TITLE_RUN = re.compile(r"(?<=[a-z,] )[A-Z][\w\-/]*(?:\s+(?:[A-Z0-9][\w\-/]*|with|of|for|in|&))+")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
+
+
+def title_cased(
+    text: str, brand: AbstractSet[str], holding: Mapping[str, set[str]]
+) -> list[set[str]]:
+    """The significant words of each name written in Title Case after a lower-case word
+    (three capitalised words or more: "... also sell a Slimline Pick Set in Roll-Up Case";
+    round 15), the brand and colours aside, two words our titles run together read as one
+    ("Quick-Draws" of "Quickdraw"): another product's name when it has words our title
+    lacks."""
+    names = []
+    for match in _TITLE_RUN.finditer(spelled_out(text)):
+        run = match.group()
+        if sum(1 for token in run.split() if token[:1].isupper()) < 3:
+            continue
+        words = {w for w in words_of(run) if w.isalpha()} - brand - COLOUR_STEMS  # sizes apart
+        keys = keys_of(run)
+        for first, second in zip(keys, keys[1:], strict=False):
+            joined = stem(first + second)
+            if joined in holding:
+                words = (words - {stem(first), stem(second)}) | {joined}
+        names.append(words)
+    return names
 
 
 class NameReading:
@@ -95,9 +130,12 @@ class NameReading:
             clause
             for clause in clauses
             if self.names_brand(clause)
-            or not any(
-                stem(match.group(1).casefold()) not in self.brand_stems
-                for match in OTHER_POSSESSIVE.finditer(clause)
+            or not (
+                any(
+                    stem(match.group(1).casefold()) not in self.brand_stems
+                    for match in OTHER_POSSESSIVE.finditer(clause)
+                )
+                or any(self._is_other_name(m.group(1)) for m in IS_OTHERS.finditer(clause))
             )
         ]
         return " ".join(kept)

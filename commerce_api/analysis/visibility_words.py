@@ -83,12 +83,18 @@ CAPITALISED_NAME = re.compile(r"(?<![\w&])[A-Z][\w\-]*(?:\s+(?:[A-Z0-9][\w.\-]*|
 # a clause set against the one before ("..., not the L one", "..., rather than the 25 lb")
 NOT_THIS = re.compile(r",\s*(?:not|rather\s+than|instead\s+of)\b[^,;.]*", re.IGNORECASE)
 CLAUSE_SPLIT = re.compile(
-    r",\s*(?=(?:and|but|while|whereas|or|though|although|not|rather)\b)|;\s+|\s[\u2014\u2013-]\s",
+    r",\s*(?=(?:and|but|yet|while|whereas|or|though|although|not|rather)\b)|;\s+"
+    r"|\s[\u2014\u2013-]\s",
     re.IGNORECASE,
 )
 # a capitalised name in the possessive: "Ruffwear's Knot-a-Leash", "the meter I use is
 # Strokemark's impeller model", "the diagrams I recommend are Papyrine's" (round 12)
 OTHER_POSSESSIVE = re.compile(r"(?<![\w&])([A-Z][\w\-]*)['\u2019]s\b")
+# a clause that says the thing is another brand's ("... the kiln I use is from Furnacia",
+# "... is a Rodwell"; round 15)
+IS_OTHERS = re.compile(
+    r"\b(?:is|are|was|were)\s+(?:a\s+|an\s+|from\s+|by\s+|made\s+by\s+)([A-Z][\w\-]*)"
+)
 # words that open a sentence or stand before a product's name without being a brand
 OPENERS = frozenset(
     stem(word)

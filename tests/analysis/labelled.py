@@ -73,6 +73,9 @@ DEV_MENTIONS = (
     # measured once in round 13, burned in round 14, and the cases written after it
     HERE / "heldout20" / "mentions.json",
     HERE / "fixtures" / "dev16_mentions.json",
+    # measured once in round 14, burned in round 15, and the cases written after it
+    HERE / "heldout21" / "mentions.json",
+    HERE / "fixtures" / "dev17_mentions.json",
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -119,6 +122,7 @@ DEV_KEYWORDS = (
     HERE / "fixtures" / "dev14_keywords.json",
     HERE / "fixtures" / "dev15_keywords.json",  # round 13: kinds no set has tried yet
     HERE / "heldout20" / "keywords.json",  # measured once in round 13, burned in round 14
+    HERE / "heldout21" / "keywords.json",  # measured once in round 14, burned in round 15
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

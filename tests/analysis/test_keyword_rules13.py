@@ -105,3 +105,16 @@ def test_a_word_always_before_a_colour_is_part_of_its_name():
         ("Lights", "Bollard Lights, Dusk to Dawn"),
     ]
     assert "warm" not in terms("Lantern, Cool White", "A warm white glow.", rows)
+
+
+@pytest.mark.parametrize(
+    "description, expected",
+    [
+        # round 15: what the first or original version had; what the product fits has
+        ("The first version had a foldable frame; this one is welded.", []),
+        ("Fits our rowers with magnetic resistance.", []),
+        ("It fits any rail and is foldable.", ["foldable"]),
+    ],
+)
+def test_an_earlier_version_and_what_the_product_fits(description, expected):
+    assert terms(TITLE, description) == expected
