@@ -1,13 +1,13 @@
 """Mention detection and keyword suggestions on the development and held-out sets (issue
 30): ``.venv/bin/python bench/analysis_heldout.py`` (``--dev-only`` while working on the
 code: the held-out sets are measured, never tuned on; see tests/analysis/heldout/README.md).
-The held-out sets are tests/analysis/heldout19 and heldout22 ("held-out19", "held-out22"),
-written in rounds 13 and 14 by helpers who never read the code; heldout13 and heldout14
+The held-out sets are tests/analysis/heldout19, heldout23 and heldout24 ("held-out19"...),
+written in rounds 13 and 15 by helpers who never read the code; heldout13 and heldout14
 were burned in round 11, heldout15, heldout16 and heldout17 (each measured once first) in
-round 12, heldout18 in round 13, heldout20 in round 14 and heldout21 in round 15 (each
-measured once first); heldout/ to heldout18/, heldout20/ and heldout21/ are burned (their
-misses were read) and are counted in "dev"; the "heldout2"... "heldout21" columns show the
-later ones alone.
+round 12, heldout18 in round 13, heldout20 in round 14, heldout21 in round 15 and heldout22
+in round 16 (each measured once first); heldout/ to heldout18/ and heldout20/ to heldout22/
+are burned (their misses were read) and are counted in "dev"; the "heldout2"...
+"heldout22" columns show the later ones alone.
 
 Bars (held-out): mention precision >= 0.9 and recall >= 0.8, micro and macro, every SKU
 >= 0.75 precision; a right keyword suggestion for at least half of the eligible products
@@ -66,6 +66,10 @@ from tests.analysis.labelled import (  # noqa: E402
     HELDOUT21_MENTIONS,
     HELDOUT22_KEYWORDS,
     HELDOUT22_MENTIONS,
+    HELDOUT23_KEYWORDS,
+    HELDOUT23_MENTIONS,
+    HELDOUT24_KEYWORDS,
+    HELDOUT24_MENTIONS,
     keyword_scores,
     load_mention_shops,
     mention_scores,
@@ -123,11 +127,14 @@ def main():
         "heldout20": ((HELDOUT20_MENTIONS,), (HELDOUT20_KEYWORDS,)),
         # measured once in round 14, burned in round 15
         "heldout21": ((HELDOUT21_MENTIONS,), (HELDOUT21_KEYWORDS,)),
+        # measured once in round 15, burned in round 16
+        "heldout22": ((HELDOUT22_MENTIONS,), (HELDOUT22_KEYWORDS,)),
     }
     if not args.dev_only:
         held = {
             "held-out19": (HELDOUT19_MENTIONS, HELDOUT19_KEYWORDS),
-            "held-out22": (HELDOUT22_MENTIONS, HELDOUT22_KEYWORDS),
+            "held-out23": (HELDOUT23_MENTIONS, HELDOUT23_KEYWORDS),
+            "held-out24": (HELDOUT24_MENTIONS, HELDOUT24_KEYWORDS),
         }
         for paths in held.values():
             for path in paths:

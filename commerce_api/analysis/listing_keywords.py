@@ -162,7 +162,7 @@ def phrases_of(
     hedged = hedged_clauses(words, text) if not negated else ()
     denied = False  # a negation earlier in the clause
     for start, word in enumerate(words):
-        earlier = denied and word is not None and word != "but"  # "not X but Y" (round 13)
+        earlier = denied and word is not None and not _turns(words, start)
         denied = earlier or (word in NEGATIONS and word != "non")
         if not _usable(word):
             continue
@@ -184,6 +184,23 @@ def phrases_of(
 
 
 _PROPERTY_ENDINGS = ("ed", "able", "ible", "proof", "less", "ive", "ant", "ent", "ful", "ous", "ic")
+
+
+def _turns(words, index):
+    """True when ``words[index]`` ends a negation: "but" ("not X but Y"; round 13), or "and"
+    before a new noun phrase ("No cable to tangle, and a presta adaptor ..."; round 16)."""
+    word = words[index]
+    if word == "but":
+        return True
+    following = words[index + 1] if index + 1 < len(words) else None
+    return (
+        word == "and"
+        and following is not None
+        and (following in _NEW_PHRASE or following.isdigit())
+    )
+
+
+_NEW_PHRASE = word_set("a an the it its this there")
 
 
 def _property(word):

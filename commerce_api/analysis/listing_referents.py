@@ -61,7 +61,7 @@ CLAUSE_END = re.compile(r"[.;:!?]")
 _WITH_OF_ANOTHER = word_set("works work compatible use used pairs pair paired combined")
 _WORKS = word_set("works work")  # "the fingertips do not work on a touchscreen" (round 11)
 # words whose object, to the end of the clause, is another thing than the product
-_CLAUSE_OF_ANOTHER = word_set("takes accepts requires require needs upgrade upgrades")
+_CLAUSE_OF_ANOTHER = word_set("takes accepts requires require needs need upgrade upgrades")
 # words whose object, the noun phrase after them, is another thing than the product
 _OBJECT_IS_ANOTHER = word_set("fits replace replaces replacing unlike instead")
 # what the product fits or replaces, and what that thing has ("fits our pencil sharpeners

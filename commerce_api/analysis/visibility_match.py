@@ -130,6 +130,7 @@ _MARKS = re.compile("[\u2122\u00ae\u00a9\u2120]")  # trade and service marks
 _NUMBER = re.compile(r"(?<![\w.])\d[\d.,]*(?![\w.])")  # a number, not a code ("A5")
 _LEAD_PREFIX = 3  # words of a title's lead that name it without the rest (round 14)
 _DETERMINERS = frozenset(["the", "a", "an", "this", "that", "its", "their", "our", "my", "your"])
+_GENERAL = re.compile(r"\b(?:whatever|whichever|regardless\s+of|no\s+matter)\b", re.I)
 _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
@@ -392,6 +393,12 @@ class CatalogueMatcher(NameReading):
             return False  # another product of the brand
         if self.brand_name is not None and renamed(text, self.brand_name, self.products[sku].title):
             return False  # "<brand> 6S LiPo Battery" of our "4S LiPo Battery"
+        if (
+            kind is not None
+            and _GENERAL.search(text)
+            and any(k != stem(k) and stem(k) == kind for k in keys)
+        ):
+            return False  # "<brand>'s unroasted beans, whatever the origin, ..." (round 16)
         anchors = {kind, *(stem(word) for word in self.brand)} - {None}
         if not self._named_after_brand(sku, found, keys) and self._of_any(keys, anchors):
             return False

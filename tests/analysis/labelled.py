@@ -76,6 +76,7 @@ DEV_MENTIONS = (
     # measured once in round 14, burned in round 15, and the cases written after it
     HERE / "heldout21" / "mentions.json",
     HERE / "fixtures" / "dev17_mentions.json",
+    HERE / "heldout22" / "mentions.json",  # measured once in round 15, burned in round 16
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -123,6 +124,7 @@ DEV_KEYWORDS = (
     HERE / "fixtures" / "dev15_keywords.json",  # round 13: kinds no set has tried yet
     HERE / "heldout20" / "keywords.json",  # measured once in round 13, burned in round 14
     HERE / "heldout21" / "keywords.json",  # measured once in round 14, burned in round 15
+    HERE / "heldout22" / "keywords.json",  # measured once in round 15, burned in round 16
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
@@ -183,6 +185,10 @@ HELDOUT21_MENTIONS = HERE / "heldout21" / "mentions.json"
 HELDOUT21_KEYWORDS = HERE / "heldout21" / "keywords.json"
 HELDOUT22_MENTIONS = HERE / "heldout22" / "mentions.json"
 HELDOUT22_KEYWORDS = HERE / "heldout22" / "keywords.json"
+HELDOUT23_MENTIONS = HERE / "heldout23" / "mentions.json"
+HELDOUT23_KEYWORDS = HERE / "heldout23" / "keywords.json"
+HELDOUT24_MENTIONS = HERE / "heldout24" / "mentions.json"
+HELDOUT24_KEYWORDS = HERE / "heldout24" / "keywords.json"
 
 
 def load_mention_shops(*paths: Path) -> list[dict[str, Any]]:

@@ -118,3 +118,16 @@ def test_a_word_always_before_a_colour_is_part_of_its_name():
 )
 def test_an_earlier_version_and_what_the_product_fits(description, expected):
     assert terms(TITLE, description) == expected
+
+
+@pytest.mark.parametrize(
+    "description, expected",
+    [
+        # round 16: "and" before a new noun phrase ends a negation; what you need is another
+        ("No seat rail to oil, and it is foldable.", ["foldable"]),
+        ("No seat rail and foldable legs.", []),
+        ("For stairs you still need a foldable rowing machine.", []),
+    ],
+)
+def test_a_negation_ends_before_a_new_phrase(description, expected):
+    assert terms(TITLE, description) == expected

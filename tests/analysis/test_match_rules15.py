@@ -48,3 +48,15 @@ def named(text, brand="Chiselby"):
 )
 def test_round_15_rules(text, skus):
     assert named(text) == skus
+
+
+@pytest.mark.parametrize(
+    ("text", "skus"),
+    [
+        # round 16: the brand's plural kind said of any of them
+        ("Chiselby's carving mallets, whatever the handle, are well balanced.", set()),
+        ("Chiselby's round carving mallet with ash handle is well balanced.", {"V-MALLET"}),
+    ],
+)
+def test_round_16_rules(text, skus):
+    assert named(text) == skus
