@@ -56,19 +56,23 @@ another thing (``listing_referents``).
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 from .listing_asides import without_asides
-from .listing_clauses import hedged_clauses, spec_lines
+from .listing_clauses import spec_lines
 from .listing_pairs import half_of_a_pair, joined_pairs, pairs_said
 from .listing_parts import PART_SHARE, beside_own_term, parts_of_longer_terms, two_terms
+from .listing_phrases import (
+    MATERIAL_STEMS,
+    MAX_PHRASE,
+    phrases_of,
+    property_word,
+    standalone_words,
+)
 from .listing_referents import (
     CLAUSE_END,
     COLOURS,
-    DEGREE,
     PHRASE_TOKEN,
-    another_thing,
     cached_stem,
     denies_kind,
     names_a_served_kind,
@@ -86,36 +90,15 @@ from .listing_title import (
     stem,
     strip_promotional,
     unpromoted_tokens,
-    word_set,
 )
 
 MIN_TITLES = 2  # a term must appear in at least this many neighbour titles
 MIN_SHARE = 0.3  # ... and in at least this share of them
 MAX_TERMS = 5
 CORPUS_LIMIT = 50_000  # titles read per job (the most recently updated first)
-# What a thing is made of excludes the others: a title that names its material is never
-# offered another one, and one that names none only the material nearly every
-# neighbour shares.
-MATERIALS = word_set(
-    "ceramic porcelain stoneware earthenware enamel steel stainless iron aluminium aluminum "
-    "copper brass bronze pewter zinc nickel silver gold titanium glass crystal plastic "
-    "acrylic silicone rubber "
-    "bamboo wood wooden oak walnut beech pine acacia cotton linen wool merino cashmere "
-    "alpaca silk polyester nylon velvet leather suede canvas jute hemp soy beeswax paraffin "
-    "paper cardboard cork foam marble stone concrete slate"
-)
-MATERIAL_STEMS = frozenset(stem(word) for word in MATERIALS)
 MATERIAL_CONSENSUS = 0.75  # share of the neighbours that must share a material
 _NOT_KEYWORDS = STOPWORDS | PROMOTIONAL_WORDS | COLOURS
-MAX_PHRASE = 3  # words in a suggested phrase
 SHOP_WIDE_SHARE = 0.5  # a phrase this share of all titles has says nothing of one product
-# words that make the phrase after them not quite the term ("non stick", "semi cordless",
-# "nearly silent", "faux leather" of "leather"; round 13 beside round 7's "non")
-NOT_QUITE = word_set("non semi almost nearly quasi pseudo faux mock")
-NEGATIONS = word_set(
-    "not no without never nor non isn aren doesn lacks lack lacking neither none instead "
-    "rather unlike than cannot t"
-)
 _PHRASE_TOKEN = PHRASE_TOKEN
 _CLAUSE_END = CLAUSE_END
 _phrase_words = phrase_words
@@ -143,122 +126,6 @@ def kind_of(title: str | None) -> str | None:
         if len(word) >= 3 and word.isalpha() and word not in STOPWORDS | PROMOTIONAL_WORDS:
             return stem(word)
     return None
-
-
-def phrases_of(
-    text: str | None,
-    negated: bool = True,
-    of_part: Callable[[list, int, int], bool] | None = None,
-) -> dict[tuple[str, ...], str]:
-    """``{phrase: spelling}``: the runs of one to ``MAX_PHRASE`` usable words of ``text``
-    (stems), none a stop, colour or promotional word, a lone word of 3+ letters;
-    ``negated=False`` leaves out the runs after a negation in their clause, those of a
-    clause with a condition or a modal ("if", "would": ``listing_clauses``) and those said
-    of another thing (``listing_referents.another_thing``); ``of_part(words, start,
-    end)``, when given, tells the runs said of a part (left out where they are)."""
-    words = _phrase_words(text)
-    other_thing = another_thing(words) if not negated else ()
-    found = {}
-    hedged = hedged_clauses(words, text) if not negated else ()
-    denied = False  # a negation earlier in the clause
-    for start, word in enumerate(words):
-        earlier = denied and word is not None and not _turns(words, start)
-        denied = earlier or (word in NEGATIONS and word != "non")
-        if not _usable(word):
-            continue
-        if not negated and (earlier or start in hedged or words[start - 1] in NOT_QUITE):
-            continue
-        if start in other_thing:
-            continue
-        for end in range(start + 1, min(start + MAX_PHRASE, len(words)) + 1):
-            if not _usable(words[end - 1]) or end - 1 in other_thing:
-                break
-            run = words[start:end]
-            if len(run) == 1 and (len(run[0]) < 3 or not run[0].isalpha()):
-                continue
-            if of_part is not None and of_part(words, start, end):
-                continue
-            phrase = tuple(_stem(w) for w in run)
-            found.setdefault(phrase, " ".join(run))
-    return found
-
-
-_PROPERTY_ENDINGS = ("ed", "able", "ible", "proof", "less", "ive", "ant", "ent", "ful", "ous", "ic")
-
-
-def _turns(words, index):
-    """True when ``words[index]`` ends a negation: "but" ("not X but Y"; round 13), or "and"
-    before a new noun phrase ("No cable to tangle, and a presta adaptor ..."; round 16)."""
-    word = words[index]
-    if word == "but":
-        return True
-    following = words[index + 1] if index + 1 < len(words) else None
-    return (
-        word == "and"
-        and following is not None
-        and (following in _NEW_PHRASE or following.isdigit())
-    )
-
-
-_NEW_PHRASE = word_set("a an the it its this there")
-
-
-def _property(word):
-    """True when ``word`` reads as a property of a thing (an adjective by its ending:
-    "padded", "washable", "waterproof", "wireless"), not a material or a thing."""
-    return len(word) >= 5 and word.endswith(_PROPERTY_ENDINGS) and _stem(word) not in MATERIAL_STEMS
-
-
-def standalone_words(
-    text: str | None, known: set[tuple[str, ...]] | frozenset, title: set[str] | frozenset
-) -> set[str]:
-    """The stems of the words of ``text`` said on their own at least once: not joined by a
-    hyphen to a neighbour ("on-ear", "13-inch"), not a unit after a number ("13 inch"), not
-    a part of a ``known`` two-word phrase beside it ("memory foam"), not said of another
-    part of the product (followed by a word the ``title`` stems lack: "stainless lid",
-    "coffee seriously"), and not the head of a longer name (after such a word: "outer
-    cover"); a property (``_property``) only needs not to come before a material."""
-    alone = set()
-    for clause in _CLAUSE_END.split(" ".join(unpromoted_tokens(text))):
-        tokens = list(_PHRASE_TOKEN.finditer(clause))
-        for index, match in enumerate(tokens):
-            word = match.group().casefold()
-            prev = tokens[index - 1] if index else None
-            after = tokens[index + 1] if index + 1 < len(tokens) else None
-            if prev is not None and clause[prev.end() : match.start()] == "-":
-                continue
-            if after is not None and clause[match.end() : after.start()] == "-":
-                continue
-            if (
-                prev is not None
-                and prev.group().isdigit()
-                and not clause[prev.end() : match.start()].strip()
-            ):
-                continue  # a unit after its number ("13 inch"), not "100% cotton"
-            here = _stem(word)
-            before = _stem(prev.group().casefold()) if prev is not None else None
-            next_word = after.group().casefold() if after is not None else None
-            if next_word in DEGREE:
-                next_word = None  # "compact enough": no noun follows
-            if prev is not None and prev.group().casefold() in DEGREE:
-                prev = None  # "the most compact umbrella"
-            next_stem = _stem(next_word) if next_word is not None else None
-            if _property(word):
-                # a property ("padded", "wireless") may stand before any noun, but not
-                # before a material of another part ("padded stainless clasp" of a
-                # leather sleeve)
-                materials = title & MATERIAL_STEMS
-                if not (materials and next_stem in MATERIAL_STEMS - materials):
-                    alone.add(here)
-                continue
-            if (before, here) in known or (here, next_stem) in known:
-                continue
-            if next_word is not None and _usable(next_word) and next_stem not in title:
-                continue
-            if prev is not None and _usable(prev.group().casefold()) and before not in title:
-                continue  # the head of a longer name ("egg crate foam", "outer cover")
-            alone.add(here)
-    return alone
 
 
 def category_key(category: str | None) -> str:
@@ -369,7 +236,7 @@ class KeywordCorpus:
                 {p for p, n in counts.items() if len(p) == 2 and n >= MIN_TITLES},  # terms
             )
             self.longer[name] = parts_of_longer_terms(
-                self.category_titles[name], _property, MIN_TITLES
+                self.category_titles[name], property_word, MIN_TITLES
             )
             pairs, spelling = joined_pairs(self.category_titles[name])
             self.pairs[name] = pairs

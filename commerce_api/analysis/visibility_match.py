@@ -51,7 +51,8 @@ shared by no other product.
 import re
 from dataclasses import dataclass
 
-from .listing_keywords import MATERIAL_STEMS, kind_of
+from .listing_keywords import kind_of
+from .listing_phrases import MATERIAL_STEMS
 from .listing_title import stem
 from .visibility_clauses import (
     Unit,

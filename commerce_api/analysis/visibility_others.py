@@ -20,7 +20,7 @@ import functools
 import re
 from collections.abc import Callable
 
-from .listing_keywords import MATERIAL_STEMS
+from .listing_phrases import MATERIAL_STEMS
 from .listing_title import stem
 from .visibility_words import (
     CAPITALISED_NAME,
