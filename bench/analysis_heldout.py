@@ -1,13 +1,13 @@
 """Mention detection and keyword suggestions on the development and held-out sets (issue
 30): ``.venv/bin/python bench/analysis_heldout.py`` (``--dev-only`` while working on the
 code: the held-out sets are measured, never tuned on; see tests/analysis/heldout/README.md).
-The held-out sets are tests/analysis/heldout19, heldout23 and heldout24 ("held-out19"...),
-written in rounds 13 and 15 by helpers who never read the code; heldout13 and heldout14
-were burned in round 11, heldout15, heldout16 and heldout17 (each measured once first) in
-round 12, heldout18 in round 13, heldout20 in round 14, heldout21 in round 15 and heldout22
-in round 16 (each measured once first); heldout/ to heldout18/ and heldout20/ to heldout22/
-are burned (their misses were read) and are counted in "dev"; the "heldout2"...
-"heldout22" columns show the later ones alone.
+The held-out sets are those ``--sets`` names (default ``HELD_OUT``, the sets never
+measured), tests/analysis/heldoutN ("held-outN"), written by helpers who never read the
+code; each is measured once, on the code of one round, and then burned: heldout13 and
+heldout14 were burned in round 11, heldout15, heldout16 and heldout17 (each measured once
+first) in round 12, heldout18 in round 13, heldout20 in round 14, heldout21 in round 15 and
+heldout22 in round 16 (each measured once first); the burned sets (their misses were read)
+are counted in "dev"; the "heldout2"... "heldout22" columns show the later ones alone.
 
 Bars (held-out): mention precision >= 0.9 and recall >= 0.8, micro and macro, every SKU
 >= 0.75 precision; a right keyword suggestion for at least half of the eligible products
@@ -58,22 +58,21 @@ from tests.analysis.labelled import (  # noqa: E402
     HELDOUT17_MENTIONS,
     HELDOUT18_KEYWORDS,
     HELDOUT18_MENTIONS,
-    HELDOUT19_KEYWORDS,
-    HELDOUT19_MENTIONS,
     HELDOUT20_KEYWORDS,
     HELDOUT20_MENTIONS,
     HELDOUT21_KEYWORDS,
     HELDOUT21_MENTIONS,
     HELDOUT22_KEYWORDS,
     HELDOUT22_MENTIONS,
-    HELDOUT23_KEYWORDS,
-    HELDOUT23_MENTIONS,
-    HELDOUT24_KEYWORDS,
-    HELDOUT24_MENTIONS,
+    heldout_paths,
     keyword_scores,
     load_mention_shops,
     mention_scores,
 )
+
+# the held-out sets not yet measured (each is measured once, on the code of its round, and
+# then burned: its misses are read and it joins "dev")
+HELD_OUT = [26, 19, 23, 24, 25, 27]
 
 
 def mention_bars(m):
@@ -93,6 +92,14 @@ def keyword_bars(k):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dev-only", action="store_true")
+    parser.add_argument(
+        "--sets",
+        type=int,
+        nargs="+",
+        default=HELD_OUT,
+        metavar="N",
+        help="the held-out sets to measure (numbers; default: those never measured)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="list the misses")
     args = parser.parse_args()
     sets = {
@@ -131,11 +138,7 @@ def main():
         "heldout22": ((HELDOUT22_MENTIONS,), (HELDOUT22_KEYWORDS,)),
     }
     if not args.dev_only:
-        held = {
-            "held-out19": (HELDOUT19_MENTIONS, HELDOUT19_KEYWORDS),
-            "held-out23": (HELDOUT23_MENTIONS, HELDOUT23_KEYWORDS),
-            "held-out24": (HELDOUT24_MENTIONS, HELDOUT24_KEYWORDS),
-        }
+        held = {f"held-out{n}": heldout_paths(n) for n in args.sets}
         for paths in held.values():
             for path in paths:
                 if not path.exists():

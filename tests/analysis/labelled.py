@@ -175,20 +175,21 @@ HELDOUT17_KEYWORDS = HERE / "heldout17" / "keywords.json"
 # more helper who read no code
 HELDOUT18_MENTIONS = HERE / "heldout18" / "mentions.json"
 HELDOUT18_KEYWORDS = HERE / "heldout18" / "keywords.json"
-# the nineteenth to twenty-second, written in rounds 13 and 14 by helpers who never read
-# the code; heldout20 was measured on round 13's rules and burned in round 14
-HELDOUT19_MENTIONS = HERE / "heldout19" / "mentions.json"
-HELDOUT19_KEYWORDS = HERE / "heldout19" / "keywords.json"
+# the twentieth to twenty-second, written in rounds 13 to 15 by helpers who never read the
+# code; each measured once (on rounds 13, 14 and 15) and burned the round after
 HELDOUT20_MENTIONS = HERE / "heldout20" / "mentions.json"
 HELDOUT20_KEYWORDS = HERE / "heldout20" / "keywords.json"
 HELDOUT21_MENTIONS = HERE / "heldout21" / "mentions.json"
 HELDOUT21_KEYWORDS = HERE / "heldout21" / "keywords.json"
 HELDOUT22_MENTIONS = HERE / "heldout22" / "mentions.json"
 HELDOUT22_KEYWORDS = HERE / "heldout22" / "keywords.json"
-HELDOUT23_MENTIONS = HERE / "heldout23" / "mentions.json"
-HELDOUT23_KEYWORDS = HERE / "heldout23" / "keywords.json"
-HELDOUT24_MENTIONS = HERE / "heldout24" / "mentions.json"
-HELDOUT24_KEYWORDS = HERE / "heldout24" / "keywords.json"
+
+
+def heldout_paths(number: int) -> tuple[Path, Path]:
+    """The mention and keyword files of held-out set ``number`` (the sets written from
+    round 17 on, heldout19 and heldout23 to heldout27, by helpers who never read the code)."""
+    folder = HERE / f"heldout{number}"
+    return folder / "mentions.json", folder / "keywords.json"
 
 
 def load_mention_shops(*paths: Path) -> list[dict[str, Any]]:
