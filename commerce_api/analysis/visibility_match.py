@@ -80,6 +80,7 @@ from .visibility_evidence import (
 )
 from .visibility_names import NameReading, title_cased
 from .visibility_others import renamed, type_named, without_people
+from .visibility_senses import colours_of_other_things, without_other_amounts
 from .visibility_sizes import (
     NUMBER_WORDS,
     PART_SPLIT,
@@ -458,9 +459,11 @@ class CatalogueMatcher(NameReading):
         """What ``_names_by_title`` reads of the unit ``said``."""
         text = self._without_other_brands(said) if self.brand else said
         text = without_makers(text, self.compounds.pairs)  # "<brand> is a kite maker"
-        sizes = self._sizes_said(said, text)
+        text = without_other_amounts(text, self.holding)  # "60 cm of loom waste" (round 17)
+        sizes = self._sizes_said(without_other_amounts(said, self.holding), text)
         present = self.compounds.read(text, set(words_of(text)))
         keys = self.compounds.split_keys(keys_of(text))
+        present -= colours_of_other_things(said, self.holding, self.brand_stems)
         fixed = self.spelling.fix(keys, self.holding, text)  # "Shelter Tnet" (round 14)
         spelt = {stem(keys[index]): word for index, word in fixed.items()}
         if fixed:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
 from .listing_keywords import COLOURS
-from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, stem
+from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, stem, word_set
 
 # a size of a variant: "500 g", "1.5 L", "70 x 90 cm", "40 by 30 cm", "45-litre", "65W",
 # "10,000 mAh" (numbers and unit, case aside)
@@ -127,6 +127,24 @@ _SPELLED_UNIT = (
 _SPELLED_SIZE = re.compile(
     r"\b(half|" + _SPELLED_NUMBER + r")[\s\-]+(?=" + _SPELLED_UNIT + ")", re.IGNORECASE
 )
+# a count spelled out before a word ("four-reel tank", "with Two Bobbins"; not "one")
+_SPELLED_COUNT = re.compile(
+    r"\b(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)[\s\-]+([^\W\d_]{3,})\b",
+    re.IGNORECASE,
+)
+# what a spelled count of says nothing of one product ("in two sizes", "two pairs of")
+_GENERIC_COUNTED = (
+    frozenset(
+        stem(word)
+        for word in word_set(
+            "size colour color pair way version option model type kind variant time day week "
+            "month year hour minute second step thing ones other others more sizes colours "
+            "colors pairs ways versions options models types kinds variants times days weeks "
+            "months years hours minutes seconds steps things"
+        )
+    )
+    | _NOT_NUMBER_WORDS
+)
 _SPELLED_SIZE_NUMBER = re.compile(r"\b(size)[\s\-]+(" + _SPELLED_NUMBER + ")", re.IGNORECASE)
 
 
@@ -203,6 +221,10 @@ def sizes_of(text: str | None) -> dict[str, set[str]]:
         word = match.group(2).casefold()
         if word not in _NOT_NUMBER_WORDS and word not in COLOURS:
             sizes.setdefault("#>" + stem(word), set()).add(_amount(match.group(1)))
+    for match in _SPELLED_COUNT.finditer(text):  # "four-reel", "Two Bobbins" (round 17)
+        word = match.group(2).casefold()
+        if stem(word) not in _GENERIC_COUNTED and word not in COLOURS:
+            sizes.setdefault("#>" + stem(word), set()).add(_spelled(match.group(1)))
     return in_base_units(sizes)
 
 

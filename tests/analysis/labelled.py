@@ -77,6 +77,7 @@ DEV_MENTIONS = (
     HERE / "heldout21" / "mentions.json",
     HERE / "fixtures" / "dev17_mentions.json",
     HERE / "heldout22" / "mentions.json",  # measured once in round 15, burned in round 16
+    HERE / "heldout26" / "mentions.json",  # measured once in round 16, burned in round 17
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -125,6 +126,7 @@ DEV_KEYWORDS = (
     HERE / "heldout20" / "keywords.json",  # measured once in round 13, burned in round 14
     HERE / "heldout21" / "keywords.json",  # measured once in round 14, burned in round 15
     HERE / "heldout22" / "keywords.json",  # measured once in round 15, burned in round 16
+    HERE / "heldout26" / "keywords.json",  # measured once in round 16, burned in round 17
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

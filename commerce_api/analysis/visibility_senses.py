@@ -1,0 +1,103 @@
+"""A variant's word said in another sense (round 17 of issue 30): the colour or size that
+would single out one of two variants, said of something else in the same sentence.
+
+- An amount of something else is not the product's size: "budget about 60 cm of loom waste"
+  (an amount followed by "of" and a word no title of the shop has), "drop them 50 mm lower
+  than you think" (a difference: an amount before a comparative), "my first 2 reels took
+  twenty minutes" (a count after an ordinal).
+- A colour that names or qualifies another thing is not the product's colour: "a raspberry
+  hot chocolate" (after an article, before a word no title has), "over a mocha from the
+  café" (after an indefinite article, the noun of its own phrase).
+"""
+
+import re
+from collections.abc import Container
+
+from .listing_title import STOPWORDS, stem, word_set
+from .visibility_sizes import NUMBER, SIZE
+from .visibility_words import COLOUR_STEMS, keys_of
+
+COMPARATIVES = word_set(
+    "lower higher longer shorter wider narrower thicker thinner bigger smaller larger deeper "
+    "shallower taller heavier lighter more less further farther closer tighter looser"
+)
+_ORDINALS = word_set("first last next previous")
+_ARTICLES = word_set("a an the some my your his her our their")
+_INDEFINITE = word_set("a an")
+# nouns that a colour may qualify and still be the product's ("the raspberry one")
+_VARIANT_NOUNS = word_set(
+    "one ones colour color colourway colorway version variant option finish shade edition "
+    "model pack roll pair set"
+)
+# words after a colour that make it the subject of its clause ("the red is bright")
+_VERBS = word_set("is are was were looks look has have comes come works goes suits fades")
+_PARTS = re.compile(r"[,;:.!?()\[\]\u2013\u2014]|\s-\s")
+_WORDS_AFTER = re.compile(r"[\s\-]+([^\W\d_]+(?:[ \t]+[^\W\d_]+)*)")
+_NUMBER_AT = re.compile(r"(?<![\w.,])" + NUMBER + r"(?![\w.,])")
+_ORDINAL_BEFORE = re.compile(r"\b(?:" + "|".join(sorted(_ORDINALS)) + r")\s+$", re.IGNORECASE)
+
+
+def _other_amount(text: str, end: int, holding: Container[str]) -> bool:
+    """True when the amount ending at ``end`` is of something else ("60 cm of loom
+    waste": a word after "of", before the next stop word or mark, that no title has) or a
+    difference ("50 mm lower")."""
+    after = _WORDS_AFTER.match(text, end)
+    if after is None:
+        return False
+    words = after.group(1).casefold().split()
+    if words[0] in COMPARATIVES:
+        return True
+    phrase = []
+    for word in words[1:4] if words[0] == "of" else ():
+        if word in STOPWORDS:
+            break
+        phrase.append(word)
+    return any(stem(word) not in holding for word in phrase)
+
+
+def without_other_amounts(text: str, holding: Container[str]) -> str:
+    """``text`` with the amounts said of something else blanked out (module docstring);
+    ``holding``: the stems of the shop's title words."""
+    spans = [
+        size.span()
+        for size in SIZE.finditer(text)
+        if _other_amount(text, size.end(), holding) or _ORDINAL_BEFORE.search(text, 0, size.start())
+    ]
+    spans += [
+        number.span()
+        for number in _NUMBER_AT.finditer(text)
+        if _ORDINAL_BEFORE.search(text, 0, number.start())
+    ]
+    for start, end in sorted(spans, reverse=True):
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def colours_of_other_things(text: str, holding: Container[str], brand: Container[str]) -> set[str]:
+    """The colour stems of ``keys`` said only of other things (module docstring): after
+    an article, before a significant word no title of the shop has ("a raspberry hot
+    chocolate"), or after an indefinite article with no word after them ("a mocha from
+    the café"), in the part of the sentence between its punctuation. A colour said once of
+    the product too is kept."""
+    other, own = set(), set()
+    for part in _PARTS.split(text):
+        _read_colours(keys_of(part), holding, brand, other, own)
+    return other - own
+
+
+def _read_colours(keys, holding, brand, other, own):
+    for index, key in enumerate(keys):
+        colour = stem(key)
+        if colour not in COLOUR_STEMS:
+            continue
+        before = keys[index - 1] if index else None
+        after = keys[index + 1] if index + 1 < len(keys) else None
+        if before not in _ARTICLES:
+            own.add(colour)
+            continue
+        if after is None or after in STOPWORDS or not after.isalpha():
+            (other if before in _INDEFINITE else own).add(colour)
+            continue
+        noun = stem(after)
+        ours = noun in holding or noun in brand or noun in COLOUR_STEMS
+        (own if ours or after in _VARIANT_NOUNS | _VERBS else other).add(colour)
