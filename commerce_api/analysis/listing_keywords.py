@@ -65,6 +65,7 @@ from .listing_parts import PART_SHARE, beside_own_term, parts_of_longer_terms, t
 from .listing_phrases import (
     MATERIAL_STEMS,
     MAX_PHRASE,
+    numbered_phrases,
     phrases_of,
     property_word,
     standalone_words,
@@ -148,6 +149,9 @@ class KeywordCorpus:
         self.kinds = {}  # category key -> its titles' common kinds, counted when first asked
         self.pairs = {}  # category key -> its titles' "X and Y" pairs, counted when first asked
         self.longer = {}  # category key -> listing_parts.parts_of_longer_terms of its titles
+        # category key -> the phrases its titles mostly say after one number ("10-Year
+        # Battery"; not "12 Grind Settings" beside "31 Grind Settings")
+        self.measures = {}
         for category, title in rows:
             self.add(category, title)
 
@@ -223,10 +227,11 @@ class KeywordCorpus:
         """``(titles, {phrase: titles that have it}, its two-word phrases, those of
         ``MIN_TITLES``)`` of a category, counted once."""
         if name not in self.phrases and name in self.category_titles:
-            counts = Counter()
+            counts, numbered = Counter(), Counter()
             for title in self.category_titles[name]:
                 phrases = phrases_of(title)
                 counts.update(phrases.keys())
+                numbered.update(numbered_phrases(title).items())
                 for phrase, spelling in phrases.items():
                     self.phrase_spelling.setdefault(phrase, spelling)
             self.phrases[name] = (
@@ -240,6 +245,7 @@ class KeywordCorpus:
             )
             pairs, spelling = joined_pairs(self.category_titles[name])
             self.pairs[name] = pairs
+            self.measures[name] = {p: k for (p, k), n in numbered.items() if 2 * n > counts[p]}
             for pair, spelt in spelling.items():
                 self.phrase_spelling.setdefault(pair, spelt)
         return self.phrases.get(name)
@@ -280,7 +286,7 @@ class KeywordCorpus:
         longer = self.longer[category_key(category)]
         for pair in pairs_said(description, pairs, said):
             said[pair] = self.phrase_spelling[pair]  # "wet and dry", said whole
-        candidates = []
+        candidates, numbers = [], numbered_phrases(description)
         for phrase, spelling in said.items():
             if "".join(phrase) in own_joined:
                 continue  # the title says it already
@@ -313,6 +319,9 @@ class KeywordCorpus:
             shop_wide = max(self.document_frequency.get(word, 0) for word in phrase)
             if shop_wide > SHOP_WIDE_SHARE * everywhere and everywhere > others:
                 continue  # most titles of the whole shop carry a word of it: the brand
+            measure = self.measures[category_key(category)].get(phrase)
+            if measure is not None and numbers.get(phrase) != measure:
+                continue  # a measure's words without its number ("year battery"; round 18)
             candidates.append((-len(phrase), -share, phrase))
         candidates = _fewest_new_words(candidates, own_words, counts)
         candidates = [
@@ -322,12 +331,23 @@ class KeywordCorpus:
         ]
         return [
             {
-                "term": self.phrase_spelling.get(phrase, " ".join(phrase)),
+                "term": _with_number(
+                    self.phrase_spelling.get(phrase, " ".join(phrase)),
+                    numbers.get(phrase)
+                    if phrase in self.measures[category_key(category)]
+                    else None,
+                ),
                 "score": round(share, 3),
                 "share": round(share, 3),
             }
             for phrase, share in _longest_first(candidates)[:limit]
         ]
+
+
+def _with_number(spelling, number):
+    """A measure's spelling with the number the description says before it ("10 year
+    battery"; round 18), else ``spelling``."""
+    return spelling if number is None else f"{number} {spelling}"
 
 
 def _longest_first(candidates):

@@ -4,6 +4,7 @@ negation in their clause, hedged ("if", "would": ``listing_clauses``) or said of
 thing (``listing_referents``); and the materials, which exclude one another. Moved out of
 ``listing_keywords`` unchanged when that module reached its size limit (round 17)."""
 
+import re
 from collections.abc import Callable
 
 from .listing_clauses import hedged_clauses
@@ -160,3 +161,22 @@ def standalone_words(
                 continue  # the head of a longer name ("egg crate foam", "outer cover")
             alone.add(here)
     return alone
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def numbered_phrases(text: str | None) -> dict[tuple[str, ...], str]:
+    """``{phrase: number}``: the runs of one to ``MAX_PHRASE`` usable words (stems) said
+    right after a number in ``text`` ("10-Year Battery": ``("year",)`` and ``("year",
+    "battery")`` after "10"; round 18)."""
+    words = _phrase_words(text)
+    found = {}
+    for start, word in enumerate(words):
+        if word is None or not _DIGITS.fullmatch(word):
+            continue
+        for end in range(start + 2, min(start + 1 + MAX_PHRASE, len(words)) + 1):
+            if not _usable(words[end - 1]):
+                break
+            found.setdefault(tuple(_stem(w) for w in words[start + 1 : end]), word)
+    return found

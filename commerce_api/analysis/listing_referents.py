@@ -73,6 +73,11 @@ _HAVING_WORDS = word_set("with featuring having")
 _STANDS_IN = word_set("alternative alternatives substitute substitutes")
 # people named by a term before them ("cordless drill users"; round 13): not the product
 _PEOPLE = word_set("users user owners owner fans lovers buyers")
+# what the buyer already has ("the smoke alarms you already have") and where the product
+# stands beside another thing ("fit it beside the ...", "next to a ..."; round 18)
+_OWNING = word_set("have own use bought got run keep")
+_OWNING_ADVERBS = word_set("already now still probably may might")
+_BESIDE = word_set("beside besides alongside")
 # what another model has, to the end of its clause ("the 12 V version has an LED light")
 _HAVING = word_set("has have comes come adds add gets get includes include offers features")
 _MODEL_REACH = 4  # words between the determiner and "model", "version"...
@@ -203,6 +208,10 @@ def another_thing(words: list[str | None]) -> set[int]:
             to_clause_end = _another_model_has(words, index)
         elif word in _PEOPLE:
             marked.update(_before(words, index))
+        elif word == "you" and _owned(words, index):
+            marked.update(_before(words, index - (words[index - 1] in ("that", "which"))))
+        elif word in _BESIDE or (word == "to" and words[index - 1] == "next"):
+            marked.update(_noun_phrase(words, index + 1))
         elif word in _PLACING_VERBS and (place := _placed_on_another(words, index)):
             marked.update(_before(words, index))
             marked.update(_noun_phrase(words, place))
@@ -215,6 +224,15 @@ def another_thing(words: list[str | None]) -> set[int]:
             marked.update(_before(words, index))
             marked.update(_noun_phrase(words, index + 1))
     return marked
+
+
+def _owned(words, index):
+    """True when ``words[index]`` ("you") says the buyer already has the noun phrase before
+    it ("beside the interlinked smoke alarms you already have"; round 18)."""
+    following = index + 1
+    while following < len(words) and words[following] in _OWNING_ADVERBS:
+        following += 1
+    return index > 0 and following < len(words) and words[following] in _OWNING
 
 
 def _referred(words, index):

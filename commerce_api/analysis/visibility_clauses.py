@@ -20,6 +20,11 @@ _BULLET = re.compile(r"^(\s*)[-*\u2022+]\s+(.*\S)")
 _LINK = re.compile(r"\[([^\]\n]*)\]\(([^)\s]*)\)")  # a markdown link: text, address
 _URL = re.compile(r"\b(?:https?://|www\.)[^\s)\]>]+", re.IGNORECASE)
 _SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?", re.IGNORECASE)
+# the path segments of a page of several products (a collection, a category, a search)
+_LISTING_PAGES = frozenset(
+    ["collections", "collection", "c", "category", "categories", "catalog", "catalogue"]
+    + ["range", "ranges", "departments", "browse", "search", "tag", "tags", "brands"]
+)
 # the query keys whose values name a product
 _PRODUCT_PARAMETER = re.compile(
     r"(?:^|[&;])(sku|product|item|add|code|variant|id)=([^&;#\s]+)", re.IGNORECASE
@@ -169,15 +174,34 @@ def address_words(match: re.Match) -> str:
     """An address as words: its host and path ("shop.example/p/fg-arrow-28" is "shop example
     p fg-arrow-28", where a product's slug or code may name it); of its query, which
     carries tracking words, only the values of the keys that name a product ("?sku=CM-FLEECE",
-    "?add=SC-GUARDS"; round 15); not its fragment."""
+    "?add=SC-GUARDS"; round 15); not its fragment; nothing past a segment of a page of
+    several ("/collections/", "/c/", "/category/"; round 18)."""
     address, _, query = _SCHEME.sub("", match.group(0)).split("#")[0].partition("?")
     words = [part for part in re.split(r"[/.]+", address) if part]
+    listing = _listing(words)
+    if listing is not None:  # ".../collections/skate-laces": a page of several (round 18)
+        words = words[:listing]
     words += [value for _, value in _PRODUCT_PARAMETER.findall(query)]
     return " ".join(words)
 
 
+def _listing(words):
+    """The index of the segment of ``words`` (an address's) that opens a page of several
+    products, when the address ends with that page's name ("collections/skate-laces"; not
+    "collections/storage/walnut-piece-box", a product in it), else None."""
+    for index, word in enumerate(words):
+        if word.casefold() in _LISTING_PAGES:
+            return index if len(words) - index <= 2 else None
+    return None
+
+
 def _link_words(match):
-    address = _URL.sub(address_words, match.group(2)) if _URL.match(match.group(2)) else ""
+    if not _URL.match(match.group(2)):
+        return match.group(1)
+    address = _URL.sub(address_words, match.group(2))
+    path = _SCHEME.sub("", match.group(2)).split("#")[0].partition("?")[0]
+    if _listing([part for part in re.split(r"[/.]+", path) if part]) is not None:
+        return f"({address})"  # its text names the page of several, not one product
     return f"{match.group(1)} ({address})" if address else match.group(1)
 
 

@@ -252,7 +252,7 @@ def brand_kinds(
     toe stops" nor "<brand>'s jin pliers" of "Jin Pliers"); only there may the modifier
     come between ("the 17 cm <brand> keylock quickdraws" names our 17 cm quickdraw)."""
     width = len(brand)
-    if kind is None or not width or PICKS & set(keys):
+    if kind is None or not width or picks_one(keys):
         return False
     if plural_title is not None:
         found, title = plural_title
@@ -325,13 +325,27 @@ def _listed_after(stems, index, titled):
     return listed
 
 
+def picks_one(keys: Sequence[str]) -> bool:
+    """True when ``keys`` pick products out of a kind (``PICKS``): "both", "each", or
+    "one(s)" after a word that is not a verb of choosing ("the mesophilic one"; not "pick
+    one with a strap-free design": any of them; round 18)."""
+    return any(
+        key in PICKS
+        and (key not in ("one", "ones") or (index and keys[index - 1] not in _CHOOSING))
+        for index, key in enumerate(keys)
+    )
+
+
+_CHOOSING = word_set("pick choose buy get grab select order find try take need want any")
+
+
 def one_of_several(
     found: Iterable[str], holding: Mapping[str, set[str]], keys: Sequence[str]
 ) -> bool:
     """True when a unit saying our kind in the plural picks one product out of it: a word
     only this product's title has, and "one", "ones", "both" or "each" ("both <brand>
     cultures: the mesophilic one for cheddar ...")."""
-    return bool(PICKS & set(keys)) and any(len(holding.get(word, ())) == 1 for word in found)
+    return picks_one(keys) and any(len(holding.get(word, ())) == 1 for word in found)
 
 
 def most_words_per_kind(
@@ -386,6 +400,7 @@ class UnitView:
     after_brand: set[str]
     candidates: dict[str, frozenset[str]]  # sku -> its title's words in the unit
     most: dict[str, int]  # kind -> the most words of one product of it
+    said: str = ""  # the unit as written
 
 
 # the brand's people ("<brand>'s founder weaves on a loom") and the brand said not to make

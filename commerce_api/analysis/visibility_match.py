@@ -79,7 +79,7 @@ from .visibility_evidence import (
     without_our_words,
 )
 from .visibility_names import NameReading, title_cased
-from .visibility_others import renamed, type_named, without_people
+from .visibility_others import renamed, swapped_last_part, type_named, without_people
 from .visibility_senses import colours_of_other_things, without_other_amounts
 from .visibility_sizes import (
     NUMBER_WORDS,
@@ -506,6 +506,7 @@ class CatalogueMatcher(NameReading):
                 if self.brand
                 else {}
             ),
+            said=said,
         )
 
     def _names_by_title(self, sku, found, view):
@@ -543,6 +544,10 @@ class CatalogueMatcher(NameReading):
             and not without_our_words(keys, title)
             and not brand_kinds(keys, self.brand, kind, self.modifier[sku], plural)
             and not swapped_word(keys, self.title_keys[sku], title | self.brand_stems)
+            and not (  # "<brand> Inflatable Snorkel Vest, Child" of our "..., Adult"
+                self.brand_name is not None
+                and swapped_last_part(view.said, self.brand_name, self.products[sku].title)
+            )
             and self._said_of_it(sku, found, keys, view.names, view.colours, view.text, typed)
             and self._single_out_sized(found, sku, view.sizes, view.text, view.numbers)
         )

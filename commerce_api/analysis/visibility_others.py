@@ -21,11 +21,12 @@ import re
 from collections.abc import Callable
 
 from .listing_phrases import MATERIAL_STEMS
-from .listing_title import stem
+from .listing_title import STOPWORDS, stem
 from .visibility_words import (
     CAPITALISED_NAME,
     COLOUR_STEMS,
     CompoundWords,
+    keys_of,
     name_words,
     words_of,
 )
@@ -195,4 +196,25 @@ def renamed(text: str, brand_name: re.Pattern, title: str) -> bool:
                 for first, last in theirs
             ):
                 return True
+    return False
+
+
+_AFTER_COMMA = re.compile(r"\s*,\s*([A-Z][\w\-]*)\b(?!\s*[,&]?\s*[A-Z])")
+
+
+def swapped_last_part(text: str, brand_name: re.Pattern, title: str) -> bool:
+    """True when our brand is followed by our title up to its last comma, then a comma and
+    a capitalised word our title lacks in place of its last part: "The <brand> Inflatable
+    Snorkel Vest, Child" is not our "Inflatable Snorkel Vest, Adult" (round 18)."""
+    head, comma, tail = title.rpartition(",")
+    if not comma or not keys_of(tail):
+        return False
+    title_stems = {stem(key) for key in keys_of(title)}
+    for match in brand_name.finditer(text):
+        if keys_of(match.group(1)) != keys_of(head):
+            continue
+        after = _AFTER_COMMA.match(text, match.end())
+        word = after.group(1).casefold() if after is not None else None
+        if word is not None and word not in STOPWORDS and stem(word) not in title_stems:
+            return True
     return False

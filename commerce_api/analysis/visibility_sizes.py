@@ -23,6 +23,12 @@ SIZE = re.compile(
 # answer giving that word another number speaks of another product
 WORD_NUMBER = re.compile(
     r"(?<![\w\-])([^\W\d_]{2,}|(?i:no|nr|vol|mk|gen)\.)[ \t]?(" + NUMBER + r")(?![.,]?\d)"
+    r"(?!\s*[x\u00d7]\s*\d)"  # not the first number of a dimension ("Binoculars 8x42")
+)
+# a dimension without a unit ("8x42" binoculars, "20-60x80" scope; round 18): one size,
+# ``{"#x": {"8x42"}}``
+DIMENSION = re.compile(
+    r"(?<![\w.,])(\d+(?:[.,]\d+)?\s*[x\u00d7]\s*\d+(?:[.,]\d+)?)(?![\w.,]|\s*[x\u00d7])"
 )
 # an amount listed before a size, sharing its unit ("24 or 28 cm", "500, 750 ml"); a slash
 # lists only with a space beside it: "8/0" and "1/8 in" are one size each (round 12)
@@ -199,6 +205,8 @@ def sizes_of(text: str | None) -> dict[str, set[str]]:
         while listed := _LISTED_BEFORE.search(before):  # "24 or 28 cm": 24 cm as well
             sizes[unit].add(_amount(listed.group(1)))
             before = before[: listed.start()]
+    for match in DIMENSION.finditer(SIZE.sub(" ", text)):
+        sizes.setdefault("#x", set()).add(_amount(match.group(1)))
     for match in WORD_NUMBER.finditer(text):
         word = match.group(1).casefold().rstrip(".")  # "No. 4" as "No 4"
         if word not in _NOT_NUMBER_WORDS:
@@ -286,8 +294,10 @@ def only_options(
 
 
 def amounts_of(sizes: dict[str, set[str]]) -> set[str]:
-    """Every amount of a title's sizes and numbers."""
-    return {amount for amounts in sizes.values() for amount in amounts}
+    """Every amount of a title's sizes and numbers, and the factors of a dimension without a
+    unit ("the 8x" of "Binoculars 8x42"; round 18)."""
+    amounts = {amount for amounts in sizes.values() for amount in amounts}
+    return amounts | {factor for a in sizes.get("#x", ()) for factor in a.split("x")}
 
 
 def sizes_conflict(said: dict[str, set[str]], title: dict[str, set[str]]) -> bool:

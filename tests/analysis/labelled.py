@@ -78,6 +78,7 @@ DEV_MENTIONS = (
     HERE / "fixtures" / "dev17_mentions.json",
     HERE / "heldout22" / "mentions.json",  # measured once in round 15, burned in round 16
     HERE / "heldout26" / "mentions.json",  # measured once in round 16, burned in round 17
+    HERE / "heldout19" / "mentions.json",  # measured once in round 17, burned in round 18
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -127,6 +128,7 @@ DEV_KEYWORDS = (
     HERE / "heldout21" / "keywords.json",  # measured once in round 14, burned in round 15
     HERE / "heldout22" / "keywords.json",  # measured once in round 15, burned in round 16
     HERE / "heldout26" / "keywords.json",  # measured once in round 16, burned in round 17
+    HERE / "heldout19" / "keywords.json",  # measured once in round 17, burned in round 18
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
