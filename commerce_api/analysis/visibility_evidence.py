@@ -103,13 +103,16 @@ def _number(token):
 
 
 def without_our_words(keys: Sequence[str], title: Iterable[str]) -> bool:
-    """True when "without" stands before a word of ``title`` (stems) in ``keys``."""
+    """True when "without" stands before a word of ``title`` (stems) in ``keys`` that the
+    unit has not said before it ("... the fork drops in, without the fork fouling it"
+    speaks of the fork again; round 19)."""
     title = set(title)
     for index, key in enumerate(keys):
         if key not in WITHOUT:
             continue
+        said = {stem(k) for k in keys[:index]}
         after = [k for k in keys[index + 1 : index + 1 + WITHOUT_REACH] if k not in STOPWORDS]
-        if any(stem(k) in title for k in after[:2]):
+        if any(stem(k) in title and stem(k) not in said for k in after[:2]):
             return True
     return False
 
@@ -168,19 +171,25 @@ def unclaimed(
     return out
 
 
+_MOTION_PLACES = word_set("into onto through inside under beneath against across along")
+
+
 def definite_before(keys: Sequence[str], found: Iterable[str], besides: Iterable[str] = ()) -> bool:
     """True when the first run of ``found`` words (stems) in ``keys`` has a definite
     reference (``DEFINITE``) right before it, or at most ``REFERENCE_REACH`` words before
     it with only those words between ("the large cube ice tray"); of the words ``found``
     that are not ``besides`` (another product's, named in the unit), when there are some
-    ("<brand>'s small soy candles; the large one": "the large")."""
+    ("<brand>'s small soy candles; the large one": "the large"); not after a preposition
+    of a place the other product goes ("into the", "onto the")."""
     found = (set(found) - set(besides)) or set(found)
     for index, key in enumerate(keys):
         if stem(key) not in found:
             continue
         for back in range(index - 1, max(-1, index - 1 - REFERENCE_REACH), -1):
             if keys[back] in DEFINITE:
-                return True
+                # not a place the named product goes ("... fork drops into the hardy hole";
+                # round 19)
+                return not (back and keys[back - 1] in _MOTION_PLACES)
             if keys[back] in STOPWORDS or keys[back] in _PRONOUNS or not keys[back].isalpha():
                 return False
         return False

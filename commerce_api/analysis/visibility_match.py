@@ -116,6 +116,7 @@ MAX_COMMON_WORDS = 8  # common words of one unit combined (the rarest ones)
 EXACT_MIN_TOKENS = 5  # an exact title names its product alone from this many words/numbers
 EXACT_MIN_WORDS = 3  # ... of which this many significant
 EXACT_ALL_SIGNIFICANT = 4  # ... or this many words and numbers, all significant
+EXACT_CASED_TOKENS = 3  # ... or this many, all significant, written in Title Case
 EXACT_SIZED_WORDS = 2  # ... or this many significant words and a size ("Steel Rule 150 mm")
 QUANTIFIER_REACH = 4  # words before the kind or the brand a quantifier reaches
 QUANTIFIERS = frozenset(["any", "every", "all", "whichever", "whatever", "each"])
@@ -168,6 +169,7 @@ class CatalogueMatcher(NameReading):
         self.kinds = {}  # sku -> the stem of its head noun when a word of its title, or None
         self.exact = {}  # a title's exact tokens -> the SKUs with that title
         self.exact_lengths = set()  # the lengths (in tokens) of those titles
+        self.cased = {}  # the exact tokens of shorter titles that name it in Title Case
         self.holding = {}  # word -> SKUs whose title has it
         self.gtins = {}
         self.skus = {}  # the SKU case-folded -> the SKU
@@ -189,14 +191,18 @@ class CatalogueMatcher(NameReading):
             title_words = sum(1 for word in self.words[sku] if len(word) >= 3)
             # a size, or a count ("Station Logbook, 500 Contacts": round 14)
             measured = _NUMBER.search(product.title) is not None
-            if (
+            named = (
                 (title_keys >= EXACT_MIN_TOKENS and title_words >= EXACT_MIN_WORDS)
                 or (title_keys >= EXACT_ALL_SIGNIFICANT and title_words >= EXACT_ALL_SIGNIFICANT)
                 or (measured and title_words >= EXACT_SIZED_WORDS)
-            ):
+            )
+            if named:
                 tokens = exact_tokens(product.title)
                 self.exact.setdefault(tokens, []).append(sku)
                 self.exact_lengths.add(len(tokens))
+            elif title_keys >= EXACT_CASED_TOKENS and title_words >= EXACT_MIN_WORDS:
+                # a shorter title names it written in capitals (round 19)
+                self.cased.setdefault(exact_tokens(product.title), []).append(sku)
             for word in self.words[sku]:
                 self.holding.setdefault(word, set()).add(sku)
             self.compounds.add_title(product.title, self.words[sku])

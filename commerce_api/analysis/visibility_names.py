@@ -50,6 +50,16 @@ def title_cased(
     return names
 
 
+def _title_case(runs):
+    """True when every word of ``runs`` (``exact_runs``) but a stop word is capitalised
+    ("the Lockable Dartboard Cabinet we bought": a name; not "a lockable dartboard cabinet",
+    a kind; round 19)."""
+    return all(
+        spelling[:1].isupper() or token in STOPWORDS or spelling[:1].isdigit()
+        for token, spelling, _, _ in runs
+    )
+
+
 class NameReading:
     """The name-reading half of ``visibility_match.CatalogueMatcher`` (a mixin: the
     matcher holds the catalogue's words, exact titles, sizes and brand)."""
@@ -63,6 +73,11 @@ class NameReading:
             for start in range(len(tokens) - length + 1):
                 for sku in self.exact.get(tokens[start : start + length], ()):
                     spans.append((start, start + length, sku))
+        for title, skus in self.cased.items():
+            for start in range(len(tokens) - len(title) + 1):
+                end = start + len(title)
+                if tokens[start:end] == title and _title_case(runs[start:end]):
+                    spans.extend((start, end, sku) for sku in skus)
         return {
             sku
             for start, end, sku in spans

@@ -79,6 +79,7 @@ DEV_MENTIONS = (
     HERE / "heldout22" / "mentions.json",  # measured once in round 15, burned in round 16
     HERE / "heldout26" / "mentions.json",  # measured once in round 16, burned in round 17
     HERE / "heldout19" / "mentions.json",  # measured once in round 17, burned in round 18
+    HERE / "heldout23" / "mentions.json",  # measured once in round 18, burned in round 19
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -129,6 +130,7 @@ DEV_KEYWORDS = (
     HERE / "heldout22" / "keywords.json",  # measured once in round 15, burned in round 16
     HERE / "heldout26" / "keywords.json",  # measured once in round 16, burned in round 17
     HERE / "heldout19" / "keywords.json",  # measured once in round 17, burned in round 18
+    HERE / "heldout23" / "keywords.json",  # measured once in round 18, burned in round 19
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
