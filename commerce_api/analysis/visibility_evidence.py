@@ -437,6 +437,33 @@ def _might_make(before: str | None, after: list[str]) -> bool:
     return bool(after[:1]) and after[0] in _MODALS and bool(_LAUNCHING.intersection(after[1:3]))
 
 
+# a product the brand made once and no longer does ("<brand> used to sell a ...", "...
+# was discontinued in 2021", "no longer made", "they stopped it"; round 20): not ours
+_GONE = word_set("discontinued withdrawn")
+_NO_LONGER = word_set("made sold offered produced available stocked makes sells offers")
+_PAST_MAKING = word_set("sell make offer stock carry produce")
+_STOPPED = word_set("making selling it them production")
+
+
+def past_product(keys: Sequence[str]) -> bool:
+    """True when ``keys`` say a product was made once and no longer is (the comment
+    above)."""
+    for index, key in enumerate(keys):
+        following = keys[index + 1] if index + 1 < len(keys) else None
+        after_that = keys[index + 2] if index + 2 < len(keys) else None
+        if key in _GONE or (key == "phased" and following == "out"):
+            return True
+        if key == "no" and following == "longer" and after_that in _NO_LONGER:
+            return True
+        if key == "used" and following == "to" and after_that in _PAST_MAKING:
+            return True
+        if key == "once" and following in _MADE:
+            return True
+        if key in ("stopped", "dropped") and (following in _STOPPED or following == "from"):
+            return True
+    return False
+
+
 def brand_aside(keys: Sequence[str], brand: Sequence[str]) -> bool:
     """True when every mention of the ``brand`` in ``keys`` is followed by one of its
     people, by a denial that it makes or sells something, or speaks of a product it

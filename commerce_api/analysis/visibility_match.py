@@ -72,6 +72,7 @@ from .visibility_evidence import (
     kind_and_size,
     most_words_per_kind,
     one_of_several,
+    past_product,
     place_after,
     swapped_word,
     unclaimed,
@@ -443,8 +444,8 @@ class CatalogueMatcher(NameReading):
         ):
             return named  # the brand is the exact title's after it (visibility_evidence)
         view = self._view(text)
-        if brand_aside(view.keys, self.brand):
-            return named  # "<brand>'s founder ...", "<brand> does not make ..."
+        if brand_aside(view.keys, self.brand) or past_product(view.keys):
+            return named  # "<brand>'s founder ...", "<brand> does not make ...", "... dropped"
         titled = {
             sku: found
             for sku, found in view.candidates.items()

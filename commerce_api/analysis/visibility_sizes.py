@@ -16,7 +16,7 @@ SIZE = re.compile(
     r"(?<![\w.,])(" + NUMBER + r"(?:\s*(?:[x\u00d7]|\bby\b)\s*" + NUMBER + r")*)[\s\-]*"
     r"(millimet(?:re|er)s?|centimet(?:re|er)s?|millilit(?:re|er)s?|kilograms?|grams?|watts?|"
     r"met(?:re|er)s?|ml|cl|l|litres?|liters?|g|kg|cm|mm|m|oz|inch(?:es)?|in|\"|mah|wh|w|kw|v|"
-    r"lumens?|lm|gb|tb|hz|mp|lbs?|pounds?)(?![\w])",
+    r"lumens?|lm|gb|tb|hz|mp|lbs?|pounds?|ft|feet|foot)(?![\w])",
     re.IGNORECASE,
 )
 # a number a word of the title carries: "SPF 50", "Trailhead 2-Person", "Cable 1 m": an
@@ -35,6 +35,10 @@ DIMENSION = re.compile(
 _LISTED_BEFORE = re.compile(
     r"(?<![\w.,])(?<!of )(?<!x )(\d+(?:[.,]\d+)?)\s*(?:,|\s/|/\s|\bor\b|\band\b)\s*$"
 )
+# ... and before a count of a word ("the 70 and the 80 durometer"; round 20)
+_COUNTS_BEFORE = re.compile(
+    r"(?<![\w.,])(\d+(?:[.,]\d+)?)\s*(?:,|\s/|/\s|\bor\b|\band\b)\s*(?:the\s+)?$"
+)
 _LISTED_AFTER = re.compile(
     r"\s*(?:,|(?<=\s)/|/(?=\s)|\bor\b|\band\b)\s*(\d+(?:[.,]\d+)?)(?!\w|[.,]\d)"
 )
@@ -47,6 +51,8 @@ _UNITS = {
     "liter": "l",
     "liters": "l",
     '"': "in",
+    "feet": "ft",
+    "foot": "ft",
     "lumens": "lumen",
 }
 # units compared in another one: litres in millilitres, kilograms in grams ("1 L" is "1000
@@ -225,10 +231,16 @@ def sizes_of(text: str | None) -> dict[str, set[str]]:
                 number = listed.group(1).casefold()
                 sizes[COUNT].add(NUMBER_WORDS.get(number, number))
                 after = after[listed.end() :]
-    for match in NUMBER_WORD.finditer(SIZE.sub(" ", text)):
+    unsized = SIZE.sub(" ", text)
+    for match in NUMBER_WORD.finditer(unsized):
         word = match.group(2).casefold()
         if word not in _NOT_NUMBER_WORDS and word not in COLOURS:
-            sizes.setdefault("#>" + stem(word), set()).add(_amount(match.group(1)))
+            numbers = sizes.setdefault("#>" + stem(word), set())
+            numbers.add(_amount(match.group(1)))
+            before = unsized[: match.start()]
+            while listed := _COUNTS_BEFORE.search(before):  # "1000 and 6000 grit" (round 20)
+                numbers.add(_amount(listed.group(1)))
+                before = before[: listed.start()]
     for match in _SPELLED_COUNT.finditer(text):  # "four-reel", "Two Bobbins" (round 17)
         word = match.group(2).casefold()
         if stem(word) not in _GENERIC_COUNTED and word not in COLOURS:

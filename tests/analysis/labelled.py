@@ -80,6 +80,7 @@ DEV_MENTIONS = (
     HERE / "heldout26" / "mentions.json",  # measured once in round 16, burned in round 17
     HERE / "heldout19" / "mentions.json",  # measured once in round 17, burned in round 18
     HERE / "heldout23" / "mentions.json",  # measured once in round 18, burned in round 19
+    HERE / "heldout24" / "mentions.json",  # measured once in round 19, burned in round 20
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -131,6 +132,7 @@ DEV_KEYWORDS = (
     HERE / "heldout26" / "keywords.json",  # measured once in round 16, burned in round 17
     HERE / "heldout19" / "keywords.json",  # measured once in round 17, burned in round 18
     HERE / "heldout23" / "keywords.json",  # measured once in round 18, burned in round 19
+    HERE / "heldout24" / "keywords.json",  # measured once in round 19, burned in round 20
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
