@@ -21,7 +21,8 @@ INSTRUCTIONS = word_set("keep clean wipe empty store rinse descale wash remove a
 # ...", "a remote would be nice", "the charging stand is sold separately"; round 11)
 UNASSERTED = word_set(
     "if unless whether would could might should separately optional compared versus vs "
-    "wish wishes wished hope hopes ask asks asked request requests requested"
+    "wish wishes wished hope hopes ask asks asked request requests requested "
+    "wishing hoping asking requesting"  # "customers keep asking for ..." (round 21)
 )
 
 # a clause about a later model of the shop, not this product (round 13): one with a word of
