@@ -153,7 +153,7 @@ def type_named(text: str, brand_name: re.Pattern, found: frozenset[str], kinds: 
     """True when the one word of ``found`` follows the brand in capitals ("the 10 mm <brand>
     Plössl" of our "Plössl Eyepiece 10 mm") and the products holding it are all of one kind
     (``kinds``): a type's name, which says what the product is; not a material or a colour
-    ("<brand> Foam")."""
+    ("<brand> Foam"), nor said in the plural."""
     if len(found) != 1 or len(kinds) != 1 or None in kinds:
         return False
     if found & (MATERIAL_STEMS | COLOUR_STEMS):
@@ -162,7 +162,10 @@ def type_named(text: str, brand_name: re.Pattern, found: frozenset[str], kinds: 
     for match in brand_name.finditer(text):
         run = match.group(1).split()
         if run and run[0][:1].isupper() and words_of(run[0]) == [word]:
-            return True
+            key = keys_of(run[0])[0]
+            # not in the plural: "<brand> Dobsonians hold collimation" are the brand's
+            # (round 22)
+            return stem(key) == key
     return False
 
 

@@ -82,6 +82,7 @@ DEV_MENTIONS = (
     HERE / "heldout23" / "mentions.json",  # measured once in round 18, burned in round 19
     HERE / "heldout24" / "mentions.json",  # measured once in round 19, burned in round 20
     HERE / "heldout27" / "mentions.json",  # measured once in round 20, burned in round 21
+    HERE / "heldout25" / "mentions.json",  # measured once in round 21, burned in round 22
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -135,6 +136,7 @@ DEV_KEYWORDS = (
     HERE / "heldout23" / "keywords.json",  # measured once in round 18, burned in round 19
     HERE / "heldout24" / "keywords.json",  # measured once in round 19, burned in round 20
     HERE / "heldout27" / "keywords.json",  # measured once in round 20, burned in round 21
+    HERE / "heldout25" / "keywords.json",  # measured once in round 21, burned in round 22
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

@@ -43,3 +43,22 @@ def named(text, brand="Brookvane"):
 )
 def test_round_20_rules(text, skus):
     assert named(text) == skus
+
+
+TELESCOPES = [
+    Product("T-DOB", "Tabletop Dobsonian Reflector 130 mm"),
+    Product("T-EP", "Orthoscopic Eyepiece 10 mm"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "skus"),
+    [
+        # round 22: a type's name after the brand in the plural is the brand's kind
+        ("Skylark Dobsonians hold collimation well.", set()),
+        ("The Skylark Dobsonian holds collimation well.", {"T-DOB"}),
+    ],
+)
+def test_round_22_rules(text, skus):
+    _, found, _ = CatalogueMatcher(TELESCOPES, "Skylark").read(text)
+    assert {sku for unit in found for sku in unit} == skus
