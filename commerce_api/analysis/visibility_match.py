@@ -369,8 +369,9 @@ class CatalogueMatcher(NameReading):
         for index, word in enumerate(keys):
             if stem(word) == modifier:
                 after = keys[index + 1] if index + 1 < len(keys) else None
-                if after in _DETERMINERS:
-                    continue  # a verb: "<brand>'s snowshoes carry the barcode" (round 15)
+                if after in _DETERMINERS or (index and keys[index - 1] == "to"):
+                    continue  # a verb: "<brand>'s snowshoes carry the barcode" (round 15),
+                    # "<brand> differentials are easy to rebuild" (round 23)
                 if after is None or not words_of(after) or after in _PREPOSITIONS:
                     return True
         return False

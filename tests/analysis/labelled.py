@@ -83,6 +83,7 @@ DEV_MENTIONS = (
     HERE / "heldout24" / "mentions.json",  # measured once in round 19, burned in round 20
     HERE / "heldout27" / "mentions.json",  # measured once in round 20, burned in round 21
     HERE / "heldout25" / "mentions.json",  # measured once in round 21, burned in round 22
+    HERE / "heldout28" / "mentions.json",  # measured once in round 22, burned in round 23
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -137,6 +138,7 @@ DEV_KEYWORDS = (
     HERE / "heldout24" / "keywords.json",  # measured once in round 19, burned in round 20
     HERE / "heldout27" / "keywords.json",  # measured once in round 20, burned in round 21
     HERE / "heldout25" / "keywords.json",  # measured once in round 21, burned in round 22
+    HERE / "heldout28" / "keywords.json",  # measured once in round 22, burned in round 23
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

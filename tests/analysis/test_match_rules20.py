@@ -62,3 +62,22 @@ TELESCOPES = [
 def test_round_22_rules(text, skus):
     _, found, _ = CatalogueMatcher(TELESCOPES, "Skylark").read(text)
     assert {sku for unit in found for sku in unit} == skus
+
+
+KITS = [
+    Product("R-DIFF", "Front Differential Rebuild Kit"),
+    Product("R-TYRES", "Pin-Spike Rally Tyres, Set of 4"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "skus"),
+    [
+        # round 23: the word before the kind after "to" is a verb
+        ("Dashmoor differentials are easy to rebuild and grip well.", set()),
+        ("Dashmoor's front differential rebuild kit is complete.", {"R-DIFF"}),
+    ],
+)
+def test_round_23_rules(text, skus):
+    _, found, _ = CatalogueMatcher(KITS, "Dashmoor").read(text)
+    assert {sku for unit in found for sku in unit} == skus
