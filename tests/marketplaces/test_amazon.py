@@ -328,12 +328,17 @@ def test_a_listing_is_submitted_until_amazon_shows_the_value(app, tenant, fake):
 def test_two_workers_with_a_shared_budget_stay_within_the_usage_plan(
     tenant, database_url, fake, budgets_on
 ):
-    """Two worker processes push a feed per change of 6 listings, a change every 0.5 s,
-    against createFeed's plan (burst 15, then one every 2 minutes)."""
+    """Two worker processes push a feed per change of 16 listings, a change every 0.5 s,
+    against createFeed's plan (burst 15, then one every 2 minutes).
+
+    16, not 6: the two workers may each claim part of a change's listings (one claims those
+    due while the other's feed is recorded), and a part of at most ``PATCH_AT_MOST`` goes as
+    patches, which never draw on createFeed's plan. 16 listings make a feed even when split
+    in two or three."""
     from commerce_api.db import write_transaction
     from commerce_api.products.desired_state import mark_listings_pending
 
-    _listed(tenant, fake, 6, prefix="RATE")
+    _listed(tenant, fake, 16, prefix="RATE")
     connect_amazon(tenant, fake)
     config = {
         "MARKETPLACE_RATE_BUDGETS": int(budgets_on),
