@@ -17,6 +17,8 @@ When unsure, a sentence is left out: no suggestion is better than a doubtful one
 
 import re
 
+from .listing_referents import COLOURS
+
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 _ASIDE = re.compile(
     r"\b(?:separately|separate|extras?(?!-\w)|optional(?:ly)?|accessor(?:y|ies)|add-ons?|"
@@ -27,10 +29,42 @@ _ASIDE = re.compile(
 )
 
 
+# a clause that speaks of another product of the shop: "... belongs to our kids' cutter",
+# "the matching loaf tin is the non-stick one" (not "like all our tanks"; round 24)
+# ... or of one part alone: "only the band behind the head is contoured" (round 24)
+_OTHER_OF_OURS = re.compile(
+    r"\b(?:(?<!all )our\s+(?!own\b)\w+|matching|only\s+the(?:\s+\w+){1,5}?\s+(?:is|are))\b",
+    re.IGNORECASE,
+)
+_CLAUSE = re.compile(r"[^;]+;?")
+# text struck through in Markdown ("~~Heavy gauge~~ Light tinplate"): withdrawn (round 24)
+_STRUCK = re.compile(r"~~.*?~~", re.DOTALL)
+# a name inside a sentence: three or more capitalised words after a lower-case word ("made
+# for the Nano Glass Salon chain"), or two ending in a colour ("comes in Blackout Blue"): the
+# words of a shop, a lab or a colour's name say nothing of the product (round 24)
+_CAPITALISED = r"[A-Z][a-z]+(?:-[A-Za-z]+)?"
+_NAME = re.compile(r"(?<=[a-z,;] )" + _CAPITALISED + r"(?:\s+" + _CAPITALISED + r")+\b")
+
+
+def _without_names(sentence: str) -> str:
+    def name(match: re.Match) -> str:
+        words = match.group().split()
+        named = len(words) >= 3 or words[-1].casefold() in COLOURS
+        return "…" if named else match.group()
+
+    return _NAME.sub(name, sentence)
+
+
 def without_asides(description: str | None) -> str | None:
-    """``description`` without its sentences about another thing (module docstring)."""
+    """``description`` without its sentences about another thing, what it strikes through
+    and the names it says (module docstring)."""
     if not description:
         return description
+    description = _STRUCK.sub(" ", description)
     return " ".join(
-        sentence for sentence in _SENTENCE.findall(description) if not _ASIDE.search(sentence)
+        _without_names(clause)
+        for sentence in _SENTENCE.findall(description)
+        if not _ASIDE.search(sentence)
+        for clause in _CLAUSE.findall(sentence)
+        if not _OTHER_OF_OURS.search(clause)
     )

@@ -76,6 +76,7 @@ from .listing_referents import (
     PHRASE_TOKEN,
     cached_stem,
     denies_kind,
+    modifier,
     names_a_served_kind,
     of_a_part,
     opening_phrase,
@@ -93,6 +94,7 @@ from .listing_title import (
     unpromoted_tokens,
 )
 
+_KITS = frozenset(["kit", "set", "bundle"])  # products of several things
 MIN_TITLES = 2  # a term must appear in at least this many neighbour titles
 MIN_SHARE = 0.3  # ... and in at least this share of them
 MAX_TERMS = 5
@@ -286,7 +288,7 @@ class KeywordCorpus:
         longer = self.longer[category_key(category)]
         for pair in pairs_said(description, pairs, said):
             said[pair] = self.phrase_spelling[pair]  # "wet and dry", said whole
-        candidates, numbers = [], numbered_phrases(description)
+        candidates, numbers, kit = [], numbered_phrases(description), kind_of(title) in _KITS
         for phrase, spelling in said.items():
             if "".join(phrase) in own_joined:
                 continue  # the title says it already
@@ -298,7 +300,9 @@ class KeywordCorpus:
             ):
                 continue  # the title says a part of it already
             if len(phrase) == 1 and (
-                phrase[0] not in alone or half_of_a_pair(phrase[0], pairs, counts, MIN_TITLES)
+                (kit and not modifier(spelling))  # a kit's part ("Energiser, 200 m of tape")
+                or phrase[0] not in alone
+                or half_of_a_pair(phrase[0], pairs, counts, MIN_TITLES)
             ):
                 continue  # a word cut out of a phrase, or said of another part
             if phrase in longer and phrase not in pairs:
@@ -329,13 +333,16 @@ class KeywordCorpus:
             for c in candidates
             if not two_terms(c[2], own_words, counts, others, MIN_TITLES, MIN_SHARE)
         ]
+        return self._terms(category, candidates, numbers, limit)
+
+    def _terms(self, category, candidates, numbers, limit):
+        """The suggestions of ``candidates``, measures with their numbers."""
+        measures = self.measures[category_key(category)]
         return [
             {
                 "term": _with_number(
                     self.phrase_spelling.get(phrase, " ".join(phrase)),
-                    numbers.get(phrase)
-                    if phrase in self.measures[category_key(category)]
-                    else None,
+                    numbers.get(phrase) if phrase in measures else None,
                 ),
                 "score": round(share, 3),
                 "share": round(share, 3),

@@ -79,11 +79,11 @@ from .visibility_evidence import (
     unclaimed_words,
     without_our_words,
 )
+from .visibility_lines import line_words, lower_type_named
 from .visibility_names import NameReading, title_cased
 from .visibility_others import renamed, swapped_last_part, type_named, without_people
 from .visibility_senses import colours_of_other_things, without_other_amounts
 from .visibility_sizes import (
-    NUMBER_WORDS,
     PART_SPLIT,
     SIZE,
     bare_numbers,
@@ -121,7 +121,7 @@ EXACT_CASED_TOKENS = 3  # ... or this many, all significant, written in Title Ca
 EXACT_SIZED_WORDS = 2  # ... or this many significant words and a size ("Steel Rule 150 mm")
 QUANTIFIER_REACH = 4  # words before the kind or the brand a quantifier reaches
 QUANTIFIERS = frozenset(["any", "every", "all", "whichever", "whatever", "each"])
-_NAME_AFTER = r"(?:['\u2019]s)?((?:\s+(?:[a-z]*[A-Z0-9][\w.\-]*|&|with|of|and|for|in))+)"
+_NAME_AFTER = r"(?:['\u2019]s)?((?:\s+(?:[a-z]*[A-Z0-9][\w.\-]*|&|with|of|and|for|in|at|on))+)"
 # prepositions that end the noun phrase before them ("the navy <brand> underglaze over the
 # body"; round 13), beside the stop words
 _PREPOSITIONS = frozenset(
@@ -132,7 +132,6 @@ _PREPOSITIONS = frozenset(
 _STYLE = frozenset(["style", "styled", "inspired", "type", "esque", "influenced"])
 _MARKS = re.compile("[\u2122\u00ae\u00a9\u2120]")  # trade and service marks
 _NUMBER = re.compile(r"(?<![\w.])\d[\d.,]*(?![\w.])")  # a number, not a code ("A5")
-_LEAD_PREFIX = 3  # words of a title's lead that name it without the rest (round 14)
 _DETERMINERS = frozenset(["the", "a", "an", "this", "that", "its", "their", "our", "my", "your"])
 _GENERAL = re.compile(r"\b(?:whatever|whichever|regardless\s+of|no\s+matter)\b", re.I)
 _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
@@ -278,8 +277,11 @@ class CatalogueMatcher(NameReading):
             return False
         if all(sizes_conflict(sizes, self.sizes[other]) for other in others):
             return True
-        several = any(
-            len(amounts) > 1 and amounts & self.sizes[sku].get(unit, set())
+        several = any(  # (a size of ours alone: not "62 in" of two 62 in bows; round 24)
+            len(amounts) > 1
+            and amounts
+            & self.sizes[sku].get(unit, set())
+            - set().union(*(self.sizes[other].get(unit, set()) for other in others))
             for unit, amounts in sizes.items()
             # a number written apart from its word ("Size 02") is a size; one run into it
             # ("model4340") is a code, a word of its own
@@ -287,10 +289,14 @@ class CatalogueMatcher(NameReading):
         )
         return several and not options
 
-    def _type_name(self, found, text):
-        """A type's name after the brand says what the product is (``type_named``)."""
+    def _type_name(self, found, text, keys, picked):
+        """A type's name after the brand says what the product is (``type_named``), in
+        lower case too with a size of ours (``lower_type_named``; round 24)."""
         kinds = {self._kind(other) for word in found for other in self.holding[word]}
-        return self.brand_name is not None and type_named(text, self.brand_name, found, kinds)
+        return self.brand_name is not None and (
+            type_named(text, self.brand_name, found, kinds)
+            or (picked and lower_type_named(keys, self.brand, found, kinds))
+        )
 
     def _of_any(self, keys, anchors):
         """True when a quantifier ("any", "whichever"...) comes shortly before one of the
@@ -321,27 +327,6 @@ class CatalogueMatcher(NameReading):
             self.modifier[sku] = modifier if modifier in self.words[sku] else None
         return self.kinds[sku]
 
-    def _lead_after_brand(self, sku, kind, keys):
-        """True when the title's words before its kind (two or more), or the first three
-        or more of them (round 14: "<brand> end-fed half-wave, 20 m band" of "End-Fed
-        Half-Wave Antenna Kit, 20 m Band"), follow the brand in the unit with no
-        significant word after them but a number: "Loomhollow Merino DK in teal" of our
-        "Merino DK Yarn 50 g - Teal" (not "Birchwood Acacia Salad Servers" of our "Acacia
-        Salad Bowl ... with Servers")."""
-        title_keys = keys_of(self.products[sku].title)
-        kinds = [i for i, key in enumerate(title_keys) if stem(key) == kind]
-        before = title_keys[: kinds[0]] if kinds else []
-        for length in range(len(before), 1, -1):
-            if length < len(before) and length < _LEAD_PREFIX:
-                break
-            lead = self.brand + before[:length]
-            for start in range(len(keys) - len(lead) + 1):
-                if keys[start : start + len(lead)] == lead:
-                    after = keys[start + len(lead) : start + len(lead) + 1]
-                    if not words_of(" ".join(after)) or after[0] in NUMBER_WORDS:
-                        return True
-        return False
-
     def _plural_only(self, sku, kind, keys):
         said = [k for k in keys if says_kind(stem(k), kind)]
         return bool(said) and not self.plural_kind[sku] and all(k != stem(k) for k in said)
@@ -369,9 +354,11 @@ class CatalogueMatcher(NameReading):
         for index, word in enumerate(keys):
             if stem(word) == modifier:
                 after = keys[index + 1] if index + 1 < len(keys) else None
-                if after in _DETERMINERS or (index and keys[index - 1] == "to"):
+                plural = word != modifier and word not in self.title_keys[sku]
+                if after in _DETERMINERS or (index and keys[index - 1] == "to") or plural:
                     continue  # a verb: "<brand>'s snowshoes carry the barcode" (round 15),
-                    # "<brand> differentials are easy to rebuild" (round 23)
+                    # "<brand> differentials are easy to rebuild" (round 23); a plural: "fit
+                    # most square boxes" of our "Box Insert" (round 24)
                 if after is None or not words_of(after) or after in _PREPOSITIONS:
                     return True
         return False
@@ -533,8 +520,10 @@ class CatalogueMatcher(NameReading):
             return enough and self._single_out_sized(
                 found, sku, view.sizes, view.text, view.numbers
             )
-        typed = self._type_name(found, view.text)
         picked = sizes_agree(view.sizes, self.sizes[sku])  # "the 25 cm <brand> wheel bats"
+        if not picked:  # "<brand> puzzles ..." of our "Puzzle Board" (round 24)
+            found = found - line_words(keys, self.brand, found, self.title_keys[sku], kind)
+        typed = bool(found) and self._type_name(found, view.text, keys, picked)
         plural = (found, title) if self.plural_kind[sku] and not picked else None
         enough = (
             len(found) >= MIN_FOUND
@@ -550,7 +539,7 @@ class CatalogueMatcher(NameReading):
         return (
             enough
             and not without_our_words(keys, title)
-            and not brand_kinds(keys, self.brand, kind, self.modifier[sku], plural)
+            and (picked or not brand_kinds(keys, self.brand, kind, self.modifier[sku], plural))
             and not swapped_word(keys, self.title_keys[sku], title | self.brand_stems)
             and not (  # "<brand> Inflatable Snorkel Vest, Child" of our "..., Adult"
                 self.brand_name is not None

@@ -11,7 +11,7 @@ from .listing_title import STOPWORDS, stem
 from .visibility_clauses import exact_runs, items_of_other_brands
 from .visibility_evidence import count_beside
 from .visibility_others import names_in, without_other_names
-from .visibility_sizes import COUNT, spelled_out
+from .visibility_sizes import COUNT, NUMBER_WORDS, spelled_out
 from .visibility_words import (
     CLAUSE_SPLIT,
     COLOUR_STEMS,
@@ -23,8 +23,12 @@ from .visibility_words import (
     words_of,
 )
 
-_TITLE_RUN = re.compile(r"(?<=[a-z,] )[A-Z][\w\-/]*(?:\s+(?:[A-Z0-9][\w\-/]*|with|of|for|in|&))+")
+# ("at", "on": "a Lighthouse at Dusk Jigsaw"; round 24)
+_TITLE_RUN = re.compile(
+    r"(?<=[a-z,] )[A-Z][\w\-/]*(?:\s+(?:[A-Z0-9][\w\-/]*|with|of|for|in|at|on|&))+"
+)
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
+_LEAD_PREFIX = 3  # words of a title's lead that name it without the rest (round 14)
 
 
 def title_cased(
@@ -63,6 +67,27 @@ def _title_case(runs):
 class NameReading:
     """The name-reading half of ``visibility_match.CatalogueMatcher`` (a mixin: the
     matcher holds the catalogue's words, exact titles, sizes and brand)."""
+
+    def _lead_after_brand(self, sku, kind, keys):
+        """True when the title's words before its kind (two or more), or the first three
+        or more of them (round 14: "<brand> end-fed half-wave, 20 m band" of "End-Fed
+        Half-Wave Antenna Kit, 20 m Band"), follow the brand in the unit with no
+        significant word after them but a number: "Loomhollow Merino DK in teal" of our
+        "Merino DK Yarn 50 g - Teal" (not "Birchwood Acacia Salad Servers" of our "Acacia
+        Salad Bowl ... with Servers")."""
+        title_keys = keys_of(self.products[sku].title)
+        kinds = [i for i, key in enumerate(title_keys) if stem(key) == kind]
+        before = title_keys[: kinds[0]] if kinds else []
+        for length in range(len(before), 1, -1):
+            if length < len(before) and length < _LEAD_PREFIX:
+                break
+            lead = self.brand + before[:length]
+            for start in range(len(keys) - len(lead) + 1):
+                if keys[start : start + len(lead)] == lead:
+                    after = keys[start + len(lead) : start + len(lead) + 1]
+                    if not words_of(" ".join(after)) or after[0] in NUMBER_WORDS:
+                        return True
+        return False
 
     def exact_titles(self, text: str) -> set[str]:
         """The SKUs whose whole title ``text`` says (module docstring)."""

@@ -157,6 +157,10 @@ _GENERIC_COUNTED = (
     )
     | _NOT_NUMBER_WORDS
 )
+# a count of pieces ("500 Pieces", "the 1000-piece jigsaw", "24 pcs"): "piece" is a stop
+# word, so ``NUMBER_WORD`` leaves it; another count of pieces is another product (round 24)
+_PIECES = re.compile(r"(?<![\w.,\-])(\d{1,5})[ \t]*-?[ \t]*(?:pieces?|pcs?)\b", re.IGNORECASE)
+PIECES = "#>piece"
 _SPELLED_SIZE_NUMBER = re.compile(r"\b(size)[\s\-]+(" + _SPELLED_NUMBER + ")", re.IGNORECASE)
 
 
@@ -241,6 +245,8 @@ def sizes_of(text: str | None) -> dict[str, set[str]]:
             while listed := _COUNTS_BEFORE.search(before):  # "1000 and 6000 grit" (round 20)
                 numbers.add(_amount(listed.group(1)))
                 before = before[: listed.start()]
+    for match in _PIECES.finditer(text):
+        sizes.setdefault(PIECES, set()).add(match.group(1))
     for match in _SPELLED_COUNT.finditer(text):  # "four-reel", "Two Bobbins" (round 17)
         word = match.group(2).casefold()
         if stem(word) not in _GENERIC_COUNTED and word not in COLOURS:
@@ -301,8 +307,27 @@ def only_options(
     in (``offered_in``: "comes in size 01 and 02", "available in 24 or 28 cm") and not
     which of them it speaks of: "... comes in 25 L and 33 L; I own both" names both (round
     12: "comes in umber and mauve; I have both", "one of each"), as does "get the <brand>
-    eyepiece in 25 mm and 10 mm"."""
-    return offered_in(text, options) and not _BOTH.search(text)
+    eyepiece in 25 mm and 10 mm"; round 24: "... come in 9 g and 17 g: the 9 g for the
+    rudder", "... in cherry and slate; I own the cherry one": an option said again)."""
+    return offered_in(text, options) and not _BOTH.search(text) and not _said_again(text, options)
+
+
+_OPTION_WORDS = frozenset(["in", "size", "sizes", "and", "or", "of"])
+_REST_OF_OPTION = re.compile(r"^[\d.,]*\s*[^\W\d_]*")  # "0 L" of "30 L" after the match
+
+
+def _said_again(text: str, options: re.Pattern) -> bool:
+    """True when an option of the options ``text`` lists (their numbers, or their words when
+    they have none) is said again after the list."""
+    for match in options.finditer(text):
+        rest = _REST_OF_OPTION.match(text[match.end() :])
+        listed = match.group() + rest.group()
+        after = text[match.end() + rest.end() :]
+        pattern = r"\d[\d.,]*" if re.search(r"\d", listed) else r"[^\W\d_]+"
+        said = {w.casefold() for w in re.findall(pattern, listed)} - _OPTION_WORDS
+        if said & {w.casefold() for w in re.findall(pattern, after)}:
+            return True
+    return False
 
 
 def amounts_of(sizes: dict[str, set[str]]) -> set[str]:

@@ -84,6 +84,8 @@ DEV_MENTIONS = (
     HERE / "heldout27" / "mentions.json",  # measured once in round 20, burned in round 21
     HERE / "heldout25" / "mentions.json",  # measured once in round 21, burned in round 22
     HERE / "heldout28" / "mentions.json",  # measured once in round 22, burned in round 23
+    # measured once in round 23, burned in round 24
+    *(HERE / f"heldout{n}" / "mentions.json" for n in (29, 30, 31, 32)),
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -139,6 +141,8 @@ DEV_KEYWORDS = (
     HERE / "heldout27" / "keywords.json",  # measured once in round 20, burned in round 21
     HERE / "heldout25" / "keywords.json",  # measured once in round 21, burned in round 22
     HERE / "heldout28" / "keywords.json",  # measured once in round 22, burned in round 23
+    # measured once in round 23, burned in round 24
+    *(HERE / f"heldout{n}" / "keywords.json" for n in (29, 30, 31, 32)),
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

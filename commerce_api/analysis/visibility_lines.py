@@ -1,0 +1,77 @@
+"""The brand's lines and its types (round 24 of issue 30).
+
+- **A line of the brand** is no word of one product: a word of our title said in the plural
+  right after the brand or after a verb of making ("<brand> puzzles use thick grey board",
+  "they only make gliders and parts") speaks of everything the brand makes of that word,
+  when our title has it in the singular and it is not the product's kind (the kind said so
+  is ``visibility_evidence.brand_kinds``'s). It lends the unit no word of our title: "<brand>
+  puzzles ... board" is not our "Puzzle Board".
+- **A type's name in lower case** right after the brand ("the 210 mm <brand> yanagiba", "<brand>'s
+  yanagiba comes in ...") says what the product is, as in capitals
+  (``visibility_others.type_named``), when nothing after it goes on naming a thing: the
+  next word is none, a number, a stop word or a verb (not "<brand> insulated bottles" of
+  our "Insulated Tumbler").
+"""
+
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+
+from .listing_phrases import MATERIAL_STEMS
+from .listing_title import STOPWORDS, stem, word_set
+from .visibility_words import COLOUR_STEMS
+
+_MAKING = word_set("make makes made sell sells sold offer offers stock stocks produce produces")
+# words after a type's name that say something of it rather than name more of it
+_VERBS = word_set(
+    "is are was were has have had comes come came gets get makes made cuts does did will "
+    "would can could costs sells feels looks works holds takes needs suits fits"
+)
+# endings of adjectives and participles: "insulated", "folding", "washable"... name no type
+_NOT_A_TYPE = ("ed", "ing", "able", "ible", "less", "ful", "ous", "ive")
+
+
+def line_words(
+    keys: Sequence[str],
+    brand: Sequence[str],
+    found: AbstractSet[str],
+    title_keys: Sequence[str],
+    kind: str | None,
+) -> set[str]:
+    """The words of ``found`` (stems) that the unit (``keys``) says only as the brand's line
+    (module docstring)."""
+    width, singular = len(brand), {key for key in title_keys if key == stem(key)}
+    lines = set()
+    for word in found - {kind} & singular:
+        said = [i for i, key in enumerate(keys) if stem(key) == word]
+        if said and all(_a_line(keys, i, brand, width) for i in said):
+            lines.add(word)
+    return lines
+
+
+def _a_line(keys, index, brand, width):
+    key = keys[index]
+    if key == stem(key):
+        return False  # in the singular
+    after_brand = width and index >= width and list(keys[index - width : index]) == list(brand)
+    return bool(after_brand) or (index > 0 and keys[index - 1] in _MAKING)
+
+
+def lower_type_named(
+    keys: Sequence[str], brand: Sequence[str], found: AbstractSet[str], kinds: set
+) -> bool:
+    """True when the one word of ``found`` follows the brand in lower case as a type's name
+    (module docstring); ``kinds``: the kinds of the products holding it (all one)."""
+    if len(found) != 1 or len(kinds) != 1 or None in kinds or found & kinds:
+        return False
+    if found & (MATERIAL_STEMS | COLOUR_STEMS):
+        return False  # "the 45 cm <brand> foam"
+    (word,) = found
+    width = len(brand)
+    for i in range(len(keys) - width):
+        if list(keys[i : i + width]) != list(brand) or keys[i + width] != word:
+            continue
+        if word != stem(word) or word.endswith(_NOT_A_TYPE):
+            return False
+        after = keys[i + width + 1] if i + width + 1 < len(keys) else None
+        return after is None or after.isdigit() or after in STOPWORDS or after in _VERBS
+    return False
