@@ -97,6 +97,7 @@ from .listing_title import (
 _KITS = frozenset(["kit", "set", "bundle"])  # products of several things
 MIN_TITLES = 2  # a term must appear in at least this many neighbour titles
 MIN_SHARE = 0.3  # ... and in at least this share of them
+NOUN_SHARE = 0.5  # ... or this share for a one-word thing ("drum"; round 25)
 MAX_TERMS = 5
 CORPUS_LIMIT = 50_000  # titles read per job (the most recently updated first)
 MATERIAL_CONSENSUS = 0.75  # share of the neighbours that must share a material
@@ -107,7 +108,9 @@ _CLAUSE_END = CLAUSE_END
 _phrase_words = phrase_words
 _stem = cached_stem
 _usable = usable
-_HEAD_END = re.compile(r",|\s[-\u2013|/]\s|\(|\s(?:with|for|in|of|from|by)\s", re.IGNORECASE)
+_HEAD_END = re.compile(
+    r",|\s[-\u2013|/]\s|\(|\s(?:with|for|in|of|from|by)\s|\ssize\s+\w+\b", re.IGNORECASE
+)  # ("Impact Vest Size M": a vest; round 25)
 
 
 def title_terms(title: str | None) -> set[str]:
@@ -318,7 +321,8 @@ class KeywordCorpus:
                 1 if included and in_title else 0
             )
             share = with_it / others
-            if with_it < MIN_TITLES or share < MIN_SHARE:
+            noun = len(phrase) == 1 and not modifier(spelling)  # a thing: a part, a tool
+            if with_it < MIN_TITLES or share < (NOUN_SHARE if noun else MIN_SHARE):
                 continue
             shop_wide = max(self.document_frequency.get(word, 0) for word in phrase)
             if shop_wide > SHOP_WIDE_SHARE * everywhere and everywhere > others:

@@ -24,7 +24,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from .listing_title import STOPWORDS, stem, word_set
-from .visibility_sizes import COUNT, NUMBER_WORDS, sizes_agree, sizes_of
+from .visibility_sizes import COUNT, NUMBER_WORDS, as_given, sizes_agree, sizes_of
 from .visibility_words import words_of
 
 _PARTS = re.compile(r"[,;:]|\s(?:and|plus)\s", re.IGNORECASE)  # the parts of a list
@@ -235,7 +235,9 @@ def kind_and_size(
     3 mm"); whether the size singles it out is ``_single_out_sized``'s to say. A kind that
     carries the number ("Size 02") is no kind; when that number is a size's, the kind and
     the word before it both are ("Box Kite 150 cm"; "Rock Pool Viewer 20 cm": round 13)."""
-    sized = {amount for unit, amounts in own.items() if unit[:1] != "#" for amount in amounts}
+    sized = as_given(
+        {amount for unit, amounts in own.items() if unit[:1] != "#" for amount in amounts}
+    )
     carried = own.get(f"#{kind}", set())
     return (
         kind is not None

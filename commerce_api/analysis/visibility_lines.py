@@ -11,8 +11,13 @@
   (``visibility_others.type_named``), when nothing after it goes on naming a thing: the
   next word is none, a number, a stop word or a verb (not "<brand> insulated bottles" of
   our "Insulated Tumbler").
+- **The brand's catalogue** said as a list ("<brand> sells impact vests, hook knives, pumps,
+  fins and flying lines") names no product: three or more things after the brand and a
+  verb of selling, none with an article or a number (round 25; not "<brand> sells the
+  20 cm dome, ...").
 """
 
+import re
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 
@@ -75,3 +80,23 @@ def lower_type_named(
         after = keys[i + width + 1] if i + width + 1 < len(keys) else None
         return after is None or after.isdigit() or after in STOPWORDS or after in _VERBS
     return False
+
+
+_SELLING = re.compile(r"\b(?:sells?|makes?|stocks?|offers?|carr(?:y|ies))\s+(.*)", re.I | re.S)
+_ITEMS = re.compile(r",|;|\band\b|\bplus\b|\bas well as\b", re.IGNORECASE)
+_SPECIFIC = re.compile(r"^\s*(?:the|a|an|this|that|their|its|our|one)\b|\d", re.IGNORECASE)
+
+
+def catalogue_list(keys: Sequence[str], brand: Sequence[str], text: str) -> bool:
+    """True when the unit lists the brand's catalogue (module docstring)."""
+    width = len(brand)
+    if not width or not any(
+        list(keys[i : i + width]) == list(brand) and keys[i + width] in _MAKING
+        for i in range(len(keys) - width)
+    ):
+        return False
+    selling = _SELLING.search(text)
+    if selling is None:
+        return False
+    items = [item for item in _ITEMS.split(selling.group(1)) if item.strip(" .!?")]
+    return len(items) >= 3 and not any(_SPECIFIC.search(item) for item in items)

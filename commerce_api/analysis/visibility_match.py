@@ -79,7 +79,7 @@ from .visibility_evidence import (
     unclaimed_words,
     without_our_words,
 )
-from .visibility_lines import line_words, lower_type_named
+from .visibility_lines import catalogue_list, line_words, lower_type_named
 from .visibility_names import NameReading, title_cased
 from .visibility_others import renamed, swapped_last_part, type_named, without_people
 from .visibility_senses import colours_of_other_things, without_other_amounts
@@ -327,10 +327,6 @@ class CatalogueMatcher(NameReading):
             self.modifier[sku] = modifier if modifier in self.words[sku] else None
         return self.kinds[sku]
 
-    def _plural_only(self, sku, kind, keys):
-        said = [k for k in keys if says_kind(stem(k), kind)]
-        return bool(said) and not self.plural_kind[sku] and all(k != stem(k) for k in said)
-
     def _says_kind(self, sku, kind, found, keys, sizes):
         """The unit says what the product is: its kind, in the title's number ("Falcon
         enamel plates" is a kind of product, not our dinner plate), or the word before it
@@ -401,9 +397,7 @@ class CatalogueMatcher(NameReading):
             return False
         title_colours = title & COLOUR_STEMS
         if (
-            title_colours
-            and only_options(text, offered_in, COLOUR_OPTIONS)  # unless "I have both"
-            and not (kind is not None and self._plural_only(sku, kind, keys))
+            title_colours and only_options(text, offered_in, COLOUR_OPTIONS)  # unless "I have both"
         ):
             return False  # "the lamp in black and white": the colours it comes in, no variant
         materials = {stem(key) for key in keys} & MATERIAL_STEMS  # not "Solid Pewter" of ours
@@ -432,8 +426,13 @@ class CatalogueMatcher(NameReading):
         ):
             return named  # the brand is the exact title's after it (visibility_evidence)
         view = self._view(text)
-        if brand_aside(view.keys, self.brand) or past_product(view.keys):
-            return named  # "<brand>'s founder ...", "<brand> does not make ...", "... dropped"
+        if (
+            brand_aside(view.keys, self.brand)
+            or past_product(view.keys)
+            or catalogue_list(view.keys, self.brand, text)
+        ):
+            return named  # "<brand>'s founder ...", "<brand> does not make ...", "... dropped",
+            # "<brand> sells vests, knives, pumps and fins" (round 25)
         titled = {
             sku: found
             for sku, found in view.candidates.items()

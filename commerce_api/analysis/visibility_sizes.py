@@ -265,6 +265,16 @@ def in_base_units(sizes: dict[str, set[str]]) -> dict[str, set[str]]:
     return out
 
 
+def as_given(amounts: set[str]) -> set[str]:
+    """``amounts`` (in base units) and what they may have been written as: 5000 ml may be
+    "5 L" (round 25: the 5 of "Carboy 5 L" is its size's number)."""
+    return amounts | {
+        _times(amount, Decimal(1) / factor)
+        for amount in amounts
+        for factor in {f for _, f in _BASE_UNITS.values()}
+    }
+
+
 def _times(amount, factor):
     try:
         parts = [Decimal(part) * factor for part in amount.split("x")]
