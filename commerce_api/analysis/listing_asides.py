@@ -24,6 +24,7 @@ _ASIDE = re.compile(
     r"\b(?:separately|separate|extras?(?!-\w)|optional(?:ly)?|accessor(?:y|ies)|add-ons?|"
     r"itself\s+(?:is|isn|are|aren|has|hasn|does|doesn|can|cannot|won|will|was|wasn)|"
     r"choose|consider|upgrade|opt\s+for|prefer|recommend(?:ed|s)?|helps?|apply|"
+    r"available\s+for\s+(?:this|it|the)|"
     r"our(?:\s+\w+){0,3}\s+(?:models?|versions?|range|line|collection))\b",
     re.IGNORECASE,
 )

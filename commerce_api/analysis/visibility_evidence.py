@@ -417,6 +417,12 @@ class UnitView:
 # the brand's people ("<brand>'s founder weaves on a loom") and the brand said not to make
 # a product ("<brand> does not make a beater"): no product of ours is named (round 13)
 _PEOPLE = word_set("founder founders owner owners staff team ceo designer designers employees")
+# a place or an event of the brand, not a product: "<brand>'s new gym in Ghent has azure ring
+# ropes" (round 26), unless a word of our titles
+_PLACES = word_set(
+    "gym gyms club clubs studio studios cafe factory warehouse office offices headquarters "
+    "event events festival course courses class classes academy"
+)
 _DENIALS = word_set("not doesn don t never no longer does do")
 _NEGATIVE = word_set("not t never longer")  # of those, the words that deny
 _MAKING = word_set("make makes made sell sells sold offer offers offered stock stocks carry")
@@ -466,9 +472,9 @@ def past_product(keys: Sequence[str]) -> bool:
     return False
 
 
-def brand_aside(keys: Sequence[str], brand: Sequence[str]) -> bool:
+def brand_aside(keys: Sequence[str], brand: Sequence[str], ours: Container[str] = ()) -> bool:
     """True when every mention of the ``brand`` in ``keys`` is followed by one of its
-    people, by a denial that it makes or sells something, or speaks of a product it
+    people or places, by a denial that it makes or sells something, or speaks of a product it
     might make (the comments above)."""
     width, mentions = len(brand), 0
     for start in range(len(keys) - width + 1):
@@ -478,6 +484,8 @@ def brand_aside(keys: Sequence[str], brand: Sequence[str]) -> bool:
         after = list(keys[start + width : start + width + _DENIAL_REACH + 1])
         if after[:1] and (after[0] in _PEOPLE or after[0] in _UNMADE):
             continue
+        if any(word in _PLACES and stem(word) not in ours for word in after[:2]):
+            continue  # "<brand>'s new gym ..." (``ours``: the stems of our title words)
         if _might_make(keys[start - 1] if start else None, after):
             continue
         denial = 0

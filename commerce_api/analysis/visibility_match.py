@@ -211,7 +211,9 @@ class CatalogueMatcher(NameReading):
             if gtin:
                 self.gtins.setdefault(gtin, set()).add(sku)
             self.skus[sku.casefold()] = sku
-        self.spelling = Misspellings(self.holding.keys())
+        self.spelling = Misspellings(
+            self.holding.keys(), {sku: [stem(k) for k in ks] for sku, ks in self.title_keys.items()}
+        )
 
     def names_brand(self, text: str) -> bool:
         if not self.brand:
@@ -427,7 +429,7 @@ class CatalogueMatcher(NameReading):
             return named  # the brand is the exact title's after it (visibility_evidence)
         view = self._view(text)
         if (
-            brand_aside(view.keys, self.brand)
+            brand_aside(view.keys, self.brand, self.holding)
             or past_product(view.keys)
             or catalogue_list(view.keys, self.brand, text)
         ):

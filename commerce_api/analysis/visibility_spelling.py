@@ -44,8 +44,9 @@ def _one_edit(a: str, b: str) -> bool:
 class Misspellings:
     """The words of a catalogue's titles, indexed by their one-letter deletions."""
 
-    def __init__(self, vocabulary: Collection[str]):
+    def __init__(self, vocabulary: Collection[str], orders: Mapping[str, Sequence[str]]):
         self.vocabulary = vocabulary
+        self.orders = orders  # SKU -> the stems of its title's words, in order
         self.index: dict[str, set[str]] | None = None  # built on first use
 
     def _near(self, word: str) -> set[str]:
@@ -59,6 +60,25 @@ class Misspellings:
         for variant in _deletions(word):
             found |= self.index.get(variant, set())
         return {known for known in found if _one_edit(word, known)}
+
+    def _in_place(self, word, keys, index, holding):
+        """True when a title that has ``word`` has the answer's word before or after
+        ``keys[index]`` beside it on the same side (round 25: "Hard Case for Seven Harps"
+        is no "harp" of our "Zip Case for Seven Harps")."""
+        for offset in (-1, 1):
+            if not 0 <= index + offset < len(keys):
+                continue
+            neighbour = stem(keys[index + offset])
+            for sku in holding.get(word, set()) & holding.get(neighbour, set()):
+                title = self.orders.get(sku, ())
+                if any(
+                    title[i] == word
+                    and 0 <= i + offset < len(title)
+                    and title[i + offset] == neighbour
+                    for i in range(len(title))
+                ):
+                    return True
+        return False
 
     def fix(
         self, keys: Sequence[str], holding: Mapping[str, set[str]], text: str
@@ -74,10 +94,8 @@ class Misspellings:
             titled = capitalised(text) if titled is None else titled
             if key not in titled:
                 continue
-            beside = [stem(k) for k in keys[max(index - 1, 0) : index + 2 : 2] if k != key]
-            near_titles = set().union(*(holding.get(n, set()) for n in beside))
             near = self._near(word) | self._near(key)  # "Stainles": stem "stainle"
-            fits = [w for w in near if holding[w] & near_titles]
+            fits = [w for w in near if self._in_place(w, keys, index, holding)]
             if len(fits) == 1:
                 fixed[index] = fits[0]
         return fixed

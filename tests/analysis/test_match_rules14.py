@@ -53,10 +53,13 @@ def test_round_14_rules(text, skus):
 
 def test_misspellings_need_one_edit_and_a_neighbour_of_the_title():
     holding = {"fender": {"A"}, "inflatable": {"A"}, "tent": {"B"}, "shelter": {"B"}}
-    spelling = Misspellings(holding.keys())
+    orders = {"A": ["inflatable", "fender"], "B": ["shelter", "tent"]}
+    spelling = Misspellings(holding.keys(), orders)
     text = "The Inflatable Fendr and the Shelter Tnet"
     keys = ["the", "inflatable", "fendr", "and", "the", "shelter", "tnet"]
     assert spelling.fix(keys, holding, text) == {2: "fender", 6: "tent"}
     # no neighbour of the title, or lower case: left as it is
     assert spelling.fix(["the", "big", "fendr"], holding, "The big Fendr") == {}
     assert spelling.fix(["inflatable", "fendr"], holding, "Inflatable fendr") == {}
+    # a word on the other side of the title's neighbour is no misspelling of it (round 25)
+    assert spelling.fix(["the", "tant", "shelter"], holding, "The Tant Shelter") == {}
