@@ -251,3 +251,12 @@ def exact_tokens(text: str | None) -> tuple[str, ...]:
     """``text`` as compared for an exact title: lower-case letter runs (plurals folded) and
     digit runs, possessives cut."""
     return tuple(run[0] for run in exact_runs(text))
+
+
+_HYPHEN = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")
+
+
+def exact_forms(title: str) -> set[tuple[str, ...]]:
+    """The ``exact_tokens`` of ``title`` and of it with its hyphenated words written closed
+    ("Quick-Pack Glider Bag" said "Quickpack Glider Bag"; round 27)."""
+    return {exact_tokens(title), exact_tokens(_HYPHEN.sub("", title))}

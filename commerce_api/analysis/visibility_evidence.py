@@ -421,7 +421,8 @@ _PEOPLE = word_set("founder founders owner owners staff team ceo designer design
 # ropes" (round 26), unless a word of our titles
 _PLACES = word_set(
     "gym gyms club clubs studio studios cafe factory warehouse office offices headquarters "
-    "event events festival course courses class classes academy"
+    "event events festival course courses class classes academy triathlon triathlons "
+    "marathon marathons race races championship championships tournament league regatta"
 )
 _DENIALS = word_set("not doesn don t never no longer does do")
 _NEGATIVE = word_set("not t never longer")  # of those, the words that deny

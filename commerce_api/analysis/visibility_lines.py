@@ -27,7 +27,7 @@ from .visibility_words import COLOUR_STEMS
 
 _MAKING = word_set("make makes made sell sells sold offer offers stock stocks produce produces")
 # words after a type's name that say something of it rather than name more of it
-_VERBS = word_set(
+VERBS = word_set(
     "is are was were has have had comes come came gets get makes made cuts does did will "
     "would can could costs sells feels looks works holds takes needs suits fits"
 )
@@ -78,7 +78,7 @@ def lower_type_named(
         if word != stem(word) or word.endswith(_NOT_A_TYPE):
             return False
         after = keys[i + width + 1] if i + width + 1 < len(keys) else None
-        return after is None or after.isdigit() or after in STOPWORDS or after in _VERBS
+        return after is None or after.isdigit() or after in STOPWORDS or after in VERBS
     return False
 
 

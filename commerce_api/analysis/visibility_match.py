@@ -57,6 +57,7 @@ from .listing_title import stem
 from .visibility_clauses import (
     Unit,
     answer_units,
+    exact_forms,
     exact_tokens,
     offered_in,
     quantified,
@@ -79,7 +80,7 @@ from .visibility_evidence import (
     unclaimed_words,
     without_our_words,
 )
-from .visibility_lines import catalogue_list, line_words, lower_type_named
+from .visibility_lines import VERBS, catalogue_list, line_words, lower_type_named
 from .visibility_names import NameReading, title_cased
 from .visibility_others import renamed, swapped_last_part, type_named, without_people
 from .visibility_senses import colours_of_other_things, without_other_amounts
@@ -197,12 +198,14 @@ class CatalogueMatcher(NameReading):
                 or (measured and title_words >= EXACT_SIZED_WORDS)
             )
             if named:
-                tokens = exact_tokens(product.title)
-                self.exact.setdefault(tokens, []).append(sku)
-                self.exact_lengths.add(len(tokens))
+                # and its hyphenated words written closed ("Quickpack"; round 27)
+                for tokens in exact_forms(product.title):
+                    self.exact.setdefault(tokens, []).append(sku)
+                    self.exact_lengths.add(len(tokens))
             elif title_keys >= EXACT_CASED_TOKENS and title_words >= EXACT_MIN_WORDS:
                 # a shorter title names it written in capitals (round 19)
-                self.cased.setdefault(exact_tokens(product.title), []).append(sku)
+                for tokens in exact_forms(product.title):
+                    self.cased.setdefault(tokens, []).append(sku)
             for word in self.words[sku]:
                 self.holding.setdefault(word, set()).add(sku)
             self.compounds.add_title(product.title, self.words[sku])
@@ -357,7 +360,7 @@ class CatalogueMatcher(NameReading):
                     continue  # a verb: "<brand>'s snowshoes carry the barcode" (round 15),
                     # "<brand> differentials are easy to rebuild" (round 23); a plural: "fit
                     # most square boxes" of our "Box Insert" (round 24)
-                if after is None or not words_of(after) or after in _PREPOSITIONS:
+                if after is None or not words_of(after) or after in _PREPOSITIONS | VERBS:
                     return True
         return False
 

@@ -88,6 +88,7 @@ DEV_MENTIONS = (
     *(HERE / f"heldout{n}" / "mentions.json" for n in (29, 30, 31, 32)),
     HERE / "heldout33" / "mentions.json",  # measured once in round 24, burned in round 25
     HERE / "heldout34" / "mentions.json",  # measured once in round 25, burned in round 26
+    HERE / "heldout35" / "mentions.json",  # measured once in round 26, burned in round 27
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -147,6 +148,7 @@ DEV_KEYWORDS = (
     *(HERE / f"heldout{n}" / "keywords.json" for n in (29, 30, 31, 32)),
     HERE / "heldout33" / "keywords.json",  # measured once in round 24, burned in round 25
     HERE / "heldout34" / "keywords.json",  # measured once in round 25, burned in round 26
+    HERE / "heldout35" / "keywords.json",  # measured once in round 26, burned in round 27
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
