@@ -23,6 +23,10 @@ UNASSERTED = word_set(
     "if unless whether would could might should separately optional compared versus vs "
     "wish wishes wished hope hopes ask asks asked request requests requested "
     "wishing hoping asking requesting"  # "customers keep asking for ..." (round 21)
+    # hearsay: "reviewers call its lowest speed a night mode", "some shops list it with a
+    # timer" (round 28)
+    " reviewers reviewer reportedly supposedly rumoured rumored claim claims claimed shops"
+    " retailers sellers"
 )
 
 # a clause about a later model of the shop, not this product (round 13): one with a word of

@@ -15,10 +15,15 @@
   fins and flying lines") names no product: three or more things after the brand and a
   verb of selling, none with an article or a number (round 25; not "<brand> sells the
   20 cm dome, ...").
+- **A variant's own word** said with the brand's plural kind picks that variant out, as a
+  size does: "<brand> magician's cards with the cyan back" of our "Magician's Cards, Cyan
+  Back" beside the chartreuse one (round 28).
+- **Anyone's product**: "..., whoever makes the ball" speaks of a kind of product by any maker
+  (round 28).
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
 from .listing_phrases import MATERIAL_STEMS
@@ -100,3 +105,27 @@ def catalogue_list(keys: Sequence[str], brand: Sequence[str], text: str) -> bool
         return False
     items = [item for item in _ITEMS.split(selling.group(1)) if item.strip(" .!?")]
     return len(items) >= 3 and not any(_SPECIFIC.search(item) for item in items)
+
+
+_ANY_MAKER = re.compile(r"\b(?:who|which)ever\s+(?:makes?|made|sells?|sold|brand)\b", re.I)
+
+
+def any_maker(text: str) -> bool:
+    """True when the unit says its product may be anyone's (module docstring)."""
+    return _ANY_MAKER.search(text) is not None
+
+
+def variant_word(
+    found: AbstractSet[str], sku: str, holding: Mapping[str, set[str]], words: Mapping
+) -> bool:
+    """True when ``found`` has the one word that sets ``sku`` apart from another product
+    whose title has every other word of ours and one more (module docstring)."""
+    own = words[sku]
+    for word in found:
+        if holding.get(word) != {sku}:
+            continue
+        rest = own - {word}
+        others = set.intersection(*(holding[w] for w in rest)) - {sku} if rest else set()
+        if any(len(words[other] - rest) == 1 for other in others):
+            return True
+    return False

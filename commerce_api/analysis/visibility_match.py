@@ -60,7 +60,6 @@ from .visibility_clauses import (
     exact_forms,
     exact_tokens,
     offered_in,
-    quantified,
 )
 from .visibility_evidence import (
     UnitView,
@@ -80,7 +79,14 @@ from .visibility_evidence import (
     unclaimed_words,
     without_our_words,
 )
-from .visibility_lines import VERBS, catalogue_list, line_words, lower_type_named
+from .visibility_lines import (
+    VERBS,
+    any_maker,
+    catalogue_list,
+    line_words,
+    lower_type_named,
+    variant_word,
+)
 from .visibility_names import NameReading, title_cased
 from .visibility_others import renamed, swapped_last_part, type_named, without_people
 from .visibility_senses import colours_of_other_things, without_other_amounts
@@ -120,8 +126,6 @@ EXACT_MIN_WORDS = 3  # ... of which this many significant
 EXACT_ALL_SIGNIFICANT = 4  # ... or this many words and numbers, all significant
 EXACT_CASED_TOKENS = 3  # ... or this many, all significant, written in Title Case
 EXACT_SIZED_WORDS = 2  # ... or this many significant words and a size ("Steel Rule 150 mm")
-QUANTIFIER_REACH = 4  # words before the kind or the brand a quantifier reaches
-QUANTIFIERS = frozenset(["any", "every", "all", "whichever", "whatever", "each"])
 _NAME_AFTER = r"(?:['\u2019]s)?((?:\s+(?:[a-z]*[A-Z0-9][\w.\-]*|&|with|of|and|for|in|at|on))+)"
 # prepositions that end the noun phrase before them ("the navy <brand> underglaze over the
 # body"; round 13), beside the stop words
@@ -303,14 +307,6 @@ class CatalogueMatcher(NameReading):
             or (picked and lower_type_named(keys, self.brand, found, kinds))
         )
 
-    def _of_any(self, keys, anchors):
-        """True when a quantifier ("any", "whichever"...) comes shortly before one of the
-        ``anchors`` (word stems) in ``keys``."""
-        return any(
-            stem(word) in anchors and quantified(keys, index, QUANTIFIER_REACH, QUANTIFIERS)
-            for index, word in enumerate(keys)
-        )
-
     def _kind(self, sku):
         if sku not in self.kinds:
             title = self.products[sku].title
@@ -363,18 +359,6 @@ class CatalogueMatcher(NameReading):
                 if after is None or not words_of(after) or after in _PREPOSITIONS | VERBS:
                     return True
         return False
-
-    def _named_after_brand(self, sku, found, keys):
-        """True when the unit has every word of the title and its first right after the
-        brand ("The <brand> Nonpareil Comb with ... gives the finest pattern I have managed
-        with any comb": no "any comb from <brand>"; round 14)."""
-        first, width = next(iter(self.title_keys[sku]), None), len(self.brand)
-        return found == self.words[sku] and any(
-            keys[i : i + width] == self.brand
-            and keys[i + width] == first
-            and not quantified(keys, i, QUANTIFIER_REACH, QUANTIFIERS)  # "Whichever <brand> ..."
-            for i in range(len(keys) - width)
-        )
 
     def _said_of_it(self, sku, found, keys, names, colours, text, typed=False):
         """The checks of a title match said of our brand (module docstring); ``typed``: a
@@ -435,6 +419,7 @@ class CatalogueMatcher(NameReading):
             brand_aside(view.keys, self.brand, self.holding)
             or past_product(view.keys)
             or catalogue_list(view.keys, self.brand, text)
+            or any_maker(text)
         ):
             return named  # "<brand>'s founder ...", "<brand> does not make ...", "... dropped",
             # "<brand> sells vests, knives, pumps and fins" (round 25)
@@ -543,7 +528,11 @@ class CatalogueMatcher(NameReading):
         return (
             enough
             and not without_our_words(keys, title)
-            and (picked or not brand_kinds(keys, self.brand, kind, self.modifier[sku], plural))
+            and (
+                picked
+                or variant_word(found, sku, self.holding, self.words)
+                or not brand_kinds(keys, self.brand, kind, self.modifier[sku], plural)
+            )
             and not swapped_word(keys, self.title_keys[sku], title | self.brand_stems)
             and not (  # "<brand> Inflatable Snorkel Vest, Child" of our "..., Adult"
                 self.brand_name is not None

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 
 from .listing_title import STOPWORDS, stem
-from .visibility_clauses import exact_runs, items_of_other_brands
+from .visibility_clauses import exact_runs, items_of_other_brands, quantified
 from .visibility_evidence import count_beside
 from .visibility_others import names_in, without_other_names
 from .visibility_sizes import COUNT, NUMBER_WORDS, spelled_out
@@ -29,6 +29,8 @@ _TITLE_RUN = re.compile(
 )
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
 _LEAD_PREFIX = 3  # words of a title's lead that name it without the rest (round 14)
+QUANTIFIER_REACH = 4  # words before the kind or the brand a quantifier reaches
+QUANTIFIERS = frozenset(["any", "every", "all", "whichever", "whatever", "each"])
 
 
 def title_cased(
@@ -67,6 +69,26 @@ def _title_case(runs):
 class NameReading:
     """The name-reading half of ``visibility_match.CatalogueMatcher`` (a mixin: the
     matcher holds the catalogue's words, exact titles, sizes and brand)."""
+
+    def _of_any(self, keys, anchors):
+        """True when a quantifier ("any", "whichever"...) comes shortly before one of the
+        ``anchors`` (word stems) in ``keys``."""
+        return any(
+            stem(word) in anchors and quantified(keys, index, QUANTIFIER_REACH, QUANTIFIERS)
+            for index, word in enumerate(keys)
+        )
+
+    def _named_after_brand(self, sku, found, keys):
+        """True when the unit has every word of the title and its first right after the
+        brand ("The <brand> Nonpareil Comb with ... gives the finest pattern I have managed
+        with any comb": no "any comb from <brand>"; round 14)."""
+        first, width = next(iter(self.title_keys[sku]), None), len(self.brand)
+        return found == self.words[sku] and any(
+            keys[i : i + width] == self.brand
+            and keys[i + width] == first
+            and not quantified(keys, i, QUANTIFIER_REACH, QUANTIFIERS)  # "Whichever <brand> ..."
+            for i in range(len(keys) - width)
+        )
 
     def _lead_after_brand(self, sku, kind, keys):
         """True when the title's words before its kind (two or more), or the first three

@@ -213,11 +213,19 @@ def swapped_last_part(text: str, brand_name: re.Pattern, title: str) -> bool:
     if not comma or not keys_of(tail):
         return False
     title_stems = {stem(key) for key in keys_of(title)}
-    for match in brand_name.finditer(text):
-        if keys_of(match.group(1)) != keys_of(head):
-            continue
-        after = _AFTER_COMMA.match(text, match.end())
+    # after the brand, or anywhere in Title Case ("<brand> also make a Contact Hit Shield,
+    # Straight" of our "Contact Hit Shield, Curved"; round 28)
+    said = r"(?<!\w)" + r"\W+".join(re.escape(word) for word in head.split()) + r"(?!\w)"
+    ends = [m.end() for m in brand_name.finditer(text) if keys_of(m.group(1)) == keys_of(head)]
+    ends += [m.end() for m in re.finditer(said, text) if title_cased_words(m.group())]
+    for end in ends:
+        after = _AFTER_COMMA.match(text, end)
         word = after.group(1).casefold() if after is not None else None
         if word is not None and word not in STOPWORDS and stem(word) not in title_stems:
             return True
     return False
+
+
+def title_cased_words(text: str) -> bool:
+    """True when every word of ``text`` of three letters or more starts with a capital."""
+    return all(word[:1].isupper() for word in re.findall(r"[^\W\d_]{3,}", text))

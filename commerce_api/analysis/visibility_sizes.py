@@ -161,6 +161,9 @@ _GENERIC_COUNTED = (
 # word, so ``NUMBER_WORD`` leaves it; another count of pieces is another product (round 24)
 _PIECES = re.compile(r"(?<![\w.,\-])(\d{1,5})[ \t]*-?[ \t]*(?:pieces?|pcs?)\b", re.IGNORECASE)
 PIECES = "#>piece"
+# a scale ("Cutter Kit 1:64", "at 1/48 scale"): another scale is another product (round 28)
+_SCALE = re.compile(r"(?<![\w.,:/])1\s*[:/]\s*(\d{1,4})(?![\w.,:/])")
+SCALE = "#scale"
 _SPELLED_SIZE_NUMBER = re.compile(r"\b(size)[\s\-]+(" + _SPELLED_NUMBER + ")", re.IGNORECASE)
 
 
@@ -247,6 +250,8 @@ def sizes_of(text: str | None) -> dict[str, set[str]]:
                 before = before[: listed.start()]
     for match in _PIECES.finditer(text):
         sizes.setdefault(PIECES, set()).add(match.group(1))
+    for match in _SCALE.finditer(text):
+        sizes.setdefault(SCALE, set()).add(match.group(1))
     for match in _SPELLED_COUNT.finditer(text):  # "four-reel", "Two Bobbins" (round 17)
         word = match.group(2).casefold()
         if stem(word) not in _GENERIC_COUNTED and word not in COLOURS:

@@ -89,6 +89,7 @@ DEV_MENTIONS = (
     HERE / "heldout33" / "mentions.json",  # measured once in round 24, burned in round 25
     HERE / "heldout34" / "mentions.json",  # measured once in round 25, burned in round 26
     HERE / "heldout35" / "mentions.json",  # measured once in round 26, burned in round 27
+    HERE / "heldout36" / "mentions.json",  # measured once in round 27, burned in round 28
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -149,6 +150,7 @@ DEV_KEYWORDS = (
     HERE / "heldout33" / "keywords.json",  # measured once in round 24, burned in round 25
     HERE / "heldout34" / "keywords.json",  # measured once in round 25, burned in round 26
     HERE / "heldout35" / "keywords.json",  # measured once in round 26, burned in round 27
+    HERE / "heldout36" / "keywords.json",  # measured once in round 27, burned in round 28
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
