@@ -422,7 +422,10 @@ _PEOPLE = word_set("founder founders owner owners staff team ceo designer design
 _PLACES = word_set(
     "gym gyms club clubs studio studios cafe factory warehouse office offices headquarters "
     "event events festival course courses class classes academy triathlon triathlons "
-    "marathon marathons race races championship championships tournament league regatta"
+    "marathon marathons race races championship championships tournament league regatta "
+    # what the brand publishes: "<brand>'s care sheet says ...", "the <brand> forum" (round 29)
+    "site forum forums clip clips video videos blog channel podcast newsletter guide guides "
+    "tutorial tutorials sheet"
 )
 _DENIALS = word_set("not doesn don t never no longer does do")
 _NEGATIVE = word_set("not t never longer")  # of those, the words that deny

@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from .listing_phrases import MATERIAL_STEMS
 from .listing_title import STOPWORDS, stem
+from .visibility_sizes import NUMBER_WORDS
 from .visibility_words import (
     CAPITALISED_NAME,
     COLOUR_STEMS,
@@ -219,11 +220,29 @@ def swapped_last_part(text: str, brand_name: re.Pattern, title: str) -> bool:
     ends = [m.end() for m in brand_name.finditer(text) if keys_of(m.group(1)) == keys_of(head)]
     ends += [m.end() for m in re.finditer(said, text) if title_cased_words(m.group())]
     for end in ends:
+        if _other_value(text, end, tail):
+            return True  # "..., Size L" of our "..., Size M" (round 29)
         after = _AFTER_COMMA.match(text, end)
         word = after.group(1).casefold() if after is not None else None
         if word is not None and word not in STOPWORDS and stem(word) not in title_stems:
             return True
     return False
+
+
+_PART_AFTER_COMMA = re.compile(r"\s*,\s*((?:[A-Z0-9][\w\-]*)(?:\s+(?:of\s+)?[A-Z0-9][\w\-]*)*)")
+
+
+def _other_value(text: str, end: int, tail: str) -> bool:
+    """True when ``text`` goes on at ``end`` with a comma and a last part of as many words as
+    our title's ``tail``, the same first word and another value ("Size L", "Size M")."""
+    after = _PART_AFTER_COMMA.match(text, end)
+    if after is None:
+        return False
+    said, ours = (
+        [NUMBER_WORDS.get(word, word) for word in part.casefold().split()]
+        for part in (after.group(1), tail)
+    )  # ("Size Two" is "Size 2")
+    return len(said) == len(ours) > 1 and said[0] == ours[0] and said != ours
 
 
 def title_cased_words(text: str) -> bool:

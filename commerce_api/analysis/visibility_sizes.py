@@ -13,9 +13,10 @@ from .listing_title import PROMOTIONAL_WORDS, STOPWORDS, stem, word_set
 # "10,000 mAh" (numbers and unit, case aside)
 NUMBER = r"(?:\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d.,])|\d+(?:[.,]\d+)*)"
 SIZE = re.compile(
-    r"(?<![\w.,])(" + NUMBER + r"(?:\s*(?:[x\u00d7]|\bby\b)\s*" + NUMBER + r")*)[\s\-]*"
+    # (not a scale's "1:24", nor "24 in the garden": round 29)
+    r"(?<![\w.,:])(" + NUMBER + r"(?:\s*(?:[x\u00d7]|\bby\b)\s*" + NUMBER + r")*)[\s\-]*"
     r"(millimet(?:re|er)s?|centimet(?:re|er)s?|millilit(?:re|er)s?|kilograms?|grams?|watts?|"
-    r"met(?:re|er)s?|ml|cl|l|litres?|liters?|g|kg|cm|mm|m|oz|inch(?:es)?|in|\"|mah|wh|w|kw|v|"
+    r"met(?:re|er)s?|ml|cl|l|litres?|liters?|g|kg|cm|mm|m|oz|inch(?:es)?|in(?!\s+(?:the|a|an|my|our|your|his|her|their|this|that)\b)|\"|mah|wh|w|kw|v|"
     r"lumens?|lm|gb|tb|hz|mp|lbs?|pounds?|ft|feet|foot)(?![\w])",
     re.IGNORECASE,
 )

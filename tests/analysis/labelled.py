@@ -90,6 +90,7 @@ DEV_MENTIONS = (
     HERE / "heldout34" / "mentions.json",  # measured once in round 25, burned in round 26
     HERE / "heldout35" / "mentions.json",  # measured once in round 26, burned in round 27
     HERE / "heldout36" / "mentions.json",  # measured once in round 27, burned in round 28
+    HERE / "heldout37" / "mentions.json",  # measured once in round 28, burned in round 29
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -151,6 +152,7 @@ DEV_KEYWORDS = (
     HERE / "heldout34" / "keywords.json",  # measured once in round 25, burned in round 26
     HERE / "heldout35" / "keywords.json",  # measured once in round 26, burned in round 27
     HERE / "heldout36" / "keywords.json",  # measured once in round 27, burned in round 28
+    HERE / "heldout37" / "keywords.json",  # measured once in round 28, burned in round 29
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
