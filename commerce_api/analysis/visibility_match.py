@@ -417,6 +417,7 @@ class CatalogueMatcher(NameReading):
         view = self._view(text)
         if (
             brand_aside(view.keys, self.brand, self.holding)
+            or brand_aside(keys_of(text), self.brand, self.holding)
             or past_product(view.keys)
             or catalogue_list(view.keys, self.brand, text)
             or any_maker(text)
