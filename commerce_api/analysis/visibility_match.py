@@ -416,8 +416,7 @@ class CatalogueMatcher(NameReading):
             return named  # the brand is the exact title's after it (visibility_evidence)
         view = self._view(text)
         if (
-            brand_aside(view.keys, self.brand, self.holding)
-            or brand_aside(keys_of(text), self.brand, self.holding)
+            brand_aside(keys_of(text), self.brand, self.holding)  # the unit's own words
             or past_product(view.keys)
             or catalogue_list(view.keys, self.brand, text)
             or any_maker(text)
