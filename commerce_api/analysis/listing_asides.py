@@ -3,6 +3,7 @@ of issue 30): they are no evidence for a keyword suggestion.
 
 A sentence is left out when it speaks of
 - an accessory or an extra: "sold separately", "available separately", "as an extra",
+  "sold on its own", "a cover to fit it" (round 30),
   "optional", "accessory" ("An ionic brush attachment is sold separately"; not "an
   extra-soft head", round 7);
 - another model the merchant points to: "choose our ...", "consider", "upgrade to", "our
@@ -24,7 +25,7 @@ _ASIDE = re.compile(
     r"\b(?:separately|separate|extras?(?!-\w)|optional(?:ly)?|accessor(?:y|ies)|add-ons?|"
     r"itself\s+(?:is|isn|are|aren|has|hasn|does|doesn|can|cannot|won|will|was|wasn)|"
     r"choose|consider|upgrade|opt\s+for|prefer|recommend(?:ed|s)?|helps?|apply|"
-    r"available\s+for\s+(?:this|it|the)|"
+    r"available\s+for\s+(?:this|it|the)|(?:sold|bought)\s+on\s+its\s+own|to\s+fit\s+(?:it|this)|"
     r"our(?:\s+\w+){0,3}\s+(?:models?|versions?|range|line|collection))\b",
     re.IGNORECASE,
 )

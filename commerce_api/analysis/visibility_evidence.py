@@ -80,8 +80,12 @@ def place_after(keys: Sequence[str], index: int, ours: Container[str]) -> bool:
 
 
 def count_conflict(said: Mapping[str, set[str]], title: Mapping[str, set[str]]) -> bool:
-    """True when ``said`` gives a count (``visibility_sizes.COUNT``) the title lacks."""
-    return COUNT in said and COUNT not in title
+    """True when ``said`` gives a count (``visibility_sizes.COUNT``) the title lacks, nor
+    has as a count of its words ("a pack of 10 sheets" of our "..., 10 Sheets": round 30)."""
+    if COUNT not in said or COUNT in title:
+        return False
+    counted = {n for unit, amounts in title.items() if unit.startswith("#>") for n in amounts}
+    return not said[COUNT] & counted
 
 
 def count_beside(tokens: Sequence[str], start: int, end: int) -> bool:
@@ -425,8 +429,11 @@ _PLACES = word_set(
     "marathon marathons race races championship championships tournament league regatta "
     # what the brand publishes: "<brand>'s care sheet says ...", "the <brand> forum" (round 29)
     "site forum forums clip clips video videos blog channel podcast newsletter guide guides "
-    "tutorial tutorials sheet"
+    "tutorial tutorials sheet "
+    # what the brand holds: "<brand> run coaching clinics where ..." (round 30)
+    "clinic clinics camp camps workshop workshops lesson lessons session sessions"
 )
+_HOLDING = word_set("run runs hold holds host hosts organise organises organize organizes")
 _DENIALS = word_set("not doesn don t never no longer does do")
 _NEGATIVE = word_set("not t never longer")  # of those, the words that deny
 _MAKING = word_set("make makes made sell sells sold offer offers offered stock stocks carry")
@@ -444,6 +451,10 @@ _UNMADE = word_set(
 def _might_make(before: str | None, after: list[str]) -> bool:
     """True when the words around a mention of the brand speak of a product it might make:
     "if" before it and "made", "sold"... after it, or a modal and a verb of launching."""
+    if before == "if" and after[:1] == ["ever"]:  # "If <brand> ever make a press" (round 30)
+        after = after[1:]
+        if after[:1] and (after[0] in _LAUNCHING or after[0] in _MAKING):
+            return True
     if before == "if" and after[:1] and after[0] in _MADE:
         return True
     return bool(after[:1]) and after[0] in _MODALS and bool(_LAUNCHING.intersection(after[1:3]))
@@ -457,9 +468,13 @@ _PAST_MAKING = word_set("sell make offer stock carry produce")
 _STOPPED = word_set("making selling it them production")
 
 
+_NOT_YET = word_set("not t never")
+_ONE = word_set("one")
+
+
 def past_product(keys: Sequence[str]) -> bool:
     """True when ``keys`` say a product was made once and no longer is (the comment
-    above)."""
+    above), or is not made at all ("they do not make one yet")."""
     for index, key in enumerate(keys):
         following = keys[index + 1] if index + 1 < len(keys) else None
         after_that = keys[index + 2] if index + 2 < len(keys) else None
@@ -473,6 +488,8 @@ def past_product(keys: Sequence[str]) -> bool:
             return True
         if key in ("stopped", "dropped") and (following in _STOPPED or following == "from"):
             return True
+        if key in _NOT_YET and following in _MAKING and after_that in _ONE:
+            return True  # "a <brand> kit would be lovely, but they do not make one" (round 30)
     return False
 
 
@@ -488,7 +505,8 @@ def brand_aside(keys: Sequence[str], brand: Sequence[str], ours: Container[str] 
         after = list(keys[start + width : start + width + _DENIAL_REACH + 1])
         if after[:1] and (after[0] in _PEOPLE or after[0] in _UNMADE):
             continue
-        if any(word in _PLACES and stem(word) not in ours for word in after[:2]):
+        reach = 4 if after[:1] and after[0] in _HOLDING else 2  # "<brand> run coaching clinics"
+        if any(word in _PLACES and stem(word) not in ours for word in after[:reach]):
             continue  # "<brand>'s new gym ..." (``ours``: the stems of our title words)
         if _might_make(keys[start - 1] if start else None, after):
             continue

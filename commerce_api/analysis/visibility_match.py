@@ -89,7 +89,7 @@ from .visibility_lines import (
 )
 from .visibility_names import NameReading, title_cased
 from .visibility_others import renamed, swapped_last_part, type_named, without_people
-from .visibility_senses import colours_of_other_things, without_other_amounts
+from .visibility_senses import colours_of_other_things, readers_own, without_other_amounts
 from .visibility_sizes import (
     PART_SPLIT,
     SIZE,
@@ -143,6 +143,9 @@ _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set o
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
 _SKU_TOKEN = re.compile(r"[A-Za-z0-9._-]+")  # the characters a SKU may have
+
+
+CLIPPED_MIN = 4  # letters of a kind's clipped form ("vario")
 
 
 @dataclass(frozen=True)
@@ -278,6 +281,8 @@ class CatalogueMatcher(NameReading):
         if self._single_out(found, sku):
             return True
         others = set.intersection(*(self.holding[word] for word in found)) - {sku}
+        if found == {self._kind(sku)}:  # "the 3 mm <brand> strips": no "Strip Crimper" (round 30)
+            others = {other for other in others if self._kind(other) in found}
         # "the 4000 size of the <brand> reel": our "Reel 4000"; "the 8.5 <brand> deck"
         options, others_sizes = only_options(text, offered_in), [self.sizes[o] for o in others]
         if numbers_single_out(numbers, self.sizes[sku], others_sizes, options):
@@ -328,13 +333,22 @@ class CatalogueMatcher(NameReading):
             self.modifier[sku] = modifier if modifier in self.words[sku] else None
         return self.kinds[sku]
 
+    def _clipped(self, key, kind):
+        """True when ``key`` is ``kind`` clipped ("vario" of "variometer"; round 30): its
+        first four letters or more, a word no title of the shop has."""
+        return (
+            CLIPPED_MIN <= len(key) <= len(kind) - 3
+            and kind.startswith(key)
+            and (key not in self.holding)
+        )
+
     def _says_kind(self, sku, kind, found, keys, sizes):
         """The unit says what the product is: its kind, in the title's number ("Falcon
         enamel plates" is a kind of product, not our dinner plate), or the word before it
         ending a noun phrase ("merino wool throw in oatmeal" of a throw blanket); a plural
         with our size or a variant word of our title is ours ("steel bottles: ... makes a
         750 ml one", "small soy candles", "enamel mugs in white and blue")."""
-        said = [k for k in keys if says_kind(stem(k), kind)]
+        said = [k for k in keys if says_kind(stem(k), kind) or self._clipped(k, kind)]
         if said:
             return (
                 self.plural_kind[sku]
@@ -509,6 +523,7 @@ class CatalogueMatcher(NameReading):
             return enough and self._single_out_sized(
                 found, sku, view.sizes, view.text, view.numbers
             )
+        found = found - readers_own(keys, self.title_keys[sku])  # "keep your pedals flat"
         picked = sizes_agree(view.sizes, self.sizes[sku])  # "the 25 cm <brand> wheel bats"
         if not picked:  # "<brand> puzzles ..." of our "Puzzle Board" (round 24)
             found = found - line_words(keys, self.brand, found, self.title_keys[sku], kind)
@@ -547,12 +562,15 @@ class CatalogueMatcher(NameReading):
         several amounts in one unit, those of the one clause naming our brand ("the 67 mm
         <brand> filter is the one; the 77 mm would need a step-up ring")."""
         sizes = sizes_of(text)
-        if self.brand and any(len(amounts) > 1 for amounts in sizes.values()):
+        several = {unit for unit, amounts in sizes.items() if len(amounts) > 1}
+        if self.brand and several:
             for split in (CLAUSE_SPLIT.split, PART_SPLIT.split):  # "Once 25 lb ..., the 50 lb"
                 clauses = split(said)
                 ours = [clause for clause in clauses if self.names_brand(clause)]
                 own = sizes_of(ours[0]) if len(ours) == 1 else {}
-                if own and all(len(amounts) == 1 for amounts in own.values()):
+                # (the brand's clause says one of them: "two <brand> transmitters, a 433
+                # MHz and an 868 MHz" says both; round 30)
+                if several & own.keys() and all(len(amounts) == 1 for amounts in own.values()):
                     for clause in clauses:  # "..., the 30 L a weekend" (round 13)
                         for unit, amounts in elliptical_sizes(clause).items():
                             if unit in own and clause not in ours:

@@ -204,16 +204,31 @@ def renamed(text: str, brand_name: re.Pattern, title: str) -> bool:
 
 
 _AFTER_COMMA = re.compile(r"\s*,\s*([A-Z][\w\-]*)\b(?!\s*[,&]?\s*[A-Z])")
+# ... or a part of a few capitalised words closed by a comma and a small word or by the
+# sentence's end ("an Oil-Feed Glass Cutter, Straight Handle, which ..."; round 30): not the
+# next name of a list ("..., Running Pliers and ...")
+_CLOSED_PART = re.compile(
+    r"\s*,\s*([A-Z][\w\-]*)(?:\s+[A-Z][\w\-]*){1,2}(?=\s*(?:,\s*[a-z]|[.!?;:)]|$))"
+)
 
 
 def swapped_last_part(text: str, brand_name: re.Pattern, title: str) -> bool:
     """True when our brand is followed by our title up to its last comma, then a comma and
     a capitalised word our title lacks in place of its last part: "The <brand> Inflatable
-    Snorkel Vest, Child" is not our "Inflatable Snorkel Vest, Adult" (round 18)."""
-    head, comma, tail = title.rpartition(",")
-    if not comma or not keys_of(tail):
-        return False
+    Snorkel Vest, Child" is not our "Inflatable Snorkel Vest, Adult" (round 18); or in place
+    of any part after a comma ("Hay Rack, Free-Standing" of our "Hay Rack, Wall-Hung, 1.2 m":
+    round 30)."""
+    parts = title.split(",")
     title_stems = {stem(key) for key in keys_of(title)}
+    return any(
+        _swapped_part(text, brand_name, ",".join(parts[:cut]), parts[cut], title_stems)
+        for cut in range(1, len(parts))
+        if keys_of(parts[cut])
+    )
+
+
+def _swapped_part(text, brand_name, head, tail, title_stems):
+    """``swapped_last_part`` of the part ``tail`` after our title's ``head``."""
     # after the brand, or anywhere in Title Case ("<brand> also make a Contact Hit Shield,
     # Straight" of our "Contact Hit Shield, Curved"; round 28)
     said = r"(?<!\w)" + r"\W+".join(re.escape(word) for word in head.split()) + r"(?!\w)"
@@ -222,7 +237,7 @@ def swapped_last_part(text: str, brand_name: re.Pattern, title: str) -> bool:
     for end in ends:
         if _other_value(text, end, tail):
             return True  # "..., Size L" of our "..., Size M" (round 29)
-        after = _AFTER_COMMA.match(text, end)
+        after = _AFTER_COMMA.match(text, end) or _CLOSED_PART.match(text, end)
         word = after.group(1).casefold() if after is not None else None
         if word is not None and word not in STOPWORDS and stem(word) not in title_stems:
             return True

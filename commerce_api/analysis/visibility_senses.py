@@ -5,13 +5,17 @@ would single out one of two variants, said of something else in the same sentenc
   (an amount followed by "of" and a word no title of the shop has), "drop them 50 mm lower
   than you think" (a difference: an amount before a comparative), "my first 2 reels took
   twenty minutes" (a count after an ordinal).
+- A title word after "your" or "my" is the reader's own thing, not ours: "keep your pedals
+  flat" of our "Flat Pedals", "fit a camera on your kingpost" of our "Kingpost Camera Mount"
+  (round 30); unless our title has it after "for", what the product serves ("holds all my
+  discs" of our "Shoulder Pack for 18 Discs").
 - A colour that names or qualifies another thing is not the product's colour: "a raspberry
   hot chocolate" (after an article, before a word no title has), "over a mocha from the
   café" (after an indefinite article, the noun of its own phrase).
 """
 
 import re
-from collections.abc import Container
+from collections.abc import Container, Sequence
 
 from .listing_title import STOPWORDS, stem, word_set
 from .visibility_sizes import NUMBER, SIZE
@@ -101,3 +105,18 @@ def _read_colours(keys, holding, brand, other, own):
         noun = stem(after)
         ours = noun in holding or noun in brand or noun in COLOUR_STEMS
         (own if ours or after in _VARIANT_NOUNS | _VERBS else other).add(colour)
+
+
+_READERS = word_set("your my")
+
+
+def readers_own(keys: Sequence[str], title_keys: Sequence[str]) -> set[str]:
+    """The stems of the words of ``keys`` (a unit's) said after "your" or "my" (module
+    docstring), but those our title (``title_keys``) has after "for"."""
+    served = set()
+    for index, key in enumerate(title_keys):
+        if key == "for":
+            served |= {stem(word) for word in title_keys[index + 1 :]}
+    return {
+        stem(key) for before, key in zip(keys, keys[1:], strict=False) if before in _READERS
+    } - served

@@ -17,7 +17,7 @@ SIZE = re.compile(
     r"(?<![\w.,:])(" + NUMBER + r"(?:\s*(?:[x\u00d7]|\bby\b)\s*" + NUMBER + r")*)[\s\-]*"
     r"(millimet(?:re|er)s?|centimet(?:re|er)s?|millilit(?:re|er)s?|kilograms?|grams?|watts?|"
     r"met(?:re|er)s?|ml|cl|l|litres?|liters?|g|kg|cm|mm|m|oz|inch(?:es)?|in(?!\s+(?:the|a|an|my|our|your|his|her|their|this|that)\b)|\"|mah|wh|w|kw|v|"
-    r"lumens?|lm|gb|tb|hz|mp|lbs?|pounds?|ft|feet|foot)(?![\w])",
+    r"lumens?|lm|kb|mb|gb|tb|hz|khz|mhz|ghz|kwh|mg|psi|mp|lbs?|pounds?|ft|feet|foot)(?![\w])",
     re.IGNORECASE,
 )
 # a number a word of the title carries: "SPF 50", "Trailhead 2-Person", "Cable 1 m": an
@@ -36,9 +36,10 @@ DIMENSION = re.compile(
 _LISTED_BEFORE = re.compile(
     r"(?<![\w.,])(?<!of )(?<!x )(\d+(?:[.,]\d+)?)\s*(?:,|\s/|/\s|\bor\b|\band\b)\s*$"
 )
-# ... and before a count of a word ("the 70 and the 80 durometer"; round 20)
+# ... and before a count of a word ("the 70 and the 80 durometer"; round 20; "of 10 and of
+# 20 sheets": round 30)
 _COUNTS_BEFORE = re.compile(
-    r"(?<![\w.,])(\d+(?:[.,]\d+)?)\s*(?:,|\s/|/\s|\bor\b|\band\b)\s*(?:the\s+)?$"
+    r"(?<![\w.,])(\d+(?:[.,]\d+)?)\s*(?:,|\s/|/\s|\bor\b|\band\b)\s*(?:the\s+|of\s+)?$"
 )
 _LISTED_AFTER = re.compile(
     r"\s*(?:,|(?<=\s)/|/(?=\s)|\bor\b|\band\b)\s*(\d+(?:[.,]\d+)?)(?!\w|[.,]\d)"

@@ -91,6 +91,8 @@ DEV_MENTIONS = (
     HERE / "heldout35" / "mentions.json",  # measured once in round 26, burned in round 27
     HERE / "heldout36" / "mentions.json",  # measured once in round 27, burned in round 28
     HERE / "heldout37" / "mentions.json",  # measured once in round 28, burned in round 29
+    # measured once in round 29, burned in round 30
+    *(HERE / f"heldout{n}" / "mentions.json" for n in (38, 39, 40)),
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -153,6 +155,8 @@ DEV_KEYWORDS = (
     HERE / "heldout35" / "keywords.json",  # measured once in round 26, burned in round 27
     HERE / "heldout36" / "keywords.json",  # measured once in round 27, burned in round 28
     HERE / "heldout37" / "keywords.json",  # measured once in round 28, burned in round 29
+    # measured once in round 29, burned in round 30
+    *(HERE / f"heldout{n}" / "keywords.json" for n in (38, 39, 40)),
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

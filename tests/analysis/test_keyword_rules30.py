@@ -1,0 +1,32 @@
+"""Round 30 of issue 30 (from heldout39's wrong suggestion; other products here): an extra
+sold on its own, or made to fit the product, is not the product."""
+
+import pytest
+
+from tests.analysis.test_keyword_rules12 import terms
+
+pytestmark = pytest.mark.engine_free  # the same on either engine: the SQLite pass runs it
+
+UKULELES = [
+    ("Ukuleles", "Soprano Ukulele with Gig Bag"),
+    ("Ukuleles", "Concert Ukulele, Mahogany, Gig Bag"),
+    ("Ukuleles", "Tenor Ukulele with Gig Bag, Spruce"),
+    ("Ukuleles", "Soprano Ukulele, Gig Bag, Clip Tuner"),
+    ("Ukuleles", "Baritone Ukulele with Gig Bag"),
+    ("Ukuleles", "Concert Ukulele, Spruce Top"),
+    ("Ukuleles", "Tenor Ukulele, Solid Top"),
+    ("Ukuleles", "Soprano Ukulele, Laminate"),
+]
+
+
+@pytest.mark.parametrize(
+    "description, expected",
+    [
+        ("It comes with a padded gig bag.", ["gig bag"]),
+        ("Comes bare; a gig bag to fit it is sold on its own.", []),
+        ("A padded gig bag is sold on its own.", []),
+        ("Comes bare; we make a gig bag to fit it.", []),
+    ],
+)
+def test_an_extra_sold_on_its_own_is_not_the_product(description, expected):
+    assert terms("Concert Ukulele, Spruce Top", description, UKULELES) == expected

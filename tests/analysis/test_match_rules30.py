@@ -1,0 +1,79 @@
+"""Unit rules of round 30 (issue 30), from heldout38's to heldout40's misses (other brands
+and words here): storage and frequency units, a pack of a title's count, a kind with a
+size among products that only use its word, another value of any part after a comma, the
+reader's own things, a product the brand might make or does not make, a kind clipped."""
+
+import pytest
+
+from commerce_api.analysis.visibility_match import CatalogueMatcher, Product
+
+pytestmark = pytest.mark.engine_free  # the same on either engine: the SQLite pass runs it
+
+SHOP = [
+    Product("W-DRIVE-64", "USB Flash Drive for Field Recorders, 64 GB"),
+    Product("W-DRIVE-128", "USB Flash Drive for Field Recorders, 128 GB"),
+    Product("W-RADIO-27", "Handheld Radio Module 27 MHz"),
+    Product("W-RADIO-49", "Handheld Radio Module 49 MHz"),
+    Product("W-FILM-25", "Anti-Glare Screen Film, 25 Sheets"),
+    Product("W-FILM-50", "Anti-Glare Screen Film, 50 Sheets"),
+    Product("W-CORD-2", "Braided Lanyard Cord 2 mm, 20 m"),
+    Product("W-CORD-4", "Braided Lanyard Cord 4 mm, 20 m"),
+    Product("W-CUTTER", "Lanyard Cord Cutter, Pistol Grip"),
+    Product("W-STAND", "Tripod Stand, Carbon, 1.6 m"),
+    Product("W-BRACKET", "Handlebar Phone Bracket"),
+    Product("W-THERMO", "Probe Thermometer with Alarm"),
+    Product("W-GLOVES", "Fingerless Rowing Gloves"),
+]
+
+
+def named(text, brand="Wendlecroft"):
+    _, found, _ = CatalogueMatcher(SHOP, brand).read(text)
+    return {sku for unit in found for sku in unit}
+
+
+@pytest.mark.parametrize(
+    ("text", "skus"),
+    [
+        # storage and frequency units are sizes that pick a variant
+        ("The 64 GB Wendlecroft flash drive holds a week of recordings.", {"W-DRIVE-64"}),
+        (
+            "Wendlecroft make the field-recorder flash drive in 64 GB and 128 GB; I use the"
+            " 128 GB on tour and the 64 GB at home.",
+            {"W-DRIVE-64", "W-DRIVE-128"},
+        ),
+        # several amounts, and the brand's clause says none of them
+        (
+            "We carry two Wendlecroft handheld radio modules, a 27 MHz and a 49 MHz, for"
+            " the two fields.",
+            {"W-RADIO-27", "W-RADIO-49"},
+        ),
+        # a pack of the title's own count
+        ("For one phone, the Wendlecroft screen film pack of 25 sheets is plenty.", {"W-FILM-25"}),
+        (
+            "Wendlecroft sell their anti-glare screen film in packs of 25 and of 50 sheets.",
+            {"W-FILM-25", "W-FILM-50"},
+        ),
+        ("The Wendlecroft screen film pack of 10 sheets is sold out.", set()),
+        # a kind with a size: a cutter of cords is no cord
+        ("For keyrings, the 2 mm Wendlecroft cords knot the neatest.", {"W-CORD-2"}),
+        # another value of any part after a comma
+        ("The Wendlecroft Tripod Stand, Aluminium, 1.6 m is lighter.", set()),
+        ("Wendlecroft also make a Lanyard Cord Cutter, Heated Blade, which seals ends.", set()),
+        ("The Wendlecroft Lanyard Cord Cutter, Pistol Grip, cuts cleanly.", {"W-CUTTER"}),
+        ("The Wendlecroft Tripod Stand, Carbon, 1.6 m is stiff.", {"W-STAND"}),
+        # the reader's own things
+        ("On a Wendlecroft ride day the guide fits a phone on your handlebar.", set()),
+        ("Wendlecroft's handlebar phone bracket never rattles.", {"W-BRACKET"}),
+        # what the brand holds
+        ("Wendlecroft run rowing clinics where they teach grip with gloves on.", set()),
+        ("Wendlecroft's fingerless rowing gloves grip well.", {"W-GLOVES"}),
+        # a product the brand might make, or does not make
+        ("If Wendlecroft ever make a rowing machine I would buy it; for now, gloves.", set()),
+        ("A Wendlecroft cord kit for scouts would be great, but they do not make one.", set()),
+        # a kind clipped: "thermo" of "thermometer"
+        ("The probe alarm on Wendlecroft's thermo is loud enough.", {"W-THERMO"}),
+        ("The probe alarm on Wendlecroft's watch is loud enough.", set()),
+    ],
+)
+def test_round_30_rules(text, skus):
+    assert named(text) == skus
