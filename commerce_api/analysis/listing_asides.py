@@ -13,6 +13,7 @@ A sentence is left out when it speaks of
   off");
 - something the buyer should add: "helps", "recommend", "apply" ("the base is uncoated, so
   a non-stick spray helps").
+A line of what shoppers search for, or of tags, is left out too (round 31).
 When unsure, a sentence is left out: no suggestion is better than a doubtful one.
 """
 
@@ -44,6 +45,13 @@ _STRUCK = re.compile(r"~~.*?~~", re.DOTALL)
 # a name inside a sentence: three or more capitalised words after a lower-case word ("made
 # for the Nano Glass Salon chain"), or two ending in a colour ("comes in Blackout Blue"): the
 # words of a shop, a lab or a colour's name say nothing of the product (round 24)
+# a line of what shoppers search for or of tags ("Customers also search for: wall hung wine
+# rack, decanter", "Tags: ..."): words put beside the product, not said of it (round 31)
+_SEARCHES = re.compile(
+    r"^[^\S\n]*(?:[^\n:]{0,40}\b(?:search(?:es|ed)?|tags?|keywords?|hashtags?)\b[^\n:]{0,20}):"
+    r"[^\n]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
 _CAPITALISED = r"[A-Z][a-z]+(?:-[A-Za-z]+)?"
 _NAME = re.compile(r"(?<=[a-z,;] )" + _CAPITALISED + r"(?:\s+" + _CAPITALISED + r")+\b")
 
@@ -63,6 +71,7 @@ def without_asides(description: str | None) -> str | None:
     if not description:
         return description
     description = _STRUCK.sub(" ", description)
+    description = _SEARCHES.sub(" ", description)
     return " ".join(
         _without_names(clause)
         for sentence in _SENTENCE.findall(description)

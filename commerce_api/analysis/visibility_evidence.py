@@ -343,15 +343,20 @@ def _listed_after(stems, index, titled):
 def picks_one(keys: Sequence[str]) -> bool:
     """True when ``keys`` pick products out of a kind (``PICKS``): "both", "each", or
     "one(s)" after a word that is not a verb of choosing ("the mesophilic one"; not "pick
-    one with a strap-free design": any of them; round 18)."""
+    one with a strap-free design": any of them; round 18) nor a preposition ("moulded in
+    one piece": a number; round 31)."""
     return any(
         key in PICKS
-        and (key not in ("one", "ones") or (index and keys[index - 1] not in _CHOOSING))
+        and (
+            key not in ("one", "ones")
+            or (index and keys[index - 1] not in _CHOOSING and keys[index - 1] not in _BEFORE_ONE)
+        )
         for index, key in enumerate(keys)
     )
 
 
 _CHOOSING = word_set("pick choose buy get grab select order find try take need want any")
+_BEFORE_ONE = word_set("in at with by")  # "in one piece", "with one hand": a number
 
 
 def one_of_several(

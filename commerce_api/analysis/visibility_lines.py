@@ -129,3 +129,22 @@ def variant_word(
         if any(len(words[other] - rest) == 1 for other in others):
             return True
     return False
+
+
+def variant_words(words: Mapping[str, frozenset[str]], titles: Mapping[str, str]) -> set[str]:
+    """The words that set a product apart from another whose title has every other word
+    of its title and one other word instead, each the whole last part of its title after a
+    comma ("flax" of "Streamer, Flax" beside "Streamer, Heliotrope": an attribute's value);
+    ``words``: each SKU's title words, ``titles``: its title."""
+    found = set()
+    skus = list(words)
+    for index, one in enumerate(skus):
+        for other in skus[index + 1 :]:
+            apart = (words[one] - words[other], words[other] - words[one])
+            if all(len(side) == 1 for side in apart):
+                found |= {
+                    word
+                    for sku, (word,) in zip((one, other), apart, strict=True)
+                    if stem(titles[sku].rpartition(",")[2].strip().casefold()) == word
+                }
+    return found

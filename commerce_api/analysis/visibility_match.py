@@ -86,15 +86,21 @@ from .visibility_lines import (
     line_words,
     lower_type_named,
     variant_word,
+    variant_words,
 )
 from .visibility_names import NameReading, title_cased
 from .visibility_others import renamed, swapped_last_part, type_named, without_people
-from .visibility_senses import colours_of_other_things, readers_own, without_other_amounts
+from .visibility_senses import (
+    colours_of_other_things,
+    counts_of_other_things,
+    readers_own,
+    without_other_amounts,
+)
 from .visibility_sizes import (
-    PART_SPLIT,
     SIZE,
     bare_numbers,
-    elliptical_sizes,
+    compared_pick,
+    compares,
     numbers_single_out,
     only_options,
     sizes_agree,
@@ -104,7 +110,6 @@ from .visibility_sizes import (
 )
 from .visibility_spelling import Misspellings
 from .visibility_words import (
-    CLAUSE_SPLIT,
     COLOUR_OPTIONS,
     COLOUR_STEMS,
     VARIANT_STEMS,
@@ -143,9 +148,6 @@ _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set o
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
 _SKU_TOKEN = re.compile(r"[A-Za-z0-9._-]+")  # the characters a SKU may have
-
-
-CLIPPED_MIN = 4  # letters of a kind's clipped form ("vario")
 
 
 @dataclass(frozen=True)
@@ -224,6 +226,11 @@ class CatalogueMatcher(NameReading):
         self.spelling = Misspellings(
             self.holding.keys(), {sku: [stem(k) for k in ks] for sku, ks in self.title_keys.items()}
         )
+        # every title word's stem, counted words too ("500 Pieces")
+        self.counted = {stem(key) for keys in self.title_keys.values() for key in keys}
+        self.variants = variant_words(  # "..., Flax" beside "..., Heliotrope"
+            self.words, {sku: p.title for sku, p in self.products.items()}
+        )
 
     def names_brand(self, text: str) -> bool:
         if not self.brand:
@@ -287,6 +294,8 @@ class CatalogueMatcher(NameReading):
         options, others_sizes = only_options(text, offered_in), [self.sizes[o] for o in others]
         if numbers_single_out(numbers, self.sizes[sku], others_sizes, options):
             return True
+        if compared_pick(text, self.sizes[sku], others_sizes):  # "the larger of the two"
+            return True
         if not sizes or not sizes_agree(sizes, self.sizes[sku]):
             return False
         if all(sizes_conflict(sizes, self.sizes[other]) for other in others):
@@ -333,15 +342,6 @@ class CatalogueMatcher(NameReading):
             self.modifier[sku] = modifier if modifier in self.words[sku] else None
         return self.kinds[sku]
 
-    def _clipped(self, key, kind):
-        """True when ``key`` is ``kind`` clipped ("vario" of "variometer"; round 30): its
-        first four letters or more, a word no title of the shop has."""
-        return (
-            CLIPPED_MIN <= len(key) <= len(kind) - 3
-            and kind.startswith(key)
-            and (key not in self.holding)
-        )
-
     def _says_kind(self, sku, kind, found, keys, sizes):
         """The unit says what the product is: its kind, in the title's number ("Falcon
         enamel plates" is a kind of product, not our dinner plate), or the word before it
@@ -356,6 +356,7 @@ class CatalogueMatcher(NameReading):
                 or sizes_agree(sizes, self.sizes[sku])  # "bottles ... a 750 ml one"
                 or bool(self.words[sku] & VARIANT_STEMS & set(map(stem, keys)))
                 or one_of_several(found, self.holding, keys)  # "the mesophilic one"
+                or compares(" ".join(keys))  # "the shorter of the two <brand> ropes"
             )
         if self._lead_after_brand(sku, kind, keys):
             return True
@@ -461,7 +462,7 @@ class CatalogueMatcher(NameReading):
         sizes = self._sizes_said(without_other_amounts(said, self.holding), text)
         present = self.compounds.read(text, set(words_of(text)))
         keys = self.compounds.split_keys(keys_of(text))
-        present -= colours_of_other_things(said, self.holding, self.brand_stems)
+        present -= colours_of_other_things(said, self.holding, self.brand_stems, self.variants)
         fixed = self.spelling.fix(keys, self.holding, text)  # "Shelter Tnet" (round 14)
         spelt = {stem(keys[index]): word for index, word in fixed.items()}
         if fixed:
@@ -488,7 +489,8 @@ class CatalogueMatcher(NameReading):
             numbers=bare_numbers(text)
             - {  # numbers without a unit, not a size's
                 amount for unit, amounts in sizes.items() if unit[:1] != "#" for amount in amounts
-            },
+            }
+            - counts_of_other_things(text, self.counted),  # "for 24 years" (round 31)
             after_brand={  # the words right after the brand: a title's may follow
                 keys[i + width]
                 for i in range(len(keys) - width)
@@ -556,27 +558,6 @@ class CatalogueMatcher(NameReading):
             and self._said_of_it(sku, found, keys, view.names, view.colours, view.text, typed)
             and self._single_out_sized(found, sku, view.sizes, view.text, view.numbers)
         )
-
-    def _sizes_said(self, said, text):
-        """The sizes ``text`` (the unit ``said`` without other brands' parts) says; of
-        several amounts in one unit, those of the one clause naming our brand ("the 67 mm
-        <brand> filter is the one; the 77 mm would need a step-up ring")."""
-        sizes = sizes_of(text)
-        several = {unit for unit, amounts in sizes.items() if len(amounts) > 1}
-        if self.brand and several:
-            for split in (CLAUSE_SPLIT.split, PART_SPLIT.split):  # "Once 25 lb ..., the 50 lb"
-                clauses = split(said)
-                ours = [clause for clause in clauses if self.names_brand(clause)]
-                own = sizes_of(ours[0]) if len(ours) == 1 else {}
-                # (the brand's clause says one of them: "two <brand> transmitters, a 433
-                # MHz and an 868 MHz" says both; round 30)
-                if several & own.keys() and all(len(amounts) == 1 for amounts in own.values()):
-                    for clause in clauses:  # "..., the 30 L a weekend" (round 13)
-                        for unit, amounts in elliptical_sizes(clause).items():
-                            if unit in own and clause not in ours:
-                                own[unit] = own[unit] | amounts
-                    return own
-        return sizes
 
     def read(self, answer: str | None) -> tuple[list[Unit], list[dict[str, str]], bool]:
         """``(units, [{sku: how} per unit], brand named anywhere)`` for ``answer``."""

@@ -11,7 +11,14 @@ from .listing_title import STOPWORDS, stem
 from .visibility_clauses import exact_runs, items_of_other_brands, quantified
 from .visibility_evidence import count_beside
 from .visibility_others import names_in, without_other_names
-from .visibility_sizes import COUNT, NUMBER_WORDS, spelled_out
+from .visibility_sizes import (
+    COUNT,
+    NUMBER_WORDS,
+    PART_SPLIT,
+    elliptical_sizes,
+    sizes_of,
+    spelled_out,
+)
 from .visibility_words import (
     CLAUSE_SPLIT,
     COLOUR_STEMS,
@@ -64,6 +71,9 @@ def _title_case(runs):
         spelling[:1].isupper() or token in STOPWORDS or spelling[:1].isdigit()
         for token, spelling, _, _ in runs
     )
+
+
+CLIPPED_MIN = 4  # letters of a kind's clipped form ("vario")
 
 
 class NameReading:
@@ -201,3 +211,33 @@ class NameReading:
             )
         ]
         return " ".join(kept)
+
+    def _clipped(self, key, kind):
+        """True when ``key`` is ``kind`` clipped ("vario" of "variometer"; round 30): its
+        first four letters or more, a word no title of the shop has."""
+        return (
+            CLIPPED_MIN <= len(key) <= len(kind) - 3
+            and kind.startswith(key)
+            and (key not in self.holding)
+        )
+
+    def _sizes_said(self, said, text):
+        """The sizes ``text`` (the unit ``said`` without other brands' parts) says; of
+        several amounts in one unit, those of the one clause naming our brand ("the 67 mm
+        <brand> filter is the one; the 77 mm would need a step-up ring")."""
+        sizes = sizes_of(text)
+        several = {unit for unit, amounts in sizes.items() if len(amounts) > 1}
+        if self.brand and several:
+            for split in (CLAUSE_SPLIT.split, PART_SPLIT.split):  # "Once 25 lb ..., the 50 lb"
+                clauses = split(said)
+                ours = [clause for clause in clauses if self.names_brand(clause)]
+                own = sizes_of(ours[0]) if len(ours) == 1 else {}
+                # (the brand's clause says one of them: "two <brand> transmitters, a 433
+                # MHz and an 868 MHz" says both; round 30)
+                if several & own.keys() and all(len(amounts) == 1 for amounts in own.values()):
+                    for clause in clauses:  # "..., the 30 L a weekend" (round 13)
+                        for unit, amounts in elliptical_sizes(clause).items():
+                            if unit in own and clause not in ours:
+                                own[unit] = own[unit] | amounts
+                    return own
+        return sizes

@@ -9,6 +9,8 @@ would single out one of two variants, said of something else in the same sentenc
   flat" of our "Flat Pedals", "fit a camera on your kingpost" of our "Kingpost Camera Mount"
   (round 30); unless our title has it after "for", what the product serves ("holds all my
   discs" of our "Shoulder Pack for 18 Discs").
+- A number before a plural no title of the shop has counts other things, and picks out no
+  variant: "I've used their bobbins for 24 years" of our "Bobbins, Pack of 24" (round 31).
 - A colour that names or qualifies another thing is not the product's colour: "a raspberry
   hot chocolate" (after an article, before a word no title has), "over a mocha from the
   café" (after an indefinite article, the noun of its own phrase).
@@ -35,7 +37,7 @@ _VARIANT_NOUNS = word_set(
 )
 # words after a colour that make it the subject of its clause ("the red is bright")
 _VERBS = word_set("is are was were looks look has have comes come works goes suits fades")
-_PARTS = re.compile(r"[,;:.!?()\[\]\u2013\u2014]|\s-\s")
+_PARTS = re.compile(r"[,;:.!?()\[\]|\u2013\u2014]|\s-\s")
 _WORDS_AFTER = re.compile(r"[\s\-]+([^\W\d_]+(?:[ \t]+[^\W\d_]+)*)")
 _NUMBER_AT = re.compile(r"(?<![\w.,])" + NUMBER + r"(?![\w.,])")
 _ORDINAL_BEFORE = re.compile(r"\b(?:" + "|".join(sorted(_ORDINALS)) + r")\s+$", re.IGNORECASE)
@@ -77,22 +79,34 @@ def without_other_amounts(text: str, holding: Container[str]) -> str:
     return text
 
 
-def colours_of_other_things(text: str, holding: Container[str], brand: Container[str]) -> set[str]:
+def colours_of_other_things(
+    text: str,
+    holding: Container[str],
+    brand: Container[str],
+    variants: Container[str] = frozenset(),
+) -> set[str]:
     """The colour stems of ``keys`` said only of other things (module docstring): after
     an article, before a significant word no title of the shop has ("a raspberry hot
     chocolate"), or after an indefinite article with no word after them ("a mocha from
     the café"), in the part of the sentence between its punctuation. A colour said once of
-    the product too is kept."""
+    the product too is kept. ``variants``: the words that set a variant of the shop apart
+    (``variant_words``), read as colours, and before a word no title has at the start of
+    a part or after "in" or "with" too ("a flax field", "wrap it in flax twine",
+    "strict: heliotrope kilt hose"; round 31)."""
     other, own = set(), set()
     for part in _PARTS.split(text):
-        _read_colours(keys_of(part), holding, brand, other, own)
+        _read_colours(keys_of(part), holding, brand, other, own, variants)
     return other - own
 
 
-def _read_colours(keys, holding, brand, other, own):
+_ALSO_BEFORE = word_set("in with")
+
+
+def _read_colours(keys, holding, brand, other, own, variants):
     for index, key in enumerate(keys):
         colour = stem(key)
-        if colour not in COLOUR_STEMS:
+        variant = colour in variants
+        if colour not in COLOUR_STEMS and not variant:
             continue
         before = keys[index - 1] if index else None
         after = keys[index + 1] if index + 1 < len(keys) else None
@@ -120,3 +134,19 @@ def readers_own(keys: Sequence[str], title_keys: Sequence[str]) -> set[str]:
     return {
         stem(key) for before, key in zip(keys, keys[1:], strict=False) if before in _READERS
     } - served
+
+
+_COUNTED = re.compile(r"(?<![\w.,])(?<!the )(\d+)[ \t\-]+([^\W\d_]{3,}s)\b", re.IGNORECASE)
+_MEASURES = word_set("sizes colours colors models versions options styles types kinds variants")
+
+
+def counts_of_other_things(text: str, holding: Container[str]) -> set[str]:
+    """The numbers of ``text`` said before a plural of a word no title of the shop has
+    (``holding``: the stems of its title words; module docstring)."""
+    return {
+        match.group(1)
+        for match in _COUNTED.finditer(text)
+        if (word := match.group(2).casefold()) not in _MEASURES
+        and stem(word) != word
+        and stem(word) not in holding
+    }

@@ -17,7 +17,7 @@ SIZE = re.compile(
     r"(?<![\w.,:])(" + NUMBER + r"(?:\s*(?:[x\u00d7]|\bby\b)\s*" + NUMBER + r")*)[\s\-]*"
     r"(millimet(?:re|er)s?|centimet(?:re|er)s?|millilit(?:re|er)s?|kilograms?|grams?|watts?|"
     r"met(?:re|er)s?|ml|cl|l|litres?|liters?|g|kg|cm|mm|m|oz|inch(?:es)?|in(?!\s+(?:the|a|an|my|our|your|his|her|their|this|that)\b)|\"|mah|wh|w|kw|v|"
-    r"lumens?|lm|kb|mb|gb|tb|hz|khz|mhz|ghz|kwh|mg|psi|mp|lbs?|pounds?|ft|feet|foot)(?![\w])",
+    r"lumens?|lm|kb|mb|gb|tb|hz|khz|mhz|ghz|kwh|mg|psi|mp|lbs?|pounds?|ft|feet|foot|km)(?![\w])",
     re.IGNORECASE,
 )
 # a number a word of the title carries: "SPF 50", "Trailhead 2-Person", "Cable 1 m": an
@@ -108,7 +108,8 @@ _COUNT_NUMBER = r"(\d{1,4}|" + "|".join(NUMBER_WORDS) + ")"
 _COUNT_LISTED = re.compile(r"\s*(?:,|/|\bor\b|\band\b)\s*(?:of\s+)?" + _COUNT_NUMBER + r"\b", re.I)
 _COUNTS = (
     re.compile(r"\b(?:pack|set|box|case|bundle|tin|bag)s?\s+of\s+" + _COUNT_NUMBER + r"\b", re.I),
-    re.compile(r"(?<![\w.,])" + _COUNT_NUMBER + r"[\s\-]*(?:pack|pk)s?\b", re.I),
+    # (not "two packs": how many packs; round 31)
+    re.compile(r"(?<![\w.,])" + _COUNT_NUMBER + r"[\s\-]*(?:pack|pk)\b", re.I),
 )
 
 
@@ -394,3 +395,42 @@ def elliptical_sizes(clause: str) -> dict[str, set[str]]:
             if unit[:1] != "#":
                 sizes.setdefault(unit, set()).update(amounts)
     return sizes
+
+
+# "the larger of <brand>'s two packs", "the shorter one" (round 31): of two variants that
+# differ by an amount, the one with the larger or the smaller
+_BIGGER = "larger bigger longer taller heavier wider thicker higher deeper"
+_SMALLER = "smaller shorter narrower thinner lower shallower"
+_COMPARED = re.compile(
+    r"\bthe\s+(" + "|".join((_BIGGER + " " + _SMALLER + " lighter").split()) + r")\s+(?:one|of)\b",
+    re.IGNORECASE,
+)
+_WEIGHTS = frozenset(["g", "kg", "lb", "oz"])
+
+
+def compares(text: str) -> bool:
+    """True when ``text`` picks one of several by a comparative ("the shorter of the two")."""
+    return _COMPARED.search(text) is not None
+
+
+def compared_pick(text: str, own: dict[str, set[str]], others: list[dict[str, set[str]]]) -> bool:
+    """True when ``text`` picks the variant of sizes ``own`` out of ``others`` (the other
+    products of its words) by a comparative: "the larger of the two" and ours the larger of
+    an amount every one of them has once ("lighter": of a weight only, not of a colour)."""
+    said = {match.group(1).casefold() for match in _COMPARED.finditer(text)}
+    bigger, smaller = said & set(_BIGGER.split()), said & set(_SMALLER.split())
+    if not others or len(said) != 1:
+        return False
+    for unit, amounts in own.items():
+        if said == {"lighter"} and unit not in _WEIGHTS:
+            continue
+        theirs = [other.get(unit, set()) for other in others]
+        if len(amounts) != 1 or any(len(values) != 1 for values in theirs):
+            continue
+        try:
+            ours, rest = float(next(iter(amounts))), [float(next(iter(v))) for v in theirs]
+        except ValueError:
+            continue
+        if (bigger and ours > max(rest)) or ((smaller or said == {"lighter"}) and ours < min(rest)):
+            return True
+    return False

@@ -93,6 +93,7 @@ DEV_MENTIONS = (
     HERE / "heldout37" / "mentions.json",  # measured once in round 28, burned in round 29
     # measured once in round 29, burned in round 30
     *(HERE / f"heldout{n}" / "mentions.json" for n in (38, 39, 40)),
+    HERE / "heldout41" / "mentions.json",  # measured once in round 30, burned in round 31
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -157,6 +158,7 @@ DEV_KEYWORDS = (
     HERE / "heldout37" / "keywords.json",  # measured once in round 28, burned in round 29
     # measured once in round 29, burned in round 30
     *(HERE / f"heldout{n}" / "keywords.json" for n in (38, 39, 40)),
+    HERE / "heldout41" / "keywords.json",  # measured once in round 30, burned in round 31
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

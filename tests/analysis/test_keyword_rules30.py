@@ -1,5 +1,6 @@
-"""Round 30 of issue 30 (from heldout39's wrong suggestion; other products here): an extra
-sold on its own, or made to fit the product, is not the product."""
+"""Rounds 30 and 31 of issue 30 (from heldout39's and heldout41's wrong suggestions; other
+products here): an extra sold on its own, or made to fit the product, is not the product;
+a line of what shoppers search for, or of tags, says nothing of it."""
 
 import pytest
 
@@ -29,4 +30,17 @@ UKULELES = [
     ],
 )
 def test_an_extra_sold_on_its_own_is_not_the_product(description, expected):
+    assert terms("Concert Ukulele, Spruce Top", description, UKULELES) == expected
+
+
+@pytest.mark.parametrize(
+    "description, expected",
+    [
+        ("Laminate top.\nCustomers also search for: gig bag, strap, tuner.", []),
+        ("Laminate top.\nTags: gig bag, travel, beginner", []),
+        ("Laminate top.\nRelated searches: gig bag", []),
+        ("Laminate top, and a padded gig bag: it zips shut.", ["gig bag"]),
+    ],
+)
+def test_what_shoppers_search_for_is_not_said_of_the_product(description, expected):
     assert terms("Concert Ukulele, Spruce Top", description, UKULELES) == expected

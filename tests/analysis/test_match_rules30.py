@@ -1,7 +1,9 @@
-"""Unit rules of round 30 (issue 30), from heldout38's to heldout40's misses (other brands
-and words here): storage and frequency units, a pack of a title's count, a kind with a
-size among products that only use its word, another value of any part after a comma, the
-reader's own things, a product the brand might make or does not make, a kind clipped."""
+"""Unit rules of rounds 30 and 31 (issue 30), from heldout38's to heldout41's misses (other
+brands and words here): storage and frequency units, a pack of a title's count, a kind with
+a size among products that only use its word, another value of any part after a comma, the
+reader's own things, a product the brand might make or does not make, a kind clipped (round
+30); a number of years or kilometres, "one" as a number, a variant's word said of another
+thing, the larger or smaller of two variants (round 31)."""
 
 import pytest
 
@@ -23,6 +25,13 @@ SHOP = [
     Product("W-BRACKET", "Handlebar Phone Bracket"),
     Product("W-THERMO", "Probe Thermometer with Alarm"),
     Product("W-GLOVES", "Fingerless Rowing Gloves"),
+    Product("W-PEGS-10", "Bamboo Tent Pegs, Pack of 10"),
+    Product("W-PEGS-20", "Bamboo Tent Pegs, Pack of 20"),
+    Product("W-FLAG-OC", "Nylon Marker Flag 60 cm, Oatmeal"),
+    Product("W-FLAG-PL", "Nylon Marker Flag 60 cm, Plum"),
+    Product("W-ROPE-5", "Towing Rope 5 m"),
+    Product("W-ROPE-8", "Towing Rope 8 m"),
+    Product("W-HOOD", "Lens Hood for Trail Cameras"),
 ]
 
 
@@ -73,6 +82,19 @@ def named(text, brand="Wendlecroft"):
         # a kind clipped: "thermo" of "thermometer"
         ("The probe alarm on Wendlecroft's thermo is loud enough.", {"W-THERMO"}),
         ("The probe alarm on Wendlecroft's watch is loud enough.", set()),
+        # round 31: a number of other things, or of kilometres, picks no variant
+        ("I have used Wendlecroft bamboo tent pegs for 20 years.", set()),
+        ("The 20 Wendlecroft bamboo tent pegs came in a cloth bag.", {"W-PEGS-20"}),
+        ("The Wendlecroft towing rope has pulled my car 8 km so far.", set()),
+        # "one" as a number is no pick; the brand's lens hoods in general
+        ("Wendlecroft lens hoods are made in one piece and never crack.", set()),
+        # a variant's word said of another thing ("a plum tree")
+        ("My Wendlecroft nylon marker flag landed in a plum tree.", set()),
+        ("My Wendlecroft nylon marker flag in plum is easy to spot.", {"W-FLAG-PL"}),
+        # the larger or smaller of two variants
+        ("Take the larger of Wendlecroft's two packs of bamboo tent pegs.", {"W-PEGS-20"}),
+        ("For a small car, the shorter of the two Wendlecroft towing ropes will do.", {"W-ROPE-5"}),
+        ("The Wendlecroft towing rope is longer than most.", set()),
     ],
 )
 def test_round_30_rules(text, skus):
