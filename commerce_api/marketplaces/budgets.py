@@ -16,7 +16,10 @@ count is the truth. A marketplace that prices each call (Shopify's query cost) d
 ``amount`` tokens at once (``reserve_priced``: the points are *in flight* until the
 call's answer settles them, and each draw has a number), and says after each call how big
 its bucket is, how fast it refills and what is left (``observe``): the bucket takes its
-size and rate, and never holds more than the marketplace said was left. It holds exactly
+size and rate, and never holds more than the marketplace said was left, less the points
+still in flight (a call drawn and not yet answered may reach the marketplace after the
+answer's figure was taken: counting its points as left lets the next call through to a
+bucket that cannot pay it, docs/decisions.md, stop 45). It holds exactly
 that (it may go *up* to it) when the answer is the newest draw's, nothing else is in
 flight and nothing else was when it was drawn (its draw's number is 0 otherwise): no call
 then spends points the answer does not count. A call drawn before it and answered first
@@ -159,7 +162,7 @@ elseif mode == 'observe' or mode == 'settle' then
     if tonumber(ARGV[11]) == draws and flight <= 0 then
       tokens = math.min(amount, burst)
     else
-      tokens = math.min(tokens, amount, burst)
+      tokens = math.min(tokens, amount - flight, burst)
     end
   end
 end
@@ -246,8 +249,8 @@ def _db_call(
                 stored_rate, stored_burst = new_rate, float(new_burst)
                 if ticket == draws and flight <= 0:
                     tokens = min(amount, stored_burst)  # nothing else out: exactly what is left
-                else:
-                    tokens = min(tokens, amount, stored_burst)
+                else:  # what is left, less what may still reach the marketplace
+                    tokens = min(tokens, amount - flight, stored_burst)
         WRITE.execute(
             {
                 **key,
