@@ -35,8 +35,17 @@ _ASIDE = re.compile(
 # a clause that speaks of another product of the shop: "... belongs to our kids' cutter",
 # "the matching loaf tin is the non-stick one" (not "like all our tanks"; round 24)
 # ... or of one part alone: "only the band behind the head is contoured" (round 24)
+# ... or of another thing to use instead: "for motorhomes use heavy duty chocks instead",
+# "steps rather than a dog ramp" (round 32)
 _OTHER_OF_OURS = re.compile(
-    r"\b(?:(?<!all )our\s+(?!own\b)\w+|matching|only\s+the(?:\s+\w+){1,5}?\s+(?:is|are))\b",
+    r"\b(?:(?<!all )our\s+(?!own\b)\w+|matching|only\s+the(?:\s+\w+){1,5}?\s+(?:is|are)|"
+    r"instead|rather\s+than)\b",
+    re.IGNORECASE,
+)
+# a finish that imitates a material: "resin with a cast iron effect finish", "faux oak"
+# (round 32): the material is not the product's
+_IMITATION = re.compile(
+    r"\b(?:faux|imitation|mock)\s+\w+|\b\w+(?:[\s\-]\w+)?[\s\-](?:effect|look)\b",
     re.IGNORECASE,
 )
 _CLAUSE = re.compile(r"[^;]+;?")
@@ -72,6 +81,7 @@ def without_asides(description: str | None) -> str | None:
         return description
     description = _STRUCK.sub(" ", description)
     description = _SEARCHES.sub(" ", description)
+    description = _IMITATION.sub(" … ", description)
     return " ".join(
         _without_names(clause)
         for sentence in _SENTENCE.findall(description)

@@ -94,6 +94,7 @@ DEV_MENTIONS = (
     # measured once in round 29, burned in round 30
     *(HERE / f"heldout{n}" / "mentions.json" for n in (38, 39, 40)),
     HERE / "heldout41" / "mentions.json",  # measured once in round 30, burned in round 31
+    HERE / "heldout42" / "mentions.json",  # measured once in round 31, burned in round 32
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -159,6 +160,7 @@ DEV_KEYWORDS = (
     # measured once in round 29, burned in round 30
     *(HERE / f"heldout{n}" / "keywords.json" for n in (38, 39, 40)),
     HERE / "heldout41" / "keywords.json",  # measured once in round 30, burned in round 31
+    HERE / "heldout42" / "keywords.json",  # measured once in round 31, burned in round 32
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

@@ -1,6 +1,7 @@
-"""Rounds 30 and 31 of issue 30 (from heldout39's and heldout41's wrong suggestions; other
-products here): an extra sold on its own, or made to fit the product, is not the product;
-a line of what shoppers search for, or of tags, says nothing of it."""
+"""Rounds 30 to 32 of issue 30 (from heldout39's, heldout41's and heldout42's wrong
+suggestions; other products here): an extra sold on its own, or made to fit the product, is
+not the product; a line of what shoppers search for, or of tags, says nothing of it; nor a
+thing to use instead, nor a finish that imitates a material."""
 
 import pytest
 
@@ -44,3 +45,27 @@ def test_an_extra_sold_on_its_own_is_not_the_product(description, expected):
 )
 def test_what_shoppers_search_for_is_not_said_of_the_product(description, expected):
     assert terms("Concert Ukulele, Spruce Top", description, UKULELES) == expected
+
+
+STANDS = [
+    ("Plant stands", "Cast Iron Plant Stand, Three Tiers"),
+    ("Plant stands", "Plant Stand in Cast Iron, Round"),
+    ("Plant stands", "Corner Plant Stand, Cast Iron, Black"),
+    ("Plant stands", "Bamboo Plant Stand, Folding"),
+    ("Plant stands", "Cast Iron Plant Stand with Castors"),
+    ("Plant stands", "Plant Stand, Resin, Stone Grey"),
+    ("Plant stands", "Ladder Plant Stand, Pine"),
+]
+
+
+@pytest.mark.parametrize(
+    "description, expected",
+    [
+        ("Solid cast iron legs and a slatted top.", ["cast iron"]),
+        ("Moulded resin with a cast iron effect finish.", []),
+        ("Light resin; for heavy pots use a cast iron stand instead.", []),
+        ("Resin rather than cast iron, so it never rusts.", []),
+    ],
+)
+def test_a_thing_to_use_instead_or_an_imitation_is_not_the_product(description, expected):
+    assert terms("Plant Stand, Resin, Stone Grey", description, STANDS) == expected
