@@ -55,10 +55,11 @@ _STRUCK = re.compile(r"~~.*?~~", re.DOTALL)
 # for the Nano Glass Salon chain"), or two ending in a colour ("comes in Blackout Blue"): the
 # words of a shop, a lab or a colour's name say nothing of the product (round 24)
 # a line of what shoppers search for or of tags ("Customers also search for: wall hung wine
-# rack, decanter", "Tags: ..."): words put beside the product, not said of it (round 31)
+# rack, decanter", "Tags: ..."): words put beside the product, not said of it (round 31),
+# also after a sentence on the same line (round 33)
 _SEARCHES = re.compile(
-    r"^[^\S\n]*(?:[^\n:]{0,40}\b(?:search(?:es|ed)?|tags?|keywords?|hashtags?)\b[^\n:]{0,20}):"
-    r"[^\n]*$",
+    r"(?:^|(?<=[.!?;]))[^\S\n]*[^\n:.!?;]{0,40}\b(?:search(?:es|ed)?|tags?|keywords?|hashtags?)\b"
+    r"[^\n:.!?;]{0,20}:[^\n]*$",
     re.IGNORECASE | re.MULTILINE,
 )
 _CAPITALISED = r"[A-Z][a-z]+(?:-[A-Za-z]+)?"

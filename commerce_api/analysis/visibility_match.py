@@ -578,4 +578,5 @@ class CatalogueMatcher(NameReading):
             found.append(self.identify(unit.text, branded, carried))
             if unit.rank is not None and index + 1 < len(units) and units[index + 1].rank is None:
                 branded_list = False
+        self._follow_ups(units, found)
         return units, found, brand_anywhere

@@ -15,6 +15,7 @@ from .visibility_sizes import (
     COUNT,
     NUMBER_WORDS,
     PART_SPLIT,
+    compares,
     elliptical_sizes,
     sizes_of,
     spelled_out,
@@ -73,6 +74,10 @@ def _title_case(runs):
     )
 
 
+# a line that gives one attribute ("Size: EU 46", "Colour: Citron") or starts with a size
+# ("The 140 cm: ...")
+_PICKING_LINE = re.compile(r"\s*(?:[A-Z][\w ]{0,20}:\s|the\s+\d)", re.IGNORECASE)
+GROUP_MIN = 2  # words two variants share to be read together (visibility_match.MIN_FOUND)
 CLIPPED_MIN = 4  # letters of a kind's clipped form ("vario")
 
 
@@ -241,3 +246,25 @@ class NameReading:
                                 own[unit] = own[unit] | amounts
                     return own
         return sizes
+
+    def _follow_ups(self, units, found):
+        """A unit that names nothing after one that speaks of two variants of ours and names
+        neither picks one when read with it ("<brand> sell the gouge in two widths. Take the
+        bigger of the two"; "Shoes: <brand> Push Shoes" then "Size: EU 46"; round 33)."""
+        for index in range(1, len(units)):
+            back = index - 1  # (past a question: "Which length? The 140 cm.")
+            if back and units[back].text.rstrip().endswith("?") and not found[back]:
+                back -= 1
+            before, unit = units[back], units[index]
+            if found[index] or found[back] or not self.names_brand(before.text):
+                continue
+            if not (_PICKING_LINE.match(unit.text) or compares(unit.text)):
+                continue  # a label's line ("Size: EU 46"), "The 140 cm ...", "the bigger of"
+            view = self._view(before.text)
+            group = [sku for sku, words in view.candidates.items() if len(words) >= GROUP_MIN]
+            if len(group) < 2 or len({view.candidates[sku] for sku in group}) != 1:
+                continue  # not two variants said by the same words
+            # (joined by a colon: a name in capitals does not run on into the next line)
+            named = self.identify(f"{before.text.rstrip('.:;')}: {unit.text}", True)
+            if named and set(named) < set(group):
+                found[index] = named

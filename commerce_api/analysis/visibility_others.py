@@ -208,7 +208,9 @@ _AFTER_COMMA = re.compile(r"\s*,\s*([A-Z][\w\-]*)\b(?!\s*[,&]?\s*[A-Z])")
 # sentence's end ("an Oil-Feed Glass Cutter, Straight Handle, which ..."; round 30): not the
 # next name of a list ("..., Running Pliers and ...")
 _CLOSED_PART = re.compile(
-    r"\s*,\s*([A-Z][\w\-]*)(?:\s+[A-Z][\w\-]*){1,2}(?=\s*(?:,\s*[a-z]|[.!?;:)]|$))"
+    r"\s*,\s*([A-Z][\w\-]*)(?:\s+[A-Z][\w\-]*){1,2}"
+    # (or by a lower-case word that is no "and": "Kit, Alpine Meadow is gentle"; round 33)
+    r"(?=\s*(?:,\s*[a-z]|[.!?;:)]|$)|\s+(?!(?:and|or|nor)\b)[a-z])"
 )
 
 

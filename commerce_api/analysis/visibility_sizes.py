@@ -397,12 +397,14 @@ def elliptical_sizes(clause: str) -> dict[str, set[str]]:
     return sizes
 
 
-# "the larger of <brand>'s two packs", "the shorter one" (round 31): of two variants that
+# "the larger of <brand>'s two packs", "the shorter one" (round 31), "the smaller bag"
+# (round 33): of two variants that
 # differ by an amount, the one with the larger or the smaller
 _BIGGER = "larger bigger longer taller heavier wider thicker higher deeper"
 _SMALLER = "smaller shorter narrower thinner lower shallower"
 _COMPARED = re.compile(
-    r"\bthe\s+(" + "|".join((_BIGGER + " " + _SMALLER + " lighter").split()) + r")\s+(?:one|of)\b",
+    # (or a noun after it: "take the smaller bag"; round 33)
+    r"\bthe\s+(" + "|".join((_BIGGER + " " + _SMALLER + " lighter").split()) + r")\s+[a-z]+\b",
     re.IGNORECASE,
 )
 _WEIGHTS = frozenset(["g", "kg", "lb", "oz"])

@@ -95,6 +95,7 @@ DEV_MENTIONS = (
     *(HERE / f"heldout{n}" / "mentions.json" for n in (38, 39, 40)),
     HERE / "heldout41" / "mentions.json",  # measured once in round 30, burned in round 31
     HERE / "heldout42" / "mentions.json",  # measured once in round 31, burned in round 32
+    HERE / "heldout43" / "mentions.json",  # measured once in round 32, burned in round 33
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -161,6 +162,7 @@ DEV_KEYWORDS = (
     *(HERE / f"heldout{n}" / "keywords.json" for n in (38, 39, 40)),
     HERE / "heldout41" / "keywords.json",  # measured once in round 30, burned in round 31
     HERE / "heldout42" / "keywords.json",  # measured once in round 31, burned in round 32
+    HERE / "heldout43" / "keywords.json",  # measured once in round 32, burned in round 33
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

@@ -40,6 +40,7 @@ def test_an_extra_sold_on_its_own_is_not_the_product(description, expected):
         ("Laminate top.\nCustomers also search for: gig bag, strap, tuner.", []),
         ("Laminate top.\nTags: gig bag, travel, beginner", []),
         ("Laminate top.\nRelated searches: gig bag", []),
+        ("Laminate top. Search tags: gig bag, travel ukulele", []),
         ("Laminate top, and a padded gig bag: it zips shut.", ["gig bag"]),
     ],
 )

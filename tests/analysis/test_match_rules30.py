@@ -3,7 +3,9 @@ brands and words here): storage and frequency units, a pack of a title's count, 
 a size among products that only use its word, another value of any part after a comma, the
 reader's own things, a product the brand might make or does not make, a kind clipped (round
 30); a number of years or kilometres, "one" as a number, a variant's word said of another
-thing, the larger or smaller of two variants (round 31)."""
+thing, the larger or smaller of two variants (round 31); a follow-up line or sentence that picks
+one of two variants the line before named ("Size: 64 GB"), a comparative before a noun,
+another part closed by a verb (round 33)."""
 
 import pytest
 
@@ -95,7 +97,34 @@ def named(text, brand="Wendlecroft"):
         ("Take the larger of Wendlecroft's two packs of bamboo tent pegs.", {"W-PEGS-20"}),
         ("For a small car, the shorter of the two Wendlecroft towing ropes will do.", {"W-ROPE-5"}),
         ("The Wendlecroft towing rope is longer than most.", set()),
+        # round 33: a comparative before a noun
+        ("Wendlecroft make the towing rope in two lengths; get the shorter rope.", {"W-ROPE-5"}),
+        # another part closed by a verb
+        ("The Wendlecroft Tripod Stand, Alpine Ash is lighter.", set()),
     ],
 )
 def test_round_30_rules(text, skus):
+    assert named(text) == skus
+
+
+@pytest.mark.parametrize(
+    ("text", "skus"),
+    [
+        # round 33: a line or a sentence after the one that named two variants picks one
+        (
+            "Packing list:\n\nDrive: Wendlecroft USB Flash Drive\nCapacity: 128 GB\n",
+            {"W-DRIVE-128"},
+        ),
+        (
+            "Wendlecroft sell the towing rope in two lengths. For a van, take the longer of"
+            " the two.",
+            {"W-ROPE-8"},
+        ),
+        ("I would get the Wendlecroft towing rope.\n\nWhich length? The 5 m one.", {"W-ROPE-5"}),
+        # ... but not a line about another thing
+        ("Drive: Wendlecroft USB Flash Drive\nCamera: a Knotterby with 64 GB inside\n", set()),
+        ("Wendlecroft sell the towing rope in two lengths. My van is 5 m long.", set()),
+    ],
+)
+def test_a_follow_up_picks_one_of_two_variants(text, skus):
     assert named(text) == skus
