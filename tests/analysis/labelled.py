@@ -225,7 +225,7 @@ HELDOUT22_KEYWORDS = HERE / "heldout22" / "keywords.json"
 
 def heldout_paths(number: int) -> tuple[Path, Path]:
     """The mention and keyword files of held-out set ``number`` (the sets written from
-    round 17 on, heldout19 and heldout23 to heldout40, by helpers who never read the code)."""
+    round 17 on, heldout19 and heldout23 and after, by helpers who never read the code)."""
     folder = HERE / f"heldout{number}"
     return folder / "mentions.json", folder / "keywords.json"
 
