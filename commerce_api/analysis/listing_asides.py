@@ -27,6 +27,8 @@ _ASIDE = re.compile(
     r"itself\s+(?:is|isn|are|aren|has|hasn|does|doesn|can|cannot|won|will|was|wasn)|"
     r"choose|consider|upgrade|opt\s+for|prefer|recommend(?:ed|s)?|helps?|apply|"
     r"available\s+for\s+(?:this|it|the)|(?:sold|bought)\s+on\s+its\s+own|to\s+fit\s+(?:it|this)|"
+    # a maker's other goods, a part left out (round 34)
+    r"makers?\s+of|left\s+out|left(?:\s+\w+){0,3}\s+off|omitted|"
     r"our(?:\s+\w+){0,3}\s+(?:models?|versions?|range|line|collection))\b",
     re.IGNORECASE,
 )
@@ -39,7 +41,10 @@ _ASIDE = re.compile(
 # "steps rather than a dog ramp" (round 32)
 _OTHER_OF_OURS = re.compile(
     r"\b(?:(?<!all )our\s+(?!own\b)\w+|matching|only\s+the(?:\s+\w+){1,5}?\s+(?:is|are)|"
-    r"instead|rather\s+than)\b",
+    r"instead|rather\s+than|"
+    # ... or of something else the sentence speaks of: "a mill that also saws red cedar", the
+    # packaging: "packed in a jewellery box sleeve", "ships in a monitor stand carton" (round 34)
+    r"(?:that|which|who)\s+also|(?:packed|packaged|ships|shipped|delivered)\s+in)\b",
     re.IGNORECASE,
 )
 # a finish that imitates a material: "resin with a cast iron effect finish", "faux oak"

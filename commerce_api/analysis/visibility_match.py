@@ -94,9 +94,11 @@ from .visibility_senses import (
     colours_of_other_things,
     counts_of_other_things,
     readers_own,
+    served_words,
     without_other_amounts,
 )
 from .visibility_sizes import (
+    NUMBER_WORDS,
     SIZE,
     bare_numbers,
     compared_pick,
@@ -121,6 +123,7 @@ from .visibility_words import (
     words_of,
 )
 
+NUMBER_STEMS = frozenset(NUMBER_WORDS)  # "two", "six": counts, which sizes compare
 TITLE_COVERAGE = 0.75  # without a brand: share of the title's words a unit must carry
 TITLE_MIN_WORDS = 3  # ... and at least this many of them
 MIN_FOUND = 2  # with the brand: words of the title found (or the whole title)
@@ -147,6 +150,14 @@ _GENERAL = re.compile(r"\b(?:whatever|whichever|regardless\s+of|no\s+matter)\b",
 _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
+# a hashtag in CamelCase: its words ("#BellSensorKitForRingingSimulators")
+_HASHTAG = re.compile(r"#((?:[A-Z][a-z]+|[0-9]+[A-Za-z]*){2,})\b")
+
+
+def _hashtag_words(match: re.Match) -> str:
+    return " ".join(re.findall(r"[A-Z][a-z]+|[0-9]+[A-Za-z]*", match.group(1)))
+
+
 _SKU_TOKEN = re.compile(r"[A-Za-z0-9._-]+")  # the characters a SKU may have
 
 
@@ -367,6 +378,8 @@ class CatalogueMatcher(NameReading):
             if stem(word) == modifier:
                 after = keys[index + 1] if index + 1 < len(keys) else None
                 plural = word != modifier and word not in self.title_keys[sku]
+                if stem(word) in served_words(self.title_keys[sku]):
+                    continue  # "selling hatching eggs" of our "Egg Candler for Eggs" (round 34)
                 if after in _DETERMINERS or (index and keys[index - 1] == "to") or plural:
                     continue  # a verb: "<brand>'s snowshoes carry the barcode" (round 15),
                     # "<brand> differentials are easy to rebuild" (round 23); a plural: "fit
@@ -458,8 +471,9 @@ class CatalogueMatcher(NameReading):
         """What ``_names_by_title`` reads of the unit ``said``."""
         text = self._without_other_brands(said) if self.brand else said
         text = without_makers(text, self.compounds.pairs)  # "<brand> is a kite maker"
-        text = without_other_amounts(text, self.holding)  # "60 cm of loom waste" (round 17)
-        sizes = self._sizes_said(without_other_amounts(said, self.holding), text)
+        ours = self.holding.keys() | self.brand_stems  # ("250 g of <brand> worms": round 34)
+        text = without_other_amounts(text, ours)  # "60 cm of loom waste" (round 17)
+        sizes = self._sizes_said(without_other_amounts(said, ours), text)
         present = self.compounds.read(text, set(words_of(text)))
         keys = self.compounds.split_keys(keys_of(text))
         present -= colours_of_other_things(said, self.holding, self.brand_stems, self.variants)
@@ -526,6 +540,7 @@ class CatalogueMatcher(NameReading):
                 found, sku, view.sizes, view.text, view.numbers
             )
         found = found - readers_own(keys, self.title_keys[sku])  # "keep your pedals flat"
+        found = found - NUMBER_STEMS  # "two-tone" of our "Coiler with Two Rods" (round 34)
         picked = sizes_agree(view.sizes, self.sizes[sku])  # "the 25 cm <brand> wheel bats"
         if not picked:  # "<brand> puzzles ..." of our "Puzzle Board" (round 24)
             found = found - line_words(keys, self.brand, found, self.title_keys[sku], kind)
@@ -561,7 +576,8 @@ class CatalogueMatcher(NameReading):
 
     def read(self, answer: str | None) -> tuple[list[Unit], list[dict[str, str]], bool]:
         """``(units, [{sku: how} per unit], brand named anywhere)`` for ``answer``."""
-        units = answer_units(_MARKS.sub("", answer or ""))  # "Knife™ with ..." (round 13)
+        answer = _HASHTAG.sub(_hashtag_words, answer or "")  # "#BellSensorKit" (round 34)
+        units = answer_units(_MARKS.sub("", answer))  # "Knife™ with ..." (round 13)
         found, brand_anywhere = [], False
         branded_paragraph, branded_list = None, False
         for index, unit in enumerate(units):

@@ -124,13 +124,20 @@ def _read_colours(keys, holding, brand, other, own, variants):
 _READERS = word_set("your my")
 
 
-def readers_own(keys: Sequence[str], title_keys: Sequence[str]) -> set[str]:
-    """The stems of the words of ``keys`` (a unit's) said after "your" or "my" (module
-    docstring), but those our title (``title_keys``) has after "for"."""
+def served_words(title_keys: Sequence[str]) -> set[str]:
+    """The stems of the words a title has after "for": what the product serves ("Candler
+    for Small Eggs")."""
     served = set()
     for index, key in enumerate(title_keys):
         if key == "for":
             served |= {stem(word) for word in title_keys[index + 1 :]}
+    return served
+
+
+def readers_own(keys: Sequence[str], title_keys: Sequence[str]) -> set[str]:
+    """The stems of the words of ``keys`` (a unit's) said after "your" or "my" (module
+    docstring), but those our title (``title_keys``) has after "for"."""
+    served = served_words(title_keys)
     return {
         stem(key) for before, key in zip(keys, keys[1:], strict=False) if before in _READERS
     } - served

@@ -38,6 +38,8 @@ def _one_edit(a: str, b: str) -> bool:
         i, j = (diffs + [0, 0])[:2]
         return len(diffs) == 2 and j == i + 1 and a[i] == b[j] and a[j] == b[i]
     short, long = sorted((a, b), key=len)
+    if long == "a" + short:  # "symmetric" is no misspelt "asymmetric" (round 34)
+        return False
     return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
 
 

@@ -96,6 +96,8 @@ DEV_MENTIONS = (
     HERE / "heldout41" / "mentions.json",  # measured once in round 30, burned in round 31
     HERE / "heldout42" / "mentions.json",  # measured once in round 31, burned in round 32
     HERE / "heldout43" / "mentions.json",  # measured once in round 32, burned in round 33
+    # measured once in round 33, burned in round 34
+    *(HERE / f"heldout{n}" / "mentions.json" for n in (44, 45, 46, 47)),
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -163,6 +165,8 @@ DEV_KEYWORDS = (
     HERE / "heldout41" / "keywords.json",  # measured once in round 30, burned in round 31
     HERE / "heldout42" / "keywords.json",  # measured once in round 31, burned in round 32
     HERE / "heldout43" / "keywords.json",  # measured once in round 32, burned in round 33
+    # measured once in round 33, burned in round 34
+    *(HERE / f"heldout{n}" / "keywords.json" for n in (44, 45, 46, 47)),
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

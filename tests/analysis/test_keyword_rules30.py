@@ -1,7 +1,8 @@
 """Rounds 30 to 32 of issue 30 (from heldout39's, heldout41's and heldout42's wrong
 suggestions; other products here): an extra sold on its own, or made to fit the product, is
 not the product; a line of what shoppers search for, or of tags, says nothing of it; nor a
-thing to use instead, nor a finish that imitates a material."""
+thing to use instead, nor a finish that imitates a material (round 32), nor a maker's other
+goods, a part left out, something else "that also" does, the packaging (round 34)."""
 
 import pytest
 
@@ -70,3 +71,17 @@ STANDS = [
 )
 def test_a_thing_to_use_instead_or_an_imitation_is_not_the_product(description, expected):
     assert terms("Plant Stand, Resin, Stone Grey", description, STANDS) == expected
+
+
+@pytest.mark.parametrize(
+    "description, expected",
+    [
+        ("From the makers of Gig Bag Pro cases; a laminate top.", []),
+        ("A laminate top. A gig bag was left out to keep the price down.", []),
+        ("Spruce from a mill that also cuts gig bag frames.", []),
+        ("Packed in a gig bag sleeve of printed card.", []),
+        ("It comes with a padded gig bag.", ["gig bag"]),
+    ],
+)
+def test_a_makers_goods_a_part_left_out_or_the_packaging_are_not_the_product(description, expected):
+    assert terms("Concert Ukulele, Spruce Top", description, UKULELES) == expected

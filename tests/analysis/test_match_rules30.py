@@ -5,7 +5,9 @@ reader's own things, a product the brand might make or does not make, a kind cli
 30); a number of years or kilometres, "one" as a number, a variant's word said of another
 thing, the larger or smaller of two variants (round 31); a follow-up line or sentence that picks
 one of two variants the line before named ("Size: 64 GB"), a comparative before a noun,
-another part closed by a verb (round 33)."""
+another part closed by a verb (round 33); "symmetric" is no misspelt "asymmetric", a word
+a title has after "for" ends no noun phrase of ours, number words are counts, hashtags in
+CamelCase (round 34)."""
 
 import pytest
 
@@ -34,6 +36,9 @@ SHOP = [
     Product("W-ROPE-5", "Towing Rope 5 m"),
     Product("W-ROPE-8", "Towing Rope 8 m"),
     Product("W-HOOD", "Lens Hood for Trail Cameras"),
+    Product("W-KEEL", "Asymmetric Keel Board 90 cm"),
+    Product("W-BRUSH", "Boot Brush for Muddy Boots"),
+    Product("W-REEL", "Cable Reel with Two Sockets"),
 ]
 
 
@@ -101,6 +106,12 @@ def named(text, brand="Wendlecroft"):
         ("Wendlecroft make the towing rope in two lengths; get the shorter rope.", {"W-ROPE-5"}),
         # another part closed by a verb
         ("The Wendlecroft Tripod Stand, Alpine Ash is lighter.", set()),
+        # round 34: another word, not a misspelling; a word served; a number word
+        ("The Wendlecroft Symmetric Keel Board 90 cm is easier to learn on.", set()),
+        ("The Wendlecroft Asymmetric Keel Board 90 cm carves well.", {"W-KEEL"}),
+        ("Wendlecroft started out selling muddy boots and now makes kit for walkers.", set()),
+        ("Wendlecroft cable in two-tone grey is tidy.", set()),
+        ("Garage tidy at last #CableReelWithTwoSockets", {"W-REEL"}),
     ],
 )
 def test_round_30_rules(text, skus):
