@@ -135,16 +135,11 @@ def variant_words(words: Mapping[str, frozenset[str]], titles: Mapping[str, str]
     """The words that set a product apart from another whose title has every other word
     of its title and one other word instead, each the whole last part of its title after a
     comma ("flax" of "Streamer, Flax" beside "Streamer, Heliotrope": an attribute's value);
-    ``words``: each SKU's title words, ``titles``: its title."""
-    found = set()
-    skus = list(words)
-    for index, one in enumerate(skus):
-        for other in skus[index + 1 :]:
-            apart = (words[one] - words[other], words[other] - words[one])
-            if all(len(side) == 1 for side in apart):
-                found |= {
-                    word
-                    for sku, (word,) in zip((one, other), apart, strict=True)
-                    if stem(titles[sku].rpartition(",")[2].strip().casefold()) == word
-                }
-    return found
+    ``words``: each SKU's title words, ``titles``: its title. Linear in the catalogue: the
+    titles are grouped by their words less their last part's."""
+    groups: dict[frozenset[str], set[str]] = {}
+    for sku, own in words.items():
+        last = stem(titles[sku].rpartition(",")[2].strip().casefold())
+        if last in own:
+            groups.setdefault(own - {last}, set()).add(last)
+    return {word for group in groups.values() if len(group) > 1 for word in group}
