@@ -374,12 +374,12 @@ class CatalogueMatcher(NameReading):
         modifier = self.modifier[sku]
         if modifier is None or modifier not in found:
             return False
+        if modifier in served_words(self.title_keys[sku]):
+            return False  # "selling hatching eggs" of our "Egg Candler for Eggs" (round 34)
         for index, word in enumerate(keys):
             if stem(word) == modifier:
                 after = keys[index + 1] if index + 1 < len(keys) else None
                 plural = word != modifier and word not in self.title_keys[sku]
-                if stem(word) in served_words(self.title_keys[sku]):
-                    continue  # "selling hatching eggs" of our "Egg Candler for Eggs" (round 34)
                 if after in _DETERMINERS or (index and keys[index - 1] == "to") or plural:
                     continue  # a verb: "<brand>'s snowshoes carry the barcode" (round 15),
                     # "<brand> differentials are easy to rebuild" (round 23); a plural: "fit
