@@ -204,7 +204,13 @@ def test_worker_survives_terminated_connections_and_an_outage(client, headers, s
             assert wait_for(lambda: workers_check(client)["status"] == "ok", timeout=15)
             started = time.monotonic()
             assert_done_within(work_after(client, headers, shop, 3), started, "afterwards")
-            assert Listing.get(Listing.marketplace == "mirakl").sync_status == "in_sync"
+            # the fake records a push when it arrives; the worker writes the outcome after
+            # the answer comes back, so the status follows a moment later
+            assert wait_for(lambda: _listing_status() == "in_sync", timeout=10), _listing_status()
+
+
+def _listing_status():
+    return Listing.get(Listing.marketplace == "mirakl").sync_status
 
 
 @pytest.mark.skipif(dbutil.is_postgres_url(dbutil.BASE_URL), reason="SQLite only")
