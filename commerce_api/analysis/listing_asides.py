@@ -13,7 +13,8 @@ A sentence is left out when it speaks of
   off");
 - something the buyer should add: "helps", "recommend", "apply" ("the base is uncoated, so
   a non-stick spray helps").
-A line of what shoppers search for, or of tags, is left out too (round 31).
+A line of what shoppers search for, or of tags, is left out too (round 31), and a claim
+that is hedged or unchecked, or said of one part set against another (round 35).
 When unsure, a sentence is left out: no suggestion is better than a doubtful one.
 """
 
@@ -29,7 +30,20 @@ _ASIDE = re.compile(
     r"available\s+for\s+(?:this|it|the)|(?:sold|bought)\s+on\s+its\s+own|to\s+fit\s+(?:it|this)|"
     # a maker's other goods, a part left out (round 34)
     r"makers?\s+of|left\s+out|left(?:\s+\w+){0,3}\s+off|omitted|"
-    r"our(?:\s+\w+){0,3}\s+(?:models?|versions?|range|line|collection))\b",
+    r"our(?:\s+\w+){0,3}\s+(?:models?|versions?|range|line|collection)|"
+    # a claim hedged or unchecked, another product to pair with (round 35): "looks like it
+    # has non-slip feet, but ...", "we believe ...", "it may give a fine mist ...; we have
+    # not checked", "pair it with a rotating pen holder such as ..."
+    r"looks?\s+like|seems?\s+to|we\s+(?:believe|think)|unconfirmed|unverified|might|"
+    r"(?:not|n't)\s+(?:been\s+|yet\s+)?(?:confirmed|checked|verified|tested)|"
+    r"may\s+(?:give|have|be|come)|pair\s+(?:it|this|them)\s+with)\b",
+    re.IGNORECASE,
+)
+# one part set against another: "The upper drawer is velvet lined; the lower one is bare
+# pine" (round 35): said of a part, not of the whole product
+_PARTS_OPPOSED = re.compile(
+    r"\b(upper|top|inner|front|left)\b.*\b(lower|bottom|outer|back|right)\b"
+    r"|\b(lower|bottom|outer|back|right)\b.*\b(upper|top|inner|front|left)\b",
     re.IGNORECASE,
 )
 
@@ -91,7 +105,7 @@ def without_asides(description: str | None) -> str | None:
     return " ".join(
         _without_names(clause)
         for sentence in _SENTENCE.findall(description)
-        if not _ASIDE.search(sentence)
+        if not _ASIDE.search(sentence) and not _PARTS_OPPOSED.search(sentence)
         for clause in _CLAUSE.findall(sentence)
         if not _OTHER_OF_OURS.search(clause)
     )

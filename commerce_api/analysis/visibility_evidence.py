@@ -436,7 +436,11 @@ _PLACES = word_set(
     "site forum forums clip clips video videos blog channel podcast newsletter guide guides "
     "tutorial tutorials sheet "
     # what the brand holds: "<brand> run coaching clinics where ..." (round 30)
-    "clinic clinics camp camps workshop workshops lesson lessons session sessions"
+    "clinic clinics camp camps workshop workshops lesson lessons session sessions "
+    # an event named after the brand: "At the <brand> Waterfowl Show ...", "the <brand> Open
+    # used ..." (round 35)
+    "show fair fairs open contest contests competition competitions prize prizes trophy "
+    "expo exhibition convention derby rally gala award awards games cup"
 )
 _HOLDING = word_set("run runs hold holds host hosts organise organises organize organizes")
 _DENIALS = word_set("not doesn don t never no longer does do")

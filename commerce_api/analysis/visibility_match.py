@@ -399,7 +399,8 @@ class CatalogueMatcher(NameReading):
         ):
             return False  # the unit does not say what the product is
         title = self.words[sku]
-        if any(name - title for name in names if name & title):
+        both = self._both_named(names, title)  # "<brand> Tops in Amaranth and Glaucous"
+        if any(name - title and not both for name in names if name & title):
             return False  # another product of the brand
         if self.brand_name is not None and renamed(text, self.brand_name, self.products[sku].title):
             return False  # "<brand> 6S LiPo Battery" of our "4S LiPo Battery"

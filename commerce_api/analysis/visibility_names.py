@@ -173,6 +173,15 @@ class NameReading:
             and runs[end + 1][0] not in self.brand_stems
         )
 
+    def _both_named(self, names: list[set[str]], title: frozenset[str]) -> bool:
+        """True when every name with words beyond ``title`` has only variant words beyond
+        it, and one of them has the title's own variant word: "<brand> Wool Tops in
+        Amaranth and Glaucous" names both variants (round 35)."""
+        extra = [name for name in names if name & title and name - title]
+        return any(name & title & self.variants for name in extra) and all(
+            name - title <= self.variants for name in extra
+        )
+
     def _others_of_brand(self, text):
         """The significant words of each name that follows the brand in capitals."""
         if self.brand_name is None:

@@ -61,13 +61,39 @@ def _other_amount(text: str, end: int, holding: Container[str]) -> bool:
     return any(stem(word) not in holding for word in phrase)
 
 
+_PACKAGING = word_set(
+    "bag bags cone cones tub tubs box boxes tin tins jar jars bottle bottles pouch sack sacks "
+    "carton cartons can cans tube tubes packet packets bucket buckets drum drums hank skein "
+    "spool reel case"
+)
+_ARTICLE_AT_END = re.compile(r"\b(?:a|an)\s+$", re.IGNORECASE)
+
+
+def _qualifies_other(text: str, start: int, end: int, holding: Container[str]) -> bool:
+    """True when the amount at ``start:end`` comes after "a" or "an" and qualifies words
+    no title of the shop has: "a 4 kg medicine ball", "with a 60 cm gap above" (round 35);
+    not "a 90 cm one", nor a container of something ("a 500 g bag of ...")."""
+    after = _WORDS_AFTER.match(text, end)
+    if after is None or _ARTICLE_AT_END.search(text, 0, start) is None:
+        return False
+    words = keys_of(after.group(1))
+    if words[0] in _VARIANT_NOUNS or words[0] in STOPWORDS:
+        return False
+    run = words[: words.index(_head(words, 0)) + 1]
+    if words[len(run) : len(run) + 1] == ["of"] or _PACKAGING.intersection(run):
+        return False  # what holds the product: "in a 5 kg bag", "as a 200 g cone"
+    return not any(stem(word) in holding for word in run)
+
+
 def without_other_amounts(text: str, holding: Container[str]) -> str:
     """``text`` with the amounts said of something else blanked out (module docstring);
     ``holding``: the stems of the shop's title words."""
     spans = [
         size.span()
         for size in SIZE.finditer(text)
-        if _other_amount(text, size.end(), holding) or _ORDINAL_BEFORE.search(text, 0, size.start())
+        if _other_amount(text, size.end(), holding)
+        or _ORDINAL_BEFORE.search(text, 0, size.start())
+        or _qualifies_other(text, size.start(), size.end(), holding)
     ]
     spans += [
         number.span()
@@ -116,9 +142,20 @@ def _read_colours(keys, holding, brand, other, own, variants):
         if after is None or after in STOPWORDS or not after.isalpha():
             (other if before in _INDEFINITE else own).add(colour)
             continue
-        noun = stem(after)
+        noun, head = stem(after), stem(_head(keys, index + 1))  # "an amaranth silk scarf"
         ours = noun in holding or noun in brand or noun in COLOUR_STEMS
-        (own if ours or after in _VARIANT_NOUNS | _VERBS else other).add(colour)
+        ours = ours and (head in holding or head in brand or head == noun)  # (round 35)
+        held = after in _VARIANT_NOUNS | _VERBS | _PACKAGING  # "the glaucous bag of <brand> sand"
+        (own if ours or held else other).add(colour)
+
+
+def _head(keys: Sequence[str], start: int) -> str:
+    """The last of the words from ``start`` before a stop word, a verb or a number (at
+    most two): the noun a colour or an amount qualifies."""
+    end, last = start, min(len(keys), start + 2)
+    while end < last and keys[end].isalpha() and keys[end] not in STOPWORDS | _VERBS:
+        end += 1
+    return keys[end - 1]
 
 
 _READERS = word_set("your my")

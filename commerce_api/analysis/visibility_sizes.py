@@ -378,7 +378,9 @@ def spaced_number_words(title: str) -> set[str]:
 # ("<brand>'s dry bag in 20 L suits a day trip, the 30 L a weekend"; round 13): the size is
 # followed by no noun, only a word of this list, punctuation or the end
 _ELLIPTICAL = re.compile(
-    r"\bthe\s+\d[\d.,]*\s*[a-z]+(?=\s+(?:a|an|for)\b|\s*[,.;:!?)]|\s*$)",
+    # ("and in 3.5 mm for the binding", "the 90 cm one in the shed", "and one 7.26 kg to
+    # begin with"; round 35)
+    r"\b(?:the|in|one)\s+\d[\d.,]*\s*[a-z]+(?=\s+(?:a|an|for|to|one)\b|\s*[,.;:!?)]|\s*$)",
     re.IGNORECASE,
 )
 _UNSURE = frozenset(["would", "could", "might", "should", "may", "need", "needs"])

@@ -98,6 +98,8 @@ DEV_MENTIONS = (
     HERE / "heldout43" / "mentions.json",  # measured once in round 32, burned in round 33
     # measured once in round 33, burned in round 34
     *(HERE / f"heldout{n}" / "mentions.json" for n in (44, 45, 46, 47)),
+    # measured once in round 34, burned in round 35
+    *(HERE / f"heldout{n}" / "mentions.json" for n in (48, 49)),
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -167,6 +169,8 @@ DEV_KEYWORDS = (
     HERE / "heldout43" / "keywords.json",  # measured once in round 32, burned in round 33
     # measured once in round 33, burned in round 34
     *(HERE / f"heldout{n}" / "keywords.json" for n in (44, 45, 46, 47)),
+    # measured once in round 34, burned in round 35
+    *(HERE / f"heldout{n}" / "keywords.json" for n in (48, 49)),
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

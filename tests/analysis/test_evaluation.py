@@ -176,7 +176,11 @@ def test_mention_detection_on_every_development_shop():
 # dance ... at <brand>; they wear flower-trimmed hats, bell pads"), another product's parts
 # ("<brand>'s eight-dog gangline ... the same tug lines"), "both UK and US ring sizes", a
 # weight in pounds with "the heavier one" said against it
+# and heldout48's (round 35): a variant's colour after "of" ("a sheet of glaucous card"),
+# another product's words ("the fingerless <brand> glove ... where the handle sits ... the grip")
 OPEN_FALSE_CREDITS = {
+    "DL-SAND-GL",
+    "SR-HANDLE",
     "TG-LAMP",
     "HX-PICKER",
     "TM-DYE-FX",
