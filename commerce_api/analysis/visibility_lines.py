@@ -143,3 +143,48 @@ def variant_words(words: Mapping[str, frozenset[str]], titles: Mapping[str, str]
         if last in own:
             groups.setdefault(own - {last}, set()).add(last)
     return {word for group in groups.values() if len(group) > 1 for word in group}
+
+
+# a record of fields, one "key: value" a line, with keys in lower case (YAML, a spec block;
+# round 36): "maker: <brand>" / "product: Speed Cube" / "size: 3x3" names one product
+_FIELD = re.compile(r"^[ \t]*(?:-[ \t]+)?[a-z][a-z0-9_ ]{0,24}:[ \t]+(\S[^\n]*?)[ \t]*$")
+_FENCE = re.compile(r"^[ \t]*(?:```|~~~)[\w-]*[ \t]*$")
+
+
+def records_joined(text: str) -> str:
+    """``text`` with each run of two or more field lines (``_FIELD``, fences around them
+    dropped) said as one sentence of their values: "<brand> Speed Cube 3x3."."""
+    lines, out, run = text.split("\n"), [], []
+
+    def flush() -> None:
+        if len(run) >= 2:
+            out.append(" ".join(value.strip("\"'") for value in run) + ".")
+        else:
+            out.extend(run_lines)
+        run.clear()
+        run_lines.clear()
+
+    run_lines: list[str] = []
+    for line in lines:
+        if _FENCE.match(line):
+            continue
+        field = _FIELD.match(line)
+        if field:
+            run.append(field.group(1))
+            run_lines.append(line)
+            continue
+        flush()
+        out.append(line)
+    flush()
+    return "\n".join(out)
+
+
+# a hashtag in CamelCase: its words ("#BellSensorKitForRingingSimulators"; round 34)
+_HASHTAG = re.compile(r"#((?:[A-Z][a-z]+|[0-9]+[A-Za-z]*){2,})\b")
+
+
+def hashtag_words(text: str) -> str:
+    """``text`` with each hashtag in CamelCase said as its words."""
+    return _HASHTAG.sub(
+        lambda match: " ".join(re.findall(r"[A-Z][a-z]+|[0-9]+[A-Za-z]*", match.group(1))), text
+    )

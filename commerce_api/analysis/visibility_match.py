@@ -83,8 +83,10 @@ from .visibility_lines import (
     VERBS,
     any_maker,
     catalogue_list,
+    hashtag_words,
     line_words,
     lower_type_named,
+    records_joined,
     variant_word,
     variant_words,
 )
@@ -150,14 +152,6 @@ _GENERAL = re.compile(r"\b(?:whatever|whichever|regardless\s+of|no\s+matter)\b",
 _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
-# a hashtag in CamelCase: its words ("#BellSensorKitForRingingSimulators")
-_HASHTAG = re.compile(r"#((?:[A-Z][a-z]+|[0-9]+[A-Za-z]*){2,})\b")
-
-
-def _hashtag_words(match: re.Match) -> str:
-    return " ".join(re.findall(r"[A-Z][a-z]+|[0-9]+[A-Za-z]*", match.group(1)))
-
-
 _SKU_TOKEN = re.compile(r"[A-Za-z0-9._-]+")  # the characters a SKU may have
 
 
@@ -577,7 +571,7 @@ class CatalogueMatcher(NameReading):
 
     def read(self, answer: str | None) -> tuple[list[Unit], list[dict[str, str]], bool]:
         """``(units, [{sku: how} per unit], brand named anywhere)`` for ``answer``."""
-        answer = _HASHTAG.sub(_hashtag_words, answer or "")  # "#BellSensorKit" (round 34)
+        answer = records_joined(hashtag_words(answer or ""))  # (rounds 34, 36)
         units = answer_units(_MARKS.sub("", answer))  # "Knife™ with ..." (round 13)
         found, brand_anywhere = [], False
         branded_paragraph, branded_list = None, False

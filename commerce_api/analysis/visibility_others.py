@@ -234,7 +234,7 @@ def _swapped_part(text, brand_name, head, tail, title_stems):
     # after the brand, or anywhere in Title Case ("<brand> also make a Contact Hit Shield,
     # Straight" of our "Contact Hit Shield, Curved"; round 28)
     said = r"(?<!\w)" + r"\W+".join(re.escape(word) for word in head.split()) + r"(?!\w)"
-    ends = [m.end() for m in brand_name.finditer(text) if keys_of(m.group(1)) == keys_of(head)]
+    ends = [m.end() for m in brand_name.finditer(text) if _ends_head(m.group(1), head)]
     ends += [m.end() for m in re.finditer(said, text) if title_cased_words(m.group())]
     for end in ends:
         if _other_value(text, end, tail):
@@ -244,6 +244,13 @@ def _swapped_part(text, brand_name, head, tail, title_stems):
         if word is not None and word not in STOPWORDS and stem(word) not in title_stems:
             return True
     return False
+
+
+def _ends_head(name: str, head: str) -> bool:
+    """True when ``name`` (after the brand) is ``head`` or its last two or more words ("<brand>
+    Match Clock, Simple Delay" of our "Bronstein Match Clock, Two Buttons"; round 36)."""
+    said, ours = keys_of(name), keys_of(head)
+    return said == ours or (len(said) >= 2 and ours[-len(said) :] == said)
 
 
 _PART_AFTER_COMMA = re.compile(r"\s*,\s*((?:[A-Z0-9][\w\-]*)(?:\s+(?:of\s+)?[A-Z0-9][\w\-]*)*)")

@@ -100,6 +100,8 @@ DEV_MENTIONS = (
     *(HERE / f"heldout{n}" / "mentions.json" for n in (44, 45, 46, 47)),
     # measured once in round 34, burned in round 35
     *(HERE / f"heldout{n}" / "mentions.json" for n in (48, 49)),
+    # measured once in round 35, burned in round 36
+    *(HERE / f"heldout{n}" / "mentions.json" for n in (50, 51, 52)),
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -171,6 +173,8 @@ DEV_KEYWORDS = (
     *(HERE / f"heldout{n}" / "keywords.json" for n in (44, 45, 46, 47)),
     # measured once in round 34, burned in round 35
     *(HERE / f"heldout{n}" / "keywords.json" for n in (48, 49)),
+    # measured once in round 35, burned in round 36
+    *(HERE / f"heldout{n}" / "keywords.json" for n in (50, 51, 52)),
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
