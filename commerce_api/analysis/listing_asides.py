@@ -36,7 +36,10 @@ _ASIDE = re.compile(
     # not checked", "pair it with a rotating pen holder such as ..."
     r"looks?\s+like|seems?\s+to|we\s+(?:believe|think)|unconfirmed|unverified|might|"
     r"(?:not|n't)\s+(?:been\s+|yet\s+)?(?:confirmed|checked|verified|tested)|"
-    r"may\s+(?:give|have|be|come)|pair\s+(?:it|this|them)\s+with)\b",
+    r"may\s+(?:give|have|be|come)|pair\s+(?:it|this|them)\s+with|"
+    # what the buyer may do to it, what it is too big or small for (round 37): "you can grind
+    # a bevelled edge onto it yourself", "too large for use as sugar tongs"
+    r"yourself|too\s+\w+\s+(?:for|to))\b",
     re.IGNORECASE,
 )
 # one part set against another: "The upper drawer is velvet lined; the lower one is bare

@@ -430,6 +430,7 @@ _PEOPLE = word_set("founder founders owner owners staff team ceo designer design
 # ropes" (round 26), unless a word of our titles
 _PLACES = word_set(
     "gym gyms club clubs studio studios cafe factory warehouse office offices headquarters "
+    "showroom showrooms "
     "event events festival course courses class classes academy triathlon triathlons "
     "marathon marathons race races championship championships tournament league regatta "
     # what the brand publishes: "<brand>'s care sheet says ...", "the <brand> forum" (round 29)

@@ -188,3 +188,12 @@ def hashtag_words(text: str) -> str:
     return _HASHTAG.sub(
         lambda match: " ".join(re.findall(r"[A-Z][a-z]+|[0-9]+[A-Za-z]*", match.group(1))), text
     )
+
+
+_EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
+
+
+def without_emails(text: str) -> str:
+    """``text`` without its e-mail addresses: a way to reach the brand, no product of it
+    ("write to shop@<brand>.example"; round 37)."""
+    return _EMAIL.sub(" ", text)

@@ -89,6 +89,7 @@ from .visibility_lines import (
     records_joined,
     variant_word,
     variant_words,
+    without_emails,
 )
 from .visibility_names import NameReading, title_cased
 from .visibility_others import renamed, swapped_last_part, type_named, without_people
@@ -571,7 +572,7 @@ class CatalogueMatcher(NameReading):
 
     def read(self, answer: str | None) -> tuple[list[Unit], list[dict[str, str]], bool]:
         """``(units, [{sku: how} per unit], brand named anywhere)`` for ``answer``."""
-        answer = records_joined(hashtag_words(answer or ""))  # (rounds 34, 36)
+        answer = records_joined(hashtag_words(without_emails(answer or "")))  # (rounds 34-37)
         units = answer_units(_MARKS.sub("", answer))  # "Knife™ with ..." (round 13)
         found, brand_anywhere = [], False
         branded_paragraph, branded_list = None, False

@@ -102,7 +102,12 @@ OPENERS = frozenset(
         "my our your his her their its this that these those both each every any some one "
         "two also then so but if when as yes no i we you they it he she try get buy choose "
         "pick consider recommend grab skip avoid order love like use take go see check new "
-        "classic original best good great"
+        "classic original best good great "
+        # verbs that open an instruction ("Mix Sun-Dried Rassoul 500 g with rose water";
+        # round 37)
+        "mix add put apply soak rub spread fill hang fit place keep store wash rinse dip wrap "
+        "lay start stir pour warm heat cut leave let make bring pack fold tie tune clean brush "
+        "oil wipe dry soften slide clip screw attach swap replace buy fix"
     )
 )
 

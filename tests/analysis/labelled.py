@@ -102,6 +102,8 @@ DEV_MENTIONS = (
     *(HERE / f"heldout{n}" / "mentions.json" for n in (48, 49)),
     # measured once in round 35, burned in round 36
     *(HERE / f"heldout{n}" / "mentions.json" for n in (50, 51, 52)),
+    # measured once in round 36, burned in round 37
+    *(HERE / f"heldout{n}" / "mentions.json" for n in (53, 54)),
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -175,6 +177,8 @@ DEV_KEYWORDS = (
     *(HERE / f"heldout{n}" / "keywords.json" for n in (48, 49)),
     # measured once in round 35, burned in round 36
     *(HERE / f"heldout{n}" / "keywords.json" for n in (50, 51, 52)),
+    # measured once in round 36, burned in round 37
+    *(HERE / f"heldout{n}" / "keywords.json" for n in (53, 54)),
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

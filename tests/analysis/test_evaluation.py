@@ -190,7 +190,10 @@ def test_mention_detection_on_every_development_shop():
 # value of a part after a preposition ("Point Sticks in a Drawcord Pouch" of ours "in a
 # Slide-Top Box"), what the brand makes said after a product it might make ("A <brand> electric
 # pogo stick would be fun, but so far they only make spring and air ones")
+# and heldout53's (round 37): a part of another product of the brand ("<brand>'s tinplate
+# kazoo has the buzz chimney on top, which keeps spit off the membrane" of our membranes)
 OPEN_FALSE_CREDITS = {
+    "BZ-MEMB",
     "QB-JACKS",
     "TW-STICKS",
     "BG-AIR",

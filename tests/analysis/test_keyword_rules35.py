@@ -35,3 +35,16 @@ WATCH_BOXES = [
 )
 def test_a_hedged_or_partial_claim_is_not_the_product(description, expected):
     assert terms("Watch Box, Two Drawers, Mirror", description, WATCH_BOXES) == expected
+
+
+@pytest.mark.parametrize(
+    "description, expected",
+    [
+        # what the buyer may do to it, what it is too big or small for (round 37)
+        ("You can make it lockable yourself with a small hasp.", []),
+        ("Too shallow to be velvet lined, so the floor is bare card.", []),
+        ("The drawers are velvet lined in grey.", ["velvet lined"]),
+    ],
+)
+def test_what_the_buyer_may_do_or_what_it_is_too_small_for(description, expected):
+    assert terms("Watch Box, Two Drawers, Mirror", description, WATCH_BOXES) == expected
