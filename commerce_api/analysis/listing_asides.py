@@ -39,7 +39,11 @@ _ASIDE = re.compile(
     r"may\s+(?:give|have|be|come)|pair\s+(?:it|this|them)\s+with|"
     # what the buyer may do to it, what it is too big or small for (round 37): "you can grind
     # a bevelled edge onto it yourself", "too large for use as sugar tongs"
-    r"yourself|too\s+\w+\s+(?:for|to))\b",
+    r"yourself|too\s+\w+\s+(?:for|to)|"
+    # another thing to use, an earlier run of the product (round 38): "use a dough scraper
+    # with a bevelled edge for the bench", "earlier runs had an anti clog grid"
+    r"use\s+(?:a|an|another)|(?:earlier|older|previous|former)\s+"
+    r"(?:runs?|models?|versions?|batch(?:es)?|editions?|sets?|designs?))\b",
     re.IGNORECASE,
 )
 # one part set against another: "The upper drawer is velvet lined; the lower one is bare
@@ -71,6 +75,12 @@ _IMITATION = re.compile(
     re.IGNORECASE,
 )
 _CLAUSE = re.compile(r"[^;]+;?")
+# a file's name or an address ("see beech-handle-care.pdf", "https://..."): its words name a
+# document, not the product (round 38)
+_FILES = re.compile(
+    r"\bhttps?://\S+|\b[\w\-]+\.(?:pdf|docx?|txt|csv|xlsx?|zip|png|jpe?g|gif|html?)\b",
+    re.IGNORECASE,
+)
 # text struck through in Markdown ("~~Heavy gauge~~ Light tinplate"): withdrawn (round 24)
 _STRUCK = re.compile(r"~~.*?~~", re.DOTALL)
 # a name inside a sentence: three or more capitalised words after a lower-case word ("made
@@ -102,7 +112,7 @@ def without_asides(description: str | None) -> str | None:
     and the names it says (module docstring)."""
     if not description:
         return description
-    description = _STRUCK.sub(" ", description)
+    description = _FILES.sub(" ", _STRUCK.sub(" ", description))
     description = _SEARCHES.sub(" ", description)
     description = _IMITATION.sub(" … ", description)
     return " ".join(

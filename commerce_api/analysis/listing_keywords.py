@@ -253,7 +253,19 @@ class KeywordCorpus:
             self.measures[name] = {p: k for (p, k), n in numbered.items() if 2 * n > counts[p]}
             for pair, spelt in spelling.items():
                 self.phrase_spelling.setdefault(pair, spelt)
+            self._with_set(self.category_titles[name], counts)
         return self.phrases.get(name)
+
+    def _with_set(self, titles, counts):
+        """A term most of whose titles say it before "set" is spelt with it: "Nozzle Set"
+        is the term "nozzle set" ("set" is a stop word of titles, "Set of 3"; round 38)."""
+        for phrase, n in counts.items():
+            if n < MIN_TITLES:
+                continue
+            spelling = self.phrase_spelling[phrase]
+            before_set = re.compile(r"\b" + re.escape(spelling) + r"[\s\-]+sets?\b(?!\s+of)", re.I)
+            if 2 * sum(1 for title in titles if before_set.search(title)) > n:
+                self.phrase_spelling[phrase] = spelling + " set"
 
     def _category_kinds(self, name):
         """The kinds (``kind_of``) of at least ``MIN_TITLES`` and ``MIN_SHARE`` of the

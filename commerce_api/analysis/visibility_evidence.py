@@ -443,6 +443,16 @@ _PLACES = word_set(
     "show fair fairs open contest contests competition competitions prize prizes trophy "
     "expo exhibition convention derby rally gala award awards games cup"
 )
+# another maker's thing made for the brand's things: "ribbon tails that clip onto <brand> poi
+# heads", "saucers that fit <brand> planters" (round 38): the brand's kind in the plural
+_FITTING = word_set("fit fits fitting onto suit suits")
+
+
+def _plural_after(after: Sequence[str]) -> bool:
+    """True when one of the first words after the brand is a plural ("planters")."""
+    return any(word != stem(word) and word.isalpha() for word in after[:2])
+
+
 _HOLDING = word_set("run runs hold holds host hosts organise organises organize organizes")
 _DENIALS = word_set("not doesn don t never no longer does do")
 _NEGATIVE = word_set("not t never longer")  # of those, the words that deny
@@ -520,6 +530,8 @@ def brand_aside(keys: Sequence[str], brand: Sequence[str], ours: Container[str] 
             continue  # "<brand>'s new gym ..." (``ours``: the stems of our title words)
         if _might_make(keys[start - 1] if start else None, after):
             continue
+        if start and keys[start - 1] in _FITTING and _plural_after(after):
+            continue  # "saucers that fit <brand> planters" (round 38)
         denial = 0
         while denial < len(after) and (
             after[denial] in _DENIALS or after[denial] in ("does", "do")

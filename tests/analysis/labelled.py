@@ -104,6 +104,9 @@ DEV_MENTIONS = (
     *(HERE / f"heldout{n}" / "mentions.json" for n in (50, 51, 52)),
     # measured once in round 36, burned in round 37
     *(HERE / f"heldout{n}" / "mentions.json" for n in (53, 54)),
+    # measured once in round 37, burned in round 38 (heldout56, measured once then too and
+    # meeting every bar, was not read and is not here)
+    *(HERE / f"heldout{n}" / "mentions.json" for n in (55, 57)),
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -179,6 +182,9 @@ DEV_KEYWORDS = (
     *(HERE / f"heldout{n}" / "keywords.json" for n in (50, 51, 52)),
     # measured once in round 36, burned in round 37
     *(HERE / f"heldout{n}" / "keywords.json" for n in (53, 54)),
+    # measured once in round 37, burned in round 38 (heldout56, measured once then too and
+    # meeting every bar, was not read and is not here)
+    *(HERE / f"heldout{n}" / "keywords.json" for n in (55, 57)),
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

@@ -40,3 +40,15 @@ def named(text, brand="Brindlecote"):
 )
 def test_round_37(text, skus):
     assert named(text) == skus
+
+
+@pytest.mark.parametrize(
+    ("text", "skus"),
+    [
+        # another maker's thing made for the brand's things in the plural (round 38)
+        ("Harrowgate make covers that fit Brindlecote folding music stands.", set()),
+        ("Harrowgate make a cover that fits the Brindlecote Folding Music Stand.", {"Q-STAND"}),
+    ],
+)
+def test_round_38(text, skus):
+    assert named(text) == skus
