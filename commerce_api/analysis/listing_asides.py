@@ -43,7 +43,11 @@ _ASIDE = re.compile(
     # another thing to use, an earlier run of the product (round 38): "use a dough scraper
     # with a bevelled edge for the bench", "earlier runs had an anti clog grid"
     r"use\s+(?:a|an|another)|(?:earlier|older|previous|former)\s+"
-    r"(?:runs?|models?|versions?|batch(?:es)?|editions?|sets?|designs?))\b",
+    r"(?:runs?|models?|versions?|batch(?:es)?|editions?|sets?|designs?)|"
+    # what its packaging says or has (round 39): "the box says hanger tab, but ...", "the
+    # display box is lined with swan feather down"
+    r"(?:box|label|packaging|package|tag|sleeve)\s+(?:says|said|reads|claims)|"
+    r"(?:display|gift|presentation)\s+(?:box|case|tin|bag))\b",
     re.IGNORECASE,
 )
 # one part set against another: "The upper drawer is velvet lined; the lower one is bare
@@ -65,7 +69,9 @@ _OTHER_OF_OURS = re.compile(
     r"instead|rather\s+than|"
     # ... or of something else the sentence speaks of: "a mill that also saws red cedar", the
     # packaging: "packed in a jewellery box sleeve", "ships in a monitor stand carton" (round 34)
-    r"(?:that|which|who)\s+also|(?:packed|packaged|ships|shipped|delivered)\s+in)\b",
+    r"(?:that|which|who)\s+also|(?:packed|packaged|ships|shipped|delivered)\s+in|"
+    # what people do: "for calligraphers who hand cut their own quills" (round 39)
+    r"who)\b",
     re.IGNORECASE,
 )
 # a finish that imitates a material: "resin with a cast iron effect finish", "faux oak"

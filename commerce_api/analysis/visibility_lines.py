@@ -28,6 +28,7 @@ from collections.abc import Set as AbstractSet
 
 from .listing_phrases import MATERIAL_STEMS
 from .listing_title import STOPWORDS, stem, word_set
+from .visibility_others import without_denials
 from .visibility_words import COLOUR_STEMS
 
 _MAKING = word_set("make makes made sell sells sold offer offers stock stocks produce produces")
@@ -197,3 +198,9 @@ def without_emails(text: str) -> str:
     """``text`` without its e-mail addresses: a way to reach the brand, no product of it
     ("write to shop@<brand>.example"; round 37)."""
     return _EMAIL.sub(" ", text)
+
+
+def plain_answer(answer: str) -> str:
+    """``answer`` as it is read: no parenthesis that tells a soundalike apart, no e-mail
+    address, hashtags as words, records of fields as sentences (rounds 34 to 39)."""
+    return records_joined(hashtag_words(without_emails(without_denials(answer))))

@@ -83,13 +83,11 @@ from .visibility_lines import (
     VERBS,
     any_maker,
     catalogue_list,
-    hashtag_words,
     line_words,
     lower_type_named,
-    records_joined,
+    plain_answer,
     variant_word,
     variant_words,
-    without_emails,
 )
 from .visibility_names import NameReading, title_cased
 from .visibility_others import renamed, swapped_last_part, type_named, without_people
@@ -115,6 +113,7 @@ from .visibility_sizes import (
 )
 from .visibility_spelling import Misspellings
 from .visibility_words import (
+    ANY_OPTIONS,
     COLOUR_OPTIONS,
     COLOUR_STEMS,
     VARIANT_STEMS,
@@ -360,7 +359,7 @@ class CatalogueMatcher(NameReading):
                 self.plural_kind[sku]
                 or any(k == stem(k) for k in said)
                 or sizes_agree(sizes, self.sizes[sku])  # "bottles ... a 750 ml one"
-                or bool(self.words[sku] & VARIANT_STEMS & set(map(stem, keys)))
+                or bool(self.words[sku] & (VARIANT_STEMS | self.variants) & set(map(stem, keys)))
                 or one_of_several(found, self.holding, keys)  # "the mesophilic one"
                 or compares(" ".join(keys))  # "the shorter of the two <brand> ropes"
             )
@@ -409,9 +408,10 @@ class CatalogueMatcher(NameReading):
         if not self._named_after_brand(sku, found, keys) and self._of_any(keys, anchors):
             return False
         title_colours = title & COLOUR_STEMS
-        if (
-            title_colours and only_options(text, offered_in, COLOUR_OPTIONS)  # unless "I have both"
-        ):
+        options = (
+            COLOUR_OPTIONS if title_colours else ANY_OPTIONS if title & self.variants else None
+        )
+        if options and only_options(text, offered_in, options):  # unless "I have both"
             return False  # "the lamp in black and white": the colours it comes in, no variant
         materials = {stem(key) for key in keys} & MATERIAL_STEMS  # not "Solid Pewter" of ours
         if materials and title & MATERIAL_STEMS and not materials & title:
@@ -572,7 +572,7 @@ class CatalogueMatcher(NameReading):
 
     def read(self, answer: str | None) -> tuple[list[Unit], list[dict[str, str]], bool]:
         """``(units, [{sku: how} per unit], brand named anywhere)`` for ``answer``."""
-        answer = records_joined(hashtag_words(without_emails(answer or "")))  # (rounds 34-37)
+        answer = plain_answer(answer or "")  # (rounds 34 to 39)
         units = answer_units(_MARKS.sub("", answer))  # "Knife™ with ..." (round 13)
         found, brand_anywhere = [], False
         branded_paragraph, branded_list = None, False

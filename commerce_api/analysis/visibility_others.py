@@ -239,6 +239,9 @@ def _swapped_part(text, brand_name, head, tail, title_stems):
     for end in ends:
         if _other_value(text, end, tail):
             return True  # "..., Size L" of our "..., Size M" (round 29)
+        number = _NUMBER_AFTER_COMMA.match(text, end)  # "Gaff Cards, 24" of our "..., 12"
+        if number and tail.strip().isdigit() and number.group(1) != tail.strip():
+            return True  # (round 39)
         after = _AFTER_COMMA.match(text, end) or _CLOSED_PART.match(text, end)
         word = after.group(1).casefold() if after is not None else None
         if word is not None and word not in STOPWORDS and stem(word) not in title_stems:
@@ -253,6 +256,7 @@ def _ends_head(name: str, head: str) -> bool:
     return said == ours or (len(said) >= 2 and ours[-len(said) :] == said)
 
 
+_NUMBER_AFTER_COMMA = re.compile(r"\s*,\s*(\d+)\b(?![.,]\d)")
 _PART_AFTER_COMMA = re.compile(r"\s*,\s*((?:[A-Z0-9][\w\-]*)(?:\s+(?:of\s+)?[A-Z0-9][\w\-]*)*)")
 
 
@@ -272,3 +276,18 @@ def _other_value(text: str, end: int, tail: str) -> bool:
 def title_cased_words(text: str) -> bool:
     """True when every word of ``text`` of three letters or more starts with a capital."""
     return all(word[:1].isupper() for word in re.findall(r"[^\W\d_]{3,}", text))
+
+
+# a parenthesis that says another firm is not ours: "Corvallin (a different firm from
+# <brand>)", "(no relation to <brand>)", "(not <brand>)" (round 39): our brand is named only
+# to be told apart from a soundalike
+_DENIAL = re.compile(
+    r"\(\s*(?:not|no\s+relation|unrelated|a\s+different|nothing\s+to\s+do|not\s+to\s+be)"
+    r"[^()]{0,60}\)",
+    re.IGNORECASE,
+)
+
+
+def without_denials(text: str) -> str:
+    """``text`` without its parentheses that tell a soundalike apart from another name."""
+    return _DENIAL.sub(" ", text)

@@ -75,6 +75,12 @@ COLOUR_OPTIONS = re.compile(
     + r")+\b",
     re.IGNORECASE,
 )
+# ... and the values of a shop's own variant words, whatever they are ("comes in cinereous and
+# sinopia"; round 39)
+ANY_OPTIONS = re.compile(
+    r"\bin\s+[^\W\d_]+(?:\s*(?:,|/|&|\band\b|\bor\b)\s*(?:and\s+|or\s+)?[^\W\d_]+)+\b",
+    re.IGNORECASE,
+)
 # capitalised names ("an Electric Burr Coffee Grinder"): another product when it has a word
 # our title lacks
 CAPITALISED_NAME = re.compile(r"(?<![\w&])[A-Z][\w\-]*(?:\s+(?:[A-Z0-9][\w.\-]*|&))+")
@@ -107,7 +113,7 @@ OPENERS = frozenset(
         # round 37)
         "mix add put apply soak rub spread fill hang fit place keep store wash rinse dip wrap "
         "lay start stir pour warm heat cut leave let make bring pack fold tie tune clean brush "
-        "oil wipe dry soften slide clip screw attach swap replace buy fix"
+        "oil wipe dry soften slide clip screw attach swap replace buy fix read watch play wear"
     )
 )
 

@@ -107,6 +107,8 @@ DEV_MENTIONS = (
     # measured once in round 37, burned in round 38 (heldout56, measured once then too and
     # meeting every bar, was not read and is not here)
     *(HERE / f"heldout{n}" / "mentions.json" for n in (55, 57)),
+    # measured once in round 38, burned in round 39
+    *(HERE / f"heldout{n}" / "mentions.json" for n in (58, 59)),
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -185,6 +187,8 @@ DEV_KEYWORDS = (
     # measured once in round 37, burned in round 38 (heldout56, measured once then too and
     # meeting every bar, was not read and is not here)
     *(HERE / f"heldout{n}" / "keywords.json" for n in (55, 57)),
+    # measured once in round 38, burned in round 39
+    *(HERE / f"heldout{n}" / "keywords.json" for n in (58, 59)),
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
