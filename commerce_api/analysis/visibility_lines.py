@@ -25,6 +25,7 @@
 import re
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from itertools import groupby
 
 from .listing_phrases import MATERIAL_STEMS
 from .listing_title import STOPWORDS, stem, word_set
@@ -155,28 +156,14 @@ _FENCE = re.compile(r"^[ \t]*(?:```|~~~)[\w-]*[ \t]*$")
 def records_joined(text: str) -> str:
     """``text`` with each run of two or more field lines (``_FIELD``, fences around them
     dropped) said as one sentence of their values: "<brand> Speed Cube 3x3."."""
-    lines, out, run = text.split("\n"), [], []
-
-    def flush() -> None:
-        if len(run) >= 2:
-            out.append(" ".join(value.strip("\"'") for value in run) + ".")
+    lines = [line for line in text.split("\n") if not _FENCE.match(line)]
+    out: list[str] = []
+    for fields, run in groupby(lines, key=lambda line: _FIELD.match(line) is not None):
+        run = list(run)
+        if fields and len(run) >= 2:
+            out.append(" ".join(_FIELD.match(line).group(1).strip("\"'") for line in run) + ".")
         else:
-            out.extend(run_lines)
-        run.clear()
-        run_lines.clear()
-
-    run_lines: list[str] = []
-    for line in lines:
-        if _FENCE.match(line):
-            continue
-        field = _FIELD.match(line)
-        if field:
-            run.append(field.group(1))
-            run_lines.append(line)
-            continue
-        flush()
-        out.append(line)
-    flush()
+            out.extend(run)
     return "\n".join(out)
 
 
