@@ -47,7 +47,11 @@ _ASIDE = re.compile(
     # what its packaging says or has (round 39): "the box says hanger tab, but ...", "the
     # display box is lined with swan feather down"
     r"(?:box|label|packaging|package|tag|sleeve)\s+(?:says|said|reads|claims)|"
-    r"(?:display|gift|presentation)\s+(?:box|case|tin|bag))\b",
+    r"(?:display|gift|presentation)\s+(?:box|case|tin|bag)|"
+    # another product shown beside it (round 40): "the salt glazed butter dish shown beside
+    # it is another product"
+    r"(?:is|are)\s+(?:an?\s+)?(?:another|different|separate)\s+products?|"
+    r"(?:shown|pictured)\s+(?:beside|with|alongside|next\s+to))\b",
     re.IGNORECASE,
 )
 # one part set against another: "The upper drawer is velvet lined; the lower one is bare
@@ -80,7 +84,19 @@ _IMITATION = re.compile(
     r"\b(?:faux|imitation|mock)\s+\w+|\b\w+(?:[\s\-]\w+)?[\s\-](?:effect|look)\b",
     re.IGNORECASE,
 )
-_CLAUSE = re.compile(r"[^;]+;?")
+_CLAUSE = re.compile(r"[^;:]+[;:]?")
+# a sentence that defines a term ("Full tang means the steel runs through the handle; this one
+# has a rat-tail tang"): the term is explained, not claimed (round 40)
+_DEFINITION = re.compile(
+    r"^\W*(?:[\w'\u2019\"]+[\s\-]+){1,5}(?:means|refers\s+to|stands\s+for)\b", re.IGNORECASE
+)
+# what the product is shaped like ("shaped like an oyster knife but thinner", "A cheese
+# grater shaped like a pepper mill"): the words of the likeness are not the product's
+_LIKENESS = re.compile(
+    r"\b(?:(?:shaped|styled)\s+like|similar\s+to|resembl(?:es?|ing))\s+(?:an?\s+|the\s+)?"
+    r"[\w\-]+(?:\s+(?!(?:but|and|with|for|or|in)\b)[\w\-]+){0,2}",
+    re.IGNORECASE,
+)
 # a file's name or an address ("see beech-handle-care.pdf", "https://..."): its words name a
 # document, not the product (round 38)
 _FILES = re.compile(
@@ -120,11 +136,15 @@ def without_asides(description: str | None) -> str | None:
         return description
     description = _FILES.sub(" ", _STRUCK.sub(" ", description))
     description = _SEARCHES.sub(" ", description)
-    description = _IMITATION.sub(" … ", description)
+    description = _LIKENESS.sub(" … ", _IMITATION.sub(" … ", description))
     return " ".join(
-        _without_names(clause)
+        "".join(
+            _without_names(clause)
+            for clause in _CLAUSE.findall(sentence)
+            if not _OTHER_OF_OURS.search(clause)
+        )
         for sentence in _SENTENCE.findall(description)
-        if not _ASIDE.search(sentence) and not _PARTS_OPPOSED.search(sentence)
-        for clause in _CLAUSE.findall(sentence)
-        if not _OTHER_OF_OURS.search(clause)
+        if not _ASIDE.search(sentence)
+        and not _PARTS_OPPOSED.search(sentence)
+        and not _DEFINITION.match(sentence)
     )

@@ -205,19 +205,24 @@ def unclaimed_words(
     titles: Mapping[str, frozenset[str]],
     keys: Sequence[str],
     min_found: int,
+    sized: AbstractSet[str] = frozenset(),
 ) -> dict[str, frozenset[str]]:
     """``titled`` (the products a unit names by their words found) without those whose
     words are another's: a word said once that a product with more words found in the unit
     also has is that product's ("<brand>'s masking fluid with the ruling pen ... on water"
     does not name our "Water Brush Pens" by "water" and the fluid's "pen"); a product keeps its
-    name when what is left is ``min_found`` words, or its whole title is found."""
+    name when what is left is ``min_found`` words, or its whole title is found. A size of
+    its title the unit says (``sized``: those products) counts as one more word ("a schooner
+    fits in the 500 ml flat bottle" of our "Flat Bottle 500 ml" and "Schooner in a Bottle
+    Kit"; round 40)."""
     said = Counter(stem(key) for key in keys)
+    weight = {sku: len(found) + (sku in sized) for sku, found in titled.items()}
     kept = {}
     for sku, found in titled.items():
         claimed = {
             word
             for other, theirs in titled.items()
-            if other != sku and len(theirs) > len(found)
+            if other != sku and weight[other] > weight[sku] and theirs != found
             for word in found & theirs
             if said[word] <= 1
         }
@@ -264,7 +269,9 @@ def brand_kinds(
     of our "Rotary Hole Punch with Six Tubes". A title in the plural ("Bolt-On Toe Stops")
     is spoken of so only when the words found are those of the kind and not the whole title
     (``plural_title``: (found, title); "<brand> toe stops last ages", not "<brand> bolt-on
-    toe stops" nor "<brand>'s jin pliers" of "Jin Pliers"); only there may the modifier
+    toe stops" nor "<brand>'s jin pliers" of "Jin Pliers"; ``title`` may be the words of its
+    name before a comma: "<brand>'s blocking pins" of "Blocking Pins, Box of 100", round 40);
+    only there may the modifier
     come between ("the 17 cm <brand> keylock quickdraws" names our 17 cm quickdraw)."""
     width = len(brand)
     if kind is None or not width or picks_one(keys):
@@ -272,7 +279,7 @@ def brand_kinds(
     if plural_title is not None:
         found, title = plural_title
         extra = found - {kind, modifier}
-        if found == title or (extra and not _predicated(keys, extra)):
+        if title <= found or (extra and not _predicated(keys, extra)):
             return False
     else:
         modifier = None  # a singular title: the kind right after the brand

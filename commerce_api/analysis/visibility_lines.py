@@ -30,7 +30,7 @@ from itertools import groupby
 from .listing_phrases import MATERIAL_STEMS
 from .listing_title import STOPWORDS, stem, word_set
 from .visibility_others import without_denials
-from .visibility_words import COLOUR_STEMS
+from .visibility_words import COLOUR_STEMS, keys_of
 
 _MAKING = word_set("make makes made sell sells sold offer offers stock stocks produce produces")
 # words after a type's name that say something of it rather than name more of it
@@ -133,18 +133,31 @@ def variant_word(
     return False
 
 
+_VARIANT_PART_WORDS = 2
+
+
 def variant_words(words: Mapping[str, frozenset[str]], titles: Mapping[str, str]) -> set[str]:
     """The words that set a product apart from another whose title has every other word
     of its title and one other word instead, each the whole last part of its title after a
     comma ("flax" of "Streamer, Flax" beside "Streamer, Heliotrope": an attribute's value);
     ``words``: each SKU's title words, ``titles``: its title. Linear in the catalogue: the
     titles are grouped by their words less their last part's."""
-    groups: dict[frozenset[str], set[str]] = {}
+    groups: dict[frozenset[str], set[frozenset[str]]] = {}
     for sku, own in words.items():
-        last = stem(titles[sku].rpartition(",")[2].strip().casefold())
-        if last in own:
-            groups.setdefault(own - {last}, set()).add(last)
-    return {word for group in groups.values() if len(group) > 1 for word in group}
+        # (a last part of two words too: "Woad" beside "Cerulean Frost"; round 40)
+        last = frozenset(stem(key) for key in keys_of(titles[sku].rpartition(",")[2]))
+        if 0 < len(last) <= _VARIANT_PART_WORDS and last <= own:
+            groups.setdefault(own - last, set()).add(last)
+    return {
+        word
+        for group in groups.values()
+        if len(group) > 1
+        for part in group
+        # (a part of two words shares none with the others: not "Jumbo Index" beside
+        # "Standard Index")
+        if len(part) == 1 or not any(part & other for other in group if other != part)
+        for word in part
+    }
 
 
 # a record of fields, one "key: value" a line, with keys in lower case (YAML, a spec block;

@@ -51,7 +51,6 @@ shared by no other product.
 import re
 from dataclasses import dataclass
 
-from .listing_keywords import kind_of
 from .listing_phrases import MATERIAL_STEMS
 from .listing_title import stem
 from .visibility_clauses import (
@@ -100,7 +99,6 @@ from .visibility_senses import (
 )
 from .visibility_sizes import (
     NUMBER_WORDS,
-    SIZE,
     bare_numbers,
     compared_pick,
     compares,
@@ -149,7 +147,6 @@ _MARKS = re.compile("[\u2122\u00ae\u00a9\u2120]")  # trade and service marks
 _NUMBER = re.compile(r"(?<![\w.])\d[\d.,]*(?![\w.])")  # a number, not a code ("A5")
 _DETERMINERS = frozenset(["the", "a", "an", "this", "that", "its", "their", "our", "my", "your"])
 _GENERAL = re.compile(r"\b(?:whatever|whichever|regardless\s+of|no\s+matter)\b", re.I)
-_MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
 _SKU_TOKEN = re.compile(r"[A-Za-z0-9._-]+")  # the characters a SKU may have
@@ -326,28 +323,7 @@ class CatalogueMatcher(NameReading):
             or (picked and lower_type_named(keys, self.brand, found, kinds))
         )
 
-    def _kind(self, sku):
-        if sku not in self.kinds:
-            title = self.products[sku].title
-            kind = kind_of(title)
-            for size in SIZE.finditer(title):  # "Nest Box 32 mm Hole": a box
-                if kind is not None and words_of(title[size.end() :])[:1] == [kind]:
-                    kind = kind_of(title[: size.start()]) or kind
-            self.kinds[sku] = kind if kind in self.words[sku] else None
-            title_keys = keys_of(self.products[sku].title)
-            self.plural_kind[sku] = any(
-                (k != stem(k) and stem(k) == kind) or k in _MANY for k in title_keys
-            )
-            modifier = None
-            for before, word in zip(title_keys, title_keys[1:], strict=False):
-                if stem(word) == kind and len(before) >= 3 and before.isalpha():
-                    modifier = stem(before)
-            if modifier in COLOUR_STEMS or modifier in MATERIAL_STEMS:
-                modifier = None
-            self.modifier[sku] = modifier if modifier in self.words[sku] else None
-        return self.kinds[sku]
-
-    def _says_kind(self, sku, kind, found, keys, sizes):
+    def _says_kind(self, sku, kind, found, keys, sizes, text=None):
         """The unit says what the product is: its kind, in the title's number ("Falcon
         enamel plates" is a kind of product, not our dinner plate), or the word before it
         ending a noun phrase ("merino wool throw in oatmeal" of a throw blanket); a plural
@@ -380,6 +356,8 @@ class CatalogueMatcher(NameReading):
                     # most square boxes" of our "Box Insert" (round 24)
                 if after is None or not words_of(after) or after in _PREPOSITIONS | VERBS:
                     return True
+                if re.search(rf"\b{re.escape(word)}\s*[,;:.!?)\]]", text or "", re.IGNORECASE):
+                    return True  # "the 90 cm <brand> cockerel; smaller ones ..." (round 40)
         return False
 
     def _said_of_it(self, sku, found, keys, names, colours, text, typed=False):
@@ -389,7 +367,7 @@ class CatalogueMatcher(NameReading):
         if (
             kind is not None
             and not typed
-            and not self._says_kind(sku, kind, found, keys, sizes_of(text))
+            and not self._says_kind(sku, kind, found, keys, sizes_of(text), text)
         ):
             return False  # the unit does not say what the product is
         title = self.words[sku]
@@ -452,7 +430,8 @@ class CatalogueMatcher(NameReading):
             for sku, found in view.candidates.items()
             if sku not in named and self.words[sku] and self._names_by_title(sku, found, view)
         }
-        titled = unclaimed_words(titled, self.words, view.keys, MIN_FOUND)
+        sized = {sku for sku in titled if sizes_agree(view.sizes, self.sizes[sku])}
+        titled = unclaimed_words(titled, self.words, view.keys, MIN_FOUND, sized)
         # the brand leads into a product's words, singled out or not ("<brand> Pigment Ink
         # Pad" of two colours, then "a logbook page": round 13)
         led = brand_leads(view.keys, self.brand, view.candidates) if self.brand else None
@@ -541,7 +520,10 @@ class CatalogueMatcher(NameReading):
         if not picked:  # "<brand> puzzles ..." of our "Puzzle Board" (round 24)
             found = found - line_words(keys, self.brand, found, self.title_keys[sku], kind)
         typed = bool(found) and self._type_name(found, view.text, keys, picked)
-        plural = (found, title) if self.plural_kind[sku] and not picked else None
+        # (the name before a comma is the whole: "<brand>'s blocking pins" of our "Blocking
+        # Pins, Box of 100"; round 40)
+        name = frozenset(words_of(self.products[sku].title.partition(",")[0])) - self.brand_stems
+        plural = (found, name or title) if self.plural_kind[sku] and not picked else None
         enough = (
             len(found) >= MIN_FOUND
             or found == title

@@ -7,6 +7,8 @@ import re
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 
+from .listing_keywords import kind_of
+from .listing_phrases import MATERIAL_STEMS
 from .listing_title import STOPWORDS, stem
 from .visibility_clauses import exact_runs, items_of_other_brands, quantified
 from .visibility_evidence import count_beside
@@ -15,6 +17,7 @@ from .visibility_sizes import (
     COUNT,
     NUMBER_WORDS,
     PART_SPLIT,
+    SIZE,
     compares,
     elliptical_sizes,
     sizes_of,
@@ -36,7 +39,9 @@ _TITLE_RUN = re.compile(
     r"(?<=[a-z,] )[A-Z][\w\-/]*(?:\s+(?:[A-Z0-9][\w\-/]*|with|of|for|in|at|on|&))+"
 )
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
+_MARK = re.compile("[,;]")
 _LEAD_PREFIX = 3  # words of a title's lead that name it without the rest (round 14)
+_MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
 QUANTIFIER_REACH = 4  # words before the kind or the brand a quantifier reaches
 QUANTIFIERS = frozenset(["any", "every", "all", "whichever", "whatever", "each"])
 
@@ -84,6 +89,27 @@ CLIPPED_MIN = 4  # letters of a kind's clipped form ("vario")
 class NameReading:
     """The name-reading half of ``visibility_match.CatalogueMatcher`` (a mixin: the
     matcher holds the catalogue's words, exact titles, sizes and brand)."""
+
+    def _kind(self, sku):
+        if sku not in self.kinds:
+            title = self.products[sku].title
+            kind = kind_of(title)
+            for size in SIZE.finditer(title):  # "Nest Box 32 mm Hole": a box
+                if kind is not None and words_of(title[size.end() :])[:1] == [kind]:
+                    kind = kind_of(title[: size.start()]) or kind
+            self.kinds[sku] = kind if kind in self.words[sku] else None
+            title_keys = keys_of(self.products[sku].title)
+            self.plural_kind[sku] = any(
+                (k != stem(k) and stem(k) == kind) or k in _MANY for k in title_keys
+            )
+            modifier = None
+            for before, word in zip(title_keys, title_keys[1:], strict=False):
+                if stem(word) == kind and len(before) >= 3 and before.isalpha():
+                    modifier = stem(before)
+            if modifier in COLOUR_STEMS or modifier in MATERIAL_STEMS:
+                modifier = None
+            self.modifier[sku] = modifier if modifier in self.words[sku] else None
+        return self.kinds[sku]
 
     def _of_any(self, keys, anchors):
         """True when a quantifier ("any", "whichever"...) comes shortly before one of the
@@ -209,22 +235,26 @@ class NameReading:
         for item in items_of_other_brands(text, self._is_other_name):
             if not self.names_brand(item):
                 text = text.replace(item, " ", 1)
-        clauses = CLAUSE_SPLIT.split(text)
-        if len(clauses) < 2:
+        # (a comma or semicolon between the clauses is kept: "..., 30 cm; smaller presses
+        # ..." is no "30 cm smaller"; a dash is not: "Dripper Size 02 - Black"; round 40)
+        parts = re.split(f"({CLAUSE_SPLIT.pattern})", text, flags=CLAUSE_SPLIT.flags)
+        if len(parts) < 3:
             return text
-        kept = [
-            clause
-            for clause in clauses
-            if self.names_brand(clause)
-            or not (
+        out = []
+        for index, part in enumerate(parts):
+            if index % 2:  # the mark between two clauses
+                out.append(part if _MARK.search(part) else " ")
+            elif self.names_brand(part) or not (
                 any(
                     stem(match.group(1).casefold()) not in self.brand_stems
-                    for match in OTHER_POSSESSIVE.finditer(clause)
+                    for match in OTHER_POSSESSIVE.finditer(part)
                 )
-                or any(self._is_other_name(m.group(1)) for m in IS_OTHERS.finditer(clause))
-            )
-        ]
-        return " ".join(kept)
+                or any(self._is_other_name(m.group(1)) for m in IS_OTHERS.finditer(part))
+            ):
+                out.append(part)
+            else:
+                out.append(" ")
+        return "".join(out)
 
     def _clipped(self, key, kind):
         """True when ``key`` is ``kind`` clipped ("vario" of "variometer"; round 30): its

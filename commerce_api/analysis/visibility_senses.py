@@ -20,7 +20,7 @@ import re
 from collections.abc import Container, Sequence
 
 from .listing_title import STOPWORDS, stem, word_set
-from .visibility_sizes import NUMBER, SIZE
+from .visibility_sizes import NUMBER, SIZE, WORD_NUMBER
 from .visibility_words import COLOUR_STEMS, keys_of
 
 COMPARATIVES = word_set(
@@ -28,6 +28,7 @@ COMPARATIVES = word_set(
     "shallower taller heavier lighter more less further farther closer tighter looser"
 )
 _ORDINALS = word_set("first last next previous")
+_SIZE_WORDS = word_set("size no number grade gauge")
 _ARTICLES = word_set("a an the some my your his her our their")
 _INDEFINITE = word_set("a an")
 # nouns that a colour may qualify and still be the product's ("the raspberry one")
@@ -66,18 +67,24 @@ _PACKAGING = word_set(
     "carton cartons can cans tube tubes packet packets bucket buckets drum drums hank skein "
     "spool reel case"
 )
-_ARTICLE_AT_END = re.compile(r"\b(?:a|an)\s+$", re.IGNORECASE)
+_ARTICLE_AT_END = re.compile(r"\b(?:a|an|the|my|your|his|her|their|this|that)\s+$", re.IGNORECASE)
+# what an amount says of the product itself: "the 12 in length" (round 40)
+_SIZE_NOUNS = word_set(
+    "length lengths size sizes width widths height heights depth diameter gauge weight "
+    "capacity thickness version versions"
+)
 
 
 def _qualifies_other(text: str, start: int, end: int, holding: Container[str]) -> bool:
-    """True when the amount at ``start:end`` comes after "a" or "an" and qualifies words
-    no title of the shop has: "a 4 kg medicine ball", "with a 60 cm gap above" (round 35);
-    not "a 90 cm one", nor a container of something ("a 500 g bag of ...")."""
+    """True when the amount at ``start:end`` comes after an article or "my" and qualifies
+    words no title of the shop has: "a 4 kg medicine ball", "with a 60 cm gap above" (round
+    35), "with the 12 in ruler" (round 40); not "a 90 cm one", "the 12 in length", nor a
+    container of something ("a 500 g bag of ...")."""
     after = _WORDS_AFTER.match(text, end)
     if after is None or _ARTICLE_AT_END.search(text, 0, start) is None:
         return False
     words = keys_of(after.group(1))
-    if words[0] in _VARIANT_NOUNS or words[0] in STOPWORDS:
+    if words[0] in _VARIANT_NOUNS or words[0] in STOPWORDS or words[0] in _SIZE_NOUNS:
         return False
     run = words[: words.index(_head(words, 0)) + 1]
     if words[len(run) : len(run) + 1] == ["of"] or _PACKAGING.intersection(run):
@@ -99,6 +106,12 @@ def without_other_amounts(text: str, holding: Container[str]) -> str:
         number.span()
         for number in _NUMBER_AT.finditer(text)
         if _ORDINAL_BEFORE.search(text, 0, number.start())
+    ]
+    spans += [  # "my size 7 bangles" (round 40)
+        named.span()
+        for named in WORD_NUMBER.finditer(text)
+        if named.group(1).casefold() in _SIZE_WORDS
+        and _qualifies_other(text, named.start(), named.end(), holding)
     ]
     for start, end in sorted(spans, reverse=True):
         text = text[:start] + " " * (end - start) + text[end:]
@@ -137,7 +150,11 @@ def _read_colours(keys, holding, brand, other, own, variants):
         before = keys[index - 1] if index else None
         after = keys[index + 1] if index + 1 < len(keys) else None
         if before not in _ARTICLES:
-            own.add(colour)
+            also = variant and (before is None or before in _ALSO_BEFORE)
+            # (a variant's word after "in" before another thing's two-word name: "wrap them
+            # in woad tissue paper"; not "in charcoal hides stains"; round 40)
+            other_name = also and _other_name_after(keys, index, holding, brand)
+            (other if other_name else own).add(colour)
             continue
         if after is None or after in STOPWORDS or not after.isalpha():
             (other if before in _INDEFINITE else own).add(colour)
@@ -147,6 +164,25 @@ def _read_colours(keys, holding, brand, other, own, variants):
         ours = ours and (head in holding or head in brand or head == noun)  # (round 35)
         held = after in _VARIANT_NOUNS | _VERBS | _PACKAGING  # "the glaucous bag of <brand> sand"
         (own if ours or held else other).add(colour)
+
+
+_ADVERBS = word_set("well together apart best better alone")
+
+
+def _other_name_after(keys, index, holding, brand):
+    two = keys[index + 1 : index + 3]
+    return (
+        len(two) == 2
+        and not two[0].endswith("s")
+        and all(
+            word.isalpha()
+            and word not in STOPWORDS | _VERBS | _VARIANT_NOUNS | _ADVERBS
+            and not word.endswith("ly")
+            and stem(word) not in holding
+            and stem(word) not in brand
+            for word in two
+        )
+    )
 
 
 def _head(keys: Sequence[str], start: int) -> str:

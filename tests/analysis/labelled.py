@@ -109,6 +109,8 @@ DEV_MENTIONS = (
     *(HERE / f"heldout{n}" / "mentions.json" for n in (55, 57)),
     # measured once in round 38, burned in round 39
     *(HERE / f"heldout{n}" / "mentions.json" for n in (58, 59)),
+    # measured once in round 39, burned in round 40
+    *(HERE / f"heldout{n}" / "mentions.json" for n in (60, 61)),
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -189,6 +191,8 @@ DEV_KEYWORDS = (
     *(HERE / f"heldout{n}" / "keywords.json" for n in (55, 57)),
     # measured once in round 38, burned in round 39
     *(HERE / f"heldout{n}" / "keywords.json" for n in (58, 59)),
+    # measured once in round 39, burned in round 40
+    *(HERE / f"heldout{n}" / "keywords.json" for n in (60, 61)),
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
