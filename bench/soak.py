@@ -27,7 +27,9 @@ warehouse mapped to its location; each new order is created in the fake and its 
 answer nothing THROTTLED and no answer of its may break the schema, and every order created
 in it must be imported.
 
-Then it lets the service settle and checks:
+Then it lets the service settle, for as long as the work left keeps shrinking (at most
+``--settle`` seconds; it stops after ``--stall`` seconds without progress: the backlog of a
+long run drains at the fakes' pace, a stuck worker does not drain it), and checks:
   - every listing's last pushed quantity equals its available stock minus its buffer,
     and its price the marketplace's last accepted price (the listing is not in error);
   - stock equals the ledger (every stock row's on_hand and reserved);
@@ -102,7 +104,18 @@ def parse_args(argv=None):
     )
     parser.add_argument("--skus", type=int, default=12, help="SKUs per tenant")
     parser.add_argument("--clients", type=int, default=2, help="client threads per tenant")
-    parser.add_argument("--settle", type=float, default=180, help="seconds to settle at most")
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=900,
+        help="seconds to settle at most, while the work left keeps shrinking",
+    )
+    parser.add_argument(
+        "--stall",
+        type=float,
+        default=60,
+        help="settling stops when the work left has not shrunk for this many seconds",
+    )
     parser.add_argument("--seed", type=int, default=19)
     parser.add_argument(
         "--failover-seconds",
@@ -550,6 +563,26 @@ def busy_work(tenants):
     }
 
 
+def settle(args, workers, phase, tenants):
+    """Wait for the work left (``busy_work``) to be done: at most ``args.settle`` seconds,
+    and no longer than ``args.stall`` seconds without it shrinking (a backlog that drains
+    at the marketplaces' pace is waited for; a stuck one is not). Returns (seconds, stalled)."""
+    started = last_progress = time.monotonic()
+    smallest = None
+    while time.monotonic() - started < args.settle:
+        phase["worker_exits"] += workers.revive()
+        left = busy_work(tenants)
+        size = sum(len(v) if isinstance(v, list) else v for v in left.values())
+        if not size:
+            return time.monotonic() - started, False
+        if smallest is None or size < smallest:
+            smallest, last_progress = size, time.monotonic()
+        elif time.monotonic() - last_progress > args.stall:
+            return time.monotonic() - started, True
+        time.sleep(1)
+    return time.monotonic() - started, False
+
+
 def missing_orders(tenant):
     """The orders created in a tenant's Shopify fake that are not in the service."""
     from commerce_api.orders.models import Order
@@ -723,15 +756,8 @@ def run_engine(engine, args):
                 for thread in clients:
                     thread.join(60)
                 load_seconds = time.monotonic() - started
-                settle_started = time.monotonic()
+                settle_seconds, stalled = settle(args, workers, phase, tenants)
                 left = busy_work(tenants)
-                while time.monotonic() - settle_started < args.settle:
-                    phase["worker_exits"] += workers.revive()
-                    left = busy_work(tenants)
-                    if not any(left.values()):
-                        break
-                    time.sleep(1)
-                settle_seconds = time.monotonic() - settle_started
                 # before the workers stop: readiness reads their loops
                 failover_found = failover_violations(phase, base, receivers)
             finally:
@@ -752,6 +778,7 @@ def run_engine(engine, args):
         "engine": engine,
         "load_seconds": round(load_seconds, 1),
         "settle_seconds": round(settle_seconds, 1),
+        "settle_stalled": stalled,
         "left_after_settling": left,
         "worker_kills": workers.kills,
         "failover_cuts": phase["cuts"],

@@ -51,6 +51,12 @@ _ASIDE = re.compile(
     # another product shown beside it (round 40): "the salt glazed butter dish shown beside
     # it is another product"
     r"(?:is|are)\s+(?:an?\s+)?(?:another|different|separate)\s+products?|"
+    # a term true only with an add-on, of earlier goods, of another item the text points to
+    # (round 41): "ambidextrous only when fitted with the reversible crank kit", "earlier
+    # screens in this line were seamless", "for toothed ones see GS-2"
+    r"only\s+(?:when|if|once|with)|when\s+fitted\s+with|"
+    r"(?:earlier|older|previous|former)\s+\w+s\s+(?:in|of|from|were|had)|"
+    r"see\s+[a-z]{1,5}-\d+|for\s+\w+\s+ones|"
     r"(?:shown|pictured)\s+(?:beside|with|alongside|next\s+to))\b",
     re.IGNORECASE,
 )
@@ -58,9 +64,14 @@ _ASIDE = re.compile(
 # pine" (round 35): said of a part, not of the whole product
 _PARTS_OPPOSED = re.compile(
     r"\b(upper|top|inner|front|left)\b.*\b(lower|bottom|outer|back|right)\b"
-    r"|\b(lower|bottom|outer|back|right)\b.*\b(upper|top|inner|front|left)\b",
+    r"|\b(lower|bottom|outer|back|right)\b.*\b(upper|top|inner|front|left)\b"
+    # ... or two parts set side by side ("The handle is seamless; the rim is spot welded";
+    # round 41)
+    r"|\bthe\s+\w+\s+(?:is|are)\b[^;]*;\s*the\s+\w+\s+(?:is|are)\b",
     re.IGNORECASE,
 )
+# another item's code ("The pusher from KS-7 fits them"; round 41): said of another product
+_OTHER_CODE = re.compile(r"\b[A-Z]{2,5}-\d{1,4}[A-Z]?\b")
 
 
 # a clause that speaks of another product of the shop: "... belongs to our kids' cutter",
@@ -147,4 +158,5 @@ def without_asides(description: str | None) -> str | None:
         if not _ASIDE.search(sentence)
         and not _PARTS_OPPOSED.search(sentence)
         and not _DEFINITION.match(sentence)
+        and not _OTHER_CODE.search(sentence)
     )

@@ -520,6 +520,9 @@ class CatalogueMatcher(NameReading):
         if not picked:  # "<brand> puzzles ..." of our "Puzzle Board" (round 24)
             found = found - line_words(keys, self.brand, found, self.title_keys[sku], kind)
         typed = bool(found) and self._type_name(found, view.text, keys, picked)
+        named_type = found - self.variants  # a variant's word beside it picks one too: "the
+        if not typed and named_type and named_type != found:  # lovat <brand> abada" (round 41)
+            typed = self._type_name(named_type, view.text, keys, True)
         # (the name before a comma is the whole: "<brand>'s blocking pins" of our "Blocking
         # Pins, Box of 100"; round 40)
         name = frozenset(words_of(self.products[sku].title.partition(",")[0])) - self.brand_stems

@@ -40,6 +40,9 @@ _TITLE_RUN = re.compile(
 )
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
 _MARK = re.compile("[,;]")
+# a number and a word in capitals after it: a measure our units do not know ("16 SWG",
+# "12 TPI"; round 41)
+_NUMBER_BEFORE_WORD = re.compile(r"(?<![\w.])\d[\d.]*\s+([A-Z]{2,4})\b")
 _LEAD_PREFIX = 3  # words of a title's lead that name it without the rest (round 14)
 _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
 QUANTIFIER_REACH = 4  # words before the kind or the brand a quantifier reaches
@@ -97,6 +100,9 @@ class NameReading:
             for size in SIZE.finditer(title):  # "Nest Box 32 mm Hole": a box
                 if kind is not None and words_of(title[size.end() :])[:1] == [kind]:
                     kind = kind_of(title[: size.start()]) or kind
+            for number in _NUMBER_BEFORE_WORD.finditer(title):  # "Rings 16 SWG": rings
+                if kind is not None and words_of(number.group(1)) == [kind]:
+                    kind = kind_of(title[: number.start()]) or kind
             self.kinds[sku] = kind if kind in self.words[sku] else None
             title_keys = keys_of(self.products[sku].title)
             self.plural_kind[sku] = any(

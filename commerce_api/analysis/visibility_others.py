@@ -222,11 +222,33 @@ def swapped_last_part(text: str, brand_name: re.Pattern, title: str) -> bool:
     round 30)."""
     parts = title.split(",")
     title_stems = {stem(key) for key in keys_of(title)}
-    return any(
+    return _swapped_object(text, brand_name, title, title_stems) or any(
         _swapped_part(text, brand_name, ",".join(parts[:cut]), parts[cut], title_stems)
         for cut in range(1, len(parts))
         if keys_of(parts[cut])
     )
+
+
+_SERVING = frozenset(["for", "with"])
+
+
+def _swapped_object(text, brand_name, title, title_stems):
+    """True when a name after our brand has our title's words up to its last "for" or
+    "with", then another word: "the <brand> Cypress Ladle for Ro" is not our "Cypress Ladle
+    for Furo" (round 41; "Ro", a short word, is no title word to tell them apart)."""
+    ours = keys_of(title)
+    cut = max((i for i, key in enumerate(ours) if key in _SERVING), default=None)
+    if cut is None or cut + 1 >= len(ours):
+        return False
+    for match in brand_name.finditer(text):
+        said = keys_of(match.group(1))
+        if (
+            said[: cut + 1] == ours[: cut + 1]
+            and len(said) > cut + 1
+            and stem(said[cut + 1]) not in title_stems
+        ):
+            return True
+    return False
 
 
 def _swapped_part(text, brand_name, head, tail, title_stems):

@@ -111,6 +111,8 @@ DEV_MENTIONS = (
     *(HERE / f"heldout{n}" / "mentions.json" for n in (58, 59)),
     # measured once in round 39, burned in round 40
     *(HERE / f"heldout{n}" / "mentions.json" for n in (60, 61)),
+    # measured once in round 40, burned in round 41
+    *(HERE / f"heldout{n}" / "mentions.json" for n in (62, 63, 64)),
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -193,6 +195,8 @@ DEV_KEYWORDS = (
     *(HERE / f"heldout{n}" / "keywords.json" for n in (58, 59)),
     # measured once in round 39, burned in round 40
     *(HERE / f"heldout{n}" / "keywords.json" for n in (60, 61)),
+    # measured once in round 40, burned in round 41
+    *(HERE / f"heldout{n}" / "keywords.json" for n in (62, 63, 64)),
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
