@@ -19,6 +19,7 @@ would single out one of two variants, said of something else in the same sentenc
 import re
 from collections.abc import Container, Sequence
 
+from .listing_referents import FUNCTION_WORDS
 from .listing_title import STOPWORDS, stem, word_set
 from .visibility_sizes import NUMBER, SIZE, WORD_NUMBER
 from .visibility_words import COLOUR_STEMS, keys_of
@@ -176,7 +177,7 @@ def _other_name_after(keys, index, holding, brand):
         and not two[0].endswith("s")
         and all(
             word.isalpha()
-            and word not in STOPWORDS | _VERBS | _VARIANT_NOUNS | _ADVERBS
+            and word not in STOPWORDS | _VERBS | _VARIANT_NOUNS | _ADVERBS | FUNCTION_WORDS
             and not word.endswith("ly")
             and stem(word) not in holding
             and stem(word) not in brand

@@ -113,6 +113,9 @@ DEV_MENTIONS = (
     *(HERE / f"heldout{n}" / "mentions.json" for n in (60, 61)),
     # measured once in round 40, burned in round 41
     *(HERE / f"heldout{n}" / "mentions.json" for n in (62, 63, 64)),
+    # measured once in round 41, burned in round 42 (heldout65, measured once then too and
+    # meeting every bar, was not read and is not here)
+    HERE / "heldout66" / "mentions.json",
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -197,6 +200,9 @@ DEV_KEYWORDS = (
     *(HERE / f"heldout{n}" / "keywords.json" for n in (60, 61)),
     # measured once in round 40, burned in round 41
     *(HERE / f"heldout{n}" / "keywords.json" for n in (62, 63, 64)),
+    # measured once in round 41, burned in round 42 (heldout65, measured once then too and
+    # meeting every bar, was not read and is not here)
+    HERE / "heldout66" / "keywords.json",
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

@@ -116,6 +116,9 @@ OPEN_WRONG = [
     # heldout61 (round 40): a term said of another thing in the pouch ("The crackers in the
     # pouch have a forked tip handle")
     ("LP-5", "forked tip"),
+    # heldout66 (round 42): "lattice blade", in 4 of the category's 9 titles and said so in
+    # the description, where the label has the word alone ("lattice", in 5)
+    ("NG-3", "lattice blade"),
 ]
 
 
