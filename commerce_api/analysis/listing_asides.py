@@ -67,7 +67,7 @@ _PARTS_OPPOSED = re.compile(
     r"|\b(lower|bottom|outer|back|right)\b.*\b(upper|top|inner|front|left)\b"
     # ... or two parts set side by side ("The handle is seamless; the rim is spot welded";
     # round 41)
-    r"|\bthe\s+\w+\s+(?:is|are)\b[^;]*;\s*the\s+\w+\s+(?:is|are)\b",
+    r"|\bthe(?:\s+\w+){1,2}\s+(?:is|are)\b[^;]*;\s*the(?:\s+\w+){1,2}\s+(?:is|are)\b",
     re.IGNORECASE,
 )
 # another item's code ("The pusher from KS-7 fits them"; round 41): said of another product

@@ -111,6 +111,14 @@ def property_word(word: str) -> bool:
     return len(word) >= 5 and word.endswith(_PROPERTY_ENDINGS) and _stem(word) not in MATERIAL_STEMS
 
 
+# words before a noun that start no longer name: the present of "to have", determiners and
+# counts spelt out ("it has tines", "sixty tines"; not "was led by", "the old model had")
+_NOT_A_NAME = word_set(
+    "has have with its their our your this these those all both two three four five six "
+    "seven eight nine ten eleven twelve twenty thirty forty fifty sixty hundred several many"
+)
+
+
 def standalone_words(
     text: str | None, known: set[tuple[str, ...]] | frozenset, title: set[str] | frozenset
 ) -> set[str]:
@@ -144,6 +152,8 @@ def standalone_words(
                 next_word = None  # "compact enough": no noun follows
             if prev is not None and prev.group().casefold() in DEGREE:
                 prev = None  # "the most compact umbrella"
+            if prev is not None and prev.group().casefold() in _NOT_A_NAME:
+                prev = None  # "it has tines", "sixty tines" (round 43)
             next_stem = _stem(next_word) if next_word is not None else None
             if property_word(word):
                 # a property ("padded", "wireless") may stand before any noun, but not

@@ -222,11 +222,30 @@ def swapped_last_part(text: str, brand_name: re.Pattern, title: str) -> bool:
     round 30)."""
     parts = title.split(",")
     title_stems = {stem(key) for key in keys_of(title)}
-    return _swapped_object(text, brand_name, title, title_stems) or any(
-        _swapped_part(text, brand_name, ",".join(parts[:cut]), parts[cut], title_stems)
-        for cut in range(1, len(parts))
-        if keys_of(parts[cut])
+    return (
+        _swapped_object(text, brand_name, title, title_stems)
+        or _swapped_tail(text, brand_name, title, title_stems)
+        or any(
+            _swapped_part(text, brand_name, ",".join(parts[:cut]), parts[cut], title_stems)
+            for cut in range(1, len(parts))
+            if keys_of(parts[cut])
+        )
     )
+
+
+def _swapped_tail(text, brand_name, title, title_stems):
+    """True when our brand is followed by our title's first words (two or more, not all),
+    then a comma and a capitalised word our title lacks: "The <brand> Threaded Pommel,
+    Featherweight" is not our "Threaded Pommel with Spanner" (round 43)."""
+    ours = keys_of(title)
+    for match in brand_name.finditer(text):
+        said = keys_of(match.group(1))
+        if 2 <= len(said) < len(ours) and ours[: len(said)] == said:
+            after = _AFTER_COMMA.match(text, match.end())
+            word = after.group(1).casefold() if after is not None else None
+            if word is not None and word not in STOPWORDS and stem(word) not in title_stems:
+                return True
+    return False
 
 
 _SERVING = frozenset(["for", "with"])

@@ -116,6 +116,9 @@ DEV_MENTIONS = (
     # measured once in round 41, burned in round 42 (heldout65, measured once then too and
     # meeting every bar, was not read and is not here)
     HERE / "heldout66" / "mentions.json",
+    # measured once in round 42, burned in round 43 (heldout67, measured once then too and
+    # meeting every bar, was not read and is not here)
+    HERE / "heldout68" / "mentions.json",
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -203,6 +206,9 @@ DEV_KEYWORDS = (
     # measured once in round 41, burned in round 42 (heldout65, measured once then too and
     # meeting every bar, was not read and is not here)
     HERE / "heldout66" / "keywords.json",
+    # measured once in round 42, burned in round 43 (heldout67, measured once then too and
+    # meeting every bar, was not read and is not here)
+    HERE / "heldout68" / "keywords.json",
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
