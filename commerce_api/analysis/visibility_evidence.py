@@ -520,6 +520,25 @@ def past_product(keys: Sequence[str]) -> bool:
     return False
 
 
+_EARLIER = frozenset(
+    ["first", "earliest", "earlier", "original", "previous", "older", "old", "former"]
+)
+
+
+def earlier_model(keys: Sequence[str], brand: Sequence[str]) -> bool:
+    """True when the brand's earlier model is spoken of: "<brand>'s first blowstick", "<brand>'s
+    earlier frame", "the old <brand> stand" (round 44); not "my first <brand> stand"."""
+    width = len(brand)
+    for start in range(len(keys) - width + 1):
+        if list(keys[start : start + width]) != list(brand):
+            continue
+        after = keys[start + width] if start + width < len(keys) else None
+        before = keys[max(0, start - 2) : start]
+        if after in _EARLIER or (len(before) == 2 and before[0] == "the" and before[1] in _EARLIER):
+            return True
+    return False
+
+
 def brand_aside(keys: Sequence[str], brand: Sequence[str], ours: Container[str] = ()) -> bool:
     """True when every mention of the ``brand`` in ``keys`` is followed by one of its
     people or places, by a denial that it makes or sells something, or speaks of a product it

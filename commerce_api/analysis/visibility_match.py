@@ -68,6 +68,7 @@ from .visibility_evidence import (
     brand_taken,
     count_conflict,
     definite_before,
+    earlier_model,
     kind_and_size,
     most_words_per_kind,
     one_of_several,
@@ -420,6 +421,7 @@ class CatalogueMatcher(NameReading):
         if (
             brand_aside(keys_of(text), self.brand, self.holding)  # the unit's own words
             or past_product(view.keys)
+            or earlier_model(view.keys, self.brand)
             or catalogue_list(view.keys, self.brand, text)
             or any_maker(text)
         ):

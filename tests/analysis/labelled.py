@@ -119,6 +119,9 @@ DEV_MENTIONS = (
     # measured once in round 42, burned in round 43 (heldout67, measured once then too and
     # meeting every bar, was not read and is not here)
     HERE / "heldout68" / "mentions.json",
+    # measured once in round 43, burned in round 44 (heldout69, measured once then too and
+    # meeting every bar, was not read and is not here)
+    HERE / "heldout70" / "mentions.json",
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -209,6 +212,9 @@ DEV_KEYWORDS = (
     # measured once in round 42, burned in round 43 (heldout67, measured once then too and
     # meeting every bar, was not read and is not here)
     HERE / "heldout68" / "keywords.json",
+    # measured once in round 43, burned in round 44 (heldout69, measured once then too and
+    # meeting every bar, was not read and is not here)
+    HERE / "heldout70" / "keywords.json",
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
