@@ -56,7 +56,7 @@ _ASIDE = re.compile(
     # screens in this line were seamless", "for toothed ones see GS-2"
     r"only\s+(?:when|if|once|with)|when\s+fitted\s+with|"
     r"(?:earlier|older|previous|former)\s+\w+s\s+(?:in|of|from|were|had)|"
-    r"see\s+[a-z]{1,5}-\d+|for\s+\w+\s+ones|"
+    r"see\s+[a-z]{1,5}-\d+|for\s+\w+\s+ones|for(?:\s+[\w\-]+){1,3}\s+see\b|"
     r"(?:shown|pictured)\s+(?:beside|with|alongside|next\s+to))\b",
     re.IGNORECASE,
 )

@@ -261,25 +261,26 @@ def brand_kinds(
     brand: Sequence[str],
     kind: str | None,
     modifier: str | None = None,
-    plural_title: tuple[frozenset[str], frozenset[str]] | None = None,
+    plural_title: tuple[frozenset[str], bool] | None = None,
 ) -> bool:
     """True when the brand is followed by its kind in the plural (the word before the kind
     in our title, ``modifier``, may come between) and nothing picks one out (``PICKS``):
     "<brand> punches cut cleanly, but the tubes go dull" speaks of the brand's punches, not
     of our "Rotary Hole Punch with Six Tubes". A title in the plural ("Bolt-On Toe Stops")
-    is spoken of so only when the words found are those of the kind and not the whole title
-    (``plural_title``: (found, title); "<brand> toe stops last ages", not "<brand> bolt-on
-    toe stops" nor "<brand>'s jin pliers" of "Jin Pliers"; ``title`` may be the words of its
-    name before a comma: "<brand>'s blocking pins" of "Blocking Pins, Box of 100", round 40);
-    only there may the modifier
-    come between ("the 17 cm <brand> keylock quickdraws" names our 17 cm quickdraw)."""
+    is spoken of so only when the words found are those of the kind and its whole name (the
+    title before a comma) does not follow the brand (``plural_title``: (found, that name
+    follows); "<brand> toe stops last ages", not "<brand> bolt-on toe stops" nor "<brand>'s
+    jin pliers" of "Jin Pliers", "<brand>'s blocking pins" of "Blocking Pins, Box of 100";
+    "<brand> crooks ... hold the sways" of "Sway Crooks" is the brand's crooks: rounds 40,
+    45); only there may the modifier come between ("the 17 cm <brand> keylock quickdraws"
+    names our 17 cm quickdraw)."""
     width = len(brand)
     if kind is None or not width or picks_one(keys):
         return False
     if plural_title is not None:
-        found, title = plural_title
+        found, named = plural_title
         extra = found - {kind, modifier}
-        if title <= found or (extra and not _predicated(keys, extra)):
+        if named or (extra and not _predicated(keys, extra)):
             return False
     else:
         modifier = None  # a singular title: the kind right after the brand
@@ -537,6 +538,16 @@ def earlier_model(keys: Sequence[str], brand: Sequence[str]) -> bool:
         if after in _EARLIER or (len(before) == 2 and before[0] == "the" and before[1] in _EARLIER):
             return True
     return False
+
+
+def name_after_brand(keys: Sequence[str], brand: Sequence[str], name: AbstractSet[str]) -> bool:
+    """True when the words right after the brand are ``name``'s (stems), in any order."""
+    width, size = len(brand), len(name)
+    return any(
+        list(keys[i : i + width]) == list(brand)
+        and {stem(key) for key in keys[i + width : i + width + size]} == name
+        for i in range(len(keys) - width - size + 1)
+    )
 
 
 def brand_aside(keys: Sequence[str], brand: Sequence[str], ours: Container[str] = ()) -> bool:

@@ -71,6 +71,7 @@ from .visibility_evidence import (
     earlier_model,
     kind_and_size,
     most_words_per_kind,
+    name_after_brand,
     one_of_several,
     past_product,
     place_after,
@@ -525,10 +526,11 @@ class CatalogueMatcher(NameReading):
         named_type = found - self.variants  # a variant's word beside it picks one too: "the
         if not typed and named_type and named_type != found:  # lovat <brand> abada" (round 41)
             typed = self._type_name(named_type, view.text, keys, True)
-        # (the name before a comma is the whole: "<brand>'s blocking pins" of our "Blocking
-        # Pins, Box of 100"; round 40)
+        # (the name before a comma, said right after the brand, is the whole: "<brand>'s
+        # blocking pins" of our "Blocking Pins, Box of 100"; rounds 40, 45)
         name = frozenset(words_of(self.products[sku].title.partition(",")[0])) - self.brand_stems
-        plural = (found, name or title) if self.plural_kind[sku] and not picked else None
+        named = bool(name) and name <= found and name_after_brand(keys, self.brand, name)
+        plural = (found, named) if self.plural_kind[sku] and not picked else None
         enough = (
             len(found) >= MIN_FOUND
             or found == title

@@ -122,6 +122,8 @@ DEV_MENTIONS = (
     # measured once in round 43, burned in round 44 (heldout69, measured once then too and
     # meeting every bar, was not read and is not here)
     HERE / "heldout70" / "mentions.json",
+    # measured once in round 44, burned in round 45
+    *(HERE / f"heldout{n}" / "mentions.json" for n in (71, 72)),
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -215,6 +217,8 @@ DEV_KEYWORDS = (
     # measured once in round 43, burned in round 44 (heldout69, measured once then too and
     # meeting every bar, was not read and is not here)
     HERE / "heldout70" / "keywords.json",
+    # measured once in round 44, burned in round 45
+    *(HERE / f"heldout{n}" / "keywords.json" for n in (71, 72)),
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

@@ -202,7 +202,6 @@ def test_mention_detection_on_every_development_shop():
 # kazoo has the buzz chimney on top, which keeps spit off the membrane" of our membranes)
 OPEN_FALSE_CREDITS = {
     "BZ-MEMB",
-    "QB-JACKS",
     "TW-STICKS",
     "BG-AIR",
     "DL-SAND-GL",

@@ -24,3 +24,14 @@ pytestmark = pytest.mark.engine_free  # the same on either engine: the SQLite pa
 )
 def test_add_ons_earlier_goods_parts_and_other_items_say_nothing(description, expected):
     assert terms("Watch Box, Two Drawers, Mirror", description, WATCH_BOXES) == expected
+
+
+@pytest.mark.parametrize(
+    "description, expected",
+    [
+        # another product the text sends the buyer to (round 45)
+        ("Plain pine floor: for velvet lined boxes see the travel range.", []),
+    ],
+)
+def test_a_referral_after_for_says_nothing(description, expected):
+    assert terms("Watch Box, Two Drawers, Mirror", description, WATCH_BOXES) == expected
