@@ -57,6 +57,10 @@ _ASIDE = re.compile(
     r"only\s+(?:when|if|once|with)|when\s+fitted\s+with|"
     r"(?:earlier|older|previous|former)\s+\w+s\s+(?:in|of|from|were|had)|"
     r"see\s+[a-z]{1,5}-\d+|for\s+\w+\s+ones|for(?:\s+[\w\-]+){1,3}\s+see\b|"
+    # rivals' goods, a part that fits another model only (round 46): "Rival mats carry
+    # measurement markings", "Replacement wires fit only the lever model"
+    r"rivals?|competitors?|other\s+brands?|fits?\s+only|"
+    r"only\s+(?:the|our)(?:\s+\w+){0,2}\s+(?:models?|versions?)|"
     r"(?:shown|pictured)\s+(?:beside|with|alongside|next\s+to))\b",
     re.IGNORECASE,
 )

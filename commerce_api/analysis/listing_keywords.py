@@ -261,20 +261,29 @@ class KeywordCorpus:
 
     def _with_set(self, titles, counts):
         """A term most of whose titles say it before "set" is spelt with it: "Nozzle Set"
-        is the term "nozzle set" ("set" is a stop word of titles, "Set of 3"; round 38).
+        is the term "nozzle set" ("set" is a stop word of titles, "Set of 3"; round 38), and
+        so is one said after it: "Set Point" (round 46).
         One pass over the titles: the words before each "set" that no "of" follows."""
-        before_set = Counter()
+        before_set, after_set = Counter(), Counter()
         for title in titles:
             words = _SET_WORDS.findall(title.casefold())
             for index, word in enumerate(words):
-                if word in ("set", "sets") and index and words[index + 1 : index + 2] != ["of"]:
-                    before_set.update(
-                        " ".join(words[start:index]) for start in range(max(0, index - 3), index)
-                    )
+                if word not in ("set", "sets") or words[index + 1 : index + 2] == ["of"]:
+                    continue
+                before_set.update(
+                    " ".join(words[start:index]) for start in range(max(0, index - 3), index)
+                )
+                after_set.update(  # "Set Point" (round 46)
+                    " ".join(words[index + 1 : end])
+                    for end in range(index + 2, min(len(words), index + 4) + 1)
+                )
         for phrase, n in counts.items():
             spelling = self.phrase_spelling[phrase]
-            if n >= MIN_TITLES and 2 * before_set[spelling.casefold().replace("-", " ")] > n:
+            said = spelling.casefold().replace("-", " ")
+            if n >= MIN_TITLES and 2 * before_set[said] > n:
                 self.phrase_spelling[phrase] = spelling + " set"
+            elif n >= MIN_TITLES and 2 * after_set[said] > n:
+                self.phrase_spelling[phrase] = "set " + spelling
 
     def _category_kinds(self, name):
         """The kinds (``kind_of``) of at least ``MIN_TITLES`` and ``MIN_SHARE`` of the

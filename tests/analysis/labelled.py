@@ -124,6 +124,8 @@ DEV_MENTIONS = (
     HERE / "heldout70" / "mentions.json",
     # measured once in round 44, burned in round 45
     *(HERE / f"heldout{n}" / "mentions.json" for n in (71, 72)),
+    # measured once in round 45, burned in round 46
+    *(HERE / f"heldout{n}" / "mentions.json" for n in (73, 74)),
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -219,6 +221,8 @@ DEV_KEYWORDS = (
     HERE / "heldout70" / "keywords.json",
     # measured once in round 44, burned in round 45
     *(HERE / f"heldout{n}" / "keywords.json" for n in (71, 72)),
+    # measured once in round 45, burned in round 46
+    *(HERE / f"heldout{n}" / "keywords.json" for n in (73, 74)),
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

@@ -35,3 +35,15 @@ def test_add_ons_earlier_goods_parts_and_other_items_say_nothing(description, ex
 )
 def test_a_referral_after_for_says_nothing(description, expected):
     assert terms("Watch Box, Two Drawers, Mirror", description, WATCH_BOXES) == expected
+
+
+@pytest.mark.parametrize(
+    "description, expected",
+    [
+        # rivals' goods, a part that fits another model only (round 46)
+        ("Rival boxes are velvet lined; this one is bare oak.", []),
+        ("Velvet lined trays fit only the travel model.", []),
+    ],
+)
+def test_rivals_and_parts_of_other_models_say_nothing(description, expected):
+    assert terms("Watch Box, Two Drawers, Mirror", description, WATCH_BOXES) == expected
