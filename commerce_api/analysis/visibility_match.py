@@ -191,6 +191,7 @@ class CatalogueMatcher(NameReading):
         self.spaced = {}  # sku -> its title's "#word" numbers written apart ("Size 02")
         self.plural_kind = {}  # sku -> True when its title says its kind in the plural
         self.modifier = {}  # sku -> the word before its kind ("throw" of "throw blanket")
+        self.name_words = {}  # sku -> its title's words before a comma (with ``_kind``)
         self.compounds = CompoundWords()
         self.title_keys = {}  # sku -> its title's words in order (keys_of)
         for product in products:
@@ -528,7 +529,7 @@ class CatalogueMatcher(NameReading):
             typed = self._type_name(named_type, view.text, keys, True)
         # (the name before a comma, said right after the brand, is the whole: "<brand>'s
         # blocking pins" of our "Blocking Pins, Box of 100"; rounds 40, 45)
-        name = frozenset(words_of(self.products[sku].title.partition(",")[0])) - self.brand_stems
+        name = self.name_words[sku]  # (filled by ``_kind``, called above)
         named = bool(name) and name <= found and name_after_brand(keys, self.brand, name)
         plural = (found, named) if self.plural_kind[sku] and not picked else None
         enough = (

@@ -40,6 +40,7 @@ _TITLE_RUN = re.compile(
 )
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
 _MARK = re.compile("[,;]")
+_CLAUSES_AND_MARKS = re.compile(f"({CLAUSE_SPLIT.pattern})", CLAUSE_SPLIT.flags)
 # a number and a word in capitals after it: a measure our units do not know ("16 SWG",
 # "12 TPI"; round 41)
 _NUMBER_BEFORE_WORD = re.compile(r"(?<![\w.])\d[\d.]*\s+([A-Z]{2,4})\b")
@@ -115,6 +116,8 @@ class NameReading:
             if modifier in COLOUR_STEMS or modifier in MATERIAL_STEMS:
                 modifier = None
             self.modifier[sku] = modifier if modifier in self.words[sku] else None
+            name = self.products[sku].title.partition(",")[0]  # its name before a comma
+            self.name_words[sku] = frozenset(words_of(name)) - self.brand_stems
         return self.kinds[sku]
 
     def _of_any(self, keys, anchors):
@@ -243,7 +246,7 @@ class NameReading:
                 text = text.replace(item, " ", 1)
         # (a comma or semicolon between the clauses is kept: "..., 30 cm; smaller presses
         # ..." is no "30 cm smaller"; a dash is not: "Dripper Size 02 - Black"; round 40)
-        parts = re.split(f"({CLAUSE_SPLIT.pattern})", text, flags=CLAUSE_SPLIT.flags)
+        parts = _CLAUSES_AND_MARKS.split(text)
         if len(parts) < 3:
             return text
         out = []

@@ -234,27 +234,17 @@ def swapped_last_part(text: str, brand_name: re.Pattern, title: str) -> bool:
 
 
 def _swapped_tail(text, brand_name, title, title_stems):
-    """True when our brand, or nothing but Title Case, is followed by our title's first
-    words (two or more, not all), then a comma and a capitalised word our title lacks: "The
-    <brand> Threaded Pommel, Featherweight" is not our "Threaded Pommel with Spanner" (round
-    43), nor "<brand> also sell the Felted Rod Pouch, Zipped" our "... with Drawstring"
-    (round 46)."""
-    ours = keys_of(title)
-    ends = [
-        match.end()
-        for match in brand_name.finditer(text)
-        if 2 <= len(said := keys_of(match.group(1))) < len(ours) and ours[: len(said)] == said
-    ]
+    """``_swapped_part`` at each word of our title after its first two that no comma ends:
+    our brand, or nothing but Title Case, followed by our title's first words, then a comma
+    and another name: "The <brand> Threaded Pommel, Featherweight" is not our "Threaded
+    Pommel with Spanner" (round 43), nor "<brand> also sell the Felted Rod Pouch, Zipped" our
+    "... with Drawstring" (round 46)."""
     words = title.split()
-    for cut in range(2, len(words)):  # ... or in Title Case after "also sell the" (round 46)
-        said = r"(?<!\w)" + r"\W+".join(re.escape(word) for word in words[:cut]) + r"(?!\w)"
-        ends += [m.end() for m in re.finditer(said, text) if title_cased_words(m.group())]
-    for end in ends:
-        after = _AFTER_COMMA.match(text, end)
-        word = after.group(1).casefold() if after is not None else None
-        if word is not None and word not in STOPWORDS and stem(word) not in title_stems:
-            return True
-    return False
+    return any(
+        _swapped_part(text, brand_name, " ".join(words[:cut]), " ".join(words[cut:]), title_stems)
+        for cut in range(2, len(words))
+        if not words[cut - 1].endswith(",")
+    )
 
 
 _SERVING = frozenset(["for", "with"])
