@@ -61,7 +61,12 @@ _ASIDE = re.compile(
     # measurement markings", "Replacement wires fit only the lever model"
     r"rivals?|competitors?|other\s+brands?|fits?\s+only|"
     r"only\s+(?:the|our)(?:\s+\w+){0,2}\s+(?:models?|versions?)|"
-    r"(?:shown|pictured)\s+(?:beside|with|alongside|next\s+to))\b",
+    r"(?:shown|pictured)\s+(?:beside|with|alongside|next\s+to)|"
+    # an earlier mark of the product (round 47): "The Mk I had a rotary drum", "the original
+    # one had a brass collar"
+    r"(?:mk|mark|v|version|gen|generation|series)\.?\s*(?:\d+|[ivx]+)\s+(?:had|was|were|came|used)|"
+    r"(?:original|old|first|earlier|previous)(?:\s+(?:one|model|version|edition|design|type))?"
+    r"\s+(?:had|was|were|came|used))\b",
     re.IGNORECASE,
 )
 # one part set against another: "The upper drawer is velvet lined; the lower one is bare

@@ -471,13 +471,45 @@ def names_a_served_kind(description: str | None, kind: str | None, kinds: Abstra
     named = [i for i, word in enumerate(words) if word and cached_stem(word) in kinds]
     if not named:
         return False
-    index = 1  # after the first clause's mark
-    if index < len(words) and words[index] in ("a", "an"):
-        index += 1
-    while index < named[0] and (_noun(words[index]) or words[index] in _SETS):
-        index += 1
+    if _called_one(words, named[0]):
+        return False
+    index = _past_noun_phrase(words, 1)  # after the first clause's mark
+    if index < named[0] and words[index] in _IS:  # "The set is a mash tun with ..." (round 47)
+        after = _past_noun_phrase(words, index + 1)
+        if after - 1 in named:
+            return False
     return index < named[0]
+
+
+def _called_one(words, named):
+    """True when the kind at ``named`` follows "sold as a", "works as a", "converted into a"
+    ...: the description says the product is one ("Sold as a porridge pan by the mill", "Works
+    as a gravy ladle"; round 47), not what it serves ("fits into a mash tun")."""
+    start = named
+    while start > 0 and words[start - 1] and _noun(words[start - 1]):
+        start -= 1  # the kind's modifiers ("a cake ring")
+    if start < 3 or words[start - 1] not in ("a", "an"):
+        return False
+    link, before = words[start - 2], words[max(0, start - 5) : start - 2]
+    if None in before:
+        before = before[before.index(None) + 1 :]  # (within the clause)
+    if link == "as":  # "sold to bakers as a cake ring"
+        return bool(_CALLED.intersection(before))
+    return link == "into" and bool(before) and before[-1] in _MADE
+
+
+def _past_noun_phrase(words, index):
+    """The index after the noun phrase of ``words`` from ``index``: a determiner ("a", "the",
+    "this"...; round 47), then its nouns ("a pair of trekking poles")."""
+    if index < len(words) and words[index] in DETERMINERS:
+        index += 1
+    while index < len(words) and words[index] and (_noun(words[index]) or words[index] in _SETS):
+        index += 1
+    return index
 
 
 # "a pair of trekking poles", "a set of ...": the noun phrase goes on
 _SETS = word_set("pair set of")
+_IS = word_set("is are")
+_CALLED = word_set("sold marketed works work doubles double serves serve used")
+_MADE = word_set("converted turned made")

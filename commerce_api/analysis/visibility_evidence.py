@@ -7,7 +7,7 @@ none (``visibility_match``; round 7 of issue 30, docs/decisions.md):
   another product (``without_our_words``);
 - a **size that belongs to another item** of the unit ("... Quickdraw 12 cm, ... and the
   <brand> trifold pad"): the 12 cm is the quickdraw's, not another size of the pad
-  (``unclaimed``);
+  (``visibility_claims.unclaimed``);
 - a sentence that speaks of our brand only because the one before did ("<brand> sells ...
   . Their demerara syrup ...") names a product only with a **definite reference** before
   its words ("the", "their", "this"...), not when it speaks of a kind in general ("Brood-
@@ -17,17 +17,14 @@ none (``visibility_match``; round 7 of issue 30, docs/decisions.md):
   strength of that brand (``brand_taken``).
 """
 
-import re
 from collections import Counter
 from collections.abc import Container, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from .listing_title import STOPWORDS, stem, word_set
-from .visibility_sizes import COUNT, NUMBER_WORDS, as_given, sizes_agree, sizes_of
-from .visibility_words import words_of
+from .visibility_sizes import COUNT, NUMBER_WORDS, as_given, sizes_agree
 
-_PARTS = re.compile(r"[,;:]|\s(?:and|plus)\s", re.IGNORECASE)  # the parts of a list
 _COUNTED = frozenset(["pack", "set", "box", "case", "bundle", "tin", "bag"])
 # nouns that make a name before them a place's, an institution's or an event's
 # ("Orchardine Farm", "the <brand> Cup")
@@ -145,36 +142,6 @@ def swapped_word(keys: Sequence[str], title_keys: Sequence[str], title: Iterable
     return False
 
 
-def unclaimed(
-    text: str,
-    sizes: Mapping[str, set[str]],
-    sku: str,
-    found: Mapping[str, frozenset[str]],
-    product_sizes: Mapping[str, Mapping[str, set[str]]],
-    min_found: int,
-) -> dict[str, set[str]]:
-    """``sizes`` (of ``text``) without the amounts that are another product's: one its title
-    has (and ``sku``'s does not), found in the unit with at least ``min_found`` of its words,
-    said only in parts of ``text`` (cut at commas, "and", ";") without a word of ``sku``'s."""
-    if not sizes or len(found) < 2:
-        return dict(sizes)
-    ours, own = found[sku], product_sizes[sku]
-    parts = [(sizes_of(part), set(words_of(part))) for part in _PARTS.split(text)]
-    out = {}
-    for unit, amounts in sizes.items():
-        claimed = {
-            amount
-            for other, words in found.items()
-            if other != sku and len(words) >= min_found
-            for amount in amounts & product_sizes[other].get(unit, set())
-            if amount not in own.get(unit, set())
-            and not any(amount in said.get(unit, ()) and words & ours for said, words in parts)
-        }
-        if amounts - claimed:
-            out[unit] = amounts - claimed
-    return out
-
-
 _MOTION_PLACES = word_set("into onto through inside under beneath against across along")
 
 
@@ -198,37 +165,6 @@ def definite_before(keys: Sequence[str], found: Iterable[str], besides: Iterable
                 return False
         return False
     return False
-
-
-def unclaimed_words(
-    titled: Mapping[str, frozenset[str]],
-    titles: Mapping[str, frozenset[str]],
-    keys: Sequence[str],
-    min_found: int,
-    sized: AbstractSet[str] = frozenset(),
-) -> dict[str, frozenset[str]]:
-    """``titled`` (the products a unit names by their words found) without those whose
-    words are another's: a word said once that a product with more words found in the unit
-    also has is that product's ("<brand>'s masking fluid with the ruling pen ... on water"
-    does not name our "Water Brush Pens" by "water" and the fluid's "pen"); a product keeps its
-    name when what is left is ``min_found`` words, or its whole title is found. A size of
-    its title the unit says (``sized``: those products) counts as one more word ("a schooner
-    fits in the 500 ml flat bottle" of our "Flat Bottle 500 ml" and "Schooner in a Bottle
-    Kit"; round 40)."""
-    said = Counter(stem(key) for key in keys)
-    weight = {sku: len(found) + (sku in sized) for sku, found in titled.items()}
-    kept = {}
-    for sku, found in titled.items():
-        claimed = {
-            word
-            for other, theirs in titled.items()
-            if other != sku and weight[other] > weight[sku] and theirs != found
-            for word in found & theirs
-            if said[word] <= 1
-        }
-        if found == titles[sku] or not claimed or len(found - claimed) >= min_found:
-            kept[sku] = found
-    return kept
 
 
 def kind_and_size(

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 
 from .listing_phrases import MATERIAL_STEMS
 from .listing_title import stem
+from .visibility_claims import unclaimed, unclaimed_words
 from .visibility_clauses import (
     Unit,
     answer_units,
@@ -76,8 +77,6 @@ from .visibility_evidence import (
     past_product,
     place_after,
     swapped_word,
-    unclaimed,
-    unclaimed_words,
     without_our_words,
 )
 from .visibility_lines import (
@@ -435,7 +434,8 @@ class CatalogueMatcher(NameReading):
             if sku not in named and self.words[sku] and self._names_by_title(sku, found, view)
         }
         sized = {sku for sku in titled if sizes_agree(view.sizes, self.sizes[sku])}
-        titled = unclaimed_words(titled, self.words, view.keys, MIN_FOUND, sized)
+        kinds = {sku: self._kind(sku) for sku in titled}
+        titled = unclaimed_words(titled, self.words, view.keys, MIN_FOUND, sized, kinds)
         # the brand leads into a product's words, singled out or not ("<brand> Pigment Ink
         # Pad" of two colours, then "a logbook page": round 13)
         led = brand_leads(view.keys, self.brand, view.candidates) if self.brand else None

@@ -126,6 +126,9 @@ DEV_MENTIONS = (
     *(HERE / f"heldout{n}" / "mentions.json" for n in (71, 72)),
     # measured once in round 45, burned in round 46
     *(HERE / f"heldout{n}" / "mentions.json" for n in (73, 74)),
+    # measured once in round 46, burned in round 47 (heldout75, measured once then too and
+    # meeting every bar, was not read and is not here)
+    HERE / "heldout76" / "mentions.json",
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -223,6 +226,9 @@ DEV_KEYWORDS = (
     *(HERE / f"heldout{n}" / "keywords.json" for n in (71, 72)),
     # measured once in round 45, burned in round 46
     *(HERE / f"heldout{n}" / "keywords.json" for n in (73, 74)),
+    # measured once in round 46, burned in round 47 (heldout75, measured once then too and
+    # meeting every bar, was not read and is not here)
+    HERE / "heldout76" / "keywords.json",
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present

@@ -6,8 +6,9 @@ written joined in capitals, and a kind in the plural with "one"/"both"."""
 
 import pytest
 
+from commerce_api.analysis.visibility_claims import unclaimed_words
 from commerce_api.analysis.visibility_clauses import answer_units
-from commerce_api.analysis.visibility_evidence import brand_leads, unclaimed_words
+from commerce_api.analysis.visibility_evidence import brand_leads
 from commerce_api.analysis.visibility_match import CatalogueMatcher, Product
 from commerce_api.analysis.visibility_sizes import numbers_single_out, sizes_of
 
