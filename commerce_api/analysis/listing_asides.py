@@ -79,6 +79,14 @@ _PARTS_OPPOSED = re.compile(
     r"|\bthe(?:\s+\w+){1,2}\s+(?:is|are)\b[^;]*;\s*the(?:\s+\w+){1,2}\s+(?:is|are)\b",
     re.IGNORECASE,
 )
+# an aside is left out with its clause ("Star tip head; a hardwood handle is sold
+# separately": round 48), one that sets a part against the product or points at a picture
+# with its sentence ("The removable liner is waterproof; the canvas boot itself is not")
+_ACROSS = re.compile(
+    r"\bitself\s+(?:is|isn|are|aren|has|hasn|does|doesn|can|cannot|won|will|was|wasn)\b|"
+    r"\b(?:shown|pictured)\s+(?:beside|with|alongside|next\s+to)\b|\b(?:the|a)\s+\w+\s+pictured\b",
+    re.IGNORECASE,
+)
 # another item's code ("The pusher from KS-7 fits them"; round 41): said of another product
 _OTHER_CODE = re.compile(r"\b[A-Z]{2,5}-\d{1,4}[A-Z]?\b")
 
@@ -161,10 +169,10 @@ def without_asides(description: str | None) -> str | None:
         "".join(
             _without_names(clause)
             for clause in _CLAUSE.findall(sentence)
-            if not _OTHER_OF_OURS.search(clause)
+            if not _OTHER_OF_OURS.search(clause) and not _ASIDE.search(clause)
         )
         for sentence in _SENTENCE.findall(description)
-        if not _ASIDE.search(sentence)
+        if not _ACROSS.search(sentence)
         and not _PARTS_OPPOSED.search(sentence)
         and not _DEFINITION.match(sentence)
         and not _OTHER_CODE.search(sentence)

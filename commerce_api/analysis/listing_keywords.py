@@ -332,10 +332,16 @@ class KeywordCorpus:
                 and not beside_own_term(phrase, own, counts, others, MIN_TITLES, MIN_SHARE)
             ):
                 continue  # the title says a part of it already
-            if len(phrase) == 1 and (
-                (kit and not modifier(spelling))  # a kit's part ("Energiser, 200 m of tape")
-                or phrase[0] not in alone
-                or half_of_a_pair(phrase[0], pairs, counts, MIN_TITLES)
+            if (
+                len(phrase) == 1
+                and (
+                    (kit and not modifier(spelling))  # a kit's part ("Energiser, 200 m of tape")
+                    or (
+                        phrase[0] not in alone
+                        and not (phrase[0] in kinds and opening[-1:] == phrase)
+                    )
+                    or half_of_a_pair(phrase[0], pairs, counts, MIN_TITLES)
+                )
             ):
                 continue  # a word cut out of a phrase, or said of another part
             if phrase in longer and phrase not in pairs:

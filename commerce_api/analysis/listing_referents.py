@@ -68,6 +68,7 @@ _OBJECT_IS_ANOTHER = word_set("fits replace replaces replacing unlike instead")
 # with auto stop"; round 15)
 _FITS = word_set("fits fit replaces replace replacing")
 _HAVING_WORDS = word_set("with featuring having")
+_JOINS = word_set("and or")
 # what the product stands in for: the noun phrases before and after ("a budget food
 # dehydrator alternative", "an alternative to a food dehydrator"; round 13)
 _STANDS_IN = word_set("alternative alternatives substitute substitutes")
@@ -178,8 +179,8 @@ def another_thing(words: list[str | None]) -> set[int]:
             to_clause_end = False
         elif to_clause_end:
             marked.add(index)
-        elif word in _FITS:
-            marked.add(index)
+        elif word in _FITS or word in _COMPARED:  # "lighter than a pick with a nylon
+            marked.add(index)  # brush", "works like a fish scaler" (round 48)
             marked.update(_fitted(words, index))
         elif word in _CLAUSE_OF_ANOTHER or (
             index
@@ -272,7 +273,13 @@ def _fitted(words, index):
     phrase = _noun_phrase(words, index + 1)
     after = (max(phrase) + 1) if phrase else index + 1
     if after < len(words) and words[after] in _HAVING_WORDS:
-        return [*phrase, after, *_noun_phrase(words, after + 1)]
+        having = _noun_phrase(words, after + 1)
+        marked = [*phrase, after, *having]
+        # ... and the ones joined to it ("shaves with blade adjusters and a flat sole")
+        while having and (joined := max(having) + 1) < len(words) and words[joined] in _JOINS:
+            having = _noun_phrase(words, joined + 1)
+            marked += [joined, *having]
+        return marked
     return phrase
 
 
@@ -433,6 +440,13 @@ def denies_kind(
 
 
 _TITLE_PARTS = re.compile(r",|\s[-\u2013|/]\s|[()]")
+# after a kind, a set of it or the form it comes in, not a thing that serves it
+_MANY_OR_FORM = frozenset(
+    map(
+        cached_stem,
+        word_set("kit set bundle pack assortment collection paste cream gel powder balm"),
+    )
+)
 
 
 def serves_a_kind(title: str | None, kind: str | None, kinds: AbstractSet[str]) -> bool:
@@ -451,6 +465,8 @@ def serves_a_kind(title: str | None, kind: str | None, kinds: AbstractSet[str]) 
             if cached_stem(word) not in kinds:
                 continue
             following = words[index + 1] if index + 1 < len(words) else None
+            if following is not None and cached_stem(following) in _MANY_OR_FORM:
+                continue  # "Pusher Fid Bundle", "Saddle Soap Paste" (round 48)
             if "for" in words[:index] or (
                 following is not None and following.isalpha() and usable(following)
             ):
@@ -468,7 +484,11 @@ def names_a_served_kind(description: str | None, kind: str | None, kinds: Abstra
     if not kinds or kind in kinds:
         return False
     words = phrase_words(description)
-    named = [i for i, word in enumerate(words) if word and cached_stem(word) in kinds]
+    named = [
+        i
+        for i, word in enumerate(words)
+        if word and cached_stem(word) in kinds and not _compared_with(words, i)
+    ]
     if not named:
         return False
     if _called_one(words, named[0]):
@@ -481,13 +501,27 @@ def names_a_served_kind(description: str | None, kind: str | None, kinds: Abstra
     return index < named[0]
 
 
+def _start_of_phrase(words, index):
+    """The index of the first word of the noun phrase ending at ``index`` (its modifiers)."""
+    while index > 0 and words[index - 1] and _noun(words[index - 1]):
+        index -= 1
+    return index
+
+
+def _compared_with(words, index):
+    """True when the kind at ``index`` is another thing the product is compared with
+    ("Lighter than a pick with a nylon brush", "unlike a winder"; round 48)."""
+    start = _start_of_phrase(words, index)
+    if start and words[start - 1] in DETERMINERS:
+        start -= 1
+    return start > 0 and words[start - 1] in _COMPARED
+
+
 def _called_one(words, named):
     """True when the kind at ``named`` follows "sold as a", "works as a", "converted into a"
     ...: the description says the product is one ("Sold as a porridge pan by the mill", "Works
     as a gravy ladle"; round 47), not what it serves ("fits into a mash tun")."""
-    start = named
-    while start > 0 and words[start - 1] and _noun(words[start - 1]):
-        start -= 1  # the kind's modifiers ("a cake ring")
+    start = _start_of_phrase(words, named)  # the kind's modifiers ("a cake ring")
     if start < 3 or words[start - 1] not in ("a", "an"):
         return False
     link, before = words[start - 2], words[max(0, start - 5) : start - 2]
@@ -513,3 +547,4 @@ _SETS = word_set("pair set of")
 _IS = word_set("is are")
 _CALLED = word_set("sold marketed works work doubles double serves serve used")
 _MADE = word_set("converted turned made")
+_COMPARED = word_set("than unlike like")

@@ -5,7 +5,7 @@ product with more words found also has (``unclaimed_words``)."""
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
 from .listing_title import stem
@@ -95,3 +95,26 @@ def _kind_taken(sku, claimed, titled, weight, kinds):
         for other, theirs in titled.items()
         if other != sku and kind in theirs
     )
+
+
+def variant_of_led(
+    sku: str,
+    led: AbstractSet[str] | None,
+    words: Mapping[str, frozenset[str]],
+    kind_of: Callable[[str], str | None],
+    variant_stems: AbstractSet[str],
+    keys: Sequence[str],
+) -> bool:
+    """True when ``sku`` differs from a product of its kind that the brand leads into
+    (``led``, ``visibility_evidence.brand_leads``) only by variant words, the first of them
+    said after "in": "Paint the body in <brand> sap green and the wheels in mars black" names
+    the mars black paint too (round 48)."""
+    stems = [stem(key) for key in keys]
+    for other in led or ():
+        own = words[sku] - words[other]
+        if other == sku or not own or not own <= variant_stems or kind_of(other) != kind_of(sku):
+            continue
+        first = next((i for i, word in enumerate(stems) if word in own), None)
+        if first and keys[first - 1] == "in":
+            return True
+    return False

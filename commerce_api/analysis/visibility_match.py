@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 from .listing_phrases import MATERIAL_STEMS
 from .listing_title import stem
-from .visibility_claims import unclaimed, unclaimed_words
+from .visibility_claims import unclaimed, unclaimed_words, variant_of_led
 from .visibility_clauses import (
     Unit,
     answer_units,
@@ -151,6 +151,7 @@ _GENERAL = re.compile(r"\b(?:whatever|whichever|regardless\s+of|no\s+matter)\b",
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
 _SKU_TOKEN = re.compile(r"[A-Za-z0-9._-]+")  # the characters a SKU may have
+_WORD = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,9 @@ class CatalogueMatcher(NameReading):
     def __init__(self, products, brand=None):
         self.brand = keys_of(brand)
         self.brand_tokens = exact_tokens(brand)
-        brand_words = self.brand_stems = frozenset(stem(word) for word in self.brand)
+        # (as spelt too: "Palliser's" is our "Palliser", read "pallizer"; round 48)
+        spelt = [word.casefold() for word in _WORD.findall(brand or "")]
+        brand_words = self.brand_stems = frozenset(map(stem, [*self.brand, *spelt]))
         self.brand_name = (
             re.compile(
                 r"(?<![\w])(?i:"
@@ -440,9 +443,17 @@ class CatalogueMatcher(NameReading):
         # Pad" of two colours, then "a logbook page": round 13)
         led = brand_leads(view.keys, self.brand, view.candidates) if self.brand else None
         besides = set().union(*(view.candidates[sku] for sku in led or ()))
+        variants = COLOUR_STEMS | VARIANT_STEMS | self.variants
         for sku, found in titled.items():
             referred = carried or (led is not None and sku not in led)
-            if not referred or definite_before(view.keys, found, besides):
+            if (
+                not referred
+                or definite_before(view.keys, found, besides)
+                or (
+                    not carried
+                    and variant_of_led(sku, led, self.words, self._kind, variants, view.keys)
+                )
+            ):
                 named[sku] = "title"
         return named
 

@@ -9,7 +9,7 @@ from collections.abc import Set as AbstractSet
 
 from .listing_keywords import kind_of
 from .listing_phrases import MATERIAL_STEMS
-from .listing_title import STOPWORDS, stem
+from .listing_title import STOPWORDS, stem, word_set
 from .visibility_clauses import exact_runs, items_of_other_brands, quantified
 from .visibility_evidence import count_beside
 from .visibility_others import names_in, without_other_names
@@ -45,6 +45,12 @@ _CLAUSES_AND_MARKS = re.compile(f"({CLAUSE_SPLIT.pattern})", CLAUSE_SPLIT.flags)
 # "12 TPI"; round 41)
 _NUMBER_BEFORE_WORD = re.compile(r"(?<![\w.])\d[\d.]*\s+([A-Z]{2,4})\b")
 _LEAD_PREFIX = 3  # words of a title's lead that name it without the rest (round 14)
+# a verb after a lead of three words or more, in the plural too ("<brand>'s youth eye guards
+# fit under a cap" of our "Youth Eye Guard Goggles"; round 48)
+_SAID_OF_THEM = word_set(
+    "is are was were has have comes come fits fit suits suit holds hold lasts last stays stay "
+    "grips grip works work feels feel keeps keep sits sit"
+)
 _MANY = frozenset(["set", "pair", "pairs"])  # a title of several things ("Set of 3")
 QUANTIFIER_REACH = 4  # words before the kind or the brand a quantifier reaches
 QUANTIFIERS = frozenset(["any", "every", "all", "whichever", "whatever", "each"])
@@ -155,10 +161,14 @@ class NameReading:
                 break
             lead = self.brand + before[:length]
             for start in range(len(keys) - len(lead) + 1):
-                if keys[start : start + len(lead)] == lead:
-                    after = keys[start + len(lead) : start + len(lead) + 1]
-                    if not words_of(" ".join(after)) or after[0] in NUMBER_WORDS:
-                        return True
+                said = keys[start : start + len(lead)]
+                if said[:-1] != lead[:-1] or stem(said[-1]) != stem(lead[-1]):
+                    continue
+                after = keys[start + len(lead) : start + len(lead) + 1]
+                if not words_of(" ".join(after)) or after[0] in NUMBER_WORDS:
+                    return said == lead or length >= _LEAD_PREFIX
+                if length >= _LEAD_PREFIX and after[0] in _SAID_OF_THEM:
+                    return True  # "<brand>'s youth eye guards fit under a cap" (round 48)
         return False
 
     def exact_titles(self, text: str) -> set[str]:

@@ -66,7 +66,7 @@ def _other_amount(text: str, end: int, holding: Container[str]) -> bool:
 _PACKAGING = word_set(
     "bag bags cone cones tub tubs box boxes tin tins jar jars bottle bottles pouch sack sacks "
     "carton cartons can cans tube tubes packet packets bucket buckets drum drums hank skein "
-    "spool reel case"
+    "spool reel case card cards spools reels roll rolls coil coils"  # "a 5 m card" (round 48)
 )
 _ARTICLE_AT_END = re.compile(r"\b(?:a|an|the|my|your|his|her|their|this|that)\s+$", re.IGNORECASE)
 # what an amount says of the product itself: "the 12 in length" (round 40)

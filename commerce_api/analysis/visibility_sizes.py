@@ -32,9 +32,10 @@ DIMENSION = re.compile(
     r"(?<![\w.,])(\d+(?:[.,]\d+)?\s*[x\u00d7]\s*\d+(?:[.,]\d+)?)(?![\w.,]|\s*[x\u00d7])"
 )
 # an amount listed before a size, sharing its unit ("24 or 28 cm", "500, 750 ml"); a slash
-# lists only with a space beside it: "8/0" and "1/8 in" are one size each (round 12)
+# lists only with a space beside it: "8/0" and "1/8 in" are one size each (round 12), and
+# the number after a slash is not listed: "18/3, 50 m" is 50 m (round 48)
 _LISTED_BEFORE = re.compile(
-    r"(?<![\w.,])(?<!of )(?<!x )(\d+(?:[.,]\d+)?)\s*(?:,|\s/|/\s|\bor\b|\band\b)\s*$"
+    r"(?<![\w.,/])(?<!of )(?<!x )(\d+(?:[.,]\d+)?)\s*(?:,|\s/|/\s|\bor\b|\band\b)\s*$"
 )
 # ... and before a count of a word ("the 70 and the 80 durometer"; round 20; "of 10 and of
 # 20 sheets": round 30)

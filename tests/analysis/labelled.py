@@ -129,6 +129,8 @@ DEV_MENTIONS = (
     # measured once in round 46, burned in round 47 (heldout75, measured once then too and
     # meeting every bar, was not read and is not here)
     HERE / "heldout76" / "mentions.json",
+    # measured once in round 47, burned in round 48
+    *(HERE / f"heldout{n}" / "mentions.json" for n in (77, 78)),
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -229,6 +231,8 @@ DEV_KEYWORDS = (
     # measured once in round 46, burned in round 47 (heldout75, measured once then too and
     # meeting every bar, was not read and is not here)
     HERE / "heldout76" / "keywords.json",
+    # measured once in round 47, burned in round 48
+    *(HERE / f"heldout{n}" / "keywords.json" for n in (77, 78)),
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
