@@ -66,7 +66,9 @@ _ASIDE = re.compile(
     # one had a brass collar"
     r"(?:mk|mark|v|version|gen|generation|series)\.?\s*(?:\d+|[ivx]+)\s+(?:had|was|were|came|used)|"
     r"(?:original|old|first|earlier|previous)(?:\s+(?:one|model|version|edition|design|type))?"
-    r"\s+(?:had|was|were|came|used))\b",
+    r"\s+(?:had|was|were|came|used)|"
+    # ... of any name (round 49): "The old pattern had a spring return"
+    r"(?:original|old|earlier|previous|former)\s+\w+\s+(?:had|came\s+with|used\s+to))\b",
     re.IGNORECASE,
 )
 # one part set against another: "The upper drawer is velvet lined; the lower one is bare

@@ -162,7 +162,12 @@ def variant_words(words: Mapping[str, frozenset[str]], titles: Mapping[str, str]
 
 # a record of fields, one "key: value" a line, with keys in lower case (YAML, a spec block;
 # round 36): "maker: <brand>" / "product: Speed Cube" / "size: 3x3" names one product
-_FIELD = re.compile(r"^[ \t]*(?:-[ \t]+)?[a-z][a-z0-9_ ]{0,24}:[ \t]+(\S[^\n]*?)[ \t]*$")
+# ... or keys of a product's record in capitals ("- Brand: <brand>" / "- Model: cutting mat" /
+# "- Colour to choose: **Titan Buff**"; round 49)
+_FIELD = re.compile(
+    r"^[ \t]*(?:[-*][ \t]+)?(?:[a-z][a-z0-9_ ]{0,24}|(?:Brand|Maker|Make|Model|Product|Name|"
+    r"Colou?r|Finish|Size|Variant|Edition|Type|Item)(?:[ \t]+[a-z]+){0,3}):[ \t]+(\S[^\n]*?)[ \t]*$"
+)
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)[\w-]*[ \t]*$")
 
 

@@ -131,6 +131,9 @@ DEV_MENTIONS = (
     HERE / "heldout76" / "mentions.json",
     # measured once in round 47, burned in round 48
     *(HERE / f"heldout{n}" / "mentions.json" for n in (77, 78)),
+    # measured once in round 48, burned in round 49 (heldout79, measured once then too and
+    # meeting every bar, was not read and is not here)
+    HERE / "heldout80" / "mentions.json",
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -233,6 +236,9 @@ DEV_KEYWORDS = (
     HERE / "heldout76" / "keywords.json",
     # measured once in round 47, burned in round 48
     *(HERE / f"heldout{n}" / "keywords.json" for n in (77, 78)),
+    # measured once in round 48, burned in round 49 (heldout79, measured once then too and
+    # meeting every bar, was not read and is not here)
+    HERE / "heldout80" / "keywords.json",
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
