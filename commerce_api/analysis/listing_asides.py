@@ -40,6 +40,8 @@ _ASIDE = re.compile(
     # what the buyer may do to it, what it is too big or small for (round 37): "you can grind
     # a bevelled edge onto it yourself", "too large for use as sugar tongs"
     r"yourself|too\s+\w+\s+(?:for|to)|"
+    # what owners make of it (round 50): "many owners file their own blunt tips"
+    r"(?:their|your)\s+own\b(?!\s+(?:weight|stand|way))|"
     # another thing to use, an earlier run of the product (round 38): "use a dough scraper
     # with a bevelled edge for the bench", "earlier runs had an anti clog grid"
     r"use\s+(?:a|an|another)|(?:earlier|older|previous|former)\s+"

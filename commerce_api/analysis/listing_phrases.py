@@ -119,6 +119,9 @@ _NOT_A_NAME = word_set(
 )
 
 
+_LETTER_SHAPE = re.compile(r"[B-HJ-Z]")  # a capital letter alone, not "A" or "I"
+
+
 def standalone_words(
     text: str | None, known: set[tuple[str, ...]] | frozenset, title: set[str] | frozenset
 ) -> set[str]:
@@ -145,6 +148,8 @@ def standalone_words(
                 and not clause[prev.end() : match.start()].strip()
             ):
                 continue  # a unit after its number ("13 inch"), not "100% cotton"
+            if prev is not None and _LETTER_SHAPE.fullmatch(prev.group()):
+                continue  # a letter's shape names it: "a D grip", "the T handle" (round 50)
             here = _stem(word)
             before = _stem(prev.group().casefold()) if prev is not None else None
             next_word = after.group().casefold() if after is not None else None

@@ -494,6 +494,8 @@ def names_a_served_kind(description: str | None, kind: str | None, kinds: Abstra
     if _called_one(words, named[0]):
         return False
     index = _past_noun_phrase(words, 1)  # after the first clause's mark
+    if index == 1 and index < len(words) and words[index] in _SUBJECTS:
+        index += 1  # "It is a knock down horse" (round 50)
     if index < named[0] and words[index] in _IS:  # "The set is a mash tun with ..." (round 47)
         after = _past_noun_phrase(words, index + 1)
         if after - 1 in named:
@@ -545,6 +547,7 @@ def _past_noun_phrase(words, index):
 # "a pair of trekking poles", "a set of ...": the noun phrase goes on
 _SETS = word_set("pair set of")
 _IS = word_set("is are")
+_SUBJECTS = word_set("it they this")
 _CALLED = word_set("sold marketed works work doubles double serves serve used")
 _MADE = word_set("converted turned made")
 _COMPARED = word_set("than unlike like")

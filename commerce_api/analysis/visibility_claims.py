@@ -52,6 +52,7 @@ def unclaimed_words(
     min_found: int,
     sized: AbstractSet[str] = frozenset(),
     kinds: Mapping[str, str | None] | None = None,
+    variants: AbstractSet[str] = frozenset(),
 ) -> dict[str, frozenset[str]]:
     """``titled`` (the products a unit names by their words found) without those whose
     words are another's: a word said once that a product with more words found in the unit
@@ -60,7 +61,8 @@ def unclaimed_words(
     name when what is left is ``min_found`` words, or its whole title is found. A size of
     its title the unit says (``sized``: those products) counts as one more word ("a schooner
     fits in the 500 ml flat bottle" of our "Flat Bottle 500 ml" and "Schooner in a Bottle
-    Kit"; round 40)."""
+    Kit"; round 40). A variant of the product (its title differs only by ``variants``
+    words) claims none of its words."""
     said = Counter(stem(key) for key in keys)
     weight = {sku: len(found) + (sku in sized) for sku, found in titled.items()}
     kept = {}
@@ -68,7 +70,11 @@ def unclaimed_words(
         claimed: set[str] = {
             word
             for other, theirs in titled.items()
-            if other != sku and weight[other] > weight[sku] and theirs != found
+            if other != sku
+            and weight[other] > weight[sku]
+            and theirs != found
+            # (not a variant of it: "both <brand> baskets, massicot and zinc white"; round 50)
+            and not (titles[sku] != titles[other] and (titles[sku] ^ titles[other]) <= variants)
             for word in found & theirs
             if said[word] <= 1
         }

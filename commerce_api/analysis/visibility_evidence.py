@@ -385,7 +385,10 @@ _PLACES = word_set(
     # an event named after the brand: "At the <brand> Waterfowl Show ...", "the <brand> Open
     # used ..." (round 35)
     "show fair fairs open contest contests competition competitions prize prizes trophy "
-    "expo exhibition convention derby rally gala award awards games cup"
+    "expo exhibition convention derby rally gala award awards games cup "
+    # a part of the brand's shop: "Browse <brand>'s tools section at https://... for blowing
+    # straws" (round 50)
+    "section sections department departments aisle aisles"
 )
 # another maker's thing made for the brand's things: "ribbon tails that clip onto <brand> poi
 # heads", "saucers that fit <brand> planters" (round 38): the brand's kind in the plural
@@ -486,16 +489,22 @@ def name_after_brand(keys: Sequence[str], brand: Sequence[str], name: AbstractSe
     )
 
 
+# the domains after a host's name: "<brand>.example/tools" (round 50)
+_HOSTS = word_set("com net org co uk de fr nl eu io shop store example online")
+
+
 def brand_aside(keys: Sequence[str], brand: Sequence[str], ours: Container[str] = ()) -> bool:
     """True when every mention of the ``brand`` in ``keys`` is followed by one of its
     people or places, by a denial that it makes or sells something, or speaks of a product it
-    might make (the comments above)."""
+    might make (the comments above); a mention as an address's host is not counted."""
     width, mentions = len(brand), 0
     for start in range(len(keys) - width + 1):
         if list(keys[start : start + width]) != list(brand):
             continue
-        mentions += 1
         after = list(keys[start + width : start + width + _DENIAL_REACH + 1])
+        if after[:1] and after[0] in _HOSTS:
+            continue  # an address's host, not said of the brand (round 50)
+        mentions += 1
         if after[:1] and (after[0] in _PEOPLE or after[0] in _UNMADE):
             continue
         reach = 4 if after[:1] and after[0] in _HOLDING else 2  # "<brand> run coaching clinics"

@@ -80,7 +80,6 @@ from .visibility_evidence import (
     without_our_words,
 )
 from .visibility_lines import (
-    VERBS,
     any_maker,
     catalogue_list,
     line_words,
@@ -136,17 +135,11 @@ EXACT_ALL_SIGNIFICANT = 4  # ... or this many words and numbers, all significant
 EXACT_CASED_TOKENS = 3  # ... or this many, all significant, written in Title Case
 EXACT_SIZED_WORDS = 2  # ... or this many significant words and a size ("Steel Rule 150 mm")
 _NAME_AFTER = r"(?:['\u2019]s)?((?:\s+(?:[a-z]*[A-Z0-9][\w.\-]*|&|with|of|and|for|in|at|on))+)"
-# prepositions that end the noun phrase before them ("the navy <brand> underglaze over the
-# body"; round 13), beside the stop words
-_PREPOSITIONS = frozenset(
-    ["over", "under", "across", "into", "onto", "through", "along", "around", "inside", "behind"]
-)
 # words after the brand that make it a style, another maker's product ("a <brand>-style
 # shuttle", "<brand>-inspired beaters"; round 13)
 _STYLE = frozenset(["style", "styled", "inspired", "type", "esque", "influenced"])
 _MARKS = re.compile("[\u2122\u00ae\u00a9\u2120]")  # trade and service marks
 _NUMBER = re.compile(r"(?<![\w.])\d[\d.,]*(?![\w.])")  # a number, not a code ("A5")
-_DETERMINERS = frozenset(["the", "a", "an", "this", "that", "its", "their", "our", "my", "your"])
 _GENERAL = re.compile(r"\b(?:whatever|whichever|regardless\s+of|no\s+matter)\b", re.I)
 _DIGIT_RUN = re.compile(r"\d[\d \-]{6,}\d")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
@@ -193,6 +186,7 @@ class CatalogueMatcher(NameReading):
         self.spaced = {}  # sku -> its title's "#word" numbers written apart ("Size 02")
         self.plural_kind = {}  # sku -> True when its title says its kind in the plural
         self.modifier = {}  # sku -> the word before its kind ("throw" of "throw blanket")
+        self.material_modifier = {}  # ... when a material ("wool" of "Rug Wool Skein")
         self.name_words = {}  # sku -> its title's words before a comma (with ``_kind``)
         self.compounds = CompoundWords()
         self.title_keys = {}  # sku -> its title's words in order (keys_of)
@@ -344,26 +338,17 @@ class CatalogueMatcher(NameReading):
                 or one_of_several(found, self.holding, keys)  # "the mesophilic one"
                 or compares(" ".join(keys))  # "the shorter of the two <brand> ropes"
             )
-        if self._lead_after_brand(sku, kind, keys):
+        picked = bool(found & self.variants & self.words[sku])  # a variant of ours is said
+        if self._lead_after_brand(sku, kind, keys, picked):
             return True
         modifier = self.modifier[sku]
+        if modifier is None and picked:  # "<brand> wool in zinc white" of our "Rug Wool
+            modifier = self.material_modifier.get(sku)  # Skein, Zinc White" (round 50)
         if modifier is None or modifier not in found:
             return False
         if modifier in served_words(self.title_keys[sku]):
             return False  # "selling hatching eggs" of our "Egg Candler for Eggs" (round 34)
-        for index, word in enumerate(keys):
-            if stem(word) == modifier:
-                after = keys[index + 1] if index + 1 < len(keys) else None
-                plural = word != modifier and word not in self.title_keys[sku]
-                if after in _DETERMINERS or (index and keys[index - 1] == "to") or plural:
-                    continue  # a verb: "<brand>'s snowshoes carry the barcode" (round 15),
-                    # "<brand> differentials are easy to rebuild" (round 23); a plural: "fit
-                    # most square boxes" of our "Box Insert" (round 24)
-                if after is None or not words_of(after) or after in _PREPOSITIONS | VERBS:
-                    return True
-                if re.search(rf"\b{re.escape(word)}\s*[,;:.!?)\]]", text or "", re.IGNORECASE):
-                    return True  # "the 90 cm <brand> cockerel; smaller ones ..." (round 40)
-        return False
+        return self._modifier_ends(sku, modifier, keys, text, picked)
 
     def _said_of_it(self, sku, found, keys, names, colours, text, typed=False):
         """The checks of a title match said of our brand (module docstring); ``typed``: a
@@ -413,7 +398,8 @@ class CatalogueMatcher(NameReading):
             sku = self.skus.get(token.rstrip("._").casefold())
             if sku is not None and sku not in named:
                 named[sku] = "sku"
-        for sku in self.exact_titles(text):
+        exact = self.exact_titles(text)
+        for sku in exact | self._variants_beside(text, exact):
             named.setdefault(sku, "title")
         if self.brand and not branded:
             return named  # a title said of no brand of ours (or of another) is not ours
@@ -438,12 +424,12 @@ class CatalogueMatcher(NameReading):
         }
         sized = {sku for sku in titled if sizes_agree(view.sizes, self.sizes[sku])}
         kinds = {sku: self._kind(sku) for sku in titled}
-        titled = unclaimed_words(titled, self.words, view.keys, MIN_FOUND, sized, kinds)
+        variants = COLOUR_STEMS | VARIANT_STEMS | self.variants
+        titled = unclaimed_words(titled, self.words, view.keys, MIN_FOUND, sized, kinds, variants)
         # the brand leads into a product's words, singled out or not ("<brand> Pigment Ink
         # Pad" of two colours, then "a logbook page": round 13)
         led = brand_leads(view.keys, self.brand, view.candidates) if self.brand else None
         besides = set().union(*(view.candidates[sku] for sku in led or ()))
-        variants = COLOUR_STEMS | VARIANT_STEMS | self.variants
         for sku, found in titled.items():
             referred = carried or (led is not None and sku not in led)
             if (
@@ -517,9 +503,14 @@ class CatalogueMatcher(NameReading):
         """True when the unit (``view``) names ``sku`` by the words of its title ``found``
         in it (module docstring)."""
         title, kind, keys = self.words[sku], self._kind(sku), view.keys
+        own_variant = title & self.variants  # its variant's words (round 50)
         if kind is not None and kind not in found and any(says_kind(stem(k), kind) for k in keys):
             found = found | {kind}  # "the keylock draw" of our "Keylock Quickdraw"
-        if found != title and MIN_FOUND <= len(found) < view.most.get(kind, 0):
+        if (
+            found != title
+            and MIN_FOUND <= len(found) < view.most.get(kind, 0)
+            and not (own_variant and own_variant <= found)  # (its own variant's words pick
+        ):  # it: "both <brand> baskets, massicot and zinc white"; round 50)
             return False  # another product of its kind has more of its words here
         sizes = unclaimed(view.text, view.sizes, sku, view.candidates, self.sizes, MIN_FOUND)
         if sizes_conflict(sizes, self.sizes[sku]) or count_conflict(sizes, self.sizes[sku]):
@@ -560,6 +551,8 @@ class CatalogueMatcher(NameReading):
             and (
                 picked
                 or variant_word(found, sku, self.holding, self.words)
+                or bool(own_variant)
+                and own_variant <= found  # "<brand> cones in zinc white"
                 or not brand_kinds(keys, self.brand, kind, self.modifier[sku], plural)
             )
             and not swapped_word(keys, self.title_keys[sku], title | self.brand_stems)

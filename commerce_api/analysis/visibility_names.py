@@ -12,9 +12,11 @@ from .listing_phrases import MATERIAL_STEMS
 from .listing_title import STOPWORDS, stem, word_set
 from .visibility_clauses import exact_runs, items_of_other_brands, quantified
 from .visibility_evidence import count_beside
+from .visibility_lines import VERBS
 from .visibility_others import names_in, without_other_names
 from .visibility_sizes import (
     COUNT,
+    NUMBER_WORD,
     NUMBER_WORDS,
     PART_SPLIT,
     SIZE,
@@ -44,6 +46,12 @@ _CLAUSES_AND_MARKS = re.compile(f"({CLAUSE_SPLIT.pattern})", CLAUSE_SPLIT.flags)
 # a number and a word in capitals after it: a measure our units do not know ("16 SWG",
 # "12 TPI"; round 41)
 _NUMBER_BEFORE_WORD = re.compile(r"(?<![\w.])\d[\d.]*\s+([A-Z]{2,4})\b")
+# prepositions that end the noun phrase before them ("the navy <brand> underglaze over the
+# body"; round 13), beside the stop words
+_PREPOSITIONS = frozenset(
+    ["over", "under", "across", "into", "onto", "through", "along", "around", "inside", "behind"]
+)
+_DETERMINERS = frozenset(["the", "a", "an", "this", "that", "its", "their", "our", "my", "your"])
 _LEAD_PREFIX = 3  # words of a title's lead that name it without the rest (round 14)
 # a verb after a lead of three words or more, in the plural too ("<brand>'s youth eye guards
 # fit under a cap" of our "Youth Eye Guard Goggles"; round 48)
@@ -110,6 +118,14 @@ class NameReading:
             for number in _NUMBER_BEFORE_WORD.finditer(title):  # "Rings 16 SWG": rings
                 if kind is not None and words_of(number.group(1)) == [kind]:
                     kind = kind_of(title[: number.start()]) or kind
+            for count in NUMBER_WORD.finditer(title):  # "Bar Mould 24 Cavities": a mould
+                if (  # (a count of things, not a measure: "Shakuhachi 1.8 Shaku",
+                    kind is not None  # "Battery 1300 mAh"; round 50)
+                    and count.group(1).isdigit()
+                    and words_of(count.group(2)) == [kind]
+                    and stem(count.group(2).casefold()) != count.group(2).casefold()
+                ):
+                    kind = kind_of(title[: count.start()]) or kind
             self.kinds[sku] = kind if kind in self.words[sku] else None
             title_keys = keys_of(self.products[sku].title)
             self.plural_kind[sku] = any(
@@ -119,6 +135,8 @@ class NameReading:
             for before, word in zip(title_keys, title_keys[1:], strict=False):
                 if stem(word) == kind and len(before) >= 3 and before.isalpha():
                     modifier = stem(before)
+            if modifier in MATERIAL_STEMS and modifier in self.words[sku]:
+                self.material_modifier[sku] = modifier
             if modifier in COLOUR_STEMS or modifier in MATERIAL_STEMS:
                 modifier = None
             self.modifier[sku] = modifier if modifier in self.words[sku] else None
@@ -146,18 +164,20 @@ class NameReading:
             for i in range(len(keys) - width)
         )
 
-    def _lead_after_brand(self, sku, kind, keys):
+    def _lead_after_brand(self, sku, kind, keys, picked=False):
         """True when the title's words before its kind (two or more), or the first three
         or more of them (round 14: "<brand> end-fed half-wave, 20 m band" of "End-Fed
         Half-Wave Antenna Kit, 20 m Band"), follow the brand in the unit with no
         significant word after them but a number: "Loomhollow Merino DK in teal" of our
         "Merino DK Yarn 50 g - Teal" (not "Birchwood Acacia Salad Servers" of our "Acacia
-        Salad Bowl ... with Servers")."""
+        Salad Bowl ... with Servers"); two words of it when a variant of ours is said
+        (``picked``: "<brand> tencel warp in fuchsine" of our "Tencel Warp Yarn Cone,
+        Fuchsine"; round 50)."""
         title_keys = keys_of(self.products[sku].title)
         kinds = [i for i, key in enumerate(title_keys) if stem(key) == kind]
         before = title_keys[: kinds[0]] if kinds else []
         for length in range(len(before), 1, -1):
-            if length < len(before) and length < _LEAD_PREFIX:
+            if length < len(before) and length < _LEAD_PREFIX and not picked:
                 break
             lead = self.brand + before[:length]
             for start in range(len(keys) - len(lead) + 1):
@@ -170,6 +190,43 @@ class NameReading:
                 if length >= _LEAD_PREFIX and after[0] in _SAID_OF_THEM:
                     return True  # "<brand>'s youth eye guards fit under a cap" (round 48)
         return False
+
+    def _modifier_ends(self, sku, modifier, keys, text, picked):
+        """True when ``modifier`` ends a noun phrase of the unit (``_says_kind``); before
+        "in" too when a variant of ours is said (``picked``: "<brand> wool in fuchsine")."""
+        for index, word in enumerate(keys):
+            if stem(word) == modifier:
+                after = keys[index + 1] if index + 1 < len(keys) else None
+                plural = word != modifier and word not in self.title_keys[sku]
+                if after in _DETERMINERS or (index and keys[index - 1] == "to") or plural:
+                    continue  # a verb: "<brand>'s snowshoes carry the barcode" (round 15),
+                    # "<brand> differentials are easy to rebuild" (round 23); a plural: "fit
+                    # most square boxes" of our "Box Insert" (round 24)
+                if after is None or not words_of(after) or after in _PREPOSITIONS | VERBS:
+                    return True
+                if picked and after == "in":
+                    return True
+                if re.search(rf"\b{re.escape(word)}\s*[,;:.!?)\]]", text or "", re.IGNORECASE):
+                    return True  # "the 90 cm <brand> cockerel; smaller ones ..." (round 40)
+        return False
+
+    def _variants_beside(self, text: str, exact: AbstractSet[str]) -> set[str]:
+        """The variants of a product whose exact title ``text`` says (``exact``) that it
+        names by their last part, as the title writes it: "<brand> Dough Board 60 cm:
+        Hooker's Green and Flake White" names both colours (round 50)."""
+        found = set()
+        for sku in exact:
+            base = [self.holding[word] for word in self.words[sku] - self.variants]
+            for other in set.intersection(*base) - exact if base else ():
+                part = self.products[other].title.rpartition(",")[2].strip()
+                if (
+                    self.words[other] - self.words[sku]
+                    and (self.words[sku] ^ self.words[other]) <= self.variants
+                    and part
+                    and re.search(r"(?<!\w)" + re.escape(part) + r"(?!\w)", text)
+                ):
+                    found.add(other)
+        return found
 
     def exact_titles(self, text: str) -> set[str]:
         """The SKUs whose whole title ``text`` says (module docstring)."""

@@ -282,11 +282,25 @@ def _swapped_part(text, brand_name, head, tail, title_stems):
         number = _NUMBER_AFTER_COMMA.match(text, end)  # "Gaff Cards, 24" of our "..., 12"
         if number and tail.strip().isdigit() and number.group(1) != tail.strip():
             return True  # (round 39)
-        after = _AFTER_COMMA.match(text, end) or _CLOSED_PART.match(text, end)
+        after = (
+            _AFTER_COMMA.match(text, end)
+            or _CLOSED_PART.match(text, end)
+            or _inserted_before(text, end, tail)
+        )
         word = after.group(1).casefold() if after is not None else None
         if word is not None and word not in STOPWORDS and stem(word) not in title_stems:
             return True
     return False
+
+
+def _inserted_before(text, end, tail):
+    """The match of a capitalised part put between our title's head and its ``tail``: "the
+    <brand> Painted Willow Basket, Large, Massicot" of our "Painted Willow Basket, Massicot"
+    (round 50)."""
+    if not tail.strip():
+        return None
+    pattern = r"\s*,\s*([A-Z][\w\-]*)\s*,\s*" + r"\W+".join(map(re.escape, tail.split()))
+    return re.compile(pattern + r"(?!\w)").match(text, end)
 
 
 def _ends_head(name: str, head: str) -> bool:

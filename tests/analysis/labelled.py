@@ -134,6 +134,8 @@ DEV_MENTIONS = (
     # measured once in round 48, burned in round 49 (heldout79, measured once then too and
     # meeting every bar, was not read and is not here)
     HERE / "heldout80" / "mentions.json",
+    # measured once in round 49, burned in round 50
+    *(HERE / f"heldout{n}" / "mentions.json" for n in (81, 82)),
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -239,6 +241,8 @@ DEV_KEYWORDS = (
     # measured once in round 48, burned in round 49 (heldout79, measured once then too and
     # meeting every bar, was not read and is not here)
     HERE / "heldout80" / "keywords.json",
+    # measured once in round 49, burned in round 50
+    *(HERE / f"heldout{n}" / "keywords.json" for n in (81, 82)),
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
