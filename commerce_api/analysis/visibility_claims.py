@@ -123,4 +123,7 @@ def variant_of_led(
         first = next((i for i, word in enumerate(stems) if word in own), None)
         if first and keys[first - 1] == "in":
             return True
+        last = max(i for i, word in enumerate(stems) if word in own)
+        if first and keys[first - 1] == "the" and keys[last + 1 : last + 2] == ["one"]:
+            return True  # "... and my partner has the manganese violet one" (round 51)
     return False

@@ -52,6 +52,20 @@ _PREPOSITIONS = frozenset(
     ["over", "under", "across", "into", "onto", "through", "along", "around", "inside", "behind"]
 )
 _DETERMINERS = frozenset(["the", "a", "an", "this", "that", "its", "their", "our", "my", "your"])
+# an earlier edition's mark after our exact title: "my <brand> <our title> Mk I, which they
+# stopped making", "..., 2019 edition", "..., First Printing" (round 51): another product
+_EDITION = re.compile(
+    r"(?:mk|mark|version|v|gen|generation|series) (?:\d+|[ivx]+)$|"
+    r"(?:old|original|early|earlier|previous|first) (?:pattern|model|version|series|generation)$|"
+    r"(\d{4}|first|second|1st|2nd) (?:edition|printing|run|batch)$"
+)
+_GONE = re.compile(
+    r"\b(?:stopped\s+(?:making|selling)|no\s+longer\s+(?:made|sold|make|sell)|discontinued|"
+    r"retired|out\s+of\s+production)\b",
+    re.IGNORECASE,
+)
+# words before a verb: "to rinse", "then rinse" (round 51)
+_BEFORE_VERBS = frozenset(["to", "then"])
 _LEAD_PREFIX = 3  # words of a title's lead that name it without the rest (round 14)
 # a verb after a lead of three words or more, in the plural too ("<brand>'s youth eye guards
 # fit under a cap" of our "Youth Eye Guard Goggles"; round 48)
@@ -198,7 +212,7 @@ class NameReading:
             if stem(word) == modifier:
                 after = keys[index + 1] if index + 1 < len(keys) else None
                 plural = word != modifier and word not in self.title_keys[sku]
-                if after in _DETERMINERS or (index and keys[index - 1] == "to") or plural:
+                if after in _DETERMINERS or (index and keys[index - 1] in _BEFORE_VERBS) or plural:
                     continue  # a verb: "<brand>'s snowshoes carry the barcode" (round 15),
                     # "<brand> differentials are easy to rebuild" (round 23); a plural: "fit
                     # most square boxes" of our "Box Insert" (round 24)
@@ -248,7 +262,16 @@ class NameReading:
             if not any(s <= start and end <= e and (s, e) != (start, end) for s, e, _ in spans)
             and not self._of_another_brand(runs, start, end)
             and not (COUNT not in self.sizes[sku] and count_beside(tokens, start, end))
+            and not self._earlier_edition(text, tokens, end)
         }
+
+    @staticmethod
+    def _earlier_edition(text, tokens, end):
+        """True when an earlier edition's mark follows our exact title (``_EDITION``): a
+        mark ("Mk I", "Old Pattern"), or a dated one ("2019 edition", "First Printing") in a
+        unit that says it is no longer made (a citation's "2027 edition" is ours)."""
+        mark = _EDITION.match(" ".join(tokens[end : end + 2]))
+        return mark is not None and (mark.group(1) is None or _GONE.search(text) is not None)
 
     def _other_name(self, run):
         """True when ``run`` (of ``exact_runs``) reads as a name that is not our brand's: a

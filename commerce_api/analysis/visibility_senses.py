@@ -162,7 +162,8 @@ def _read_colours(keys, holding, brand, other, own, variants):
             continue
         noun, head = stem(after), stem(_head(keys, index + 1))  # "an amaranth silk scarf"
         ours = noun in holding or noun in brand or noun in COLOUR_STEMS
-        ours = ours and (head in holding or head in brand or head == noun)  # (round 35)
+        ours = ours and (head in holding or head in brand or head in (noun, "one"))  # (round 35;
+        # "the manganese violet one": round 51)
         held = after in _VARIANT_NOUNS | _VERBS | _PACKAGING  # "the glaucous bag of <brand> sand"
         (own if ours or held else other).add(colour)
 

@@ -136,6 +136,9 @@ DEV_MENTIONS = (
     HERE / "heldout80" / "mentions.json",
     # measured once in round 49, burned in round 50
     *(HERE / f"heldout{n}" / "mentions.json" for n in (81, 82)),
+    # measured once in round 50, burned in round 51 (heldout84's five mislabelled answers
+    # corrected: its README)
+    *(HERE / f"heldout{n}" / "mentions.json" for n in (83, 84)),
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -243,6 +246,9 @@ DEV_KEYWORDS = (
     HERE / "heldout80" / "keywords.json",
     # measured once in round 49, burned in round 50
     *(HERE / f"heldout{n}" / "keywords.json" for n in (81, 82)),
+    # measured once in round 50, burned in round 51 (heldout84's five mislabelled answers
+    # corrected: its README)
+    *(HERE / f"heldout{n}" / "keywords.json" for n in (83, 84)),
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
