@@ -415,7 +415,8 @@ def _said_of_the_product(title, description, own_words, counts, kinds, terms):
     the product is not of the category's kind ("They are not wireless earbuds")."""
     if denies_kind(description, counts, kinds, MIN_TITLES):
         return {}
-    if serves_a_kind(title, kind_of(title), kinds):
+    opening = opening_phrase(description)  # "A complete soil auger: head, ..." (round 52)
+    if serves_a_kind(title, kind_of(title), kinds) and opening[-1:] not in {(k,) for k in kinds}:
         return {}  # an accessory: its description speaks of what it serves
     if names_a_served_kind(description, kind_of(title), kinds):
         return {}  # likewise, its title naming no kind of the category

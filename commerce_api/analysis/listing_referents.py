@@ -103,7 +103,7 @@ _OF_ANOTHER = word_set("a an our other another any most some many all every thei
 # mode is not offered here", "the USB port isn't included")
 # a term placed on another thing (round 9): the noun phrase before one of these verbs, at
 # most two of the words after them and a preposition, then a determiner of another thing
-_PLACING_VERBS = word_set("is are comes come sits sit")
+_PLACING_VERBS = word_set("is are comes come sits sit stays stay remains remain")
 _PLACING_WORDS = word_set("only just also exclusively found available fitted offered sold")
 _PLACES = word_set("on in with for from at")
 _PLACE_OF_ANOTHER = _OF_ANOTHER - {"a", "an"}

@@ -52,7 +52,7 @@ import re
 from dataclasses import dataclass
 
 from .listing_phrases import MATERIAL_STEMS
-from .listing_title import stem
+from .listing_title import stem, word_set
 from .visibility_claims import unclaimed, unclaimed_words, variant_of_led
 from .visibility_clauses import (
     Unit,
@@ -138,6 +138,9 @@ _NAME_AFTER = r"(?:['\u2019]s)?((?:\s+(?:[a-z]*[A-Z0-9][\w.\-]*|&|with|of|and|fo
 # words after the brand that make it a style, another maker's product ("a <brand>-style
 # shuttle", "<brand>-inspired beaters"; round 13)
 _STYLE = frozenset(["style", "styled", "inspired", "type", "esque", "influenced"])
+_PEOPLE = word_set(  # people named after a thing: "sells to straw workers" (round 52)
+    "workers makers users artists weavers carvers players collectors lovers fans"
+)
 _MARKS = re.compile("[\u2122\u00ae\u00a9\u2120]")  # trade and service marks
 _NUMBER = re.compile(r"(?<![\w.])\d[\d.,]*(?![\w.])")  # a number, not a code ("A5")
 _GENERAL = re.compile(r"\b(?:whatever|whichever|regardless\s+of|no\s+matter)\b", re.I)
@@ -328,7 +331,12 @@ class CatalogueMatcher(NameReading):
         ending a noun phrase ("merino wool throw in oatmeal" of a throw blanket); a plural
         with our size or a variant word of our title is ours ("steel bottles: ... makes a
         750 ml one", "small soy candles", "enamel mugs in white and blue")."""
-        said = [k for k in keys if says_kind(stem(k), kind) or self._clipped(k, kind)]
+        said = [
+            k
+            for i, k in enumerate(keys)
+            if (says_kind(stem(k), kind) or self._clipped(k, kind))
+            and keys[i + 1 : i + 2] not in ([w] for w in _PEOPLE)  # "straw workers" (round 52)
+        ]
         if said:
             return (
                 self.plural_kind[sku]
@@ -341,14 +349,17 @@ class CatalogueMatcher(NameReading):
         picked = bool(found & self.variants & self.words[sku])  # a variant of ours is said
         if self._lead_after_brand(sku, kind, keys, picked):
             return True
-        modifier = self.modifier[sku]
-        if modifier is None and picked:  # "<brand> wool in zinc white" of our "Rug Wool
-            modifier = self.material_modifier.get(sku)  # Skein, Zinc White" (round 50)
-        if modifier is None or modifier not in found:
-            return False
-        if modifier in served_words(self.title_keys[sku]):
-            return False  # "selling hatching eggs" of our "Egg Candler for Eggs" (round 34)
-        return self._modifier_ends(sku, modifier, keys, text, picked)
+        # (and its material, when a variant of ours is said: "<brand> wool in zinc white" of
+        # our "Rug Wool Skein, Zinc White", "<brand>'s size 4 silk in venetian red" of our
+        # "Silk Beading Cord ..., Venetian Red"; rounds 50, 52)
+        material = self.material_modifier.get(sku) if picked else None
+        return any(
+            modifier in found
+            # (not "selling hatching eggs" of our "Egg Candler for Eggs": round 34)
+            and modifier not in served_words(self.title_keys[sku])
+            and self._modifier_ends(sku, modifier, keys, text, picked)
+            for modifier in {self.modifier[sku], material} - {None}
+        )
 
     def _said_of_it(self, sku, found, keys, names, colours, text, typed=False):
         """The checks of a title match said of our brand (module docstring); ``typed``: a

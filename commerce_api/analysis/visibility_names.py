@@ -14,6 +14,7 @@ from .visibility_clauses import exact_runs, items_of_other_brands, quantified
 from .visibility_evidence import count_beside
 from .visibility_lines import VERBS
 from .visibility_others import names_in, without_other_names
+from .visibility_senses import PACKAGING
 from .visibility_sizes import (
     COUNT,
     NUMBER_WORD,
@@ -149,8 +150,11 @@ class NameReading:
             for before, word in zip(title_keys, title_keys[1:], strict=False):
                 if stem(word) == kind and len(before) >= 3 and before.isalpha():
                     modifier = stem(before)
-            if modifier in MATERIAL_STEMS and modifier in self.words[sku]:
-                self.material_modifier[sku] = modifier
+            stems = [stem(key) for key in title_keys]
+            before_kind = stems[: stems.index(kind)] if kind in stems else []
+            materials = [k for k in before_kind if k in MATERIAL_STEMS and k in self.words[sku]]
+            if materials:  # the material nearest the kind: "Silk Beading Cord" (round 52)
+                self.material_modifier[sku] = materials[-1]
             if modifier in COLOUR_STEMS or modifier in MATERIAL_STEMS:
                 modifier = None
             self.modifier[sku] = modifier if modifier in self.words[sku] else None
@@ -212,14 +216,16 @@ class NameReading:
             if stem(word) == modifier:
                 after = keys[index + 1] if index + 1 < len(keys) else None
                 plural = word != modifier and word not in self.title_keys[sku]
+                if keys[max(0, index - 2) : index] in (["its", "own"], ["their", "own"]):
+                    continue  # what the brand grows or makes: "grows its own wheat" (round 52)
                 if after in _DETERMINERS or (index and keys[index - 1] in _BEFORE_VERBS) or plural:
                     continue  # a verb: "<brand>'s snowshoes carry the barcode" (round 15),
                     # "<brand> differentials are easy to rebuild" (round 23); a plural: "fit
                     # most square boxes" of our "Box Insert" (round 24)
                 if after is None or not words_of(after) or after in _PREPOSITIONS | VERBS:
                     return True
-                if picked and after == "in":
-                    return True
+                if picked and (after == "in" or after in PACKAGING or stem(after) in PACKAGING):
+                    return True  # "<brand> silk cards, the Venetian Red and ..." (round 52)
                 if re.search(rf"\b{re.escape(word)}\s*[,;:.!?)\]]", text or "", re.IGNORECASE):
                     return True  # "the 90 cm <brand> cockerel; smaller ones ..." (round 40)
         return False

@@ -63,7 +63,7 @@ def _other_amount(text: str, end: int, holding: Container[str]) -> bool:
     return any(stem(word) not in holding for word in phrase)
 
 
-_PACKAGING = word_set(
+PACKAGING = _PACKAGING = word_set(
     "bag bags cone cones tub tubs box boxes tin tins jar jars bottle bottles pouch sack sacks "
     "carton cartons can cans tube tubes packet packets bucket buckets drum drums hank skein "
     "spool reel case card cards spools reels roll rolls coil coils"  # "a 5 m card" (round 48)

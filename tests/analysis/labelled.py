@@ -139,6 +139,9 @@ DEV_MENTIONS = (
     # measured once in round 50, burned in round 51 (heldout84's five mislabelled answers
     # corrected: its README)
     *(HERE / f"heldout{n}" / "mentions.json" for n in (83, 84)),
+    # measured once in round 51, burned in round 52 (heldout86, measured once then too and
+    # meeting every bar, was not read and is not here)
+    HERE / "heldout85" / "mentions.json",
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -249,6 +252,9 @@ DEV_KEYWORDS = (
     # measured once in round 50, burned in round 51 (heldout84's five mislabelled answers
     # corrected: its README)
     *(HERE / f"heldout{n}" / "keywords.json" for n in (83, 84)),
+    # measured once in round 51, burned in round 52 (heldout86, measured once then too and
+    # meeting every bar, was not read and is not here)
+    HERE / "heldout85" / "keywords.json",
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
