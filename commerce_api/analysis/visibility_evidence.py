@@ -23,7 +23,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from .listing_title import STOPWORDS, stem, word_set
-from .visibility_sizes import COUNT, NUMBER_WORDS, as_given, sizes_agree
+from .visibility_sizes import COUNT, NUMBER_WORDS, as_given, compares, sizes_agree
 
 _COUNTED = frozenset(["pack", "set", "box", "case", "bundle", "tin", "bag"])
 # nouns that make a name before them a place's, an institution's or an event's
@@ -198,6 +198,7 @@ def brand_kinds(
     kind: str | None,
     modifier: str | None = None,
     plural_title: tuple[frozenset[str], bool] | None = None,
+    found: AbstractSet[str] = frozenset(),
 ) -> bool:
     """True when the brand is followed by its kind in the plural (the word before the kind
     in our title, ``modifier``, may come between) and nothing picks one out (``PICKS``):
@@ -209,16 +210,18 @@ def brand_kinds(
     jin pliers" of "Jin Pliers", "<brand>'s blocking pins" of "Blocking Pins, Box of 100";
     "<brand> crooks ... hold the sways" of "Sway Crooks" is the brand's crooks: rounds 40,
     45); only there may the modifier come between ("the 17 cm <brand> keylock quickdraws"
-    names our 17 cm quickdraw)."""
+    names our 17 cm quickdraw), or of a singular title when the words ``found`` are the
+    modifier and the kind alone ("<brand> moulding sands are well graded" of our "Fine Loam
+    Moulding Sand 10 kg"; round 53)."""
     width = len(brand)
-    if kind is None or not width or picks_one(keys):
-        return False
+    if kind is None or not width or picks_one(keys) or compares(" ".join(keys)):
+        return False  # (one picked: "the shorter of the two <brand> towing ropes")
     if plural_title is not None:
         found, named = plural_title
         extra = found - {kind, modifier}
         if named or (extra and not _predicated(keys, extra)):
             return False
-    else:
+    elif set(found) - {kind, modifier}:
         modifier = None  # a singular title: the kind right after the brand
     for i in range(len(keys) - width):
         if list(keys[i : i + width]) != list(brand):

@@ -564,7 +564,7 @@ class CatalogueMatcher(NameReading):
                 or variant_word(found, sku, self.holding, self.words)
                 or bool(own_variant)
                 and own_variant <= found  # "<brand> cones in zinc white"
-                or not brand_kinds(keys, self.brand, kind, self.modifier[sku], plural)
+                or not brand_kinds(keys, self.brand, kind, self.modifier[sku], plural, found)
             )
             and not swapped_word(keys, self.title_keys[sku], title | self.brand_stems)
             and not (  # "<brand> Inflatable Snorkel Vest, Child" of our "..., Adult"

@@ -142,6 +142,9 @@ DEV_MENTIONS = (
     # measured once in round 51, burned in round 52 (heldout86, measured once then too and
     # meeting every bar, was not read and is not here)
     HERE / "heldout85" / "mentions.json",
+    # measured once in round 52, burned in round 53 (heldout88, measured once then too and
+    # meeting every bar, was not read and is not here)
+    HERE / "heldout87" / "mentions.json",
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -255,6 +258,9 @@ DEV_KEYWORDS = (
     # measured once in round 51, burned in round 52 (heldout86, measured once then too and
     # meeting every bar, was not read and is not here)
     HERE / "heldout85" / "keywords.json",
+    # measured once in round 52, burned in round 53 (heldout88, measured once then too and
+    # meeting every bar, was not read and is not here)
+    HERE / "heldout87" / "keywords.json",
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
