@@ -27,7 +27,8 @@ read); heldout77 and heldout78 in round 48 (measured once on round 47), heldout8
 49 (measured once on round 48; heldout79 met every bar and was not read), heldout81 and
 heldout82 in round 50 (measured once on round 49), heldout83 and heldout84 in round 51
 (measured once on round 50), heldout85 in round 52 (measured once on round 51; heldout86
-met every bar and was not read); heldout87 and heldout88 were measured once on round 52; the
+met every bar and was not read), heldout87 in round 53 (measured once on round 52; heldout88
+met every bar and was not read); the
 burned sets (their
 misses were read) are counted in "dev"; the "heldout2"... "heldout28" columns show the
 earlier ones alone.
@@ -95,7 +96,7 @@ from tests.analysis.labelled import (  # noqa: E402
 
 # the held-out sets not yet measured (each is measured once, on the code of its round, and
 # then burned: its misses are read and it joins "dev")
-HELD_OUT: list[int] = []  # heldout87, heldout88: measured once on round 52, not burned
+HELD_OUT: list[int] = [89, 90]  # written in round 50, never measured
 
 
 def mention_bars(m):
