@@ -152,6 +152,19 @@ _CAPITALISED = r"[A-Z][a-z]+(?:-[A-Za-z]+)?"
 _NAME = re.compile(r"(?<=[a-z,;] )" + _CAPITALISED + r"(?:\s+" + _CAPITALISED + r")+\b")
 
 
+# either hand, no parts: "A marking gauge for left and right hands" (round 54)
+_HANDS = re.compile(r"\b(?:left\s+(?:and|or)\s+right|right\s+(?:and|or)\s+left)\b", re.I)
+# what a clause sets the product against: "A marking gauge with a steel pin rather than a wheel
+# cutter" says the gauge and its pin (round 54)
+_RATHER = re.compile(r"\s*\brather\s+than\b.*", re.IGNORECASE | re.DOTALL)
+
+
+def _before_rather(clause: str) -> str:
+    """``clause`` up to its "rather than", when a noun phrase comes before it."""
+    cut = _RATHER.search(clause)
+    return clause[: cut.start()] if cut and len(clause[: cut.start()].split()) >= 3 else clause
+
+
 def _without_names(sentence: str) -> str:
     def name(match: re.Match) -> str:
         words = match.group().split()
@@ -172,12 +185,12 @@ def without_asides(description: str | None) -> str | None:
     return " ".join(
         "".join(
             _without_names(clause)
-            for clause in _CLAUSE.findall(sentence)
+            for clause in map(_before_rather, _CLAUSE.findall(sentence))
             if not _OTHER_OF_OURS.search(clause) and not _ASIDE.search(clause)
         )
         for sentence in _SENTENCE.findall(description)
         if not _ACROSS.search(sentence)
-        and not _PARTS_OPPOSED.search(sentence)
+        and not _PARTS_OPPOSED.search(_HANDS.sub(" ", sentence))
         and not _DEFINITION.match(sentence)
         and not _OTHER_CODE.search(sentence)
     )

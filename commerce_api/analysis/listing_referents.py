@@ -398,7 +398,7 @@ def of_a_part(
 def opening_phrase(description: str | None) -> tuple[str, ...]:
     """The stems of the noun phrase that opens ``description`` after "a" or "an" (its
     run of usable words, to the first other word or punctuation), or ``()``."""
-    match = re.match(r"\s*an?\s+([^,.;:!?()]*)", description or "", re.IGNORECASE)
+    match = re.match(r"\s*(?:an?|this)\s+([^,.;:!?()]*)", description or "", re.IGNORECASE)
     if match is None:
         return ()
     run = []

@@ -492,6 +492,8 @@ def name_after_brand(keys: Sequence[str], brand: Sequence[str], name: AbstractSe
     )
 
 
+# another firm set apart from the brand (round 54)
+_SET_APART = (["confused", "with"], ["unrelated", "to"], ["confuse", "with"])
 # the domains after a host's name: "<brand>.example/tools" (round 50)
 _HOSTS = word_set("com net org co uk de fr nl eu io shop store example online")
 
@@ -508,6 +510,8 @@ def brand_aside(keys: Sequence[str], brand: Sequence[str], ours: Container[str] 
         if after[:1] and after[0] in _HOSTS:
             continue  # an address's host, not said of the brand (round 50)
         mentions += 1
+        if keys[max(0, start - 2) : start] in _SET_APART or keys[start - 1 : start] == ["not"]:
+            continue  # "not to be confused with <brand>", "<Other>, not <brand>, sells ..."
         if after[:1] and (after[0] in _PEOPLE or after[0] in _UNMADE):
             continue
         reach = 4 if after[:1] and after[0] in _HOLDING else 2  # "<brand> run coaching clinics"

@@ -133,7 +133,7 @@ def variant_word(
     return False
 
 
-_VARIANT_PART_WORDS = 2
+_VARIANT_PART_WORDS = 3  # ("Lead Tin Yellow": round 54)
 
 
 def variant_words(words: Mapping[str, frozenset[str]], titles: Mapping[str, str]) -> set[str]:
