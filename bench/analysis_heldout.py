@@ -28,7 +28,8 @@ read); heldout77 and heldout78 in round 48 (measured once on round 47), heldout8
 heldout82 in round 50 (measured once on round 49), heldout83 and heldout84 in round 51
 (measured once on round 50), heldout85 in round 52 (measured once on round 51; heldout86
 met every bar and was not read), heldout87 in round 53 (measured once on round 52; heldout88
-met every bar and was not read); heldout89 and heldout90 were measured once on round 53; the
+met every bar and was not read), heldout89 in round 54 (measured once on round 53; heldout90
+met every bar and was not read); the
 burned sets (their
 misses were read) are counted in "dev"; the "heldout2"... "heldout28" columns show the
 earlier ones alone.
@@ -96,7 +97,7 @@ from tests.analysis.labelled import (  # noqa: E402
 
 # the held-out sets not yet measured (each is measured once, on the code of its round, and
 # then burned: its misses are read and it joins "dev")
-HELD_OUT: list[int] = []  # heldout89, heldout90: measured once on round 53, not burned
+HELD_OUT: list[int] = [91, 92]  # written in round 51, never measured
 
 
 def mention_bars(m):
