@@ -44,7 +44,7 @@ _ASIDE = re.compile(
     r"(?:their|your)\s+own\b(?!\s+(?:weight|stand|way))|"
     # another thing to use, an earlier run of the product (round 38): "use a dough scraper
     # with a bevelled edge for the bench", "earlier runs had an anti clog grid"
-    r"use\s+(?:a|an|another)|(?:earlier|older|previous|former)\s+"
+    r"use\s+(?:a|an|another|(?:it|them|this)\s+with)|(?:earlier|older|previous|former)\s+"
     r"(?:runs?|models?|versions?|batch(?:es)?|editions?|sets?|designs?)|"
     # what its packaging says or has (round 39): "the box says hanger tab, but ...", "the
     # display box is lined with swan feather down"

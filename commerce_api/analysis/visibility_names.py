@@ -216,6 +216,12 @@ class NameReading:
             if stem(word) == modifier:
                 after = keys[index + 1] if index + 1 < len(keys) else None
                 plural = word != modifier and word not in self.title_keys[sku]
+                if (
+                    picked
+                    and plural
+                    and re.search(rf"\b{re.escape(word)}\s*[,;:]", text or "", re.I)
+                ):
+                    return True  # "both <brand> weathering pigments, the cobalt ..." (round 55)
                 if keys[max(0, index - 2) : index] in (["its", "own"], ["their", "own"]):
                     continue  # what the brand grows or makes: "grows its own wheat" (round 52)
                 if after in _DETERMINERS or (index and keys[index - 1] in _BEFORE_VERBS) or plural:

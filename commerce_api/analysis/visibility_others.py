@@ -205,12 +205,13 @@ def renamed(text: str, brand_name: re.Pattern, title: str) -> bool:
 
 _AFTER_COMMA = re.compile(r"\s*,\s*([A-Z][\w\-]*)\b(?!\s*[,&]?\s*[A-Z])")
 # ... or a part of a few capitalised words closed by a comma and a small word or by the
-# sentence's end ("an Oil-Feed Glass Cutter, Straight Handle, which ..."; round 30): not the
+# sentence's end ("an Oil-Feed Glass Cutter, Straight Handle, which ..."; round 30), or by a
+# number ("Grass Tufts, Early Spring, 120 Pieces" of our "..., Late Summer, ..."; round 55): not the
 # next name of a list ("..., Running Pliers and ...")
 _CLOSED_PART = re.compile(
     r"\s*,\s*([A-Z][\w\-]*)(?:\s+[A-Z][\w\-]*){1,2}"
     # (or by a lower-case word that is no "and": "Kit, Alpine Meadow is gentle"; round 33)
-    r"(?=\s*(?:,\s*[a-z]|[.!?;:)]|$)|\s+(?!(?:and|or|nor)\b)[a-z])"
+    r"(?=\s*(?:,\s*[a-z]|,\s*\d|[.!?;:)]|$)|\s+(?!(?:and|or|nor)\b)[a-z])"
 )
 
 

@@ -148,6 +148,9 @@ DEV_MENTIONS = (
     # measured once in round 53, burned in round 54 (heldout90, measured once then too and
     # meeting every bar, was not read and is not here)
     HERE / "heldout89" / "mentions.json",
+    # measured once in round 54, burned in round 55 (heldout91, 92 and 94, measured once then
+    # too and meeting every bar, were not read and are not here)
+    HERE / "heldout93" / "mentions.json",
 )
 DEV_KEYWORDS = (
     HERE / "fixtures" / "dev_keywords.json",
@@ -267,6 +270,9 @@ DEV_KEYWORDS = (
     # measured once in round 53, burned in round 54 (heldout90, measured once then too and
     # meeting every bar, was not read and is not here)
     HERE / "heldout89" / "keywords.json",
+    # measured once in round 54, burned in round 55 (heldout91, 92 and 94, measured once then
+    # too and meeting every bar, were not read and are not here)
+    HERE / "heldout93" / "keywords.json",
 )
 # the third held-out set, written by someone who never read the detector's or the
 # suggester's code (heldout3/README.md); measured by bench/analysis_heldout.py when present
