@@ -30,7 +30,8 @@ heldout82 in round 50 (measured once on round 49), heldout83 and heldout84 in ro
 met every bar and was not read), heldout87 in round 53 (measured once on round 52; heldout88
 met every bar and was not read), heldout89 in round 54 (measured once on round 53; heldout90
 met every bar and was not read); heldout91 and heldout92 were measured once on round 54 and
-met every bar (not read), and so were heldout93 and heldout94; the
+met every bar (not read), heldout93 in round 55 (measured once on round 54; heldout94 met
+every bar and was not read); the
 burned sets (their
 misses were read) are counted in "dev"; the "heldout2"... "heldout28" columns show the
 earlier ones alone.
@@ -98,7 +99,7 @@ from tests.analysis.labelled import (  # noqa: E402
 
 # the held-out sets not yet measured (each is measured once, on the code of its round, and
 # then burned: its misses are read and it joins "dev")
-HELD_OUT: list[int] = []  # heldout93, heldout94: measured once on round 54, not burned
+HELD_OUT: list[int] = [95, 96]  # written in round 54, never measured
 
 
 def mention_bars(m):
