@@ -120,10 +120,11 @@ def variant_of_led(
         own = words[sku] - words[other]
         if other == sku or not own or not own <= variant_stems or kind_of(other) != kind_of(sku):
             continue
-        first = next((i for i, word in enumerate(stems) if word in own), None)
-        if first and keys[first - 1] == "in":
+        said = [i for i, word in enumerate(stems) if word in own]
+        if not said or not said[0]:
+            continue
+        if keys[said[0] - 1] == "in":
             return True
-        last = max(i for i, word in enumerate(stems) if word in own)
-        if first and keys[first - 1] == "the" and keys[last + 1 : last + 2] == ["one"]:
+        if keys[said[0] - 1] == "the" and keys[said[-1] + 1 : said[-1] + 2] == ["one"]:
             return True  # "... and my partner has the manganese violet one" (round 51)
     return False

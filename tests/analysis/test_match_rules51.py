@@ -6,6 +6,7 @@ they stopped making"), though a dated edition in a citation is ours."""
 
 import pytest
 
+from commerce_api.analysis.visibility_claims import variant_of_led
 from commerce_api.analysis.visibility_match import CatalogueMatcher, Product
 
 pytestmark = pytest.mark.engine_free  # the same on either engine: the SQLite pass runs it
@@ -43,3 +44,10 @@ def named(text, brand="Wendlecote"):
 )
 def test_round_51(text, skus):
     assert named(text) == skus
+
+
+def test_a_variant_whose_own_words_are_not_said_names_nothing():
+    # (a product found by other words than its variant's: no error, no credit)
+    words = {"A": frozenset({"paint", "sap", "green"}), "B": frozenset({"paint", "mar", "black"})}
+    variants = {"sap", "green", "mar", "black"}
+    assert not variant_of_led("B", {"A"}, words, lambda sku: "paint", variants, ["paint", "it"])
