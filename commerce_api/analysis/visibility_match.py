@@ -335,7 +335,7 @@ class CatalogueMatcher(NameReading):
             k
             for i, k in enumerate(keys)
             if (says_kind(stem(k), kind) or self._clipped(k, kind))
-            and keys[i + 1 : i + 2] not in ([w] for w in _PEOPLE)  # "straw workers" (round 52)
+            and not _PEOPLE.intersection(keys[i + 1 : i + 2])  # "straw workers" (round 52)
         ]
         if said:
             return (
